@@ -1,0 +1,36 @@
+# Small helpers shared by the CMakeLists of every layer.
+
+# tessel_add_library(NAME SOURCES ... DEPS ...): one static library per layer, its public include
+# root being src/ so that includes read "layout/layout.h".
+function(tessel_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# tessel_add_gtest(NAME SOURCES ... DEPS ... [LABELS ...]): one gtest binary registered with CTest.
+# GPU tests pass LABELS gpu and skip themselves (GTEST_SKIP) when no GPU is present.
+function(tessel_add_gtest name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
+  if(ARG_LABELS)
+    # A GPU test that finds no GPU calls GTEST_SKIP; CTest then reports it as skipped, not passed.
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}"
+                         SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  else()
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "unit")
+  endif()
+endfunction()
+
+# tessel_add_subdirectories_if_present(dir...): layers are added as they come into existence, so a
+# folder without a CMakeLists.txt yet is skipped rather than breaking the build.
+function(tessel_add_subdirectories_if_present)
+  foreach(dir ${ARGN})
+    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt)
+      add_subdirectory(${dir})
+    endif()
+  endforeach()
+endfunction()
