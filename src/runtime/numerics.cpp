@@ -24,6 +24,18 @@ struct SplitMix64 {
   }
 };
 
+// Every f16 value, decoded once: matrices of 10^8 elements are decoded on the host.
+const std::vector<float>& f16_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> values(1 << 16);
+    for (std::uint32_t bits = 0; bits < values.size(); ++bits) {
+      values[bits] = f16_bits_to_float(static_cast<std::uint16_t>(bits));
+    }
+    return values;
+  }();
+  return table;
+}
+
 int bytes_of(HostFloat format) { return format == HostFloat::f32 ? 4 : 2; }
 
 template <typename Ref>
@@ -78,7 +90,7 @@ std::vector<float> to_floats(HostFloat format, std::span<const std::uint8_t> byt
     } else {
       std::uint16_t bits;
       std::memcpy(&bits, &bytes[2 * i], 2);
-      values[i] = format == HostFloat::f16 ? f16_bits_to_float(bits) : bf16_bits_to_float(bits);
+      values[i] = format == HostFloat::f16 ? f16_table()[bits] : bf16_bits_to_float(bits);
     }
   }
   return values;

@@ -1,0 +1,80 @@
+#include "bench/harness/cublas_baseline.h"
+
+#include <cublas_v2.h>
+#include <dlfcn.h>
+
+#include "runtime/context.h"
+#include "support/diagnostics.h"
+
+namespace tessel::bench {
+
+std::string to_string(GemmElement element) { return element == GemmElement::f16 ? "f16" : "bf16"; }
+
+struct CublasBaseline::Api {
+  using Create = cublasStatus_t (*)(cublasHandle_t*);
+  using Destroy = cublasStatus_t (*)(cublasHandle_t);
+  using SetStream = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
+  using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const void*, const void*, cudaDataType, int, const void*,
+                                    cudaDataType, int, const void*, void*, cudaDataType, int,
+                                    cublasComputeType_t, cublasGemmAlgo_t);
+  Create create = nullptr;
+  Destroy destroy = nullptr;
+  SetStream set_stream = nullptr;
+  GemmEx gemm_ex = nullptr;
+};
+
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    user_error(SourceLocation::unknown(), what, " failed with cuBLAS status ",
+               static_cast<int>(status));
+  }
+}
+
+}  // namespace
+
+CublasBaseline::CublasBaseline() {
+  runtime::context();  // cuBLAS attaches to the current (primary) context
+  void* library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) library = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    user_error(SourceLocation::unknown(), "cuBLAS (libcublas.so.13) could not be loaded: ",
+               dlerror());
+  }
+  api_ = new Api();
+  auto resolve = [&](const char* name) {
+    void* symbol = dlsym(library, name);
+    if (symbol == nullptr) user_error(SourceLocation::unknown(), "cuBLAS lacks ", name);
+    return symbol;
+  };
+  api_->create = reinterpret_cast<Api::Create>(resolve("cublasCreate_v2"));
+  api_->destroy = reinterpret_cast<Api::Destroy>(resolve("cublasDestroy_v2"));
+  api_->set_stream = reinterpret_cast<Api::SetStream>(resolve("cublasSetStream_v2"));
+  api_->gemm_ex = reinterpret_cast<Api::GemmEx>(resolve("cublasGemmEx"));
+  cublasHandle_t handle = nullptr;
+  check_cublas(api_->create(&handle), "cublasCreate");
+  handle_ = handle;
+}
+
+CublasBaseline::~CublasBaseline() {
+  if (handle_ != nullptr) api_->destroy(static_cast<cublasHandle_t>(handle_));
+  delete api_;
+}
+
+void CublasBaseline::gemm_abt(GemmElement element, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                              int m, int n, int k, CUstream stream) {
+  auto handle = static_cast<cublasHandle_t>(handle_);
+  check_cublas(api_->set_stream(handle, reinterpret_cast<cudaStream_t>(stream)), "cublasSetStream");
+  cudaDataType type = element == GemmElement::f16 ? CUDA_R_16F : CUDA_R_16BF;
+  float alpha = 1.0f, beta = 0.0f;
+  check_cublas(api_->gemm_ex(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha,
+                             reinterpret_cast<const void*>(b), type, k,
+                             reinterpret_cast<const void*>(a), type, k, &beta,
+                             reinterpret_cast<void*>(c), type, n, CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+}
+
+}  // namespace tessel::bench

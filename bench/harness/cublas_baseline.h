@@ -1,0 +1,34 @@
+// cuBLAS as the baseline of GEMM benchmarks, loaded at run time (like the driver) so that the tool
+// needs no cuBLAS on machines without a GPU.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace tessel::bench {
+
+enum class GemmElement { f16, bf16 };
+std::string to_string(GemmElement element);
+
+class CublasBaseline {
+ public:
+  // Loads libcublas and creates a handle on tessel's primary context. UserError when unavailable.
+  CublasBaseline();
+  ~CublasBaseline();
+  CublasBaseline(const CublasBaseline&) = delete;
+  CublasBaseline& operator=(const CublasBaseline&) = delete;
+
+  // C = A·Bᵀ with A (M×K), B (N×K), C (M×N) all row-major in `element`, f32 accumulation — the
+  // same contract as tessel's GEMMs. Row-major C = A·Bᵀ is column-major Cᵀ = B·Aᵀ, so this calls
+  // cublasGemmEx(transa = T, transb = N, m = N, n = M, k = K) on the column-major views.
+  void gemm_abt(GemmElement element, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int m, int n,
+                int k, CUstream stream);
+
+ private:
+  struct Api;
+  Api* api_ = nullptr;
+  void* handle_ = nullptr;
+};
+
+}  // namespace tessel::bench
