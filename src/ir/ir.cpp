@@ -1,0 +1,230 @@
+// The tile IR's core data structures.
+#include "ir/ir.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace tessel::ir {
+namespace {
+
+constexpr OpInfo kOps[] = {
+    {OpKind::kernel, "kernel", 0},
+    {OpKind::for_, "for", 0},
+    {OpKind::if_, "if", 0},
+    {OpKind::yield, "yield", 0},
+    {OpKind::call_external, "call_external", 0},
+    {OpKind::size, "size", 0},
+    {OpKind::constant, "const", 0},
+    {OpKind::block_grid, "block_grid", 0},
+    {OpKind::global_view, "global_view", 0},
+    {OpKind::tile, "tile", 0},
+    {OpKind::tile_extent, "tile_extent", 0},
+    {OpKind::transpose, "transpose", 0},
+    {OpKind::alloc, "alloc", 0},
+    {OpKind::fill, "fill", 0},
+    {OpKind::iota, "iota", 0},
+    {OpKind::copy, "copy", 0},
+    {OpKind::mma, "mma", 0},
+    {OpKind::cast, "cast", 0},
+    {OpKind::rearrange, "rearrange", 0},
+    {OpKind::broadcast, "broadcast", 0},
+    {OpKind::reduce, "reduce", 0},
+    {OpKind::neg, "neg", 1},
+    {OpKind::abs, "abs", 1},
+    {OpKind::exp, "exp", 1},
+    {OpKind::exp2, "exp2", 1},
+    {OpKind::log, "log", 1},
+    {OpKind::log2, "log2", 1},
+    {OpKind::sqrt, "sqrt", 1},
+    {OpKind::rsqrt, "rsqrt", 1},
+    {OpKind::tanh, "tanh", 1},
+    {OpKind::sigmoid, "sigmoid", 1},
+    {OpKind::floor, "floor", 1},
+    {OpKind::add, "add", 2},
+    {OpKind::sub, "sub", 2},
+    {OpKind::mul, "mul", 2},
+    {OpKind::div, "div", 2},
+    {OpKind::rem, "rem", 2},
+    {OpKind::max, "max", 2},
+    {OpKind::min, "min", 2},
+    {OpKind::cdiv, "cdiv", 2},
+    {OpKind::cmp, "cmp", 2},
+    {OpKind::select, "select", 3},
+    {OpKind::fma, "fma", 3},
+};
+
+}  // namespace
+
+const OpInfo& op_info(OpKind kind) {
+  for (const OpInfo& entry : kOps) {
+    if (entry.kind == kind && !entry.name.empty()) return entry;
+  }
+  TESSEL_ASSERT(false, "op kind without an entry in the op table");
+  return kOps[0];
+}
+
+std::string_view op_name(OpKind kind) { return op_info(kind).name; }
+
+std::optional<OpKind> parse_op_kind(std::string_view name) {
+  for (const OpInfo& entry : kOps) {
+    if (!entry.name.empty() && entry.name == name) return entry.kind;
+  }
+  return std::nullopt;
+}
+
+std::string Attribute::str() const {
+  switch (kind) {
+    case Kind::unit:
+      return "";
+    case Kind::integer:
+      return std::to_string(i);
+    case Kind::real: {
+      if (std::isnan(f)) return "nan";
+      if (std::isinf(f)) return f < 0 ? "-inf" : "inf";
+      // The shortest text that reads back as the same double, always with a '.' or exponent so that
+      // it parses as a real again.
+      char buffer[64];
+      auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, f);
+      std::string text(buffer, end);
+      if (text.find_first_of(".e") == std::string::npos) text += ".0";
+      return text;
+    }
+    case Kind::string: {
+      std::string out = "\"";
+      for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+      }
+      return out + "\"";
+    }
+    case Kind::ident:
+      return s;
+    case Kind::int_list: {
+      std::string out = "[";
+      for (size_t k = 0; k < list.size(); ++k) {
+        if (k) out += ",";
+        out += std::to_string(list[k]);
+      }
+      return out + "]";
+    }
+    case Kind::layout:
+      return "layout<" + s + ">";
+  }
+  return "";
+}
+
+bool Attribute::operator==(const Attribute& other) const {
+  if (kind != other.kind) return false;
+  switch (kind) {
+    case Kind::unit:
+      return true;
+    case Kind::integer:
+      return i == other.i;
+    case Kind::real:
+      return (std::isnan(f) && std::isnan(other.f)) ||
+             std::memcmp(&f, &other.f, sizeof f) == 0;
+    case Kind::int_list:
+      return list == other.list;
+    default:
+      return s == other.s;
+  }
+}
+
+Value* Block::add_argument(Type type, std::string name) {
+  auto value = std::make_unique<Value>(std::move(type), std::move(name));
+  value->block_ = this;
+  value->index_ = static_cast<int>(args_.size());
+  args_.push_back(std::move(value));
+  return args_.back().get();
+}
+
+Operation* Block::append(std::unique_ptr<Operation> op) { return insert(ops_.size(), std::move(op)); }
+
+Operation* Block::insert(size_t position, std::unique_ptr<Operation> op) {
+  op->parent_ = this;
+  for (auto& result : op->results_) result->block_ = this;
+  auto it = ops_.insert(ops_.begin() + static_cast<std::ptrdiff_t>(position), std::move(op));
+  return it->get();
+}
+
+std::unique_ptr<Operation> Block::remove(Operation* op) {
+  auto it = std::find_if(ops_.begin(), ops_.end(), [&](const auto& p) { return p.get() == op; });
+  TESSEL_ASSERT(it != ops_.end(), "removing an op from a block that does not hold it");
+  std::unique_ptr<Operation> owned = std::move(*it);
+  ops_.erase(it);
+  owned->parent_ = nullptr;
+  return owned;
+}
+
+Operation* Block::terminator() const {
+  if (ops_.empty() || ops_.back()->kind() != OpKind::yield) return nullptr;
+  return ops_.back().get();
+}
+
+Value* Operation::add_result(Type type, std::string name) {
+  auto value = std::make_unique<Value>(std::move(type), std::move(name));
+  value->def_ = this;
+  value->block_ = parent_;
+  value->index_ = static_cast<int>(results_.size());
+  results_.push_back(std::move(value));
+  return results_.back().get();
+}
+
+const Attribute* Operation::attr(const std::string& key) const {
+  auto it = attrs_.find(key);
+  return it == attrs_.end() ? nullptr : &it->second;
+}
+
+int64_t Operation::int_attr(const std::string& key) const {
+  const Attribute* a = attr(key);
+  TESSEL_ASSERT(a && a->kind == Attribute::Kind::integer, name(), " has no integer attribute ", key);
+  return a->i;
+}
+
+double Operation::real_attr(const std::string& key) const {
+  const Attribute* a = attr(key);
+  TESSEL_ASSERT(a && (a->kind == Attribute::Kind::real || a->kind == Attribute::Kind::integer),
+                name(), " has no real attribute ", key);
+  return a->kind == Attribute::Kind::real ? a->f : static_cast<double>(a->i);
+}
+
+const std::string& Operation::str_attr(const std::string& key) const {
+  const Attribute* a = attr(key);
+  TESSEL_ASSERT(a && (a->kind == Attribute::Kind::string || a->kind == Attribute::Kind::ident ||
+                      a->kind == Attribute::Kind::layout),
+                name(), " has no string attribute ", key);
+  return a->s;
+}
+
+const std::vector<int64_t>& Operation::ints_attr(const std::string& key) const {
+  const Attribute* a = attr(key);
+  TESSEL_ASSERT(a && a->kind == Attribute::Kind::int_list, name(), " has no list attribute ", key);
+  return a->list;
+}
+
+Block* Operation::add_region() {
+  regions_.push_back(std::make_unique<Block>(this));
+  return regions_.back().get();
+}
+
+Operation* Operation::parent_op() const { return parent_ ? parent_->parent() : nullptr; }
+
+Operation* Module::find_kernel(std::string_view name) const {
+  for (const auto& kernel : kernels) {
+    if (kernel->signature().name == name) return kernel.get();
+  }
+  return nullptr;
+}
+
+Operation* OpBuilder::create(OpKind kind, const std::vector<Value*>& operands,
+                             const std::vector<Type>& result_types, SourceLocation loc) {
+  auto op = std::make_unique<Operation>(kind, std::move(loc));
+  for (Value* v : operands) op->add_operand(v);
+  for (const Type& t : result_types) op->add_result(t, "");
+  return block_->append(std::move(op));
+}
+
+}  // namespace tessel::ir
