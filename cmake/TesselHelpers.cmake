@@ -34,3 +34,18 @@ function(tessel_add_subdirectories_if_present)
     endif()
   endforeach()
 endfunction()
+
+# tessel_add_error_test(NAME EXIT N MESSAGE text ARGS tessel-arguments...): runs build/bin/tessel
+# with ARGS and checks that it exits with N and prints MESSAGE (label "error"). For the bad-input
+# tests of test/error/: a user error must give a message and a non-zero exit, never a crash.
+function(tessel_add_error_test name)
+  cmake_parse_arguments(ARG "" "EXIT;MESSAGE" "ARGS;ENVIRONMENT" ${ARGN})
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=$<TARGET_FILE:tessel>;${ARG_ARGS}"
+                   -DEXPECT_EXIT=${ARG_EXIT} "-DEXPECT_MESSAGE=${ARG_MESSAGE}"
+                   -P ${PROJECT_SOURCE_DIR}/cmake/RunErrorTest.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS "error")
+  if(ARG_ENVIRONMENT)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${ARG_ENVIRONMENT}")
+  endif()
+endfunction()
