@@ -1,0 +1,819 @@
+// The tile IR interpreter.
+#include "interp/interpreter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <sstream>
+#include <unordered_map>
+
+#include "ir/int_arith.h"
+
+namespace tessel::interp {
+namespace {
+
+using ir::Block;
+using ir::MemorySpace;
+using ir::OpKind;
+using ir::Operation;
+using ir::Type;
+using ir::Value;
+
+// One element at its exact value: `f` for float kinds, `i` for integer kinds.
+struct Num {
+  double f = 0;
+  int64_t i = 0;
+};
+
+Num from_double(ScalarKind kind, double v) {
+  Num n;
+  if (ir::is_float(kind)) {
+    n.f = round_to(kind, v);
+  } else {
+    n.i = float_to_int(kind, v);
+  }
+  return n;
+}
+
+Num from_int(ScalarKind kind, int64_t v) {
+  Num n;
+  if (ir::is_float(kind)) {
+    n.f = kind == ScalarKind::f32 ? static_cast<float>(v) : round_to(kind, static_cast<double>(v));
+  } else {
+    n.i = ir::wrap_integer(kind, v);
+  }
+  return n;
+}
+
+double as_double(ScalarKind kind, Num n) {
+  return ir::is_float(kind) ? n.f : static_cast<double>(n.i);
+}
+
+std::string index_str(const std::vector<int64_t>& index) {
+  std::string out = "[";
+  for (size_t i = 0; i < index.size(); ++i) out += (i ? ", " : "") + std::to_string(index[i]);
+  return out + "]";
+}
+
+std::string value_str(const Value* v) { return "%" + v->name(); }
+
+struct Storage {
+  ScalarKind element = ScalarKind::f32;
+  HostTensor* host = nullptr;    // global memory
+  std::vector<Num> data;         // shared / register memory
+  std::vector<uint8_t> written;  // per element, only for alloc'd tensors
+  int64_t size() const { return host ? host->size() : static_cast<int64_t>(data.size()); }
+};
+
+// A tensor value: a strided window onto storage, with the bookkeeping that bounds checks and
+// messages need.
+struct View {
+  std::shared_ptr<Storage> storage;
+  ScalarKind element = ScalarKind::f32;
+  int64_t offset = 0;
+  std::vector<int64_t> shape, strides;
+  std::vector<int64_t> valid;  // per dim: coordinates below this lie inside the tensor
+  bool masked = false;
+  Num pad;
+  std::string root_name;
+  std::vector<int64_t> root_shape, origin;
+  std::vector<int> dim_map;  // view dim -> root dim
+};
+
+struct RtValue {
+  bool is_tensor = false;
+  Num scalar;
+  View tensor;
+};
+
+int64_t product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return n;
+}
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+// Calls fn(coord) for every coordinate of `shape` in row-major order.
+template <typename F>
+void for_each_coord(const std::vector<int64_t>& shape, F&& fn) {
+  if (product(shape) == 0) return;
+  std::vector<int64_t> c(shape.size(), 0);
+  while (true) {
+    fn(c);
+    int d = static_cast<int>(shape.size()) - 1;
+    while (d >= 0 && ++c[d] == shape[d]) c[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+View fresh_tensor(ScalarKind element, const std::vector<int64_t>& shape, const std::string& name,
+                  bool track_writes) {
+  View v;
+  v.storage = std::make_shared<Storage>();
+  v.storage->element = element;
+  v.storage->data.assign(static_cast<size_t>(product(shape)), Num{});
+  if (track_writes) v.storage->written.assign(v.storage->data.size(), 0);
+  v.element = element;
+  v.shape = shape;
+  v.strides = row_major_strides(shape);
+  v.valid = shape;
+  v.root_name = name;
+  v.root_shape = shape;
+  v.origin.assign(shape.size(), 0);
+  for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
+  return v;
+}
+
+class Machine {
+ public:
+  explicit Machine(const RunOptions& options) : options_(options) {}
+
+  void run(const Operation& kernel, const std::vector<Argument>& args) {
+    const Block& body = *kernel.region(0);
+    bind_arguments(kernel, body, args);
+    std::vector<int64_t> grid = compute_grid(body);
+    auto base = env_;
+    for_each_coord(grid, [&](const std::vector<int64_t>& block) {
+      env_ = base;
+      block_index_ = block;
+      run_ops(body);
+    });
+  }
+
+  std::vector<int64_t> grid_only(const Operation& kernel) {
+    return compute_grid(*kernel.region(0));
+  }
+
+  void bind_sizes(const Operation& kernel) {
+    for (const std::string& s : kernel.signature().sizes) {
+      auto it = options_.sizes.find(s);
+      if (it == options_.sizes.end()) {
+        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": no value given for size ", s);
+      }
+      if (it->second <= 0) {
+        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", s, " = ", it->second,
+                   " must be positive");
+      }
+    }
+    for (const ir::Fact& fact : kernel.signature().facts) {
+      int64_t v = options_.sizes.at(fact.symbol);
+      if (v % fact.divisor != 0) {
+        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", fact.symbol, " = ", v,
+                   " violates the fact ", fact.symbol, " % ", fact.divisor, " == 0");
+      }
+    }
+  }
+
+ private:
+  void bind_arguments(const Operation& kernel, const Block& body, const std::vector<Argument>& args) {
+    if (args.size() != body.arguments().size()) {
+      user_error(kernel.loc(), "kernel @", kernel.signature().name, " takes ", body.arguments().size(),
+                 " argument(s), not ", args.size());
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Value* param = body.argument(static_cast<int>(i));
+      const Type& t = param->type();
+      RtValue value;
+      if (t.is_tensor()) {
+        HostTensor* const* host = std::get_if<HostTensor*>(&args[i]);
+        if (!host || !*host) {
+          user_error(kernel.loc(), "argument ", i, " (", value_str(param), ") must be a tensor");
+        }
+        std::vector<int64_t> shape = concrete_shape(t, options_.sizes);
+        if ((*host)->shape() != shape || (*host)->element() != t.element()) {
+          user_error(kernel.loc(), "argument ", value_str(param), " is ", ir::to_string((*host)->element()),
+                     index_str((*host)->shape()), " but the kernel expects ", ir::to_string(t.element()),
+                     index_str(shape));
+        }
+        value.is_tensor = true;
+        View& v = value.tensor;
+        v.storage = std::make_shared<Storage>();
+        v.storage->element = t.element();
+        v.storage->host = *host;
+        v.element = t.element();
+        v.shape = shape;
+        v.strides = row_major_strides(shape);
+        v.valid = shape;
+        v.root_name = value_str(param);
+        v.root_shape = shape;
+        v.origin.assign(shape.size(), 0);
+        for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
+      } else if (const double* d = std::get_if<double>(&args[i])) {
+        value.scalar = from_double(t.element(), *d);
+      } else if (const int64_t* n = std::get_if<int64_t>(&args[i])) {
+        value.scalar = from_int(t.element(), *n);
+      } else {
+        user_error(kernel.loc(), "argument ", i, " (", value_str(param), ") must be a scalar");
+      }
+      env_[param] = value;
+    }
+  }
+
+  std::vector<int64_t> compute_grid(const Block& body) {
+    for (const auto& op : body.ops()) {
+      if (op->kind() == OpKind::block_grid) {
+        std::vector<int64_t> grid;
+        for (const Value* v : op->operands()) grid.push_back(grid_value(v));
+        for (size_t d = 0; d < grid.size(); ++d) {
+          if (grid[d] < 0) user_error(op->loc(), "block_grid: extent ", d, " is negative (", grid[d], ")");
+        }
+        return grid;
+      }
+    }
+    return {1};
+  }
+
+  // A grid extent, computed from sizes and constants only (the verifier guarantees that).
+  int64_t grid_value(const Value* v) {
+    const Operation* def = v->def();
+    TESSEL_ASSERT(def, "grid extent without a defining op");
+    if (def->kind() == OpKind::size) return options_.sizes.at(def->str_attr("name"));
+    if (def->kind() == OpKind::constant) return def->int_attr("value");
+    std::vector<int64_t> args;
+    for (const Value* a : def->operands()) args.push_back(grid_value(a));
+    ScalarKind k = def->operand(0)->type().element();
+    if (def->kind() == OpKind::select) return args[0] ? args[1] : args[2];
+    auto r = ir::eval_integer(def->kind(), k, args[0], args.size() > 1 ? args[1] : 0,
+                              def->has_attr("pred") ? def->str_attr("pred") : "");
+    if (!r) user_error(def->loc(), def->name(), ": division by zero computing the grid");
+    return *r;
+  }
+
+  RtValue& get(const Value* v) {
+    auto it = env_.find(v);
+    TESSEL_ASSERT(it != env_.end(), "interpreting a use of an undefined value ", value_str(v));
+    return it->second;
+  }
+  Num scalar(const Value* v) { return get(v).scalar; }
+  int64_t index(const Value* v) { return get(v).scalar.i; }
+
+  void set(const Value* v, RtValue value) { env_[v] = std::move(value); }
+  void set_scalar(const Value* v, Num n) {
+    RtValue r;
+    r.scalar = n;
+    env_[v] = r;
+  }
+  void set_tensor(const Value* v, View t) {
+    RtValue r;
+    r.is_tensor = true;
+    r.tensor = std::move(t);
+    env_[v] = std::move(r);
+  }
+
+  // ---- element access ----
+  std::vector<int64_t> root_index(const View& v, const std::vector<int64_t>& c) {
+    std::vector<int64_t> r = v.origin;
+    for (size_t d = 0; d < c.size(); ++d) r[v.dim_map[d]] += c[d];
+    return r;
+  }
+
+  bool inside(const View& v, const std::vector<int64_t>& c) {
+    for (size_t d = 0; d < c.size(); ++d) {
+      if (c[d] >= v.valid[d]) return false;
+    }
+    return true;
+  }
+
+  int64_t address(const Operation& op, const View& v, const std::vector<int64_t>& c) {
+    int64_t a = v.offset;
+    for (size_t d = 0; d < c.size(); ++d) a += c[d] * v.strides[d];
+    TESSEL_ASSERT(a >= 0 && a < v.storage->size(), op.name(), ": address ", a,
+                  " outside storage of ", v.storage->size(), " elements");
+    return a;
+  }
+
+  [[noreturn]] void out_of_bounds(const Operation& op, const View& v, const std::vector<int64_t>& c,
+                                  const char* access) {
+    user_error(op.loc(), op.name(), ": ", access, " index ", index_str(root_index(v, c)),
+               " is out of bounds of ", v.root_name, ", whose shape is ", index_str(v.root_shape),
+               " (use a masked tile for a partial tile)");
+  }
+
+  Num read(const Operation& op, const View& v, const std::vector<int64_t>& c) {
+    if (!inside(v, c)) {
+      if (v.masked) return v.pad;
+      out_of_bounds(op, v, c, "reads");
+    }
+    int64_t a = address(op, v, c);
+    const Storage& s = *v.storage;
+    if (s.host) {
+      Num n;
+      if (ir::is_float(s.element)) {
+        n.f = s.host->get_float(a);
+      } else {
+        n.i = s.host->get_int(a);
+      }
+      return n;
+    }
+    if (!s.written.empty() && !s.written[a]) {
+      user_error(op.loc(), op.name(), ": reads element ", index_str(root_index(v, c)), " of ",
+                 v.root_name, " before anything wrote it");
+    }
+    return s.data[a];
+  }
+
+  void write(const Operation& op, View& v, const std::vector<int64_t>& c, Num n) {
+    if (!inside(v, c)) {
+      if (v.masked) return;
+      out_of_bounds(op, v, c, "writes");
+    }
+    int64_t a = address(op, v, c);
+    Storage& s = *v.storage;
+    if (s.host) {
+      if (ir::is_float(s.element)) {
+        s.host->set_float(a, n.f);
+      } else {
+        s.host->set_int(a, n.i);
+      }
+      return;
+    }
+    s.data[a] = n;
+    if (!s.written.empty()) s.written[a] = 1;
+  }
+
+  // ---- arithmetic ----
+  Num unary(const Operation& op, ScalarKind k, Num a) {
+    if (ir::is_integer(k)) {
+      auto r = ir::eval_integer(op.kind(), k, a.i, 0);
+      TESSEL_ASSERT(r, op.name(), " has no integer meaning");
+      return Num{0, *r};
+    }
+    if (k == ScalarKind::f64) return Num{unary_float<double>(op.kind(), a.f), 0};
+    return Num{round_to(k, unary_float<float>(op.kind(), static_cast<float>(a.f))), 0};
+  }
+
+  template <typename T>
+  static T unary_float(OpKind kind, T x) {
+    switch (kind) {
+      case OpKind::neg:
+        return -x;
+      case OpKind::abs:
+        return std::fabs(x);
+      case OpKind::exp:
+        return std::exp(x);
+      case OpKind::exp2:
+        return std::exp2(x);
+      case OpKind::log:
+        return std::log(x);
+      case OpKind::log2:
+        return std::log2(x);
+      case OpKind::sqrt:
+        return std::sqrt(x);
+      case OpKind::rsqrt:
+        return T(1) / std::sqrt(x);
+      case OpKind::tanh:
+        return std::tanh(x);
+      case OpKind::sigmoid:
+        return T(1) / (T(1) + std::exp(-x));
+      case OpKind::floor:
+        return std::floor(x);
+      default:
+        TESSEL_ASSERT(false, "not a unary float op");
+        return x;
+    }
+  }
+
+  template <typename T>
+  static std::optional<T> binary_float(OpKind kind, T a, T b) {
+    switch (kind) {
+      case OpKind::add:
+        return a + b;
+      case OpKind::sub:
+        return a - b;
+      case OpKind::mul:
+        return a * b;
+      case OpKind::div:
+        return a / b;
+      case OpKind::rem:
+        return std::fmod(a, b);
+      case OpKind::max:
+        return std::fmax(a, b);
+      case OpKind::min:
+        return std::fmin(a, b);
+      default:
+        return std::nullopt;
+    }
+  }
+
+  static bool compare(const std::string& pred, double a, double b) {
+    if (pred == "lt") return a < b;
+    if (pred == "le") return a <= b;
+    if (pred == "gt") return a > b;
+    if (pred == "ge") return a >= b;
+    if (pred == "eq") return a == b;
+    return a != b;
+  }
+
+  Num binary(const Operation& op, ScalarKind k, Num a, Num b) {
+    if (op.kind() == OpKind::cmp) {
+      const std::string& pred = op.str_attr("pred");
+      if (ir::is_float(k)) return Num{0, compare(pred, a.f, b.f) ? 1 : 0};
+      return Num{0, *ir::eval_integer(OpKind::cmp, k, a.i, b.i, pred)};
+    }
+    if (ir::is_integer(k)) {
+      auto r = ir::eval_integer(op.kind(), k, a.i, b.i);
+      if (!r) user_error(op.loc(), op.name(), ": integer division by zero");
+      return Num{0, *r};
+    }
+    if (k == ScalarKind::f64) return Num{*binary_float<double>(op.kind(), a.f, b.f), 0};
+    auto r = binary_float<float>(op.kind(), static_cast<float>(a.f), static_cast<float>(b.f));
+    TESSEL_ASSERT(r, op.name(), " is not a binary float op");
+    return Num{round_to(k, *r), 0};
+  }
+
+  Num ternary(const Operation& op, ScalarKind k, Num a, Num b, Num c) {
+    if (op.kind() == OpKind::select) return a.i ? b : c;
+    // fma
+    if (k == ScalarKind::f64) return Num{std::fma(a.f, b.f, c.f), 0};
+    return Num{round_to(k, std::fma(static_cast<float>(a.f), static_cast<float>(b.f),
+                                    static_cast<float>(c.f))),
+               0};
+  }
+
+  Num convert(ScalarKind from, ScalarKind to, Num n) {
+    if (ir::is_float(from)) return from_double(to, n.f);
+    if (to == ScalarKind::i1) return Num{0, n.i != 0};
+    return from_int(to, n.i);
+  }
+
+  // ---- ops ----
+  std::vector<RtValue> run_ops(const Block& block) {
+    for (const auto& op : block.ops()) {
+      if (op->kind() == OpKind::yield) {
+        std::vector<RtValue> out;
+        for (const Value* v : op->operands()) out.push_back(get(v));
+        return out;
+      }
+      exec(*op);
+    }
+    return {};
+  }
+
+  void exec(const Operation& op) {
+    if (ir::is_elementwise(op.kind())) return elementwise(op);
+    switch (op.kind()) {
+      case OpKind::size:
+        return set_scalar(op.result(), Num{0, options_.sizes.at(op.str_attr("name"))});
+      case OpKind::constant: {
+        const ir::Attribute& a = *op.attr("value");
+        ScalarKind k = op.result()->type().element();
+        return set_scalar(op.result(), a.kind == ir::Attribute::Kind::real ? from_double(k, a.f)
+                                                                           : from_int(k, a.i));
+      }
+      case OpKind::block_grid:
+        for (int i = 0; i < op.num_results(); ++i) {
+          set_scalar(op.result(i), Num{0, block_index_.at(i)});
+        }
+        return;
+      case OpKind::tile:
+        return tile(op);
+      case OpKind::tile_extent: {
+        const View& v = get(op.operand(0)).tensor;
+        int64_t d = op.int_attr("dim");
+        return set_scalar(op.result(), Num{0, std::clamp<int64_t>(v.valid[d], 0, v.shape[d])});
+      }
+      case OpKind::transpose:
+        return transpose(op);
+      case OpKind::alloc:
+      case OpKind::fill:
+      case OpKind::iota:
+        return create(op);
+      case OpKind::copy:
+        return copy(op);
+      case OpKind::mma:
+        return mma(op);
+      case OpKind::cast:
+        return cast(op);
+      case OpKind::rearrange:
+        return set_tensor(op.result(), materialize(op, get(op.operand(0)).tensor, value_str(op.result())));
+      case OpKind::broadcast:
+        return broadcast(op);
+      case OpKind::reduce:
+        return reduce(op);
+      case OpKind::for_:
+        return for_op(op);
+      case OpKind::if_: {
+        const Block& taken = *op.region(scalar(op.operand(0)).i ? 0 : 1);
+        std::vector<RtValue> out = run_ops(taken);
+        for (int i = 0; i < op.num_results(); ++i) set(op.result(i), out.at(i));
+        return;
+      }
+      case OpKind::call_external:
+        return call_external(op);
+      case OpKind::global_view:
+        user_error(op.loc(), "global_view: the interpreter cannot run layout views yet");
+      default:
+        TESSEL_ASSERT(false, "no interpreter rule for ", op.name());
+    }
+  }
+
+  void tile(const Operation& op) {
+    const View& src = get(op.operand(0)).tensor;
+    const auto& shape = op.ints_attr("shape");
+    std::vector<int64_t> squeeze = op.has_attr("squeeze") ? op.ints_attr("squeeze") : std::vector<int64_t>{};
+    View t = src;
+    std::vector<int64_t> start(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t coord = index(op.operand(static_cast<int>(d) + 1));
+      if (coord < 0) {
+        user_error(op.loc(), "tile: tile coordinate ", coord, " in dimension ", d, " is negative");
+      }
+      start[d] = coord * shape[d];
+      t.offset += start[d] * src.strides[d];
+      t.valid[d] = std::clamp<int64_t>(src.valid[d] - start[d], 0, shape[d]);
+      t.shape[d] = shape[d];
+    }
+    t.origin = root_index(src, start);
+    if (op.has_attr("masked")) {
+      t.masked = true;
+      double pad = op.has_attr("pad") ? op.real_attr("pad") : 0.0;
+      t.pad = from_double(src.element, pad);
+    }
+    // Drop squeezed dimensions (their extent is 1 and their coordinate is fixed by `start`). When
+    // a squeezed dimension lies outside the tensor, so does every element of the tile.
+    View out = t;
+    out.shape.clear();
+    out.strides.clear();
+    out.valid.clear();
+    out.dim_map.clear();
+    bool all_outside = false;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (std::find(squeeze.begin(), squeeze.end(), static_cast<int64_t>(d)) != squeeze.end()) {
+        all_outside = all_outside || t.valid[d] == 0;
+        continue;
+      }
+      out.shape.push_back(t.shape[d]);
+      out.strides.push_back(t.strides[d]);
+      out.valid.push_back(t.valid[d]);
+      out.dim_map.push_back(t.dim_map[d]);
+    }
+    if (all_outside) std::fill(out.valid.begin(), out.valid.end(), 0);
+    set_tensor(op.result(), out);
+  }
+
+  void transpose(const Operation& op) {
+    const RtValue& src = get(op.operand(0));
+    const View& v = src.tensor;
+    std::vector<int64_t> perm =
+        op.has_attr("perm") ? op.ints_attr("perm") : std::vector<int64_t>{1, 0};
+    View t = v;
+    for (size_t d = 0; d < perm.size(); ++d) {
+      t.shape[d] = v.shape[perm[d]];
+      t.strides[d] = v.strides[perm[d]];
+      t.valid[d] = v.valid[perm[d]];
+      t.dim_map[d] = v.dim_map[perm[d]];
+    }
+    set_tensor(op.result(), t);
+  }
+
+  void create(const Operation& op) {
+    const Type& t = op.result()->type();
+    View v = fresh_tensor(t.element(), t.static_shape(), value_str(op.result()),
+                          op.kind() == OpKind::alloc);
+    if (op.kind() == OpKind::fill) {
+      const ir::Attribute& a = *op.attr("value");
+      Num n = a.kind == ir::Attribute::Kind::real ? from_double(t.element(), a.f)
+                                                  : from_int(t.element(), a.i);
+      std::fill(v.storage->data.begin(), v.storage->data.end(), n);
+    } else if (op.kind() == OpKind::iota) {
+      int64_t dim = op.int_attr("dim");
+      for_each_coord(v.shape, [&](const std::vector<int64_t>& c) {
+        write(op, v, c, from_int(t.element(), c[dim]));
+      });
+    }
+    set_tensor(op.result(), v);
+  }
+
+  // A fresh register/shared copy of a view's elements (in row-major order).
+  View materialize(const Operation& op, const View& src, const std::string& name) {
+    View out = fresh_tensor(src.element, src.shape, name, false);
+    for_each_coord(src.shape, [&](const std::vector<int64_t>& c) { write(op, out, c, read(op, src, c)); });
+    return out;
+  }
+
+  void copy(const Operation& op) {
+    const View& src = get(op.operand(0)).tensor;
+    if (op.num_operands() == 1) {
+      set_tensor(op.result(), materialize(op, src, value_str(op.result())));
+      return;
+    }
+    View dst = get(op.operand(1)).tensor;
+    // Read everything first: a copy between overlapping views behaves as if through a temporary.
+    std::vector<Num> values;
+    values.reserve(static_cast<size_t>(product(src.shape)));
+    for_each_coord(src.shape, [&](const std::vector<int64_t>& c) { values.push_back(read(op, src, c)); });
+    size_t k = 0;
+    for_each_coord(dst.shape, [&](const std::vector<int64_t>& c) { write(op, dst, c, values[k++]); });
+  }
+
+  void mma(const Operation& op) {
+    const View& a = get(op.operand(0)).tensor;
+    const View& b = get(op.operand(1)).tensor;
+    const View& c = get(op.operand(2)).tensor;
+    ScalarKind in = a.element, acc_kind = c.element;
+    int64_t m_extent = a.shape[0], k_extent = a.shape[1], n_extent = b.shape[1];
+    View out = fresh_tensor(acc_kind, c.shape, value_str(op.result()), false);
+    // Read the operands once (bounds- and initialization-checked) into flat arrays.
+    std::vector<Num> av, bv;
+    for_each_coord(a.shape, [&](const std::vector<int64_t>& x) { av.push_back(read(op, a, x)); });
+    for_each_coord(b.shape, [&](const std::vector<int64_t>& x) { bv.push_back(read(op, b, x)); });
+    for (int64_t m = 0; m < m_extent; ++m) {
+      for (int64_t n = 0; n < n_extent; ++n) {
+        Num acc = read(op, c, {m, n});
+        if (ir::is_integer(in)) {
+          int64_t s = acc.i;
+          for (int64_t k = 0; k < k_extent; ++k) {
+            s = ir::wrap_integer(acc_kind, s + av[m * k_extent + k].i * bv[k * n_extent + n].i);
+          }
+          acc.i = s;
+        } else if (acc_kind == ScalarKind::f64) {
+          double s = acc.f;
+          for (int64_t k = 0; k < k_extent; ++k) s = s + av[m * k_extent + k].f * bv[k * n_extent + n].f;
+          acc.f = s;
+        } else {
+          float s = static_cast<float>(acc.f);
+          for (int64_t k = 0; k < k_extent; ++k) {
+            float p = static_cast<float>(av[m * k_extent + k].f) * static_cast<float>(bv[k * n_extent + n].f);
+            s = s + p;
+            if (acc_kind != ScalarKind::f32) s = static_cast<float>(round_to(acc_kind, s));
+          }
+          acc.f = s;
+        }
+        write(op, out, {m, n}, acc);
+      }
+    }
+    set_tensor(op.result(), out);
+  }
+
+  void cast(const Operation& op) {
+    const Type& from = op.operand(0)->type();
+    ScalarKind to = op.result()->type().element();
+    if (from.is_scalar()) return set_scalar(op.result(), convert(from.element(), to, scalar(op.operand(0))));
+    const View& src = get(op.operand(0)).tensor;
+    View out = fresh_tensor(to, src.shape, value_str(op.result()), false);
+    for_each_coord(src.shape, [&](const std::vector<int64_t>& c) {
+      write(op, out, c, convert(from.element(), to, read(op, src, c)));
+    });
+    set_tensor(op.result(), out);
+  }
+
+  void broadcast(const Operation& op) {
+    const RtValue& src = get(op.operand(0));
+    const Type& t = op.result()->type();
+    const auto& dims = op.ints_attr("dims");
+    View out = fresh_tensor(t.element(), t.static_shape(), value_str(op.result()), false);
+    for_each_coord(out.shape, [&](const std::vector<int64_t>& c) {
+      if (!src.is_tensor) return write(op, out, c, src.scalar);
+      std::vector<int64_t> sc;
+      for (size_t d = 0; d < c.size(); ++d) {
+        if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) == dims.end()) sc.push_back(c[d]);
+      }
+      write(op, out, c, read(op, src.tensor, sc));
+    });
+    set_tensor(op.result(), out);
+  }
+
+  void reduce(const Operation& op) {
+    const View& src = get(op.operand(0)).tensor;
+    const auto& dims = op.ints_attr("dims");
+    const std::string& kind = op.str_attr("kind");
+    OpKind combine = kind == "sum" ? OpKind::add : kind == "max" ? OpKind::max : OpKind::min;
+    Operation combiner(combine, op.loc());
+    std::vector<int64_t> kept, reduced;
+    for (int d = 0; d < static_cast<int>(src.shape.size()); ++d) {
+      bool r = std::find(dims.begin(), dims.end(), d) != dims.end();
+      (r ? reduced : kept).push_back(d);
+    }
+    std::vector<int64_t> out_shape, red_shape;
+    for (int64_t d : kept) out_shape.push_back(src.shape[d]);
+    for (int64_t d : reduced) red_shape.push_back(src.shape[d]);
+    auto fold = [&](const std::vector<int64_t>& outer) {
+      std::vector<int64_t> c(src.shape.size());
+      for (size_t i = 0; i < kept.size(); ++i) c[kept[i]] = outer[i];
+      bool first = true;
+      Num acc;
+      for_each_coord(red_shape, [&](const std::vector<int64_t>& r) {
+        for (size_t i = 0; i < reduced.size(); ++i) c[reduced[i]] = r[i];
+        Num x = read(op, src, c);
+        acc = first ? x : binary(combiner, src.element, acc, x);
+        first = false;
+      });
+      return acc;
+    };
+    if (out_shape.empty()) return set_scalar(op.result(), fold({}));
+    View out = fresh_tensor(src.element, out_shape, value_str(op.result()), false);
+    for_each_coord(out_shape, [&](const std::vector<int64_t>& c) { write(op, out, c, fold(c)); });
+    set_tensor(op.result(), out);
+  }
+
+  void elementwise(const Operation& op) {
+    int arity = ir::op_info(op.kind()).arity;
+    ScalarKind k = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
+    auto apply = [&](const std::vector<Num>& x) {
+      if (arity == 1) return unary(op, k, x[0]);
+      if (arity == 2) return binary(op, k, x[0], x[1]);
+      return ternary(op, k, x[0], x[1], x[2]);
+    };
+    const Type& t = op.result()->type();
+    if (t.is_scalar()) {
+      std::vector<Num> x;
+      for (const Value* v : op.operands()) x.push_back(scalar(v));
+      return set_scalar(op.result(), apply(x));
+    }
+    View out = fresh_tensor(t.element(), t.static_shape(), value_str(op.result()), false);
+    std::vector<const RtValue*> in;
+    for (const Value* v : op.operands()) in.push_back(&get(v));
+    std::vector<Num> x(arity);
+    for_each_coord(out.shape, [&](const std::vector<int64_t>& c) {
+      for (int i = 0; i < arity; ++i) x[i] = in[i]->is_tensor ? read(op, in[i]->tensor, c) : in[i]->scalar;
+      write(op, out, c, apply(x));
+    });
+    set_tensor(op.result(), out);
+  }
+
+  void for_op(const Operation& op) {
+    int64_t lo = index(op.operand(0)), hi = index(op.operand(1)), step = index(op.operand(2));
+    if (step <= 0) user_error(op.loc(), "for: the step must be positive, not ", step);
+    std::vector<RtValue> carried;
+    for (int i = 3; i < op.num_operands(); ++i) carried.push_back(get(op.operand(i)));
+    const Block& body = *op.region(0);
+    for (int64_t k = lo; k < hi; k += step) {
+      set_scalar(body.argument(0), Num{0, k});
+      for (size_t i = 0; i < carried.size(); ++i) set(body.argument(static_cast<int>(i) + 1), carried[i]);
+      std::vector<RtValue> next = run_ops(body);
+      if (!carried.empty()) carried = std::move(next);
+    }
+    for (int i = 0; i < op.num_results(); ++i) set(op.result(i), carried.at(i));
+  }
+
+  void call_external(const Operation& op) {
+    const std::string& callee = op.str_attr("callee");
+    auto it = options_.externals.find(callee);
+    if (it == options_.externals.end()) {
+      user_error(op.loc(), "call_external: no external function named \"", callee,
+                 "\" was given to the interpreter");
+    }
+    std::vector<double> args;
+    for (const Value* v : op.operands()) {
+      if (v->type().is_tensor()) {
+        user_error(op.loc(), "call_external: the interpreter passes scalars only; ", value_str(v),
+                   " is a tensor");
+      }
+      args.push_back(as_double(v->type().element(), scalar(v)));
+    }
+    std::vector<double> results = it->second(args);
+    if (static_cast<int>(results.size()) != op.num_results()) {
+      user_error(op.loc(), "call_external: \"", callee, "\" returned ", results.size(),
+                 " value(s) but the op has ", op.num_results(), " result(s)");
+    }
+    for (int i = 0; i < op.num_results(); ++i) {
+      const Type& t = op.result(i)->type();
+      if (t.is_tensor()) user_error(op.loc(), "call_external: the interpreter returns scalars only");
+      set_scalar(op.result(i), from_double(t.element(), results[i]));
+    }
+  }
+
+  const RunOptions& options_;
+  std::unordered_map<const Value*, RtValue> env_;
+  std::vector<int64_t> block_index_;
+};
+
+}  // namespace
+
+std::vector<int64_t> concrete_shape(const ir::Type& type, const std::map<std::string, int64_t>& sizes) {
+  std::vector<int64_t> shape;
+  for (const ir::Extent& e : type.shape()) {
+    if (e.is_static()) {
+      shape.push_back(e.value);
+    } else {
+      auto it = sizes.find(e.symbol);
+      if (it == sizes.end()) user_error(SourceLocation::unknown(), "no value given for size ", e.symbol);
+      shape.push_back(it->second);
+    }
+  }
+  return shape;
+}
+
+std::vector<int64_t> grid_extents(const ir::Operation& kernel,
+                                  const std::map<std::string, int64_t>& sizes) {
+  RunOptions options;
+  options.sizes = sizes;
+  Machine machine(options);
+  machine.bind_sizes(kernel);
+  return machine.grid_only(kernel);
+}
+
+void interpret(const ir::Operation& kernel, const std::vector<Argument>& args,
+               const RunOptions& options) {
+  TESSEL_ASSERT(kernel.kind() == ir::OpKind::kernel, "interpret needs a kernel op");
+  Machine machine(options);
+  machine.bind_sizes(kernel);
+  machine.run(kernel, args);
+}
+
+}  // namespace tessel::interp
