@@ -2,6 +2,7 @@
 #include "layout/extent.h"
 
 #include <algorithm>
+#include <ostream>
 #include <numeric>
 #include <sstream>
 
@@ -409,5 +410,7 @@ Extent ceil_div(const Extent& a, const Extent& b, const Facts& facts, const std:
   user_error(SourceLocation::unknown(), what, ": cannot prove that ", missing_fact(a, b, facts),
              " (", a.str(), " / ", b.str(), " must be an integer; declare the fact)");
 }
+
+std::ostream& operator<<(std::ostream& out, const Extent& value) { return out << value.str(); }
 
 }  // namespace tessel::layout

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -114,5 +115,7 @@ Extent ceil_div(const Extent& a, const Extent& b, const Facts& facts, const std:
 // Overflow-checked int64 arithmetic (UserError on overflow).
 int64 checked_add(int64 a, int64 b);
 int64 checked_mul(int64 a, int64 b);
+
+std::ostream& operator<<(std::ostream& out, const Extent& value);
 
 }  // namespace tessel::layout

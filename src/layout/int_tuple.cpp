@@ -2,6 +2,7 @@
 #include "layout/int_tuple.h"
 
 #include <algorithm>
+#include <ostream>
 
 #include "support/diagnostics.h"
 
@@ -201,5 +202,7 @@ int64 crd2idx(const IntTuple& coord, const IntTuple& shape) {
   }
   return index;
 }
+
+std::ostream& operator<<(std::ostream& out, const IntTuple& value) { return out << value.str(); }
 
 }  // namespace tessel::layout

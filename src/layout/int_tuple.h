@@ -8,6 +8,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -87,5 +88,7 @@ IntTuple idx2crd(int64 index, const IntTuple& shape);
 // The 1-D colexicographic index of a coordinate (the coordinate may be a 1-D integer at any level
 // where `shape` has a tuple). A UserError when the coordinate does not fit the shape.
 int64 crd2idx(const IntTuple& coord, const IntTuple& shape);
+
+std::ostream& operator<<(std::ostream& out, const IntTuple& value);
 
 }  // namespace tessel::layout

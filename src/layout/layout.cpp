@@ -3,6 +3,7 @@
 #include "layout/layout.h"
 
 #include <algorithm>
+#include <ostream>
 #include <unordered_set>
 
 #include "support/diagnostics.h"
@@ -151,6 +152,8 @@ Layout Layout::bind(const Bindings& bindings) const {
 std::string Layout::str() const {
   return shape_.str() + ":" + stride_.str();
 }
+
+std::ostream& operator<<(std::ostream& out, const Layout& layout) { return out << layout.str(); }
 
 // ---- Tiler --------------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@
 // non-injective layout, ...) are UserErrors whose message names the operation and the operands.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,8 @@ class Layout {
   IntTuple stride_;
 };
 
+std::ostream& operator<<(std::ostream& out, const Layout& layout);
+
 // A tiler: a single Layout (applied to a layout as a 1-D function) or a tuple of tilers applied
 // mode by mode, written `<3:3,(2,4):(1,8)>`. A shape used as a tiler means n:1 in each mode.
 class Tiler {
@@ -127,8 +130,10 @@ Layout coalesce(const Layout& layout, const IntTuple& profile);
 Layout filter(const Layout& layout);
 
 // composition(A, B) = A o B.
-// Contract: compatible(B.shape, R.shape); R(i) == A(B(i)) for all i < size(B) (A extended past its
-// size by its last mode). Requires non-negative strides in B and, for each mode of B, the stride
+// Contract (for B injective up to its stride-0 modes, as in CuTe; otherwise R is the mode-wise
+// composition (A o B_0, A o B_1, ...)): compatible(B.shape, R.shape); R(i) == A(B(i)) for all
+// i < size(B), where an index
+// B(i) >= size(A) extends the last mode of coalesce(A) (so trailing size-1 modes do not count). Requires non-negative strides in B and, for each mode of B, the stride
 // and shape divisibility conditions against A's modes; else a UserError naming A, B and the
 // condition.
 Layout composition(const Layout& a, const Layout& b, const Facts& facts = Facts::none());
