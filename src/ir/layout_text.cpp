@@ -1,23 +1,54 @@
 // Layout text in the IR, checked by the layout library.
 #include "ir/layout_text.h"
 
-#include <cctype>
+#include "layout/parse.h"
+#include "layout/tv_layout.h"
 
 namespace tessel::ir {
+namespace {
+
+// Moves an error that the layout parser located by column inside `text` to the IR text's location.
+[[noreturn]] void rethrow_at(const SourceLocation& loc, const UserError& error) {
+  SourceLocation where = loc;
+  if (where.column > 0 && error.location().column > 0) where.column += error.location().column - 1;
+  user_error(where, "layout: ", error.message());
+}
+
+}  // namespace
 
 std::string canonical_layout(std::string_view text, const SourceLocation& loc) {
-  std::string out;
-  for (char c : text) {
-    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  try {
+    return layout::to_string(layout::parse_layout(text));
+  } catch (const UserError& error) {
+    rethrow_at(loc, error);
   }
-  if (out.empty()) user_error(loc, "expected a layout");
-  int depth = 0;
-  for (char c : out) {
-    if (c == '(') ++depth;
-    if (c == ')' && --depth < 0) user_error(loc, "unbalanced ')' in layout '", out, "'");
+}
+
+std::string check_tensor_layout(const Type& type) {
+  if (!type.is_tensor() || !type.has_layout()) return {};
+  try {
+    layout::Layout l = layout::parse_layout(type.layout());
+    if (!is_static(type.shape())) return {};
+    int64_t elements = 1;
+    std::vector<layout::IntTuple> modes;
+    for (int64_t e : type.static_shape()) {
+      elements *= e;
+      modes.emplace_back(e);
+    }
+    if (type.space() == MemorySpace::reg) {
+      layout::TVLayout tv(l, layout::IntTuple(modes));  // checks rank 2 and the codomain
+      (void)tv;
+      return {};
+    }
+    if (l.is_constant() && l.size() != elements) {
+      return "the layout " + type.layout() + " has " + std::to_string(l.size()) +
+             " elements but the shape " + to_string(type.shape()) + " has " +
+             std::to_string(elements);
+    }
+  } catch (const UserError& error) {
+    return "the layout " + type.layout() + " does not fit " + type.str() + ": " + error.message();
   }
-  if (depth != 0) user_error(loc, "unbalanced '(' in layout '", out, "'");
-  return out;
+  return {};
 }
 
 }  // namespace tessel::ir

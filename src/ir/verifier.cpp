@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_set>
 
+#include "ir/layout_text.h"
+
 namespace tessel::ir {
 namespace {
 
@@ -67,6 +69,8 @@ class Verifier {
     if (t.space() != MemorySpace::global && !is_static(t.shape())) {
       error(op, "a ", to_string(t.space()), " tensor needs a static shape, not ", to_string(t.shape()));
     }
+    std::string problem = check_tensor_layout(t);
+    if (!problem.empty()) error(op, problem);
   }
 
   void block(const Block& b) {
