@@ -24,8 +24,10 @@
 //     already filled the ring for it.
 //
 // Edges: TMA fills out-of-bounds elements of a load with zeros and clips stores at the tensor's
-// bounds, so any M, N, K works (K blocks past the end contribute zeros). The host guarantees the
-// TMA preconditions: K % 8 == 0 and N % 8 == 0 (16-byte row strides).
+// bounds, so any M, N, K works (K blocks past the end contribute zeros). TMA needs 16-byte row
+// strides: the host requires K % 8 == 0 (A and B are read only through TMA), and when N % 8 != 0
+// it passes the raw pointer `c` (else nullptr) and the epilogue stores with bounds-checked plain
+// stores instead of the TMA store.
 #include "reference_gemm_config.h"
 #include "tessel_device.cuh"
 
@@ -77,7 +79,8 @@ __device__ __forceinline__ unsigned pack_out(float lo, float hi) {
 // 128-row box and each CTA of the pair multicasts its half of the 256-row B block to both.
 template <MmaType kType, int kClusterM>
 __device__ __forceinline__ void gemm(const TmaDescriptor& tma_a, const TmaDescriptor& tma_b,
-                                     const TmaDescriptor& tma_c, int m, int n, int k, int group_m) {
+                                     const TmaDescriptor& tma_c, unsigned short* c, int m, int n,
+                                     int k, int group_m) {
   extern __shared__ unsigned char shared_raw[];
   unsigned char* shared = shared_raw + (align_up(smem_u32(shared_raw), 1024) - smem_u32(shared_raw));
   unsigned char* stage_a = shared;
@@ -115,7 +118,7 @@ __device__ __forceinline__ void gemm(const TmaDescriptor& tma_a, const TmaDescri
     if (warp_index_in_warpgroup() == 0 && elect_one_sync()) {
       tma_prefetch_descriptor(&tma_a);
       tma_prefetch_descriptor(&tma_b);
-      tma_prefetch_descriptor(&tma_c);
+      if (c == nullptr) tma_prefetch_descriptor(&tma_c);
       PipelineState state;
       for (int tile = cluster; tile < order.count(); tile += clusters) {
         int tile_m, tile_n;
@@ -226,15 +229,41 @@ __device__ __forceinline__ void gemm(const TmaDescriptor& tma_a, const TmaDescri
           const int chunk16 = 2 * q + (matrix >> 1);  // 16-byte column chunk within the row
           stmatrix_x4(buffer + row * 128 + ((chunk16 ^ (row % 8)) * 16), r0, r1, r2, r3);
         }
-        fence_proxy_async_shared();
-        named_barrier_sync(barrier_id, 128);
-        if (leader) {
-          tma_store_2d(&tma_c, buffer, column_c + chunk * kEpilogueN, row_c);
-          tma_store_commit_group();
+        if (c == nullptr) {
+          fence_proxy_async_shared();
+          named_barrier_sync(barrier_id, 128);
+          if (leader) {
+            tma_store_2d(&tma_c, buffer, column_c + chunk * kEpilogueN, row_c);
+            tma_store_commit_group();
+          }
+        } else {
+          // Rows of C are not 16-byte aligned (N % 8 != 0), so TMA cannot store them: each thread
+          // copies half a staged row (32 elements) with bounds-checked 2-byte stores.
+          named_barrier_sync(barrier_id, 128);
+          const int row = t / 2;
+          const int global_row = row_c + row;
+          const int first_column = column_c + chunk * kEpilogueN + (t % 2) * 32;
+          if (global_row < m) {
+#pragma unroll
+            for (int v = 0; v < 4; ++v) {
+              const int chunk16 = (t % 2) * 4 + v;
+              const uint4 packed =
+                  *reinterpret_cast<const uint4*>(buffer + row * 128 + ((chunk16 ^ (row % 8)) * 16));
+              const unsigned words[4] = {packed.x, packed.y, packed.z, packed.w};
+#pragma unroll
+              for (int e = 0; e < 8; ++e) {
+                const int column = first_column + v * 8 + e;
+                if (column < n) {
+                  c[static_cast<long long>(global_row) * n + column] =
+                      static_cast<unsigned short>(words[e / 2] >> (16 * (e % 2)));
+                }
+              }
+            }
+          }
         }
       }
     }
-    if (leader) tma_store_wait<0>();
+    if (leader && c == nullptr) tma_store_wait<0>();
   }
 
   if constexpr (kClusterM > 1) {
@@ -248,9 +277,9 @@ __device__ __forceinline__ void gemm(const TmaDescriptor& tma_a, const TmaDescri
   extern "C" __global__ void __launch_bounds__(tessel_reference::kThreads, 1)                    \
       NAME(const __grid_constant__ tessel::device::TmaDescriptor tma_a,                          \
            const __grid_constant__ tessel::device::TmaDescriptor tma_b,                          \
-           const __grid_constant__ tessel::device::TmaDescriptor tma_c, int m, int n, int k,      \
-           int group_m) {                                                                         \
-    tessel_reference::gemm<TYPE, CLUSTER_M>(tma_a, tma_b, tma_c, m, n, k, group_m);              \
+           const __grid_constant__ tessel::device::TmaDescriptor tma_c, unsigned short* c, int m, \
+           int n, int k, int group_m) {                                                           \
+    tessel_reference::gemm<TYPE, CLUSTER_M>(tma_a, tma_b, tma_c, c, m, n, k, group_m);           \
   }
 
 TESSEL_REFERENCE_GEMM_ENTRY(reference_gemm_f16, tessel::device::MmaType::f16, 1)

@@ -95,14 +95,17 @@ __device__ __forceinline__ bool mbarrier_test_wait(unsigned long long* bar, unsi
 }
 
 // mbarrier.arrive.shared::cluster.b64 on the barrier at the same offset in CTA `cta_rank` of the
-// cluster (mapa maps the local address). Release semantics at cluster scope. Used by consumers
-// that free a ring slot into which a peer CTA's producer multicasts.
+// cluster (mapa maps the local address). Default semantics (release at CTA scope): enough when
+// the arrival only says "I finished reading a slot through the async proxy" (wgmma_wait_group
+// already ordered the reads), as consumers do when they free a ring slot into which a peer's
+// producer multicasts. Do not ask for .release.cluster here without need: ptxas turns it into a
+// MEMBAR.ALL.GPU per arrival, which halved the reference GEMM's speed.
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* bar, unsigned cta_rank) {
   asm volatile(
       "{\n"
       "  .reg .b32 remote;\n"
       "  mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "  mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(smem_u32(bar)),
       "r"(cta_rank)
       : "memory");
