@@ -432,7 +432,7 @@ class Parser {
     if (name == "kernel") fail_at(name_loc, "a kernel cannot be nested in another op");
     auto kind = parse_op_kind(name);
     if (!kind) fail_at(name_loc, "unknown op '", name, "'");
-    auto op = std::make_unique<Operation>(*kind, name_loc);
+    auto op = std::make_unique<Operation>(*kind, loc);
     Operation* raw = op.get();
     std::vector<Type> types;
     if (*kind == OpKind::for_) {

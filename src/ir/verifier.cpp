@@ -236,7 +236,9 @@ class Verifier {
     if (!t.is_tensor() || t.space() != MemorySpace::global || t.element() != src.element()) {
       error(op, "the result is a global tensor of ", to_string(src.element()));
     }
-    need_attr(op, "layout", Attribute::Kind::layout, "layout = layout<shape:stride>");
+    if (!t.has_layout()) {
+      error(op, "the result type carries the view's layout, e.g. global<f16, (64,8):(1,64)>[64,8]");
+    }
   }
 
   void tile(const Operation& op) {

@@ -1,0 +1,47 @@
+// Parser errors: each names the problem at the line:column where the text goes wrong.
+#include <gtest/gtest.h>
+
+#include "ir/parser.h"
+
+namespace tessel::ir {
+namespace {
+
+void expect_parse_error(const std::string& text, const std::string& message, int line, int column) {
+  try {
+    parse_module(text, "p.tir");
+    ADD_FAILURE() << "expected a parse error: " << message;
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    EXPECT_EQ(e.location().line, line) << e.what();
+    EXPECT_EQ(e.location().column, column) << e.what();
+  }
+}
+
+TEST(Parser, Errors) {
+  expect_parse_error("kernel @k() {\n  %x = frobnicate : index\n}\n", "unknown op 'frobnicate'", 2, 8);
+  expect_parse_error("kernel @k() {\n  %x = add %y, %y : index\n}\n", "use of undefined value %y", 2, 12);
+  expect_parse_error("kernel @k() {\n  %x = const {value = 1} : index\n  %x = const {value = 2} : index\n}\n",
+                     "value %x is already defined", 3, 3);
+  expect_parse_error("kernel @k() {\n  %x = fill {value = 1.0} : register<f17>[4]\n}\n",
+                     "unknown element type 'f17'", 2, 38);
+  expect_parse_error("kernel @k() {\n  %x = fill {value = 1.0} : texture<f16>[4]\n}\n",
+                     "unknown type 'texture'", 2, 29);
+  expect_parse_error("kernel @k() {\n  %x, %y = const {value = 1} : index\n}\n",
+                     "const names 2 result(s) but gives 1 result type(s)", 2, 3);
+  expect_parse_error("kernel @k() {\n  %x = const {value = 1, value = 2} : index\n}\n",
+                     "attribute 'value' is given twice", 2, 26);
+  expect_parse_error("kernel @k() {\n  %x = const {value = 1} : index\n", "expected '}' to close the region", 3, 1);
+  expect_parse_error("kernel @k() {\n  %x = fill {value = 1.0} : shared<f16, (4,4):(1,4>[4]\n}\n",
+                     "layout:", 2, 51);
+  expect_parse_error("kernel @k(%a global<f16>[4]) {\n}\n", "expected ':' after a parameter name", 1, 14);
+  expect_parse_error("kernel @k[M]() facts(M % 4 == 1) {\n}\n", "a fact reads SIZE % N == 0", 1, 32);
+}
+
+TEST(Parser, CommentsAndBlankLinesAreIgnored) {
+  auto m = parse_module("// leading\n\nkernel @k() { // trailing\n  // inside\n}\n");
+  ASSERT_EQ(m->kernels.size(), 1u);
+  EXPECT_EQ(m->kernels[0]->signature().name, "k");
+}
+
+}  // namespace
+}  // namespace tessel::ir

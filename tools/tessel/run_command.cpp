@@ -1,0 +1,185 @@
+// `tessel run FILE --interpret --size M=..,N=..`: runs a kernel written in tile IR text in the CPU
+// interpreter on random inputs and prints a checksum and the output's first elements.
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "interp/interpreter.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "support/diagnostics.h"
+#include "support/hash.h"
+#include "tessel/command.h"
+
+namespace tessel::tool {
+namespace {
+
+using interp::HostTensor;
+
+std::map<std::string, int64_t> parse_sizes(const std::string& text) {
+  std::map<std::string, int64_t> sizes;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      user_error(SourceLocation::unknown(), "--size expects NAME=VALUE pairs separated by commas, got '",
+                 item, "'");
+    }
+    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    char* end = nullptr;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0') {
+      user_error(SourceLocation::unknown(), "--size: '", value, "' is not an integer (for ", name, ")");
+    }
+    sizes[name] = v;
+  }
+  return sizes;
+}
+
+// Random contents: floats uniform in [-1, 1) rounded to the element type, integers over a small range
+// of the type.
+void randomize(HostTensor& t, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  ir::ScalarKind k = t.element();
+  for (int64_t i = 0; i < t.size(); ++i) {
+    if (ir::is_float(k)) {
+      t.set_float(i, real(rng));
+    } else if (k == ir::ScalarKind::i1) {
+      t.set_int(i, static_cast<int64_t>(rng() & 1));
+    } else {
+      int64_t lo = ir::is_signed(k) ? -8 : 0, hi = ir::is_signed(k) ? 7 : 15;
+      t.set_int(i, lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)));
+    }
+  }
+}
+
+std::string element_str(const HostTensor& t, int64_t i) {
+  char buffer[64];
+  if (ir::is_float(t.element())) {
+    std::snprintf(buffer, sizeof buffer, "%.6g", t.get_float(i));
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%" PRId64, t.get_int(i));
+  }
+  return buffer;
+}
+
+int run_run(const std::vector<std::string>& args) {
+  std::string file, kernel_name, output_name, size_text;
+  bool interpret = false;
+  uint64_t seed = 1;
+  int64_t show = 8;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&](const std::string& flag) -> std::string {
+      if (arg.rfind(flag + "=", 0) == 0) return arg.substr(flag.size() + 1);
+      if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), flag, " needs a value");
+      return args[++i];
+    };
+    if (arg == "--interpret") {
+      interpret = true;
+    } else if (arg.rfind("--size", 0) == 0) {
+      size_text = value("--size");
+    } else if (arg.rfind("--kernel", 0) == 0) {
+      kernel_name = value("--kernel");
+    } else if (arg.rfind("--output", 0) == 0) {
+      output_name = value("--output");
+    } else if (arg.rfind("--seed", 0) == 0) {
+      seed = std::stoull(value("--seed"));
+    } else if (arg.rfind("--show", 0) == 0) {
+      show = std::stoll(value("--show"));
+    } else if (arg.rfind("--", 0) == 0) {
+      user_error(SourceLocation::unknown(), "unknown option '", arg, "' (see `tessel help run`)");
+    } else if (file.empty()) {
+      file = arg;
+    } else {
+      user_error(SourceLocation::unknown(), "run takes one input file");
+    }
+  }
+  if (file.empty()) user_error(SourceLocation::unknown(), "run needs an input file");
+  if (!interpret) {
+    user_error(SourceLocation::unknown(),
+               "run: only --interpret is available for textual kernels so far (the GPU path compiles "
+               "kernels through `tessel compile`)");
+  }
+  std::ifstream in(file);
+  if (!in) user_error(SourceLocation::unknown(), "cannot open '", file, "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = ir::parse_module(text.str(), file);
+  ir::verify(*module);
+  if (module->kernels.empty()) user_error(SourceLocation::unknown(), file, " holds no kernel");
+  const ir::Operation* kernel = module->kernels[0].get();
+  if (!kernel_name.empty()) {
+    kernel = module->find_kernel(kernel_name);
+    if (!kernel) user_error(SourceLocation::unknown(), "no kernel @", kernel_name, " in ", file);
+  }
+  interp::RunOptions options;
+  options.sizes = parse_sizes(size_text);
+  std::mt19937_64 rng(seed);
+  const ir::Block& body = *kernel->region(0);
+  std::vector<std::unique_ptr<HostTensor>> tensors;
+  std::vector<interp::Argument> arguments;
+  std::vector<std::string> names;
+  // Check sizes and facts before allocating anything.
+  std::vector<int64_t> grid = interp::grid_extents(*kernel, options.sizes);
+  int output = -1;
+  for (const auto& param : body.arguments()) {
+    const ir::Type& t = param->type();
+    if (t.is_tensor()) {
+      auto host = std::make_unique<HostTensor>(t.element(), interp::concrete_shape(t, options.sizes));
+      randomize(*host, rng);
+      arguments.emplace_back(host.get());
+      names.push_back(param->name());
+      if (output_name.empty() || output_name == param->name()) output = static_cast<int>(tensors.size());
+      tensors.push_back(std::move(host));
+    } else if (ir::is_float(t.element())) {
+      arguments.emplace_back(std::uniform_real_distribution<double>(0.0, 1.0)(rng));
+    } else {
+      arguments.emplace_back(static_cast<int64_t>(rng() % 8));
+    }
+  }
+  if (output < 0) {
+    user_error(SourceLocation::unknown(), output_name.empty() ? "the kernel has no tensor parameter"
+                                                              : "no tensor parameter %" + output_name);
+  }
+  interp::interpret(*kernel, arguments, options);
+  std::cout << "kernel @" << kernel->signature().name << ", grid [";
+  for (size_t d = 0; d < grid.size(); ++d) std::cout << (d ? ", " : "") << grid[d];
+  std::cout << "], interpreted\n";
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const HostTensor& t = *tensors[i];
+    std::string_view bytes(reinterpret_cast<const char*>(t.bytes().data()), t.bytes().size());
+    double sum = 0;
+    for (int64_t e = 0; e < t.size(); ++e) sum += t.get_float(e);
+    char line[160];
+    std::snprintf(line, sizeof line, "%%%s: %s[", names[i].c_str(),
+                  std::string(ir::to_string(t.element())).c_str());
+    std::cout << line;
+    for (size_t d = 0; d < t.shape().size(); ++d) std::cout << (d ? "," : "") << t.shape()[d];
+    std::snprintf(line, sizeof line, "] checksum fnv1a=%016" PRIx64 " sum=%.9g%s\n", fnv1a64(bytes), sum,
+                  static_cast<int>(i) == output ? " (output)" : "");
+    std::cout << line;
+  }
+  const HostTensor& out = *tensors[output];
+  std::cout << "%" << names[output] << " first elements:";
+  for (int64_t e = 0; e < std::min<int64_t>(show, out.size()); ++e) std::cout << " " << element_str(out, e);
+  std::cout << "\n";
+  return 0;
+}
+
+const bool registered = register_command(
+    {"run", "run a textual kernel (today: in the CPU interpreter)",
+     "usage: tessel run FILE --interpret --size M=..,N=.. [--kernel NAME] [--output NAME]\n"
+     "                  [--seed S] [--show N]\n"
+     "  Runs the kernel (the first in FILE unless --kernel) in the CPU interpreter on random inputs\n"
+     "  (floats uniform in [-1,1), rounded to the element type; seed 1 unless --seed), then prints\n"
+     "  each tensor's checksum and the first N (8) elements of the output tensor (the last tensor\n"
+     "  parameter unless --output).\n",
+     &run_run});
+
+}  // namespace
+}  // namespace tessel::tool
