@@ -2,8 +2,8 @@
 #include "layout/extent.h"
 
 #include <algorithm>
-#include <ostream>
 #include <numeric>
+#include <ostream>
 #include <sstream>
 
 #include "support/diagnostics.h"
@@ -411,6 +411,8 @@ Extent ceil_div(const Extent& a, const Extent& b, const Facts& facts, const std:
              " (", a.str(), " / ", b.str(), " must be an integer; declare the fact)");
 }
 
-std::ostream& operator<<(std::ostream& out, const Extent& value) { return out << value.str(); }
+std::ostream& operator<<(std::ostream& out, const Extent& value) {
+  return out << value.str();
+}
 
 }  // namespace tessel::layout

@@ -203,6 +203,8 @@ int64 crd2idx(const IntTuple& coord, const IntTuple& shape) {
   return index;
 }
 
-std::ostream& operator<<(std::ostream& out, const IntTuple& value) { return out << value.str(); }
+std::ostream& operator<<(std::ostream& out, const IntTuple& value) {
+  return out << value.str();
+}
 
 }  // namespace tessel::layout

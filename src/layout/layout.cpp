@@ -153,7 +153,9 @@ std::string Layout::str() const {
   return shape_.str() + ":" + stride_.str();
 }
 
-std::ostream& operator<<(std::ostream& out, const Layout& layout) { return out << layout.str(); }
+std::ostream& operator<<(std::ostream& out, const Layout& layout) {
+  return out << layout.str();
+}
 
 // ---- Tiler --------------------------------------------------------------------------------------
 
@@ -357,7 +359,7 @@ bool brute_force_injective(const Layout& l, bool& decided) {
   decided = false;
   if (!l.is_constant()) return false;
   int64 n = l.size();
-  if (n > (int64(1) << 22)) return false;
+  if (n > (int64(1) << 20)) return false;
   decided = true;
   std::unordered_set<int64> seen;
   seen.reserve(static_cast<size_t>(n));

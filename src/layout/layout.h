@@ -133,9 +133,9 @@ Layout filter(const Layout& layout);
 // Contract (for B injective up to its stride-0 modes, as in CuTe; otherwise R is the mode-wise
 // composition (A o B_0, A o B_1, ...)): compatible(B.shape, R.shape); R(i) == A(B(i)) for all
 // i < size(B), where an index
-// B(i) >= size(A) extends the last mode of coalesce(A) (so trailing size-1 modes do not count). Requires non-negative strides in B and, for each mode of B, the stride
-// and shape divisibility conditions against A's modes; else a UserError naming A, B and the
-// condition.
+// B(i) >= size(A) extends the last mode of coalesce(A) (so trailing size-1 modes do not count).
+// Requires non-negative strides in B and, for each mode of B, the stride and shape divisibility
+// conditions against A's modes; else a UserError naming A, B and the condition.
 Layout composition(const Layout& a, const Layout& b, const Facts& facts = Facts::none());
 // By-mode composition: mode i of A composed with tiler i; modes of A beyond the tiler are kept.
 Layout composition(const Layout& a, const Tiler& b, const Facts& facts = Facts::none());

@@ -94,8 +94,17 @@ void TokenStream::expect(const std::string& punct, const std::string& context) {
     error_at(peek(), "expected '" + punct + "' " + context + ", found " + describe(peek()));
 }
 
+void TokenStream::enter(const Token& token) {
+  if (++depth_ > kMaxDepth) {
+    error_at(token,
+             "the expression is nested more than " + std::to_string(kMaxDepth) + " levels deep");
+  }
+}
+
 IntTuple TokenStream::parse_tuple() {
-  if (!accept("(")) return IntTuple(parse_leaf());
+  if (!(peek().kind == Token::kPunct && peek().text == "(")) return IntTuple(parse_leaf());
+  Token open = next();
+  enter(open);
   std::vector<IntTuple> elements;
   if (peek().kind == Token::kPunct && peek().text == ")") error_at(peek(), "empty tuple");
   while (true) {
@@ -104,6 +113,7 @@ IntTuple TokenStream::parse_tuple() {
     expect(",", "or ')' in a tuple");
     if (accept(")")) break;  // trailing comma: "(8,)"
   }
+  leave();
   return IntTuple(std::move(elements));
 }
 
@@ -141,7 +151,13 @@ Extent TokenStream::parse_atom() {
   const Token& t = peek();
   if (t.kind == Token::kInt) return Extent(next().value);
   if (t.kind == Token::kIdent) return Extent::symbol(next().text);
-  if (accept("-")) return -parse_atom();
+  if (peek().kind == Token::kPunct && peek().text == "-") {
+    Token minus = next();
+    enter(minus);
+    Extent e = -parse_atom();
+    leave();
+    return e;
+  }
   error_at(t, "expected an integer or a symbol, found " + describe(t));
 }
 

@@ -55,6 +55,12 @@ class TokenStream {
     return SourceLocation::at(file_, 1, token.column);
   }
 
+  // Nesting guard for recursive grammars built on this stream (tuples, calls): a UserError at
+  // `token` beyond kMaxDepth levels.
+  static constexpr int kMaxDepth = 200;
+  void enter(const Token& token);
+  void leave() { --depth_; }
+
   // tuple := leaf | '(' tuple (',' tuple)* [','] ')'
   IntTuple parse_tuple();
   // leaf := term (('+'|'-') term)*; term := atom (('*'|'/') atom)*; atom := INT | IDENT | '-' atom
@@ -67,6 +73,7 @@ class TokenStream {
   Extent parse_atom();
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;  // nesting of tuples, bounded so that hostile input cannot exhaust the stack
   std::string file_;
 };
 

@@ -35,6 +35,10 @@ std::string Swizzle::str() const {
 
 int64 ComposedLayout::cosize() const {
   int64 n = size(), m = 0;
+  if (n > (int64(1) << 24)) {
+    user_error(SourceLocation::unknown(), "cosize of the composed layout ", str(),
+               ": too large to evaluate (", n, " elements)");
+  }
   for (int64 i = 0; i < n; ++i) m = std::max(m, (*this)(i));
   return m + 1;
 }

@@ -13,7 +13,7 @@ TVLayout::TVLayout(Layout layout, IntTuple tile_shape)
   }
   threads_ = layout_.mode(0);
   values_ = layout_.mode(1);
-  if (layout_.is_constant() && tile_shape_.is_constant()) {
+  if (layout_.is_constant() && tile_shape_.is_constant() && layout_.size() <= (int64(1) << 20)) {
     int64 tile = product(tile_shape_).constant();
     int64 n = layout_.size();
     for (int64 i = 0; i < n; ++i) {

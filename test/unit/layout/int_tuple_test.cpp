@@ -9,7 +9,9 @@
 namespace tessel::layout {
 namespace {
 
-IntTuple T(const char* s) { return parse_int_tuple(s); }
+IntTuple T(const char* s) {
+  return parse_int_tuple(s);
+}
 
 TEST(IntTuple, Structure) {
   IntTuple t = T("(4,(2,3))");
@@ -57,8 +59,10 @@ TEST(IntTuple, BadLayoutsAreUserErrors) {
     }
     return "no error";
   };
-  EXPECT_EQ(message("(4,2):(1,(2,3))"), "7: the stride (1,(2,3)) is not congruent to the shape (4,2)");
-  EXPECT_EQ(message("(4,0):(1,4)"), "1: layout shape (4,0) has the extent 0; shape extents must be positive");
+  EXPECT_EQ(message("(4,2):(1,(2,3))"),
+            "7: the stride (1,(2,3)) is not congruent to the shape (4,2)");
+  EXPECT_EQ(message("(4,0):(1,4)"),
+            "1: layout shape (4,0) has the extent 0; shape extents must be positive");
   EXPECT_EQ(message("(4,2"), "5: expected ',' or ')' in a tuple, found the end of the expression");
   EXPECT_EQ(message("(4,2):(1,4) x"), "13: unexpected 'x' after the layout");
   EXPECT_EQ(message("(4,$)"), "4: unexpected character '$'");
@@ -81,31 +85,35 @@ TEST(IntTuple, AlgebraErrorsNameOperationAndOperands) {
     }
     return "no error";
   };
-  EXPECT_EQ(message([] { composition(parse_layout("(6,2):(8,2)"), parse_layout("4:4")); }),
-            "composition((6,2):(8,2), 4:4) is not defined: the stride divisibility condition fails: "
-            "the remaining stride 4 of 4:4 neither divides nor is a multiple of the extent 6 of mode 0 "
-            "of coalesce(A) = (6,2):(8,2)");
-  EXPECT_EQ(message([] { composition(parse_layout("(4,3):(1,10)"), parse_layout("6:1")); }),
-            "composition((4,3):(1,10), 6:1) is not defined: the shape divisibility condition fails: "
-            "the remaining extent 6 of 6:1 is not a multiple of 4 (what is left of mode 0 of "
-            "coalesce(A) = (4,3):(1,10))");
+  EXPECT_EQ(
+      message([] { composition(parse_layout("(6,2):(8,2)"), parse_layout("4:4")); }),
+      "composition((6,2):(8,2), 4:4) is not defined: the stride divisibility condition fails: "
+      "the remaining stride 4 of 4:4 neither divides nor is a multiple of the extent 6 of mode 0 "
+      "of coalesce(A) = (6,2):(8,2)");
+  EXPECT_EQ(
+      message([] { composition(parse_layout("(4,3):(1,10)"), parse_layout("6:1")); }),
+      "composition((4,3):(1,10), 6:1) is not defined: the shape divisibility condition fails: "
+      "the remaining extent 6 of 6:1 is not a multiple of 4 (what is left of mode 0 of "
+      "coalesce(A) = (4,3):(1,10))");
   EXPECT_EQ(message([] { complement(parse_layout("(4,2):(1,1)"), 16); }),
             "complement((4,2):(1,1), 16): the layout (4,2):(1,1) is not injective");
-  EXPECT_EQ(message([] { complement(parse_layout("(3,2):(2,3)"), 16); }),
-            "complement((3,2):(2,3), 16): the layout's modes interleave (stride 3 is not a multiple "
-            "of 6, the extent of the modes below it), so its complement is not a layout");
+  EXPECT_EQ(
+      message([] { complement(parse_layout("(3,2):(2,3)"), 16); }),
+      "complement((3,2):(2,3), 16): the layout's modes interleave (stride 3 is not a multiple "
+      "of 6, the extent of the modes below it), so its complement is not a layout");
   EXPECT_EQ(message([] { left_inverse(parse_layout("(4,2):(1,0)")); }),
             "left_inverse((4,2):(1,0)): the layout is not injective");
   EXPECT_EQ(message([] { complement(parse_layout("4:-1"), 16); }),
             "complement(4:-1, 16): the stride -1 is not positive");
   EXPECT_EQ(message([] { coalesce(parse_layout("(4,2)"), parse_int_tuple("(1,1,1)")); }),
             "coalesce((4,2):(1,4), (1,1,1)): the profile has 3 modes but the layout only 2");
-  EXPECT_EQ(message([] {
-              logical_divide(parse_layout("(4,2)"),
-                             Tiler({Tiler(parse_layout("2:1")), Tiler(parse_layout("2:1")),
-                                    Tiler(parse_layout("2:1"))}));
-            }),
-            "logical_divide((4,2):(1,4), <2:1,2:1,2:1>): the tiler has 3 modes but the layout only 2");
+  EXPECT_EQ(
+      message([] {
+        logical_divide(parse_layout("(4,2)"),
+                       Tiler({Tiler(parse_layout("2:1")), Tiler(parse_layout("2:1")),
+                              Tiler(parse_layout("2:1"))}));
+      }),
+      "logical_divide((4,2):(1,4), <2:1,2:1,2:1>): the tiler has 3 modes but the layout only 2");
 }
 
 }  // namespace

@@ -18,7 +18,9 @@ constexpr int kTrials = 2000;
 
 // A evaluated at x, past its size extended by the last mode of coalesce(A) (the composition
 // contract's reading of an index beyond the domain).
-int64 ext(const Layout& a, int64 x) { return x < a.size() ? a(x) : coalesce(a)(x); }
+int64 ext(const Layout& a, int64 x) {
+  return x < a.size() ? a(x) : coalesce(a)(x);
+}
 
 bool no_mergeable_modes(const Layout& r) {
   Layout f = flatten(r);
@@ -35,7 +37,8 @@ bool no_mergeable_modes(const Layout& r) {
 TEST(LayoutContract, Coalesce) {
   LayoutGen g(1);
   for (int t = 0; t < kTrials; ++t) {
-    Layout l = g.coin() ? g.arbitrary(g.uniform(1, 6), 4, 12) : g.complementable(g.uniform(1, 6), 4, 2);
+    Layout l =
+        g.coin() ? g.arbitrary(g.uniform(1, 6), 4, 12) : g.complementable(g.uniform(1, 6), 4, 2);
     Layout r = coalesce(l);
     SCOPED_TRACE(l.str() + " -> " + r.str());
     ASSERT_EQ(r.size(), l.size());
@@ -68,9 +71,11 @@ TEST(LayoutContract, Composition) {
   LayoutGen g(3);
   int defined = 0;
   for (int t = 0; t < 4 * kTrials; ++t) {
-    Layout a = g.coin() ? g.complementable(g.uniform(1, 4), 6, 3) : g.arbitrary(g.uniform(1, 4), 6, 20);
+    Layout a =
+        g.coin() ? g.complementable(g.uniform(1, 4), 6, 3) : g.arbitrary(g.uniform(1, 4), 6, 20);
     // B: often a layout whose strides divide into A's modes (the useful case), sometimes random.
-    Layout b = g.coin(0.7) ? g.complementable(g.uniform(1, 3), 6, 2) : g.arbitrary(g.uniform(1, 3), 6, 8);
+    Layout b =
+        g.coin(0.7) ? g.complementable(g.uniform(1, 3), 6, 2) : g.arbitrary(g.uniform(1, 3), 6, 8);
     if (!injective_bf(filter(b))) continue;  // left-distributivity needs B injective (CuTe)
     Layout r;
     try {
@@ -91,7 +96,8 @@ TEST(LayoutContract, CompositionByMode) {
   LayoutGen g(4);
   int defined = 0;
   for (int t = 0; t < kTrials; ++t) {
-    Layout a = make_layout({g.complementable(g.uniform(1, 2), 6, 2), g.complementable(g.uniform(1, 2), 6, 2)});
+    Layout a = make_layout(
+        {g.complementable(g.uniform(1, 2), 6, 2), g.complementable(g.uniform(1, 2), 6, 2)});
     Tiler tiler({Tiler(g.complementable(1, 4, 2)), Tiler(g.complementable(g.uniform(1, 2), 3, 2))});
     Layout r;
     try {
@@ -113,7 +119,8 @@ TEST(LayoutContract, Complement) {
   LayoutGen g(5);
   for (int t = 0; t < kTrials; ++t) {
     Layout a = g.complementable(g.uniform(1, 4), 5, 3);
-    if (g.coin(0.3)) a = make_layout({a, Layout(IntTuple(g.uniform(1, 3)), IntTuple(0))});  // broadcast
+    if (g.coin(0.3))
+      a = make_layout({a, Layout(IntTuple(g.uniform(1, 3)), IntTuple(0))});  // broadcast
     int64 m = g.coin() ? a.cosize() * g.uniform(1, 4) : g.uniform(1, 2 * a.cosize());
     Layout r = complement(a, m);
     SCOPED_TRACE("complement(" + a.str() + ", " + std::to_string(m) + ") = " + r.str());
@@ -161,7 +168,8 @@ TEST(LayoutContract, LogicalDivide) {
   LayoutGen g(8);
   int defined = 0;
   for (int t = 0; t < kTrials; ++t) {
-    Layout a = g.coin() ? g.permutation(g.uniform(1, 4), 6) : g.complementable(g.uniform(1, 4), 6, 2);
+    Layout a =
+        g.coin() ? g.permutation(g.uniform(1, 4), 6) : g.complementable(g.uniform(1, 4), 6, 2);
     Layout b = g.complementable(g.uniform(1, 2), 4, 2);
     Layout r;
     try {
@@ -204,7 +212,8 @@ TEST(LayoutContract, ZippedTiledFlatDivide) {
       continue;
     }
     ++defined;
-    SCOPED_TRACE("A = " + a.str() + ", tiler " + tiler.str() + ": ld " + ld.str() + ", zd " + zd.str());
+    SCOPED_TRACE("A = " + a.str() + ", tiler " + tiler.str() + ": ld " + ld.str() + ", zd " +
+                 zd.str());
     Layout c = composition(a, tiler);
     ASSERT_EQ(zd.mode(0), make_layout({c.mode(0), c.mode(1)}));
     ASSERT_EQ(td.rank(), 4);
@@ -231,7 +240,8 @@ TEST(LayoutContract, LogicalProduct) {
   LayoutGen g(10);
   for (int t = 0; t < kTrials; ++t) {
     Layout a = g.complementable(g.uniform(1, 3), 4, 2);
-    Layout b = g.coin() ? g.permutation(g.uniform(1, 3), 4) : g.complementable(g.uniform(1, 2), 4, 2);
+    Layout b =
+        g.coin() ? g.permutation(g.uniform(1, 3), 4) : g.complementable(g.uniform(1, 2), 4, 2);
     Layout r;
     try {
       r = logical_product(a, b);
@@ -259,7 +269,8 @@ TEST(LayoutContract, BlockedAndRakedProduct) {
     Layout bl = blocked_product(a, b), rk = raked_product(a, b);
     SCOPED_TRACE(a.str() + " x " + b.str() + ": blocked " + bl.str() + ", raked " + rk.str());
     Layout rest = composition(complement(a, a.size() * b.cosize()), b);
-    int64 a0 = a.mode(0).size(), a1 = a.mode(1).size(), b0 = b.mode(0).size(), b1 = b.mode(1).size();
+    int64 a0 = a.mode(0).size(), a1 = a.mode(1).size(), b0 = b.mode(0).size(),
+          b1 = b.mode(1).size();
     ASSERT_EQ(bl.mode(0).size(), a0 * b0);
     ASSERT_EQ(rk.mode(1).size(), a1 * b1);
     for (int64 i0 = 0; i0 < a0; ++i0)

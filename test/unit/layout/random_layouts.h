@@ -34,7 +34,8 @@ class LayoutGen {
       std::vector<IntTuple> sub(items.begin() + a, items.begin() + b + 1);
       IntTuple inner = nest(sub, max_depth - 1);
       items.erase(items.begin() + a, items.begin() + b + 1);
-      items.insert(items.begin() + a, inner.is_leaf() ? IntTuple(std::vector<IntTuple>{inner}) : inner);
+      items.insert(items.begin() + a,
+                   inner.is_leaf() ? IntTuple(std::vector<IntTuple>{inner}) : inner);
     }
     return IntTuple(std::move(items));
   }

@@ -134,7 +134,8 @@ TEST(TVLayout, LdmatrixX4) {
 // row = 16w + l/4 + 8*((i>>1)&1), col = 8*(i/4) + 2*(l%4) + (i&1).
 TEST(TVLayout, WgmmaAccumulator) {
   for (int64 n : {8, 16, 64, 128, 256}) {
-    Layout l = parse_layout("((4,8,4),(2,2," + std::to_string(n / 8) + ")):((128,1,16),(64,8,512))");
+    Layout l =
+        parse_layout("((4,8,4),(2,2," + std::to_string(n / 8) + ")):((128,1,16),(64,8,512))");
     TVLayout acc(l, IntTuple::tuple({64, n}));
     for (int64 t = 0; t < 128; ++t)
       for (int64 i = 0; i < n / 2; ++i) {
