@@ -1,0 +1,138 @@
+// `tessel bench SUITE`: runs tessel kernels against their library baselines in one process and
+// prints a table (and JSON records for bench/results/).
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "bench/harness/cublas_baseline.h"
+#include "bench/harness/gemm_bench.h"
+#include "bench/harness/report.h"
+#include "bench/reference/reference_gemm.h"
+#include "runtime/driver.h"
+#include "support/diagnostics.h"
+#include "tessel/command.h"
+
+namespace tessel::tool {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: tessel bench gemm-reference [--shapes MxNxK,...] [--dtype f16|bf16|all]\n"
+    "                                   [--json FILE] [--iterations N] [--warmup N]\n"
+    "\n"
+    "Runs the hand-written reference GEMM (bench/reference) and cuBLAS on the same random inputs\n"
+    "in one process. Each row: the shape, tessel's median time and TFLOP/s, cuBLAS's, their ratio\n"
+    "(cuBLAS time / tessel time: above 1 is faster than cuBLAS) and the relative error against a\n"
+    "float64 reference. --json appends one record per row (name, dtype, shape, ms, tflops,\n"
+    "baseline, baseline_ms, ratio, rel_err, with date, device, commit and command).\n"
+    "Default shapes: 8192x8192x8192,8192x8192x4096,4096x4096x4096,1000x1000x1000,8191x4097x520.\n"
+    "Exit status 1 when any row fails its correctness check.\n";
+
+struct BenchArgs {
+  std::string suite;
+  std::string shapes = "8192x8192x8192,8192x8192x4096,4096x4096x4096,1000x1000x1000,8191x4097x520";
+  std::string dtype = "all";
+  std::string json;
+  int iterations = 30;
+  int warmup = 10;
+};
+
+int parse_count(const std::string& flag, const std::string& text) {
+  try {
+    std::size_t used = 0;
+    int value = std::stoi(text, &used);
+    if (used == text.size() && value > 0) return value;
+  } catch (const std::exception&) {
+  }
+  user_error(SourceLocation::unknown(), flag, " expects a positive integer, got '", text, "'");
+}
+
+BenchArgs parse_args(const std::vector<std::string>& args) {
+  BenchArgs parsed;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), arg, " needs a value");
+      return args[++i];
+    };
+    if (arg == "--shapes") {
+      parsed.shapes = value();
+    } else if (arg == "--dtype") {
+      parsed.dtype = value();
+    } else if (arg == "--json") {
+      parsed.json = value();
+    } else if (arg == "--iterations") {
+      parsed.iterations = parse_count(arg, value());
+    } else if (arg == "--warmup") {
+      parsed.warmup = parse_count(arg, value());
+    } else if (!arg.empty() && arg[0] == '-') {
+      user_error(SourceLocation::unknown(), "unknown option '", arg, "'\n", kUsage);
+    } else if (parsed.suite.empty()) {
+      parsed.suite = arg;
+    } else {
+      user_error(SourceLocation::unknown(), "unexpected argument '", arg, "'");
+    }
+  }
+  if (parsed.suite.empty()) user_error(SourceLocation::unknown(), "which suite?\n", kUsage);
+  if (parsed.suite != "gemm-reference") {
+    user_error(SourceLocation::unknown(), "unknown suite '", parsed.suite,
+               "' (known: gemm-reference)");
+  }
+  if (parsed.dtype != "f16" && parsed.dtype != "bf16" && parsed.dtype != "all") {
+    user_error(SourceLocation::unknown(), "--dtype must be f16, bf16 or all, not '", parsed.dtype,
+               "'");
+  }
+  return parsed;
+}
+
+int run_bench(const std::vector<std::string>& args) {
+  BenchArgs parsed = parse_args(args);
+  std::vector<bench::GemmShape> shapes = bench::parse_gemm_shapes(parsed.shapes);
+  std::string reason;
+  if (!runtime::gpu_available(&reason)) {
+    user_error(SourceLocation::unknown(), "tessel bench needs a GPU: ", reason);
+  }
+  std::ostringstream command;
+  command << "tessel bench";
+  for (const std::string& arg : args) command << " " << arg;
+  bench::Provenance provenance = bench::collect_provenance(command.str());
+  std::cout << "device: " << provenance.device << "   commit: " << provenance.commit << "\n";
+
+  std::vector<bench::GemmElement> elements;
+  if (parsed.dtype != "bf16") elements.push_back(bench::GemmElement::f16);
+  if (parsed.dtype != "f16") elements.push_back(bench::GemmElement::bf16);
+  bench::CublasBaseline cublas;
+  std::vector<bench::BenchRecord> records;
+  for (bench::GemmElement element : elements) {
+    reference::ReferenceGemm gemm(element == bench::GemmElement::f16 ? reference::GemmType::f16
+                                                                     : reference::GemmType::bf16);
+    const runtime::CompileResult& compiled = gemm.compile_result();
+    std::cout << "compiled gemm-reference " << bench::to_string(element) << " in "
+              << compiled.milliseconds << " ms (" << (compiled.cache_hit ? "cache hit" : "NVRTC")
+              << ")\n";
+    bench::GemmBenchOptions options;
+    options.name = "gemm-reference";
+    options.element = element;
+    options.iterations = parsed.iterations;
+    options.warmup = parsed.warmup;
+    for (const bench::GemmShape& shape : shapes) {
+      records.push_back(bench::bench_gemm(
+          options, shape,
+          [&](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int m, int n, int k, CUstream stream) {
+            gemm.run(a, b, c, m, n, k, stream);
+          },
+          cublas));
+    }
+  }
+  bench::print_table(records);
+  if (!parsed.json.empty()) bench::write_json(parsed.json, records, provenance);
+  for (const bench::BenchRecord& record : records) {
+    if (!record.passed) return 1;
+  }
+  return 0;
+}
+
+const bool registered = register_command(
+    {"bench", "benchmark tessel kernels against cuBLAS and other libraries", kUsage, &run_bench});
+
+}  // namespace
+}  // namespace tessel::tool
