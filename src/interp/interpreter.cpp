@@ -290,14 +290,14 @@ class Machine {
   [[noreturn]] void out_of_bounds(const Operation& op, const View& v, const std::vector<int64_t>& c,
                                   const char* access) {
     user_error(op.loc(), op.name(), ": ", access, " index ", index_str(root_index(v, c)),
-               " is out of bounds of ", v.root_name, ", whose shape is ", index_str(v.root_shape),
-               " (use a masked tile for a partial tile)");
+               " out of bounds of ", v.root_name, ", whose shape is ", index_str(v.root_shape),
+               " (a partial tile needs a masked tile)");
   }
 
   Num read(const Operation& op, const View& v, const std::vector<int64_t>& c) {
     if (!inside(v, c)) {
       if (v.masked) return v.pad;
-      out_of_bounds(op, v, c, "reads");
+      out_of_bounds(op, v, c, "reading");
     }
     int64_t a = address(op, v, c);
     const Storage& s = *v.storage;
@@ -320,7 +320,7 @@ class Machine {
   void write(const Operation& op, View& v, const std::vector<int64_t>& c, Num n) {
     if (!inside(v, c)) {
       if (v.masked) return;
-      out_of_bounds(op, v, c, "writes");
+      out_of_bounds(op, v, c, "writing");
     }
     int64_t a = address(op, v, c);
     Storage& s = *v.storage;

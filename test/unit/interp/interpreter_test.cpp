@@ -1,0 +1,198 @@
+// The interpreter's semantics and its errors: bounds, partial tiles, uninitialized reads, facts,
+// arguments, integer and float arithmetic, casts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "interp/interpreter.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+
+namespace tessel::interp {
+namespace {
+
+std::unique_ptr<ir::Module> parse(const std::string& text) {
+  auto m = ir::parse_module(text, "i.tir");
+  ir::verify(*m);
+  return m;
+}
+
+void expect_error(const ir::Module& m, const std::vector<Argument>& args, const RunOptions& options,
+                  const std::string& message, int line) {
+  try {
+    interpret(*m.kernels[0], args, options);
+    ADD_FAILURE() << "expected: " << message;
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    if (line) {
+      EXPECT_EQ(e.location().line, line) << e.what();
+    }
+  }
+}
+
+const char* kCopy =
+    "kernel @copy[N](%X: global<f32>[N], %Y: global<f32>[N]) {\n"      // 1
+    "  %N = size {name = N} : index\n"                                   // 2
+    "  %c4 = const {value = 4} : index\n"                                // 3
+    "  %g = cdiv %N, %c4 : index\n"                                      // 4
+    "  %b = block_grid %g : index\n"                                     // 5
+    "  %x = tile %X, %b {masked, pad = -7.0, shape = [4]} : global<f32>[4]\n"  // 6
+    "  %y = tile %Y, %b {shape = [4]} : global<f32>[4]\n"                // 7
+    "  %r = copy %x : register<f32>[4]\n"                                // 8
+    "  copy %r, %y\n"                                                    // 9
+    "}\n";
+
+TEST(Interpreter, MaskedTilesPadReadsAndUnmaskedTilesAreBoundsChecked) {
+  auto m = parse(kCopy);
+  HostTensor X(ScalarKind::f32, {6}), Y(ScalarKind::f32, {8});
+  for (int i = 0; i < 6; ++i) X.set_float(i, i + 0.5);
+  // Y is longer than X: the masked read pads with -7, the unmasked write fits.
+  RunOptions options{{{"N", 6}}, {}};
+  HostTensor Y6(ScalarKind::f32, {6});
+  expect_error(*m, {&X, &Y6}, options,
+               "copy: writing index [6] out of bounds of %Y, whose shape is [6] (a partial tile needs a "
+               "masked tile)",
+               9);
+  // Rows 0..3 were written before the error, in order: the interpreter is sequential.
+  EXPECT_EQ(Y6.get_float(3), 3.5);
+}
+
+TEST(Interpreter, MaskedWritesAreDropped) {
+  auto m = parse(
+      "kernel @k[N](%Y: global<i8>[N]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %c1 = const {value = 1} : index\n"
+      "  %y = tile %Y, %c1 {masked, shape = [4]} : global<i8>[4]\n"
+      "  %n = tile_extent %y {dim = 0} : index\n"
+      "  %f = iota {dim = 0} : register<i8>[4]\n"
+      "  %nn = cast %n : i8\n"
+      "  %g = add %f, %nn : register<i8>[4]\n"
+      "  copy %g, %y\n"
+      "}\n");
+  HostTensor Y(ScalarKind::i8, {6});
+  for (int i = 0; i < 6; ++i) Y.set_int(i, -1);
+  interpret(*m->kernels[0], {&Y}, {{{"N", 6}}, {}});
+  // The tile covers [4,8); only 4 and 5 exist, so tile_extent is 2 and writes past 5 vanish.
+  std::vector<int64_t> want = {-1, -1, -1, -1, 2, 3};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(Y.get_int(i), want[i]) << i;
+}
+
+TEST(Interpreter, ReadingAnUnwrittenElementIsAnError) {
+  auto m = parse(
+      "kernel @k(%X: global<f32>[8]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %s = alloc : shared<f32>[8]\n"
+      "  %half = tile %s, %c0 {shape = [4]} : shared<f32>[4]\n"
+      "  %x = tile %X, %c0 {shape = [4]} : global<f32>[4]\n"
+      "  copy %x, %half\n"
+      "  %r = copy %s : register<f32>[8]\n"
+      "}\n");
+  HostTensor X(ScalarKind::f32, {8});
+  expect_error(*m, {&X}, {}, "copy: reads element [4] of %s before anything wrote it", 7);
+}
+
+TEST(Interpreter, SizesFactsAndArguments) {
+  auto m = parse(
+      "kernel @k[N](%X: global<f16>[N], %s: f32) facts(N % 4 == 0) {\n"
+      "}\n");
+  HostTensor X(ScalarKind::f16, {6}), X8(ScalarKind::f16, {8}), Xf(ScalarKind::f32, {8});
+  expect_error(*m, {&X, 1.0}, {{{"N", 6}}, {}}, "kernel @k: size N = 6 violates the fact N % 4 == 0", 1);
+  expect_error(*m, {&X8, 1.0}, {}, "kernel @k: no value given for size N", 1);
+  expect_error(*m, {&X8, 1.0}, {{{"N", 0}}, {}}, "kernel @k: size N = 0 must be positive", 1);
+  expect_error(*m, {&X8}, {{{"N", 8}}, {}}, "kernel @k takes 2 argument(s), not 1", 1);
+  expect_error(*m, {&Xf, 1.0}, {{{"N", 8}}, {}},
+               "argument %X is f32[8] but the kernel expects f16[8]", 1);
+  expect_error(*m, {1.0, 1.0}, {{{"N", 8}}, {}}, "argument 0 (%X) must be a tensor", 1);
+  expect_error(*m, {&X8, &X8}, {{{"N", 8}}, {}}, "argument 1 (%s) must be a scalar", 1);
+  EXPECT_NO_THROW(interpret(*m->kernels[0], {&X8, 1.0}, {{{"N", 8}}, {}}));
+}
+
+TEST(Interpreter, ArithmeticFollowsTheElementType) {
+  auto m = parse(
+      "kernel @k(%Y: global<f16>[4], %Z: global<i8>[4], %F: global<f8e4m3>[4]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %a = fill {value = 1.0} : register<f16>[4]\n"
+      "  %e = const {value = 0.0004883} : f16\n"
+      "  %s = add %a, %e : register<f16>[4]\n"        // 1 + 2^-11 ties to even: 1.0 in f16
+      "  %y = tile %Y, %c0 {shape = [4]} : global<f16>[4]\n"
+      "  copy %s, %y\n"
+      "  %i = fill {value = 100} : register<i8>[4]\n"
+      "  %w = add %i, %i : register<i8>[4]\n"         // wraps: -56
+      "  %z = tile %Z, %c0 {shape = [4]} : global<i8>[4]\n"
+      "  copy %w, %z\n"
+      "  %big = fill {value = 1000.0} : register<f32>[4]\n"
+      "  %sat = cast %big : register<f8e4m3>[4]\n"     // saturates to 448
+      "  %f = tile %F, %c0 {shape = [4]} : global<f8e4m3>[4]\n"
+      "  copy %sat, %f\n"
+      "}\n");
+  HostTensor Y(ScalarKind::f16, {4}), Z(ScalarKind::i8, {4}), F(ScalarKind::f8e4m3, {4});
+  interpret(*m->kernels[0], {&Y, &Z, &F}, {});
+  EXPECT_EQ(Y.get_float(0), 1.0);
+  EXPECT_EQ(Z.get_int(0), -56);
+  EXPECT_EQ(F.get_float(0), 448.0);
+}
+
+TEST(Interpreter, IntegerDivisionByZeroAndBadLoopSteps) {
+  auto m = parse(
+      "kernel @k(%X: global<i32>[4]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %x = tile %X, %c0 {shape = [4]} : global<i32>[4]\n"
+      "  %r = copy %x : register<i32>[4]\n"
+      "  %q = div %r, %r : register<i32>[4]\n"
+      "}\n");
+  HostTensor X(ScalarKind::i32, {4});
+  expect_error(*m, {&X}, {}, "div: integer division by zero", 5);
+  auto loop = parse(
+      "kernel @k() {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  for %k = %c0 to %c0 step %c0 {\n"
+      "    yield\n"
+      "  }\n"
+      "}\n");
+  expect_error(*loop, {}, {}, "for: the step must be positive, not 0", 3);
+}
+
+TEST(Interpreter, ReduceFoldsInRowMajorOrderAndMmaAccumulatesInF32) {
+  auto m = parse(
+      "kernel @k(%A: global<f16>[2,3], %B: global<f16>[3,2], %S: global<f32>[2], %C: global<f32>[2,2]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %a = copy %A : shared<f16>[2,3]\n"
+      "  %b = copy %B : register<f16>[3,2]\n"
+      "  %z = fill {value = 0.5} : register<f32>[2,2]\n"
+      "  %c = mma %a, %b, %z : register<f32>[2,2]\n"
+      "  copy %c, %C\n"
+      "  %ra = copy %A : register<f16>[2,3]\n"
+      "  %fa = cast %ra : register<f32>[2,3]\n"
+      "  %s = reduce %fa {dims = [1], kind = sum} : register<f32>[2]\n"
+      "  copy %s, %S\n"
+      "}\n");
+  HostTensor A(ScalarKind::f16, {2, 3}), B(ScalarKind::f16, {3, 2}), S(ScalarKind::f32, {2}),
+      C(ScalarKind::f32, {2, 2});
+  const double av[] = {1e4, 1.0, -1e4, 2, 3, 4}, bv[] = {1, 2, 3, 4, 5, 6};
+  for (int i = 0; i < 6; ++i) {
+    A.set_float(i, av[i]);
+    B.set_float(i, bv[i]);
+  }
+  interpret(*m->kernels[0], {&A, &B, &S, &C}, {});
+  float r0 = 0.5f;
+  for (int k = 0; k < 3; ++k) r0 = r0 + static_cast<float>(A.get_float(k)) * static_cast<float>(B.get_float(2 * k));
+  EXPECT_EQ(C.get_float(0), r0);
+  EXPECT_EQ(S.get_float(0), (static_cast<float>(A.get_float(0)) + 1.0f) + static_cast<float>(A.get_float(2)));
+  EXPECT_EQ(S.get_float(1), 9.0);
+}
+
+TEST(Interpreter, GridExtents) {
+  auto m = parse(
+      "kernel @k[M, N]() {\n"
+      "  %M = size {name = M} : index\n"
+      "  %N = size {name = N} : index\n"
+      "  %c8 = const {value = 8} : index\n"
+      "  %gm = cdiv %M, %c8 : index\n"
+      "  %gn = cdiv %N, %c8 : index\n"
+      "  %i, %j = block_grid %gm, %gn : index, index\n"
+      "}\n");
+  EXPECT_EQ(grid_extents(*m->kernels[0], {{"M", 17}, {"N", 8}}), (std::vector<int64_t>{3, 1}));
+}
+
+}  // namespace
+}  // namespace tessel::interp
