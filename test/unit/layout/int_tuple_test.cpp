@@ -45,7 +45,9 @@ TEST(IntTuple, ColexRoundTrip) {
     // Leftmost mode fastest.
     if (s.is_tuple() && n > 1) {
       std::vector<Extent> ls = leaves(s);
-      if (ls[0].constant() > 1) ASSERT_EQ(leaves(idx2crd(1, s))[0], Extent(1));
+      if (ls[0].constant() > 1) {
+        ASSERT_EQ(leaves(idx2crd(1, s))[0], Extent(1));
+      }
     }
   }
 }

@@ -150,7 +150,9 @@ TEST(LayoutContract, RightInverse) {
     SCOPED_TRACE("right_inverse(" + l.str() + ") = " + r.str());
     for (int64 i = 0; i < r.size(); ++i) ASSERT_EQ(l(r(i)), i) << "at " << i;
     // Maximal for bijections: a permutation of [0, size) inverts fully.
-    if (injective_bf(l) && l.cosize() == l.size()) ASSERT_EQ(r.size(), l.size());
+    if (injective_bf(l) && l.cosize() == l.size()) {
+      ASSERT_EQ(r.size(), l.size());
+    }
   }
 }
 
