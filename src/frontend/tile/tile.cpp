@@ -118,7 +118,9 @@ Index TileBuilder::index(int64_t value, Loc loc) {
 }
 
 Index TileBuilder::index_op(OpKind kind, const Index& a, const Index& b, SourceLocation loc) {
-  return Index(this, create(kind, {a.value(), b.value()}, {kIndex}, std::move(loc))->result());
+  ir::Operation* op = create(kind, {a.value(), b.value()}, {kIndex}, std::move(loc));
+  op->result()->set_name(std::string(ir::op_name(kind)));
+  return Index(this, op->result());
 }
 
 Tensor TileBuilder::splat(double value, ScalarKind element, SourceLocation loc) {

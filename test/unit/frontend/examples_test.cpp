@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "interp/interpreter.h"
 #include "ir/parser.h"
@@ -398,6 +400,28 @@ void check_attention(bool causal) {
 
 TEST(Examples, FlashAttention) { check_attention(false); }
 TEST(Examples, FlashAttentionCausal) { check_attention(true); }
+
+}  // namespace
+}  // namespace tessel::examples
+
+namespace tessel::examples {
+namespace {
+
+std::string text_file(const std::string& name) {
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/tile/" + name + ".tir");
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string text = s.str();
+  // Drop the leading comment lines.
+  while (text.rfind("//", 0) == 0) text = text.substr(text.find('\n') + 1);
+  return text;
+}
+
+TEST(Examples, TextualCopiesMatchTheCppKernels) {
+  EXPECT_EQ(text_file("gemm"), gemm(ScalarKind::f16, ScalarKind::f16, {32, 32, 16}).text());
+  EXPECT_EQ(text_file("softmax"), softmax(ScalarKind::f16, 8, 32).text());
+  EXPECT_EQ(text_file("rmsnorm"), rmsnorm(ScalarKind::f16, 4, 64).text());
+}
 
 }  // namespace
 }  // namespace tessel::examples
