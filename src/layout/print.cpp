@@ -52,7 +52,16 @@ LayoutPicture picture(const Layout& layout) {
 }
 
 LayoutPicture picture(const ComposedLayout& layout) {
-  return grid(layout.str(), layout.layout(), [&](int64 i) { return layout(i); });
+  LayoutPicture p = grid(layout.str(), layout.layout(), [&](int64 i) { return layout(i); });
+  const Swizzle& sw = layout.swizzle();
+  if (sw.bits > 0) {
+    p.thread_colors = true;
+    for (int64 i = 0; i < static_cast<int64>(p.labels.size()); ++i) {
+      p.color_keys[i] = (std::stoll(p.labels[i]) >> sw.base) & ((int64(1) << sw.bits) - 1);
+    }
+    p.color_range = int64(1) << sw.bits;
+  }
+  return p;
 }
 
 LayoutPicture picture(const TVLayout& tv) {

@@ -4,6 +4,8 @@
 // of the remaining modes (a rank-1 layout is one row), and each cell shows the offset. A TV layout
 // is drawn over its tile: each cell shows which thread holds the element and in which value slot
 // ("T5V2"; a '+' marks an element several threads hold, '.' one nobody holds), colored by thread.
+// A swizzled layout is colored by the swizzled chunk (bits [M, M+B) of the offset), so the XOR
+// pattern shows as diagonal stripes.
 #pragma once
 
 #include <string>
