@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "ir/int_arith.h"
+#include "layout/parse.h"
 
 namespace tessel::interp {
 namespace {
@@ -78,6 +79,11 @@ struct View {
   std::string root_name;
   std::vector<int64_t> root_shape, origin;
   std::vector<int> dim_map;  // view dim -> root dim
+  // A view made by global_view addresses its elements through a layout instead of strides:
+  // address = offset + map(map coordinate), where view dim d moves map mode map_dim[d].
+  std::shared_ptr<const layout::Layout> map;
+  std::vector<int64_t> map_origin;
+  std::vector<int> map_dim;
 };
 
 struct RtValue {
@@ -281,6 +287,17 @@ class Machine {
 
   int64_t address(const Operation& op, const View& v, const std::vector<int64_t>& c) {
     int64_t a = v.offset;
+    if (v.map) {
+      std::vector<int64_t> m = v.map_origin;
+      for (size_t d = 0; d < c.size(); ++d) m[v.map_dim[d]] += c[d];
+      std::vector<layout::IntTuple> modes(m.begin(), m.end());
+      a += modes.size() == 1 ? (*v.map)(layout::IntTuple(m[0])) : (*v.map)(layout::IntTuple(modes));
+      if (a < 0 || a >= v.storage->size()) {
+        user_error(op.loc(), op.name(), ": element ", index_str(m), " of a global_view of ", v.root_name,
+                   " maps to offset ", a, ", outside its ", v.storage->size(), " elements");
+      }
+      return a;
+    }
     for (size_t d = 0; d < c.size(); ++d) a += c[d] * v.strides[d];
     TESSEL_ASSERT(a >= 0 && a < v.storage->size(), op.name(), ": address ", a,
                   " outside storage of ", v.storage->size(), " elements");
@@ -506,7 +523,7 @@ class Machine {
       case OpKind::call_external:
         return call_external(op);
       case OpKind::global_view:
-        user_error(op.loc(), "global_view: the interpreter cannot run layout views yet");
+        return global_view(op);
       default:
         TESSEL_ASSERT(false, "no interpreter rule for ", op.name());
     }
@@ -524,7 +541,11 @@ class Machine {
         user_error(op.loc(), "tile: tile coordinate ", coord, " in dimension ", d, " is negative");
       }
       start[d] = coord * shape[d];
-      t.offset += start[d] * src.strides[d];
+      if (src.map) {
+        t.map_origin[src.map_dim[d]] += start[d];
+      } else {
+        t.offset += start[d] * src.strides[d];
+      }
       t.valid[d] = std::clamp<int64_t>(src.valid[d] - start[d], 0, shape[d]);
       t.shape[d] = shape[d];
     }
@@ -541,6 +562,7 @@ class Machine {
     out.strides.clear();
     out.valid.clear();
     out.dim_map.clear();
+    out.map_dim.clear();
     bool all_outside = false;
     for (size_t d = 0; d < shape.size(); ++d) {
       if (std::find(squeeze.begin(), squeeze.end(), static_cast<int64_t>(d)) != squeeze.end()) {
@@ -551,9 +573,35 @@ class Machine {
       out.strides.push_back(t.strides[d]);
       out.valid.push_back(t.valid[d]);
       out.dim_map.push_back(t.dim_map[d]);
+      if (t.map) out.map_dim.push_back(t.map_dim[d]);
     }
     if (all_outside) std::fill(out.valid.begin(), out.valid.end(), 0);
     set_tensor(op.result(), out);
+  }
+
+  void global_view(const Operation& op) {
+    const View& src = get(op.operand(0)).tensor;
+    const Type& t = op.result()->type();
+    if (src.map) user_error(op.loc(), "global_view: the interpreter views a plain tensor, not another view");
+    View v = src;
+    v.map = std::make_shared<const layout::Layout>(layout::parse_layout(t.layout()).bind(options_.sizes));
+    v.shape = concrete_shape(t, options_.sizes);
+    if (v.map->rank() != static_cast<int>(v.shape.size()) && v.shape.size() != 1) {
+      user_error(op.loc(), "global_view: the interpreter needs a layout of the view's rank");
+    }
+    v.valid = v.shape;
+    v.strides.assign(v.shape.size(), 0);
+    v.map_origin.assign(v.shape.size(), 0);
+    v.map_dim.clear();
+    v.dim_map.clear();
+    for (size_t d = 0; d < v.shape.size(); ++d) {
+      v.map_dim.push_back(static_cast<int>(d));
+      v.dim_map.push_back(static_cast<int>(d));
+    }
+    v.root_name = value_str(op.result());
+    v.root_shape = v.shape;
+    v.origin.assign(v.shape.size(), 0);
+    set_tensor(op.result(), v);
   }
 
   void transpose(const Operation& op) {
@@ -567,6 +615,7 @@ class Machine {
       t.strides[d] = v.strides[perm[d]];
       t.valid[d] = v.valid[perm[d]];
       t.dim_map[d] = v.dim_map[perm[d]];
+      if (v.map) t.map_dim[d] = v.map_dim[perm[d]];
     }
     set_tensor(op.result(), t);
   }

@@ -45,6 +45,21 @@ std::string check_tensor_layout(const Type& type) {
              " elements but the shape " + to_string(type.shape()) + " has " +
              std::to_string(elements);
     }
+    // A layout of the tensor's rank maps its coordinates mode by mode: each mode covers one extent.
+    if (l.rank() == type.rank() && type.rank() > 1) {
+      std::vector<int64_t> extents = type.static_shape();
+      for (int d = 0; d < type.rank(); ++d) {
+        layout::Extent size = l.mode(d).size_extent();
+        if (size.is_constant() && size.constant() != extents[d]) {
+          return "mode " + std::to_string(d) + " of the layout " + type.layout() + " has " +
+                 std::to_string(size.constant()) + " elements but extent " + std::to_string(d) +
+                 " of the shape is " + std::to_string(extents[d]);
+        }
+      }
+    } else if (type.rank() > 1 && l.rank() != 1) {
+      return "the layout " + type.layout() + " has rank " + std::to_string(l.rank()) +
+             " but the shape " + to_string(type.shape()) + " has rank " + std::to_string(type.rank());
+    }
   } catch (const UserError& error) {
     return "the layout " + type.layout() + " does not fit " + type.str() + ": " + error.message();
   }

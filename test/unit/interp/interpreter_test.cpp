@@ -181,6 +181,41 @@ TEST(Interpreter, ReduceFoldsInRowMajorOrderAndMmaAccumulatesInF32) {
   EXPECT_EQ(S.get_float(1), 9.0);
 }
 
+TEST(Interpreter, LayoutViewsGiveNonContiguousTiles) {
+  auto m = parse(
+      "kernel @k(%X: global<f32>[8,4], %Y: global<f32>[2,8], %V: global<f32>[16], %W: global<f32>[4]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %c1 = const {value = 1} : index\n"
+      "  %xt = global_view %X : global<f32, (4,8):(1,4)>[4,8]\n"   // the transpose of X
+      "  %t = tile %xt, %c1, %c0 {shape = [2,8]} : global<f32>[2,8]\n"  // columns 2 and 3 of X
+      "  %r = copy %t : register<f32>[2,8]\n"
+      "  copy %r, %Y\n"
+      "  %even = global_view %V : global<f32, 8:2>[8]\n"          // V[0], V[2], ...
+      "  %e = tile %even, %c1 {shape = [4]} : global<f32>[4]\n"     // V[8], V[10], V[12], V[14]
+      "  %s = copy %e : shared<f32>[4]\n"
+      "  copy %s, %W\n"
+      "}\n");
+  HostTensor X(ScalarKind::f32, {8, 4}), Y(ScalarKind::f32, {2, 8}), V(ScalarKind::f32, {16}),
+      W(ScalarKind::f32, {4});
+  for (int i = 0; i < 32; ++i) X.set_float(i, i);
+  for (int i = 0; i < 16; ++i) V.set_float(i, 100 + i);
+  interpret(*m->kernels[0], {&X, &Y, &V, &W}, {});
+  for (int a = 0; a < 2; ++a) {
+    for (int b = 0; b < 8; ++b) EXPECT_EQ(Y.get_float(a * 8 + b), X.get_float(b * 4 + 2 + a)) << a << "," << b;
+  }
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(W.get_float(i), 108 + 2 * i);
+}
+
+TEST(Interpreter, ALayoutViewThatLeavesItsTensorIsAnError) {
+  auto m = parse(
+      "kernel @k(%V: global<f32>[16]) {\n"
+      "  %wide = global_view %V : global<f32, 8:3>[8]\n"
+      "  %r = copy %wide : register<f32>[8]\n"
+      "}\n");
+  HostTensor V(ScalarKind::f32, {16});
+  expect_error(*m, {&V}, {}, "copy: element [6] of a global_view of %wide maps to offset 18, outside its 16 elements", 3);
+}
+
 TEST(Interpreter, GridExtents) {
   auto m = parse(
       "kernel @k[M, N]() {\n"

@@ -225,6 +225,8 @@ TEST(Verifier, Layouts) {
                "alloc: the layout (64,16):(16,1) has 1024 elements but the shape [64,32] has 2048", 8);
   expect_error(kernel("  %s = alloc : register<f32, (32,4):(1,32)>[8,8]\n"),
                "alloc: the layout (32,4):(1,32) does not fit register<f32, (32,4):(1,32)>[8,8]", 8);
+  expect_error(kernel("  %s = alloc : shared<f16, (32,64):(64,1)>[64,32]\n"),
+               "alloc: mode 0 of the layout (32,64):(64,1) has 32 elements but extent 0 of the shape is 64", 8);
   expect_error(kernel("  %v = global_view %A : global<f16>[8,4]\n"),
                "global_view: the result type carries the view's layout", 8);
 }
