@@ -126,13 +126,18 @@ CUtensorMap make_tma_descriptor(const TmaSpec& spec) {
   std::size_t rank = spec.shape.size();
   std::vector<cuuint64_t> dims(spec.shape.begin(), spec.shape.end());
   std::vector<cuuint64_t> strides(spec.strides_bytes.begin(), spec.strides_bytes.end());
+  // Rank 1 has no strides, but the driver rejects a null globalStrides (CUDA_ERROR_INVALID_VALUE
+  // seen on H100, driver 580): pass one it will not use, the padded row size.
+  if (strides.empty()) {
+    strides.push_back((spec.shape[0] * element_bytes(spec.element) + 15) / 16 * 16);
+  }
   std::vector<cuuint32_t> box(spec.box.begin(), spec.box.end());
   std::vector<cuuint32_t> element_strides(rank, 1);
   CUtensorMap map;
   check(driver().cuTensorMapEncodeTiled(
             &map, data_type(spec.element), static_cast<cuuint32_t>(rank),
             reinterpret_cast<void*>(spec.address), dims.data(),
-            strides.empty() ? nullptr : strides.data(), box.data(), element_strides.data(),
+            strides.data(), box.data(), element_strides.data(),
             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(spec.swizzle), spec.l2_promotion,
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "cuTensorMapEncodeTiled");
