@@ -16,7 +16,8 @@ TileKernel flash_attention(bool causal, int64_t bm, int64_t bn, int64_t d) {
     rows.squeeze = {0};
     auto q = b.copy(Q.tile({1, bm, d}, {h, i, 0}, rows), Shared);
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-    // Key tiles to visit: all of them, or (causal) those that start at or before this tile's last row.
+    // Key tiles to visit: all of them, or (causal) those that start at or before this tile's last
+    // row.
     Index tiles = cdiv(S, bn);
     if (causal) tiles = min(tiles, cdiv((i + 1) * bm, bn));
     auto row = b.iota(ScalarKind::index, {bm, bn}, 0) + b.as_tensor(i * bm);

@@ -8,7 +8,8 @@ namespace tessel::examples {
 TileKernel gemm(ScalarKind in, ScalarKind out, GemmTiles t) {
   return tile_kernel("gemm", [&](TileBuilder& b) {
     auto M = b.size("M"), N = b.size("N"), K = b.size("K");
-    auto A = b.global("A", in, {M, K}), B = b.global("B", in, {N, K}), C = b.global("C", out, {M, N});
+    auto A = b.global("A", in, {M, K}), B = b.global("B", in, {N, K}),
+         C = b.global("C", out, {M, N});
     auto [i, j] = b.block_grid(cdiv(M, t.bm), cdiv(N, t.bn));
     auto acc = b.fill(f32, {t.bm, t.bn}, 0.0);
     acc = b.loop(cdiv(K, t.bk), acc, [&](Index k, Tensor acc) {
@@ -40,7 +41,8 @@ TileKernel batched_gemm(ScalarKind in, GemmTiles t) {
 TileKernel dual_gemm(ScalarKind in, GemmTiles t) {
   return tile_kernel("dual_gemm", [&](TileBuilder& b) {
     auto M = b.size("M"), N = b.size("N"), K = b.size("K");
-    auto A = b.global("A", in, {M, K}), B1 = b.global("B1", in, {N, K}), B2 = b.global("B2", in, {N, K});
+    auto A = b.global("A", in, {M, K}), B1 = b.global("B1", in, {N, K}),
+         B2 = b.global("B2", in, {N, K});
     auto C = b.global("C", in, {M, N});
     auto [i, j] = b.block_grid(cdiv(M, t.bm), cdiv(N, t.bn));
     auto zero = b.fill(f32, {t.bm, t.bn}, 0.0);
@@ -60,13 +62,14 @@ TileKernel gemm_rowsum(ScalarKind in, GemmTiles t) {
     auto A = b.global("A", in, {M, K}), B = b.global("B", in, {N, K});
     auto C = b.global("C", in, {M, N}), R = b.global("R", f32, {M});
     auto [i, j] = b.block_grid(cdiv(M, t.bm), cdiv(N, t.bn));
-    auto out = b.loop(cdiv(K, t.bk), {b.fill(f32, {t.bm, t.bn}, 0.0), b.fill(f32, {t.bm}, 0.0)},
-                      [&](Index k, std::vector<Tensor> carried) {
-                        auto a = b.copy(A.tile({t.bm, t.bk}, {i, k}, masked()), Shared);
-                        auto w = b.copy(B.tile({t.bn, t.bk}, {j, k}, masked()), Shared);
-                        auto rows = b.reduce_sum(b.cast(b.copy(a, Register), f32), {1});
-                        return std::vector<Tensor>{b.mma(a, transpose(w), carried[0]), carried[1] + rows};
-                      });
+    auto out =
+        b.loop(cdiv(K, t.bk), {b.fill(f32, {t.bm, t.bn}, 0.0), b.fill(f32, {t.bm}, 0.0)},
+               [&](Index k, std::vector<Tensor> carried) {
+                 auto a = b.copy(A.tile({t.bm, t.bk}, {i, k}, masked()), Shared);
+                 auto w = b.copy(B.tile({t.bn, t.bk}, {j, k}, masked()), Shared);
+                 auto rows = b.reduce_sum(b.cast(b.copy(a, Register), f32), {1});
+                 return std::vector<Tensor>{b.mma(a, transpose(w), carried[0]), carried[1] + rows};
+               });
     b.copy(b.cast(out[0], in), C.tile({t.bm, t.bn}, {i, j}, masked()));
     auto first_column = compare(b.as_tensor(j), b.as_tensor(b.index(0)), "eq");
     b.if_then_else(

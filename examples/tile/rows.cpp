@@ -22,7 +22,9 @@ TileKernel softmax(ScalarKind in, int64_t bm, int64_t bn) {
     auto X = b.global("X", in, {M, N}), Y = b.global("Y", in, {M, N});
     auto [i] = b.block_grid(cdiv(M, bm));
     auto tiles = cdiv(N, bn);
-    auto load = [&](Index k, double pad) { return b.cast(b.copy(X.tile({bm, bn}, {i, k}, masked(pad))), f32); };
+    auto load = [&](Index k, double pad) {
+      return b.cast(b.copy(X.tile({bm, bn}, {i, k}, masked(pad))), f32);
+    };
     auto row_max = b.loop(tiles, b.fill(f32, {bm}, -INFINITY), [&](Index k, Tensor m) {
       return max(m, b.reduce_max(load(k, -INFINITY), {1}));
     });

@@ -6,8 +6,9 @@
 // gives this block's indices; `T.tile(shape, coords)` is a view of one tile of a tensor; `b.copy`,
 // `b.mma`, `b.cast`, elementwise functions (`exp(x)`, `a * b`, `max(a, b)`, ...), `b.reduce_*`,
 // `b.broadcast` and `b.loop` compute. Nothing names a thread, a barrier or an instruction: layouts,
-// instructions and memory placement of intermediate tiles are left for tessel to choose, and a writer
-// who wants control pins them (`x.pin_layout("...")`, `x.pin_atom("...")`, `b.copy(t, Shared)`).
+// instructions and memory placement of intermediate tiles are left for tessel to choose, and a
+// writer who wants control pins them (`x.pin_layout("...")`, `x.pin_atom("...")`, `b.copy(t,
+// Shared)`).
 //
 // Every call records its C++ call site (std::source_location); the IR verifier reports a mistake
 // there. Operators (`a + b`) cannot take a call site, so their ops have no location.
@@ -47,7 +48,9 @@ class TileBuilder;
 struct Divisibility {
   int64_t divisor = 1;
 };
-inline Divisibility divisible_by(int64_t n) { return {n}; }
+inline Divisibility divisible_by(int64_t n) {
+  return {n};
+}
 
 // An index-valued scalar (a size, a block index, a loop index, or arithmetic on them).
 class Index {
@@ -66,7 +69,8 @@ class Index {
 class Size : public Index {
  public:
   Size() = default;
-  Size(TileBuilder* b, ir::Value* v, std::string symbol) : Index(b, v), symbol_(std::move(symbol)) {}
+  Size(TileBuilder* b, ir::Value* v, std::string symbol)
+      : Index(b, v), symbol_(std::move(symbol)) {}
   const std::string& symbol() const { return symbol_; }
 
  private:
@@ -76,9 +80,9 @@ class Size : public Index {
 // One extent of a shape: a number or a size.
 struct Dim {
   ir::Extent extent;
-  Dim(int64_t n) : extent(n) {}                 // NOLINT: shapes read {128, 64}
-  Dim(int n) : extent(int64_t{n}) {}            // NOLINT
-  Dim(const Size& s) : extent(s.symbol()) {}    // NOLINT
+  Dim(int64_t n) : extent(n) {}               // NOLINT: shapes read {128, 64}
+  Dim(int n) : extent(int64_t{n}) {}          // NOLINT
+  Dim(const Size& s) : extent(s.symbol()) {}  // NOLINT
 };
 
 // A tile coordinate: an index or a number.
@@ -86,10 +90,10 @@ struct Coord {
   Index index;
   int64_t constant = 0;
   bool is_constant = false;
-  Coord(const Index& i) : index(i) {}                               // NOLINT
-  Coord(const Size& s) : index(s) {}                                // NOLINT
-  Coord(int64_t n) : constant(n), is_constant(true) {}              // NOLINT
-  Coord(int n) : constant(n), is_constant(true) {}                  // NOLINT
+  Coord(const Index& i) : index(i) {}                   // NOLINT
+  Coord(const Size& s) : index(s) {}                    // NOLINT
+  Coord(int64_t n) : constant(n), is_constant(true) {}  // NOLINT
+  Coord(int n) : constant(n), is_constant(true) {}      // NOLINT
 };
 
 // Options of a tile view: a masked tile reads `pad` where it lies outside its tensor and drops
@@ -99,7 +103,9 @@ struct TileOptions {
   double pad = 0.0;
   std::vector<int64_t> squeeze;  // dimensions of extent 1 to drop from the tile's shape
 };
-inline TileOptions masked(double pad = 0.0) { return {true, pad, {}}; }
+inline TileOptions masked(double pad = 0.0) {
+  return {true, pad, {}};
+}
 
 // A tensor or a scalar value of the tile program.
 class Tensor {
@@ -169,7 +175,8 @@ class TileBuilder {
               MemorySpace space = Register, Loc loc = Loc::current());
   Tensor alloc(ScalarKind element, const std::vector<int64_t>& shape, MemorySpace space,
                Loc loc = Loc::current());
-  Tensor iota(ScalarKind element, const std::vector<int64_t>& shape, int dim, Loc loc = Loc::current());
+  Tensor iota(ScalarKind element, const std::vector<int64_t>& shape, int dim,
+              Loc loc = Loc::current());
   Tensor constant(double value, ScalarKind element, Loc loc = Loc::current());
   // A copy of `src` in a new tensor in `space` (registers unless pinned).
   Tensor copy(const Tensor& src, MemorySpace space = Register, Loc loc = Loc::current());
@@ -189,17 +196,19 @@ class TileBuilder {
 
   // ---- control ----
   // for k in [0, count): carried = body(k, carried). Returns the final carried values.
-  std::vector<Tensor> loop(const Index& count, const std::vector<Tensor>& init,
-                           const std::function<std::vector<Tensor>(Index, std::vector<Tensor>)>& body,
-                           Loc loc = Loc::current());
+  std::vector<Tensor> loop(
+      const Index& count, const std::vector<Tensor>& init,
+      const std::function<std::vector<Tensor>(Index, std::vector<Tensor>)>& body,
+      Loc loc = Loc::current());
   Tensor loop(const Index& count, const Tensor& init,
               const std::function<Tensor(Index, Tensor)>& body, Loc loc = Loc::current());
-  std::vector<Tensor> loop(const Index& lo, const Index& hi, const Index& step,
-                           const std::vector<Tensor>& init,
-                           const std::function<std::vector<Tensor>(Index, std::vector<Tensor>)>& body,
-                           Loc loc = Loc::current());
+  std::vector<Tensor> loop(
+      const Index& lo, const Index& hi, const Index& step, const std::vector<Tensor>& init,
+      const std::function<std::vector<Tensor>(Index, std::vector<Tensor>)>& body,
+      Loc loc = Loc::current());
   // if cond then then_body() else else_body(); both return values of the same types.
-  std::vector<Tensor> if_then_else(const Tensor& cond, const std::function<std::vector<Tensor>()>& then_body,
+  std::vector<Tensor> if_then_else(const Tensor& cond,
+                                   const std::function<std::vector<Tensor>()>& then_body,
                                    const std::function<std::vector<Tensor>()>& else_body,
                                    Loc loc = Loc::current());
   std::vector<Tensor> call_external(const std::string& callee, const std::vector<Tensor>& args,
@@ -209,7 +218,9 @@ class TileBuilder {
   Tensor elementwise(ir::OpKind kind, const std::vector<Tensor>& operands, SourceLocation loc,
                      const std::string& pred = {});
   Index index_op(ir::OpKind kind, const Index& a, const Index& b, SourceLocation loc);
-  Tensor as_tensor(const Index& i) const { return Tensor(const_cast<TileBuilder*>(this), i.value()); }
+  Tensor as_tensor(const Index& i) const {
+    return Tensor(const_cast<TileBuilder*>(this), i.value());
+  }
   // A scalar constant of the element type of `like`.
   Tensor splat(double value, ScalarKind element, SourceLocation loc);
   ir::Operation* create(ir::OpKind kind, const std::vector<ir::Value*>& operands,

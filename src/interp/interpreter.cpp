@@ -15,8 +15,8 @@ namespace {
 
 using ir::Block;
 using ir::MemorySpace;
-using ir::OpKind;
 using ir::Operation;
+using ir::OpKind;
 using ir::Type;
 using ir::Value;
 
@@ -56,7 +56,9 @@ std::string index_str(const std::vector<int64_t>& index) {
   return out + "]";
 }
 
-std::string value_str(const Value* v) { return "%" + v->name(); }
+std::string value_str(const Value* v) {
+  return "%" + v->name();
+}
 
 struct Storage {
   ScalarKind element = ScalarKind::f32;
@@ -159,27 +161,29 @@ class Machine {
     for (const std::string& s : kernel.signature().sizes) {
       auto it = options_.sizes.find(s);
       if (it == options_.sizes.end()) {
-        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": no value given for size ", s);
+        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": no value given for size ",
+                   s);
       }
       if (it->second <= 0) {
-        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", s, " = ", it->second,
-                   " must be positive");
+        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", s, " = ",
+                   it->second, " must be positive");
       }
     }
     for (const ir::Fact& fact : kernel.signature().facts) {
       int64_t v = options_.sizes.at(fact.symbol);
       if (v % fact.divisor != 0) {
-        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", fact.symbol, " = ", v,
-                   " violates the fact ", fact.symbol, " % ", fact.divisor, " == 0");
+        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", fact.symbol, " = ",
+                   v, " violates the fact ", fact.symbol, " % ", fact.divisor, " == 0");
       }
     }
   }
 
  private:
-  void bind_arguments(const Operation& kernel, const Block& body, const std::vector<Argument>& args) {
+  void bind_arguments(const Operation& kernel, const Block& body,
+                      const std::vector<Argument>& args) {
     if (args.size() != body.arguments().size()) {
-      user_error(kernel.loc(), "kernel @", kernel.signature().name, " takes ", body.arguments().size(),
-                 " argument(s), not ", args.size());
+      user_error(kernel.loc(), "kernel @", kernel.signature().name, " takes ",
+                 body.arguments().size(), " argument(s), not ", args.size());
     }
     for (size_t i = 0; i < args.size(); ++i) {
       const Value* param = body.argument(static_cast<int>(i));
@@ -192,9 +196,9 @@ class Machine {
         }
         std::vector<int64_t> shape = concrete_shape(t, options_.sizes);
         if ((*host)->shape() != shape || (*host)->element() != t.element()) {
-          user_error(kernel.loc(), "argument ", value_str(param), " is ", ir::to_string((*host)->element()),
-                     index_str((*host)->shape()), " but the kernel expects ", ir::to_string(t.element()),
-                     index_str(shape));
+          user_error(kernel.loc(), "argument ", value_str(param), " is ",
+                     ir::to_string((*host)->element()), index_str((*host)->shape()),
+                     " but the kernel expects ", ir::to_string(t.element()), index_str(shape));
         }
         value.is_tensor = true;
         View& v = value.tensor;
@@ -226,7 +230,8 @@ class Machine {
         std::vector<int64_t> grid;
         for (const Value* v : op->operands()) grid.push_back(grid_value(v));
         for (size_t d = 0; d < grid.size(); ++d) {
-          if (grid[d] < 0) user_error(op->loc(), "block_grid: extent ", d, " is negative (", grid[d], ")");
+          if (grid[d] < 0)
+            user_error(op->loc(), "block_grid: extent ", d, " is negative (", grid[d], ")");
         }
         return grid;
       }
@@ -293,8 +298,9 @@ class Machine {
       std::vector<layout::IntTuple> modes(m.begin(), m.end());
       a += modes.size() == 1 ? (*v.map)(layout::IntTuple(m[0])) : (*v.map)(layout::IntTuple(modes));
       if (a < 0 || a >= v.storage->size()) {
-        user_error(op.loc(), op.name(), ": element ", index_str(m), " of a global_view of ", v.root_name,
-                   " maps to offset ", a, ", outside its ", v.storage->size(), " elements");
+        user_error(op.loc(), op.name(), ": element ", index_str(m), " of a global_view of ",
+                   v.root_name, " maps to offset ", a, ", outside its ", v.storage->size(),
+                   " elements");
       }
       return a;
     }
@@ -507,7 +513,8 @@ class Machine {
       case OpKind::cast:
         return cast(op);
       case OpKind::rearrange:
-        return set_tensor(op.result(), materialize(op, get(op.operand(0)).tensor, value_str(op.result())));
+        return set_tensor(op.result(),
+                          materialize(op, get(op.operand(0)).tensor, value_str(op.result())));
       case OpKind::broadcast:
         return broadcast(op);
       case OpKind::reduce:
@@ -532,7 +539,8 @@ class Machine {
   void tile(const Operation& op) {
     const View& src = get(op.operand(0)).tensor;
     const auto& shape = op.ints_attr("shape");
-    std::vector<int64_t> squeeze = op.has_attr("squeeze") ? op.ints_attr("squeeze") : std::vector<int64_t>{};
+    std::vector<int64_t> squeeze =
+        op.has_attr("squeeze") ? op.ints_attr("squeeze") : std::vector<int64_t>{};
     View t = src;
     std::vector<int64_t> start(shape.size());
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -582,9 +590,11 @@ class Machine {
   void global_view(const Operation& op) {
     const View& src = get(op.operand(0)).tensor;
     const Type& t = op.result()->type();
-    if (src.map) user_error(op.loc(), "global_view: the interpreter views a plain tensor, not another view");
+    if (src.map)
+      user_error(op.loc(), "global_view: the interpreter views a plain tensor, not another view");
     View v = src;
-    v.map = std::make_shared<const layout::Layout>(layout::parse_layout(t.layout()).bind(options_.sizes));
+    v.map = std::make_shared<const layout::Layout>(
+        layout::parse_layout(t.layout()).bind(options_.sizes));
     v.shape = concrete_shape(t, options_.sizes);
     if (v.map->rank() != static_cast<int>(v.shape.size()) && v.shape.size() != 1) {
       user_error(op.loc(), "global_view: the interpreter needs a layout of the view's rank");
@@ -641,7 +651,8 @@ class Machine {
   // A fresh register/shared copy of a view's elements (in row-major order).
   View materialize(const Operation& op, const View& src, const std::string& name) {
     View out = fresh_tensor(src.element, src.shape, name, false);
-    for_each_coord(src.shape, [&](const std::vector<int64_t>& c) { write(op, out, c, read(op, src, c)); });
+    for_each_coord(src.shape,
+                   [&](const std::vector<int64_t>& c) { write(op, out, c, read(op, src, c)); });
     return out;
   }
 
@@ -655,9 +666,11 @@ class Machine {
     // Read everything first: a copy between overlapping views behaves as if through a temporary.
     std::vector<Num> values;
     values.reserve(static_cast<size_t>(product(src.shape)));
-    for_each_coord(src.shape, [&](const std::vector<int64_t>& c) { values.push_back(read(op, src, c)); });
+    for_each_coord(src.shape,
+                   [&](const std::vector<int64_t>& c) { values.push_back(read(op, src, c)); });
     size_t k = 0;
-    for_each_coord(dst.shape, [&](const std::vector<int64_t>& c) { write(op, dst, c, values[k++]); });
+    for_each_coord(dst.shape,
+                   [&](const std::vector<int64_t>& c) { write(op, dst, c, values[k++]); });
   }
 
   void mma(const Operation& op) {
@@ -682,12 +695,14 @@ class Machine {
           acc.i = s;
         } else if (acc_kind == ScalarKind::f64) {
           double s = acc.f;
-          for (int64_t k = 0; k < k_extent; ++k) s = s + av[m * k_extent + k].f * bv[k * n_extent + n].f;
+          for (int64_t k = 0; k < k_extent; ++k)
+            s = s + av[m * k_extent + k].f * bv[k * n_extent + n].f;
           acc.f = s;
         } else {
           float s = static_cast<float>(acc.f);
           for (int64_t k = 0; k < k_extent; ++k) {
-            float p = static_cast<float>(av[m * k_extent + k].f) * static_cast<float>(bv[k * n_extent + n].f);
+            float p = static_cast<float>(av[m * k_extent + k].f) *
+                      static_cast<float>(bv[k * n_extent + n].f);
             s = s + p;
             if (acc_kind != ScalarKind::f32) s = static_cast<float>(round_to(acc_kind, s));
           }
@@ -702,7 +717,8 @@ class Machine {
   void cast(const Operation& op) {
     const Type& from = op.operand(0)->type();
     ScalarKind to = op.result()->type().element();
-    if (from.is_scalar()) return set_scalar(op.result(), convert(from.element(), to, scalar(op.operand(0))));
+    if (from.is_scalar())
+      return set_scalar(op.result(), convert(from.element(), to, scalar(op.operand(0))));
     const View& src = get(op.operand(0)).tensor;
     View out = fresh_tensor(to, src.shape, value_str(op.result()), false);
     for_each_coord(src.shape, [&](const std::vector<int64_t>& c) {
@@ -720,7 +736,8 @@ class Machine {
       if (!src.is_tensor) return write(op, out, c, src.scalar);
       std::vector<int64_t> sc;
       for (size_t d = 0; d < c.size(); ++d) {
-        if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) == dims.end()) sc.push_back(c[d]);
+        if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) == dims.end())
+          sc.push_back(c[d]);
       }
       write(op, out, c, read(op, src.tensor, sc));
     });
@@ -779,7 +796,8 @@ class Machine {
     for (const Value* v : op.operands()) in.push_back(&get(v));
     std::vector<Num> x(arity);
     for_each_coord(out.shape, [&](const std::vector<int64_t>& c) {
-      for (int i = 0; i < arity; ++i) x[i] = in[i]->is_tensor ? read(op, in[i]->tensor, c) : in[i]->scalar;
+      for (int i = 0; i < arity; ++i)
+        x[i] = in[i]->is_tensor ? read(op, in[i]->tensor, c) : in[i]->scalar;
       write(op, out, c, apply(x));
     });
     set_tensor(op.result(), out);
@@ -793,7 +811,8 @@ class Machine {
     const Block& body = *op.region(0);
     for (int64_t k = lo; k < hi; k += step) {
       set_scalar(body.argument(0), Num{0, k});
-      for (size_t i = 0; i < carried.size(); ++i) set(body.argument(static_cast<int>(i) + 1), carried[i]);
+      for (size_t i = 0; i < carried.size(); ++i)
+        set(body.argument(static_cast<int>(i) + 1), carried[i]);
       std::vector<RtValue> next = run_ops(body);
       if (!carried.empty()) carried = std::move(next);
     }
@@ -822,7 +841,8 @@ class Machine {
     }
     for (int i = 0; i < op.num_results(); ++i) {
       const Type& t = op.result(i)->type();
-      if (t.is_tensor()) user_error(op.loc(), "call_external: the interpreter returns scalars only");
+      if (t.is_tensor())
+        user_error(op.loc(), "call_external: the interpreter returns scalars only");
       set_scalar(op.result(i), from_double(t.element(), results[i]));
     }
   }
@@ -834,14 +854,16 @@ class Machine {
 
 }  // namespace
 
-std::vector<int64_t> concrete_shape(const ir::Type& type, const std::map<std::string, int64_t>& sizes) {
+std::vector<int64_t> concrete_shape(const ir::Type& type,
+                                    const std::map<std::string, int64_t>& sizes) {
   std::vector<int64_t> shape;
   for (const ir::Extent& e : type.shape()) {
     if (e.is_static()) {
       shape.push_back(e.value);
     } else {
       auto it = sizes.find(e.symbol);
-      if (it == sizes.end()) user_error(SourceLocation::unknown(), "no value given for size ", e.symbol);
+      if (it == sizes.end())
+        user_error(SourceLocation::unknown(), "no value given for size ", e.symbol);
       shape.push_back(it->second);
     }
   }

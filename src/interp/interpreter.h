@@ -3,8 +3,8 @@
 //
 // Semantics. A kernel runs once per block of its grid (the extents its `block_grid` op computes),
 // blocks in row-major order of their indices, each block's ops in program order: the sequential
-// semantics of a tile program, with no threads. Register and shared tensors are private to the block
-// run that made them. Every element is held at its exact value in its element type:
+// semantics of a tile program, with no threads. Register and shared tensors are private to the
+// block run that made them. Every element is held at its exact value in its element type:
 //  - f32 arithmetic is C++ `float` arithmetic (transcendentals are the C library's float functions:
 //    expf, exp2f, logf, log2f, sqrtf, tanhf; rsqrt(x) = 1.0f / sqrtf(x); sigmoid(x) =
 //    1.0f / (1.0f + expf(-x)); max/min are fmaxf/fminf); f64 likewise in double;
@@ -60,6 +60,7 @@ std::vector<int64_t> grid_extents(const ir::Operation& kernel,
                                   const std::map<std::string, int64_t>& sizes);
 
 // The shape of a global tensor type with its size symbols replaced by values.
-std::vector<int64_t> concrete_shape(const ir::Type& type, const std::map<std::string, int64_t>& sizes);
+std::vector<int64_t> concrete_shape(const ir::Type& type,
+                                    const std::map<std::string, int64_t>& sizes);
 
 }  // namespace tessel::interp

@@ -15,9 +15,9 @@ namespace {
 struct Format {
   int exp_bits;
   int mant;
-  bool has_inf;     // IEEE-style all-ones exponent for inf/NaN
-  bool saturate;    // overflow clamps to max finite instead of giving inf
-  uint64_t nan;     // the canonical NaN encoding (positive)
+  bool has_inf;   // IEEE-style all-ones exponent for inf/NaN
+  bool saturate;  // overflow clamps to max finite instead of giving inf
+  uint64_t nan;   // the canonical NaN encoding (positive)
 };
 
 Format format(ScalarKind kind) {
@@ -36,7 +36,9 @@ Format format(ScalarKind kind) {
   }
 }
 
-int bias(const Format& f) { return (1 << (f.exp_bits - 1)) - 1; }
+int bias(const Format& f) {
+  return (1 << (f.exp_bits - 1)) - 1;
+}
 
 // The largest finite value of a format.
 double max_finite(const Format& f) {

@@ -78,8 +78,8 @@ class Canonicalizer {
     auto op = std::make_unique<Operation>(OpKind::constant, before->loc());
     op->set_attr("value", Attribute::integer(value));
     Operation* raw = block->insert(position, std::move(op));
-    return raw->add_result(type, "c" + std::to_string(value < 0 ? -value : value) +
-                                     (value < 0 ? "_neg" : ""));
+    return raw->add_result(
+        type, "c" + std::to_string(value < 0 ? -value : value) + (value < 0 ? "_neg" : ""));
   }
 
   void simplify_block(Block& block) {
@@ -203,7 +203,9 @@ void replace_all_uses(Operation& root, Value* from, Value* to) {
   });
 }
 
-void canonicalize_kernel(Operation& kernel) { Canonicalizer(kernel).run(); }
+void canonicalize_kernel(Operation& kernel) {
+  Canonicalizer(kernel).run();
+}
 
 void canonicalize(Module& module) {
   for (auto& kernel : module.kernels) canonicalize_kernel(*kernel);

@@ -66,7 +66,9 @@ const OpInfo& op_info(OpKind kind) {
   return kOps[0];
 }
 
-std::string_view op_name(OpKind kind) { return op_info(kind).name; }
+std::string_view op_name(OpKind kind) {
+  return op_info(kind).name;
+}
 
 std::optional<OpKind> parse_op_kind(std::string_view name) {
   for (const OpInfo& entry : kOps) {
@@ -124,8 +126,7 @@ bool Attribute::operator==(const Attribute& other) const {
     case Kind::integer:
       return i == other.i;
     case Kind::real:
-      return (std::isnan(f) && std::isnan(other.f)) ||
-             std::memcmp(&f, &other.f, sizeof f) == 0;
+      return (std::isnan(f) && std::isnan(other.f)) || std::memcmp(&f, &other.f, sizeof f) == 0;
     case Kind::int_list:
       return list == other.list;
     default:
@@ -141,7 +142,9 @@ Value* Block::add_argument(Type type, std::string name) {
   return args_.back().get();
 }
 
-Operation* Block::append(std::unique_ptr<Operation> op) { return insert(ops_.size(), std::move(op)); }
+Operation* Block::append(std::unique_ptr<Operation> op) {
+  return insert(ops_.size(), std::move(op));
+}
 
 Operation* Block::insert(size_t position, std::unique_ptr<Operation> op) {
   op->parent_ = this;
@@ -180,7 +183,8 @@ const Attribute* Operation::attr(const std::string& key) const {
 
 int64_t Operation::int_attr(const std::string& key) const {
   const Attribute* a = attr(key);
-  TESSEL_ASSERT(a && a->kind == Attribute::Kind::integer, name(), " has no integer attribute ", key);
+  TESSEL_ASSERT(a && a->kind == Attribute::Kind::integer, name(), " has no integer attribute ",
+                key);
   return a->i;
 }
 
@@ -210,7 +214,9 @@ Block* Operation::add_region() {
   return regions_.back().get();
 }
 
-Operation* Operation::parent_op() const { return parent_ ? parent_->parent() : nullptr; }
+Operation* Operation::parent_op() const {
+  return parent_ ? parent_->parent() : nullptr;
+}
 
 Operation* Module::find_kernel(std::string_view name) const {
   for (const auto& kernel : kernels) {

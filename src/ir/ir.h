@@ -4,14 +4,14 @@
 // region whose block arguments are the kernel's parameters (global tensors and scalars) and whose
 // ops run, in order, once per block of the grid that its `block_grid` op declares. Every op has
 // operands (values defined earlier in the same block or in an enclosing one: dominance is lexical),
-// results, attributes, and possibly regions (`for`, `if`, `kernel`), each region a single block that
-// ends in `yield` where it returns values.
+// results, attributes, and possibly regions (`for`, `if`, `kernel`), each region a single block
+// that ends in `yield` where it returns values.
 //
 // Values are SSA with one exception that memory forces on us: a tensor made by `alloc` is a place,
-// and `copy %src, %dst` writes into it. Every other op makes a fresh value. Global and shared tensors
-// produced by `tile`, `transpose` and `global_view` are *views*: they alias the memory of their
-// source. Register tensors are values distributed over the threads of the block; which thread holds
-// which element is the register tensor's thread-value layout, absent until layout synthesis.
+// and `copy %src, %dst` writes into it. Every other op makes a fresh value. Global and shared
+// tensors produced by `tile`, `transpose` and `global_view` are *views*: they alias the memory of
+// their source. Register tensors are values distributed over the threads of the block; which thread
+// holds which element is the register tensor's thread-value layout, absent until layout synthesis.
 //
 // The op set follows Hexcute's tile primitives (global_view, alloc = register_tensor/shared_tensor,
 // copy, mma, cast, rearrange, elementwise, reduce), which are Graphene's specs at block level, plus
@@ -37,19 +37,55 @@ class Block;
 
 enum class OpKind {
   // structure
-  kernel, for_, if_, yield, call_external,
+  kernel,
+  for_,
+  if_,
+  yield,
+  call_external,
   // sizes, constants, grid
-  size, constant, block_grid,
+  size,
+  constant,
+  block_grid,
   // tensors in memory
-  global_view, tile, tile_extent, transpose, alloc, fill, iota, copy,
+  global_view,
+  tile,
+  tile_extent,
+  transpose,
+  alloc,
+  fill,
+  iota,
+  copy,
   // compute
-  mma, cast, rearrange, broadcast, reduce,
+  mma,
+  cast,
+  rearrange,
+  broadcast,
+  reduce,
   // elementwise, unary
-  neg, abs, exp, exp2, log, log2, sqrt, rsqrt, tanh, sigmoid, floor,
+  neg,
+  abs,
+  exp,
+  exp2,
+  log,
+  log2,
+  sqrt,
+  rsqrt,
+  tanh,
+  sigmoid,
+  floor,
   // elementwise, binary
-  add, sub, mul, div, rem, max, min, cdiv, cmp,
+  add,
+  sub,
+  mul,
+  div,
+  rem,
+  max,
+  min,
+  cdiv,
+  cmp,
   // elementwise, ternary
-  select, fma,
+  select,
+  fma,
 };
 
 // Static facts about an op kind.
@@ -61,7 +97,9 @@ struct OpInfo {
 const OpInfo& op_info(OpKind kind);
 std::string_view op_name(OpKind kind);
 std::optional<OpKind> parse_op_kind(std::string_view name);
-inline bool is_elementwise(OpKind kind) { return op_info(kind).arity > 0; }
+inline bool is_elementwise(OpKind kind) {
+  return op_info(kind).arity > 0;
+}
 
 // An SSA value: an op result or a block argument.
 class Value {
@@ -71,7 +109,7 @@ class Value {
   void set_type(Type type) { type_ = std::move(type); }
   const std::string& name() const { return name_; }  // a name hint for printing, without '%'
   void set_name(std::string name) { name_ = std::move(name); }
-  Operation* def() const { return def_; }       // null for a block argument
+  Operation* def() const { return def_; }        // null for a block argument
   Block* owner_block() const { return block_; }  // the block that defines it (args) or holds def
   int index() const { return index_; }           // result or argument number
 

@@ -58,7 +58,8 @@ std::string check_tensor_layout(const Type& type) {
       }
     } else if (type.rank() > 1 && l.rank() != 1) {
       return "the layout " + type.layout() + " has rank " + std::to_string(l.rank()) +
-             " but the shape " + to_string(type.shape()) + " has rank " + std::to_string(type.rank());
+             " but the shape " + to_string(type.shape()) + " has rank " +
+             std::to_string(type.rank());
     }
   } catch (const UserError& error) {
     return "the layout " + type.layout() + " does not fit " + type.str() + ": " + error.message();

@@ -129,7 +129,8 @@ class Parser {
     while (std::isdigit(static_cast<unsigned char>(peek()))) digits += get();
     int64_t value = 0;
     auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (ec != std::errc() || ptr != digits.data() + digits.size()) fail("expected an integer", found());
+    if (ec != std::errc() || ptr != digits.data() + digits.size())
+      fail("expected an integer", found());
     return value;
   }
 
@@ -528,6 +529,8 @@ std::unique_ptr<Module> parse_module(std::string_view text, const std::string& f
   return Parser(text, file_name).module();
 }
 
-Type parse_type(std::string_view text) { return Parser(text, "<type>").type_only(); }
+Type parse_type(std::string_view text) {
+  return Parser(text, "<type>").type_only();
+}
 
 }  // namespace tessel::ir

@@ -13,7 +13,8 @@
 
 namespace tessel::ir {
 
-std::unique_ptr<Module> parse_module(std::string_view text, const std::string& file_name = "<text>");
+std::unique_ptr<Module> parse_module(std::string_view text,
+                                     const std::string& file_name = "<text>");
 
 // Parses a type such as `register<f32>[128,64]`; throws UserError on bad text.
 Type parse_type(std::string_view text);

@@ -24,7 +24,9 @@ void register_pass(Pass pass) {
   table().push_back(std::move(pass));
 }
 
-const std::vector<Pass>& registered_passes() { return table(); }
+const std::vector<Pass>& registered_passes() {
+  return table();
+}
 
 const Pass* find_pass(const std::string& name) {
   for (const Pass& pass : table()) {
@@ -41,7 +43,8 @@ void run_passes(Module& module, const std::vector<std::string>& names, bool prin
     if (!pass) {
       std::string known;
       for (const Pass& p : table()) known += (known.empty() ? "" : ", ") + p.name;
-      user_error(SourceLocation::unknown(), "unknown pass '", name, "' (known passes: ", known, ")");
+      user_error(SourceLocation::unknown(), "unknown pass '", name, "' (known passes: ", known,
+                 ")");
     }
     passes.push_back(pass);
   }

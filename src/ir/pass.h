@@ -2,8 +2,8 @@
 //
 // The IR layer registers its own passes (verify, canonicalize) the first time the registry is
 // used; higher layers add theirs with register_pass before the tool looks them up. A pass throws a
-// UserError for bad input; run_passes verifies after every pass, so that a pass that breaks the IR is
-// caught at once and named.
+// UserError for bad input; run_passes verifies after every pass, so that a pass that breaks the IR
+// is caught at once and named.
 #pragma once
 
 #include <functional>

@@ -78,7 +78,8 @@ class Printer {
   void result_types(const Operation& op) {
     if (op.num_results() == 0) return;
     out_ << " : ";
-    for (int i = 0; i < op.num_results(); ++i) out_ << (i ? ", " : "") << op.result(i)->type().str();
+    for (int i = 0; i < op.num_results(); ++i)
+      out_ << (i ? ", " : "") << op.result(i)->type().str();
   }
 
   void attributes(const Operation& op) {
@@ -161,7 +162,9 @@ class Printer {
 
 }  // namespace
 
-std::string print_kernel(const Operation& kernel) { return Printer().kernel(kernel); }
+std::string print_kernel(const Operation& kernel) {
+  return Printer().kernel(kernel);
+}
 
 std::string print(const Module& module) {
   std::string out;

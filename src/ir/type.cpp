@@ -42,7 +42,9 @@ const ScalarInfo& info(ScalarKind kind) {
 
 }  // namespace
 
-std::string_view to_string(ScalarKind kind) { return info(kind).name; }
+std::string_view to_string(ScalarKind kind) {
+  return info(kind).name;
+}
 
 std::optional<ScalarKind> parse_scalar_kind(std::string_view text) {
   for (const ScalarInfo& entry : kScalars) {
@@ -65,7 +67,9 @@ bool is_float(ScalarKind kind) {
   }
 }
 
-bool is_integer(ScalarKind kind) { return !is_float(kind); }
+bool is_integer(ScalarKind kind) {
+  return !is_float(kind);
+}
 
 bool is_signed(ScalarKind kind) {
   switch (kind) {
@@ -81,7 +85,9 @@ bool is_signed(ScalarKind kind) {
   }
 }
 
-int bit_width(ScalarKind kind) { return info(kind).bits; }
+int bit_width(ScalarKind kind) {
+  return info(kind).bits;
+}
 
 std::string_view to_string(MemorySpace space) {
   switch (space) {
@@ -102,7 +108,9 @@ std::optional<MemorySpace> parse_memory_space(std::string_view text) {
   return std::nullopt;
 }
 
-std::string Extent::str() const { return is_static() ? std::to_string(value) : symbol; }
+std::string Extent::str() const {
+  return is_static() ? std::to_string(value) : symbol;
+}
 
 std::string to_string(const Shape& shape) {
   std::string out = "[";

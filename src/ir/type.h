@@ -1,12 +1,13 @@
 // Types of the tile IR: scalar element types, extents, memory spaces, and tensor types.
 //
-// A value of the tile IR is either a scalar (an element type, `index` for sizes and coordinates) or a
-// tensor. A tensor type says four things: its element type, its shape (each extent static, like 128,
-// or a kernel size symbol, like M), the memory it lives in (global, shared, register), and optionally
-// its layout. An absent layout means "to be inferred" (layout synthesis fills it in); a present one
-// is a plain `shape:stride` layout for global and shared tensors and a thread-value layout
-// `(T,V) -> coordinates` for register tensors. Layouts are kept as their canonical CuTe text, so that
-// types stay cheap to copy and compare; `src/layout/` parses and prints them.
+// A value of the tile IR is either a scalar (an element type, `index` for sizes and coordinates) or
+// a tensor. A tensor type says four things: its element type, its shape (each extent static, like
+// 128, or a kernel size symbol, like M), the memory it lives in (global, shared, register), and
+// optionally its layout. An absent layout means "to be inferred" (layout synthesis fills it in); a
+// present one is a plain `shape:stride` layout for global and shared tensors and a thread-value
+// layout
+// `(T,V) -> coordinates` for register tensors. Layouts are kept as their canonical CuTe text, so
+// that types stay cheap to copy and compare; `src/layout/` parses and prints them.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,20 @@
 namespace tessel::ir {
 
 enum class ScalarKind {
-  i1, i4, u4, i8, u8, i16, i32, i64,
-  f8e4m3, f8e5m2, f16, bf16, f32, f64,
+  i1,
+  i4,
+  u4,
+  i8,
+  u8,
+  i16,
+  i32,
+  i64,
+  f8e4m3,
+  f8e5m2,
+  f16,
+  bf16,
+  f32,
+  f64,
   index,
 };
 
@@ -40,7 +53,7 @@ struct Extent {
   std::string symbol;  // non-empty: parametric
 
   Extent() = default;
-  Extent(int64_t v) : value(v) {}  // NOLINT: extents read like numbers
+  Extent(int64_t v) : value(v) {}                  // NOLINT: extents read like numbers
   Extent(std::string s) : symbol(std::move(s)) {}  // NOLINT
   bool is_static() const { return symbol.empty(); }
   std::string str() const;

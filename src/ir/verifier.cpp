@@ -10,7 +10,9 @@
 namespace tessel::ir {
 namespace {
 
-std::string value_str(const Value* v) { return "%" + (v->name().empty() ? std::string("?") : v->name()); }
+std::string value_str(const Value* v) {
+  return "%" + (v->name().empty() ? std::string("?") : v->name());
+}
 
 class Verifier {
  public:
@@ -27,7 +29,8 @@ class Verifier {
       if (!sizes.count(fact.symbol)) {
         error(op, "the fact ", fact.symbol, " % ", fact.divisor, " == 0 names an undeclared size");
       }
-      if (fact.divisor <= 0) error(op, "the divisor of a fact must be positive, not ", fact.divisor);
+      if (fact.divisor <= 0)
+        error(op, "the divisor of a fact must be positive, not ", fact.divisor);
     }
     if (op.regions().size() != 1) error(op, "a kernel has exactly one region");
     const Block& body = *op.region(0);
@@ -67,7 +70,8 @@ class Verifier {
       if (e.is_static() && e.value <= 0) error(op, "type ", t.str(), " has an empty extent");
     }
     if (t.space() != MemorySpace::global && !is_static(t.shape())) {
-      error(op, "a ", to_string(t.space()), " tensor needs a static shape, not ", to_string(t.shape()));
+      error(op, "a ", to_string(t.space()), " tensor needs a static shape, not ",
+            to_string(t.shape()));
     }
     std::string problem = check_tensor_layout(t);
     if (!problem.empty()) error(op, problem);
@@ -89,7 +93,8 @@ class Verifier {
       const Value* v = op.operand(i);
       if (v == nullptr) error(op, "operand ", i, " is missing");
       if (!visible(v)) {
-        error(op, "operand ", i, " (", value_str(v), ") does not dominate this use: it is not defined "
+        error(op, "operand ", i, " (", value_str(v),
+              ") does not dominate this use: it is not defined "
               "earlier in this region or an enclosing one");
       }
     }
@@ -149,7 +154,8 @@ class Verifier {
     if (op.num_operands() != operands) {
       error(op, "takes ", operands, " operand(s), not ", op.num_operands());
     }
-    if (op.num_results() != results) error(op, "has ", results, " result(s), not ", op.num_results());
+    if (op.num_results() != results)
+      error(op, "has ", results, " result(s), not ", op.num_results());
   }
 
   void no_regions(const Operation& op) {
@@ -172,7 +178,8 @@ class Verifier {
 
   const Type& tensor_operand(const Operation& op, int i, std::string_view role) {
     const Type& t = op.operand(i)->type();
-    if (!t.is_tensor()) error(op, role, " ", value_str(op.operand(i)), " must be a tensor, not ", t.str());
+    if (!t.is_tensor())
+      error(op, role, " ", value_str(op.operand(i)), " must be a tensor, not ", t.str());
     return t;
   }
 
@@ -190,13 +197,15 @@ class Verifier {
     const Attribute* v = op.attr("value");
     if (!v) error(op, "needs a value attribute");
     if (is_float(t.element())) {
-      if (v->kind != Attribute::Kind::real) error(op, "a ", t.str(), " constant needs a real value such as 1.0");
+      if (v->kind != Attribute::Kind::real)
+        error(op, "a ", t.str(), " constant needs a real value such as 1.0");
     } else if (v->kind != Attribute::Kind::integer) {
       error(op, "a ", t.str(), " constant needs an integer value");
     } else if (t.element() != ScalarKind::index && bit_width(t.element()) < 64) {
       int bits = bit_width(t.element());
       int64_t lo = is_signed(t.element()) ? -(int64_t{1} << (bits - 1)) : 0;
-      int64_t hi = is_signed(t.element()) ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+      int64_t hi =
+          is_signed(t.element()) ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
       if (v->i < lo || v->i > hi) error(op, "value ", v->i, " does not fit in ", t.str());
     }
   }
@@ -216,7 +225,8 @@ class Verifier {
         error(op, "grid extent ", value_str(op.operand(i)),
               " must be computed from sizes and constants only");
       }
-      if (op.result(i)->type() != Type::scalar(ScalarKind::index)) error(op, "block indices are index");
+      if (op.result(i)->type() != Type::scalar(ScalarKind::index))
+        error(op, "block indices are index");
     }
   }
 
@@ -231,7 +241,8 @@ class Verifier {
   void global_view(const Operation& op) {
     counts(op, 1, 1);
     const Type& src = tensor_operand(op, 0, "the viewed tensor");
-    if (src.space() != MemorySpace::global) error(op, "views a global tensor, not a ", to_string(src.space()), " one");
+    if (src.space() != MemorySpace::global)
+      error(op, "views a global tensor, not a ", to_string(src.space()), " one");
     const Type& t = op.result()->type();
     if (!t.is_tensor() || t.space() != MemorySpace::global || t.element() != src.element()) {
       error(op, "the result is a global tensor of ", to_string(src.element()));
@@ -242,16 +253,19 @@ class Verifier {
   }
 
   void tile(const Operation& op) {
-    if (op.num_operands() < 1 || op.num_results() != 1) error(op, "takes a tensor and tile coordinates");
+    if (op.num_operands() < 1 || op.num_results() != 1)
+      error(op, "takes a tensor and tile coordinates");
     const Type& src = tensor_operand(op, 0, "the tiled tensor");
-    if (src.space() == MemorySpace::reg) error(op, "tiles a global or shared tensor, not a register one");
+    if (src.space() == MemorySpace::reg)
+      error(op, "tiles a global or shared tensor, not a register one");
     const auto& shape = need_attr(op, "shape", Attribute::Kind::int_list, "shape = [extents]").list;
     if (static_cast<int>(shape.size()) != src.rank()) {
-      error(op, "tile shape has ", shape.size(), " extent(s) but ", value_str(op.operand(0)), " has rank ",
-            src.rank());
+      error(op, "tile shape has ", shape.size(), " extent(s) but ", value_str(op.operand(0)),
+            " has rank ", src.rank());
     }
     if (op.num_operands() != 1 + src.rank()) {
-      error(op, "needs ", src.rank(), " tile coordinate(s), one per dimension, not ", op.num_operands() - 1);
+      error(op, "needs ", src.rank(), " tile coordinate(s), one per dimension, not ",
+            op.num_operands() - 1);
     }
     for (int i = 1; i < op.num_operands(); ++i) need_index(op, i);
     for (int64_t e : shape) {
@@ -280,7 +294,8 @@ class Verifier {
       }
     }
     const Type& t = op.result()->type();
-    if (!t.is_tensor() || t.space() != src.space() || t.element() != src.element() || t.shape() != expect) {
+    if (!t.is_tensor() || t.space() != src.space() || t.element() != src.element() ||
+        t.shape() != expect) {
       error(op, "the tile of ", src.str(), " with shape ", to_string(expect), " is a ",
             to_string(src.space()), "<", to_string(src.element()), ">", to_string(expect), ", not ",
             t.str());
@@ -291,7 +306,8 @@ class Verifier {
     counts(op, 1, 1);
     const Type& src = tensor_operand(op, 0, "the tile");
     int64_t dim = need_attr(op, "dim", Attribute::Kind::integer, "dim = N").i;
-    if (dim < 0 || dim >= src.rank()) error(op, "dim ", dim, " is out of range for rank ", src.rank());
+    if (dim < 0 || dim >= src.rank())
+      error(op, "dim ", dim, " is out of range for rank ", src.rank());
     if (op.result()->type() != Type::scalar(ScalarKind::index)) error(op, "the result is an index");
   }
 
@@ -316,7 +332,8 @@ class Verifier {
     Shape expect;
     for (int64_t d : perm) expect.push_back(src.shape()[d]);
     const Type& t = op.result()->type();
-    if (!t.is_tensor() || t.space() != src.space() || t.element() != src.element() || t.shape() != expect) {
+    if (!t.is_tensor() || t.space() != src.space() || t.element() != src.element() ||
+        t.shape() != expect) {
       error(op, "transposing ", src.str(), " gives shape ", to_string(expect), ", not ", t.str());
     }
   }
@@ -341,8 +358,10 @@ class Verifier {
     }
     if (op.kind() == OpKind::iota) {
       int64_t dim = need_attr(op, "dim", Attribute::Kind::integer, "dim = N").i;
-      if (dim < 0 || dim >= t.rank()) error(op, "dim ", dim, " is out of range for rank ", t.rank());
-      if (t.space() != MemorySpace::reg || !is_integer(t.element()) || t.element() == ScalarKind::i1) {
+      if (dim < 0 || dim >= t.rank())
+        error(op, "dim ", dim, " is out of range for rank ", t.rank());
+      if (t.space() != MemorySpace::reg || !is_integer(t.element()) ||
+          t.element() == ScalarKind::i1) {
         error(op, "makes a register tensor of integers, not ", t.str());
       }
     }
@@ -375,18 +394,19 @@ class Verifier {
     error(op, "is either `%dst = copy %src : TYPE` (into a new tensor) or `copy %src, %dst`");
   }
 
-  void same_data(const Operation& op, const Type& src, const Type& dst, const Value* a, const Value* b) {
+  void same_data(const Operation& op, const Type& src, const Type& dst, const Value* a,
+                 const Value* b) {
     if (src.space() == MemorySpace::global && dst.space() == MemorySpace::global) {
       error(op, "mismatched memory spaces: ", value_str(a), " and ", value_str(b),
             " are both global; stage the data through shared or register memory");
     }
     if (src.element() != dst.element()) {
-      error(op, "element types differ: ", to_string(src.element()), " to ", to_string(dst.element()),
-            " (use cast to convert)");
+      error(op, "element types differ: ", to_string(src.element()), " to ",
+            to_string(dst.element()), " (use cast to convert)");
     }
     if (src.shape() != dst.shape()) {
-      error(op, "shapes differ: ", value_str(a), " is ", to_string(src.shape()), " but ", value_str(b),
-            " is ", to_string(dst.shape()));
+      error(op, "shapes differ: ", value_str(a), " is ", to_string(src.shape()), " but ",
+            value_str(b), " is ", to_string(dst.shape()));
     }
   }
 
@@ -402,9 +422,11 @@ class Verifier {
               " is in global memory; mma reads shared or register tensors");
       }
     }
-    if (c.space() != MemorySpace::reg) error(op, "the accumulator ", value_str(op.operand(2)), " must be a register tensor");
+    if (c.space() != MemorySpace::reg)
+      error(op, "the accumulator ", value_str(op.operand(2)), " must be a register tensor");
     if (a.rank() != 2 || b.rank() != 2 || c.rank() != 2) {
-      error(op, "multiplies matrices: a, b and c must have rank 2 (", a.str(), ", ", b.str(), ", ", c.str(), ")");
+      error(op, "multiplies matrices: a, b and c must have rank 2 (", a.str(), ", ", b.str(), ", ",
+            c.str(), ")");
     }
     auto as = a.static_shape(), bs = b.static_shape(), cs = c.static_shape();
     if (as[1] != bs[0]) {
@@ -412,11 +434,12 @@ class Verifier {
             "]; the K extents differ (", as[1], " vs ", bs[0], ")");
     }
     if (cs[0] != as[0] || cs[1] != bs[1]) {
-      error(op, "wrong shapes: a·b is [", as[0], ",", bs[1], "] but the accumulator is [", cs[0], ",",
-            cs[1], "]");
+      error(op, "wrong shapes: a·b is [", as[0], ",", bs[1], "] but the accumulator is [", cs[0],
+            ",", cs[1], "]");
     }
     if (a.element() != b.element()) {
-      error(op, "a and b have different element types (", to_string(a.element()), ", ", to_string(b.element()), ")");
+      error(op, "a and b have different element types (", to_string(a.element()), ", ",
+            to_string(b.element()), ")");
     }
     ScalarKind in = a.element(), acc = c.element();
     bool ok = false;
@@ -446,7 +469,8 @@ class Verifier {
       error(op, "no mma takes ", to_string(in), " inputs with a ", to_string(acc), " accumulator");
     }
     if (op.result()->type().with_layout({}) != c.with_layout({})) {
-      error(op, "the result type ", op.result()->type().str(), " must be the accumulator's, ", c.str());
+      error(op, "the result type ", op.result()->type().str(), " must be the accumulator's, ",
+            c.str());
     }
   }
 
@@ -454,19 +478,22 @@ class Verifier {
     counts(op, 1, 1);
     const Type& src = op.operand(0)->type();
     const Type& t = op.result()->type();
-    if (src.is_tensor() != t.is_tensor()) error(op, "casts a scalar to a scalar or a tensor to a tensor");
+    if (src.is_tensor() != t.is_tensor())
+      error(op, "casts a scalar to a scalar or a tensor to a tensor");
     if (src.is_tensor()) {
       if (src.space() != MemorySpace::reg || t.space() != MemorySpace::reg) {
         error(op, "casts register tensors; ", value_str(op.operand(0)), " is ", src.str());
       }
-      if (src.shape() != t.shape()) error(op, "keeps the shape: ", to_string(src.shape()), " vs ", to_string(t.shape()));
+      if (src.shape() != t.shape())
+        error(op, "keeps the shape: ", to_string(src.shape()), " vs ", to_string(t.shape()));
     }
   }
 
   void rearrange(const Operation& op) {
     counts(op, 1, 1);
     const Type& src = tensor_operand(op, 0, "the rearranged tensor");
-    if (src.space() != MemorySpace::reg) error(op, "redistributes a register tensor, not ", src.str());
+    if (src.space() != MemorySpace::reg)
+      error(op, "redistributes a register tensor, not ", src.str());
     if (op.result()->type().with_layout({}) != src.with_layout({})) {
       error(op, "keeps element type and shape: ", src.str(), " vs ", op.result()->type().str());
     }
@@ -480,7 +507,8 @@ class Verifier {
     const Type& src = op.operand(0)->type();
     const Type& t = op.result()->type();
     if (!t.is_tensor() || t.space() != MemorySpace::reg) error(op, "makes a register tensor");
-    if (src.is_tensor() && src.space() != MemorySpace::reg) error(op, "broadcasts a register tensor or a scalar");
+    if (src.is_tensor() && src.space() != MemorySpace::reg)
+      error(op, "broadcasts a register tensor or a scalar");
     if (src.element() != t.element()) error(op, "keeps the element type");
     const auto& dims = need_attr(op, "dims", Attribute::Kind::int_list, "the new dimensions").list;
     if (static_cast<int>(dims.size()) + (src.is_tensor() ? src.rank() : 0) != t.rank()) {
@@ -491,8 +519,8 @@ class Verifier {
     for (int d = 0; d < t.rank(); ++d) {
       if (std::find(dims.begin(), dims.end(), d) != dims.end()) continue;
       if (src.shape()[k] != t.shape()[d]) {
-        error(op, "dimension ", d, " of the result is ", t.shape()[d].str(), " but the source's is ",
-              src.shape()[k].str());
+        error(op, "dimension ", d, " of the result is ", t.shape()[d].str(),
+              " but the source's is ", src.shape()[k].str());
       }
       ++k;
     }
@@ -503,7 +531,8 @@ class Verifier {
     const Type& src = tensor_operand(op, 0, "the reduced tensor");
     if (src.space() != MemorySpace::reg) error(op, "reduces a register tensor, not ", src.str());
     const std::string& kind = need_attr(op, "kind", Attribute::Kind::ident, "sum, max or min").s;
-    if (kind != "sum" && kind != "max" && kind != "min") error(op, "kind is sum, max or min, not ", kind);
+    if (kind != "sum" && kind != "max" && kind != "min")
+      error(op, "kind is sum, max or min, not ", kind);
     auto dims = need_attr(op, "dims", Attribute::Kind::int_list, "the reduced dimensions").list;
     std::set<int64_t> unique(dims.begin(), dims.end());
     if (unique.size() != dims.size() || dims.empty()) error(op, "dims lists distinct dimensions");
@@ -512,13 +541,14 @@ class Verifier {
       if (!unique.count(d)) rest.push_back(src.shape()[d]);
     }
     for (int64_t d : dims) {
-      if (d < 0 || d >= src.rank()) error(op, "dimension ", d, " is out of range for rank ", src.rank());
+      if (d < 0 || d >= src.rank())
+        error(op, "dimension ", d, " is out of range for rank ", src.rank());
     }
     Type expect = rest.empty() ? Type::scalar(src.element())
                                : Type::tensor(src.element(), rest, MemorySpace::reg);
     if (op.result()->type().with_layout({}) != expect) {
-      error(op, "reducing ", src.str(), " over ", Attribute::ints(dims).str(), " gives ", expect.str(),
-            ", not ", op.result()->type().str());
+      error(op, "reducing ", src.str(), " over ", Attribute::ints(dims).str(), " gives ",
+            expect.str(), ", not ", op.result()->type().str());
     }
   }
 
@@ -535,7 +565,8 @@ class Verifier {
                 " tensor; elementwise ops read register tensors and scalars (copy it first)");
         }
         if (shape_from && shape_from->shape() != t.shape()) {
-          error(op, "operand shapes differ: ", to_string(shape_from->shape()), " vs ", to_string(t.shape()));
+          error(op, "operand shapes differ: ", to_string(shape_from->shape()), " vs ",
+                to_string(t.shape()));
         }
         shape_from = &t;
       }
@@ -563,7 +594,8 @@ class Verifier {
       case OpKind::sigmoid:
       case OpKind::floor:
       case OpKind::fma:
-        if (!is_float(element)) error(op, "needs floating-point operands, not ", to_string(element));
+        if (!is_float(element))
+          error(op, "needs floating-point operands, not ", to_string(element));
         break;
       case OpKind::cdiv:
         if (!is_integer(element)) error(op, "needs integer operands, not ", to_string(element));
@@ -579,8 +611,8 @@ class Verifier {
         break;
     }
     ScalarKind out = op.kind() == OpKind::cmp ? ScalarKind::i1 : element;
-    Type expect = shape_from ? Type::tensor(out, shape_from->shape(), MemorySpace::reg)
-                             : Type::scalar(out);
+    Type expect =
+        shape_from ? Type::tensor(out, shape_from->shape(), MemorySpace::reg) : Type::scalar(out);
     if (op.result()->type().with_layout({}) != expect) {
       error(op, "the result is ", expect.str(), ", not ", op.result()->type().str());
     }
@@ -598,7 +630,8 @@ class Verifier {
     if (static_cast<int>(body.arguments().size()) != 1 + carried) {
       error(op, "the body takes the loop index and ", carried, " loop-carried value(s)");
     }
-    if (body.argument(0)->type() != Type::scalar(ScalarKind::index)) error(op, "the loop index is an index");
+    if (body.argument(0)->type() != Type::scalar(ScalarKind::index))
+      error(op, "the loop index is an index");
     for (int i = 0; i < carried; ++i) {
       const Type& init = op.operand(3 + i)->type();
       if (body.argument(1 + i)->type() != init || op.result(i)->type() != init) {
@@ -609,15 +642,15 @@ class Verifier {
     }
     region(op, body, [&](const Operation& yield_op) {
       if (yield_op.num_operands() != carried) {
-        error(yield_op, "the loop body yields ", yield_op.num_operands(), " value(s) but the loop carries ",
-              carried);
+        error(yield_op, "the loop body yields ", yield_op.num_operands(),
+              " value(s) but the loop carries ", carried);
       }
       for (int i = 0; i < carried; ++i) {
         const Type& init = op.operand(3 + i)->type();
         const Type& got = yield_op.operand(i)->type();
         if (got != init) {
-          error(yield_op, "loop-carried type change: ", value_str(body.argument(1 + i)), " enters the loop as ",
-                init.str(), " but the body yields ", got.str());
+          error(yield_op, "loop-carried type change: ", value_str(body.argument(1 + i)),
+                " enters the loop as ", init.str(), " but the body yields ", got.str());
         }
       }
     });
@@ -644,8 +677,8 @@ class Verifier {
         }
         for (int i = 0; i < op.num_results(); ++i) {
           if (yield_op.operand(i)->type() != op.result(i)->type()) {
-            error(yield_op, "yields ", yield_op.operand(i)->type().str(), " for result ", i, " of type ",
-                  op.result(i)->type().str());
+            error(yield_op, "yields ", yield_op.operand(i)->type().str(), " for result ", i,
+                  " of type ", op.result(i)->type().str());
           }
         }
       });
@@ -681,7 +714,8 @@ class Verifier {
   // An alloc'd tensor must be written (by a copy into it or into a view of it) before anything
   // reads it: reading it earlier reads undefined data.
   static const Value* storage_root(const Value* v) {
-    while (v->def() && (v->def()->kind() == OpKind::tile || v->def()->kind() == OpKind::transpose)) {
+    while (v->def() &&
+           (v->def()->kind() == OpKind::tile || v->def()->kind() == OpKind::transpose)) {
       v = v->def()->operand(0);
     }
     return v;
@@ -712,7 +746,8 @@ class Verifier {
 }  // namespace
 
 void verify_kernel(const Operation& kernel) {
-  if (kernel.kind() != OpKind::kernel) user_error(kernel.loc(), kernel.name(), ": expected a kernel");
+  if (kernel.kind() != OpKind::kernel)
+    user_error(kernel.loc(), kernel.name(), ": expected a kernel");
   Verifier().kernel(kernel);
 }
 

@@ -123,9 +123,11 @@ CheckResult file_check(std::string_view check_text, const std::string& check_fil
                        std::string_view output, const std::string& prefix) {
   std::vector<Directive> directives;
   std::vector<std::string> check_lines = split_lines(check_text);
-  const std::vector<std::pair<std::string, Kind>> suffixes = {
-      {"-NEXT:", Kind::next}, {"-SAME:", Kind::same}, {"-NOT:", Kind::not_},
-      {"-LABEL:", Kind::label}, {":", Kind::plain}};
+  const std::vector<std::pair<std::string, Kind>> suffixes = {{"-NEXT:", Kind::next},
+                                                              {"-SAME:", Kind::same},
+                                                              {"-NOT:", Kind::not_},
+                                                              {"-LABEL:", Kind::label},
+                                                              {":", Kind::plain}};
   for (size_t i = 0; i < check_lines.size(); ++i) {
     const std::string& line = check_lines[i];
     size_t at = 0;
@@ -141,7 +143,8 @@ CheckResult file_check(std::string_view check_text, const std::string& check_fil
             try {
               directives.push_back({kind, pattern, static_cast<int>(i + 1), compile(pattern)});
             } catch (const std::exception& e) {
-              return {false, check_file + ":" + std::to_string(i + 1) + ": bad pattern: " + e.what()};
+              return {false,
+                      check_file + ":" + std::to_string(i + 1) + ": bad pattern: " + e.what()};
             }
             matched = true;
             break;
@@ -153,14 +156,15 @@ CheckResult file_check(std::string_view check_text, const std::string& check_fil
     }
   }
   if (directives.empty()) {
-    return {false, check_file + ": no " + prefix + " directives: a test that checks nothing cannot fail"};
+    return {false,
+            check_file + ": no " + prefix + " directives: a test that checks nothing cannot fail"};
   }
   std::vector<std::string> lines = split_lines(output);
   int n = static_cast<int>(lines.size());
   auto failure = [&](const Directive& d, const std::string& what, Pos from) {
-    return CheckResult{false, check_file + ":" + std::to_string(d.line) + ": error: " +
-                                  kind_name(d.kind, prefix) + ": " + what + "\n  pattern: " +
-                                  d.pattern + "\n" + context(lines, from)};
+    return CheckResult{false, check_file + ":" + std::to_string(d.line) +
+                                  ": error: " + kind_name(d.kind, prefix) + ": " + what +
+                                  "\n  pattern: " + d.pattern + "\n" + context(lines, from)};
   };
   // Labels first: they cut the output into sections.
   std::vector<std::pair<int, int>> label_lines;  // (directive index, output line)
@@ -187,7 +191,8 @@ CheckResult file_check(std::string_view check_text, const std::string& check_fil
         if (b > e || b > lines[l].size()) continue;
         std::string part = lines[l].substr(b, e - b);
         if (std::regex_search(part, d->regex)) {
-          return failure(*d, "excluded pattern found at output line " + std::to_string(l + 1), from);
+          return failure(*d, "excluded pattern found at output line " + std::to_string(l + 1),
+                         from);
         }
       }
     }

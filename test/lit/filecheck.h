@@ -1,6 +1,7 @@
 // A small FileCheck: checks a program's output against CHECK lines written in a test file.
 //
-// Directives (PREFIX is CHECK unless told otherwise), each on a line of the check file, usually in a
+// Directives (PREFIX is CHECK unless told otherwise), each on a line of the check file, usually in
+// a
 // `//` comment:
 //   PREFIX: pat        pat occurs after the previous match (on the same line or later)
 //   PREFIX-NEXT: pat   pat occurs on the line right after the previous match's line

@@ -4,10 +4,10 @@
 //   // RUN: not tessel opt %s | FileCheck %s --check-prefix=ERR
 //   // CHECK: ...
 //
-// Each RUN line is run by /bin/sh with %s replaced by the test file's path, the tessel tool's folder
-// first on PATH, and stderr merged into stdout. A command must exit 0, or, when it starts with
-// `not`, with a user error (status 1 to 69: an internal error or a crash fails the test). When the
-// line ends in `| FileCheck %s [--check-prefix=P]`, the output is checked against the file's
+// Each RUN line is run by /bin/sh with %s replaced by the test file's path, the tessel tool's
+// folder first on PATH, and stderr merged into stdout. A command must exit 0, or, when it starts
+// with `not`, with a user error (status 1 to 69: an internal error or a crash fails the test). When
+// the line ends in `| FileCheck %s [--check-prefix=P]`, the output is checked against the file's
 // P-directives (filecheck.h). Usage:
 //   tessel-lit [--tool-dir DIR] FILE...
 //   tessel-lit --filecheck CHECK_FILE [--check-prefix=P] < OUTPUT
@@ -78,22 +78,25 @@ int run_test(const std::string& file, const std::string& tool_dir) {
     size_t first = command.find_first_not_of(" \t");
     bool expect_failure = first != std::string::npos && command.compare(first, 4, "not ") == 0;
     if (expect_failure) command = command.substr(first + 4);
-    std::string shell = (tool_dir.empty() ? "" : "PATH='" + tool_dir + "':\"$PATH\"; export PATH; ") +
-                        "{ " + command + " ; } 2>&1";
+    std::string shell =
+        (tool_dir.empty() ? "" : "PATH='" + tool_dir + "':\"$PATH\"; export PATH; ") + "{ " +
+        command + " ; } 2>&1";
     std::string output;
     int status = run_shell(shell, output);
     bool status_ok = expect_failure ? (status >= 1 && status <= 69) : status == 0;
     if (!status_ok) {
       std::cerr << file << ":" << line_number << ": RUN line exited with status " << status
-                << (expect_failure ? " (expected a user error, status 1..69)" : "") << "\n  command: "
-                << command << "\n  output:\n" << output;
+                << (expect_failure ? " (expected a user error, status 1..69)" : "")
+                << "\n  command: " << command << "\n  output:\n"
+                << output;
       return 1;
     }
     if (!prefix.empty()) {
       tessel::lit::CheckResult result = tessel::lit::file_check(text, file, output, prefix);
       if (!result.ok) {
         std::cerr << result.message << "  (RUN line " << line_number << ": " << command << ")\n"
-                  << "  full output:\n" << output;
+                  << "  full output:\n"
+                  << output;
         return 1;
       }
     }

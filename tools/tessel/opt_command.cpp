@@ -56,10 +56,12 @@ int run_opt(const std::vector<std::string>& args) {
     } else if (file.empty()) {
       file = arg;
     } else {
-      user_error(SourceLocation::unknown(), "opt takes one input file, got '", file, "' and '", arg, "'");
+      user_error(SourceLocation::unknown(), "opt takes one input file, got '", file, "' and '", arg,
+                 "'");
     }
   }
-  if (file.empty()) user_error(SourceLocation::unknown(), "opt needs an input file (or - for stdin)");
+  if (file.empty())
+    user_error(SourceLocation::unknown(), "opt needs an input file (or - for stdin)");
   auto module = ir::parse_module(read_file(file), file);
   ir::verify(*module);
   ir::run_passes(*module, passes, print_after_all, &std::cout);
@@ -71,7 +73,8 @@ const bool registered = register_command(
     {"opt", "parse tile IR, run passes on it, print it",
      "usage: tessel opt FILE [--passes=a,b,...] [--print-after-all] [--list-passes]\n"
      "  Reads tile IR text (FILE, or - for stdin), verifies it, runs the named passes in order\n"
-     "  (verifying after each), and prints the result. --print-after-all prints the IR after every\n"
+     "  (verifying after each), and prints the result. --print-after-all prints the IR after "
+     "every\n"
      "  pass instead of once at the end.\n",
      &run_opt});
 

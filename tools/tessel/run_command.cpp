@@ -26,22 +26,23 @@ std::map<std::string, int64_t> parse_sizes(const std::string& text) {
   while (std::getline(in, item, ',')) {
     auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      user_error(SourceLocation::unknown(), "--size expects NAME=VALUE pairs separated by commas, got '",
-                 item, "'");
+      user_error(SourceLocation::unknown(),
+                 "--size expects NAME=VALUE pairs separated by commas, got '", item, "'");
     }
     std::string name = item.substr(0, eq), value = item.substr(eq + 1);
     char* end = nullptr;
     long long v = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0') {
-      user_error(SourceLocation::unknown(), "--size: '", value, "' is not an integer (for ", name, ")");
+      user_error(SourceLocation::unknown(), "--size: '", value, "' is not an integer (for ", name,
+                 ")");
     }
     sizes[name] = v;
   }
   return sizes;
 }
 
-// Random contents: floats uniform in [-1, 1) rounded to the element type, integers over a small range
-// of the type.
+// Random contents: floats uniform in [-1, 1) rounded to the element type, integers over a small
+// range of the type.
 void randomize(HostTensor& t, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   ir::ScalarKind k = t.element();
@@ -101,9 +102,10 @@ int run_run(const std::vector<std::string>& args) {
   }
   if (file.empty()) user_error(SourceLocation::unknown(), "run needs an input file");
   if (!interpret) {
-    user_error(SourceLocation::unknown(),
-               "run: only --interpret is available for textual kernels so far (the GPU path compiles "
-               "kernels through `tessel compile`)");
+    user_error(
+        SourceLocation::unknown(),
+        "run: only --interpret is available for textual kernels so far (the GPU path compiles "
+        "kernels through `tessel compile`)");
   }
   std::ifstream in(file);
   if (!in) user_error(SourceLocation::unknown(), "cannot open '", file, "'");
@@ -130,11 +132,13 @@ int run_run(const std::vector<std::string>& args) {
   for (const auto& param : body.arguments()) {
     const ir::Type& t = param->type();
     if (t.is_tensor()) {
-      auto host = std::make_unique<HostTensor>(t.element(), interp::concrete_shape(t, options.sizes));
+      auto host =
+          std::make_unique<HostTensor>(t.element(), interp::concrete_shape(t, options.sizes));
       randomize(*host, rng);
       arguments.emplace_back(host.get());
       names.push_back(param->name());
-      if (output_name.empty() || output_name == param->name()) output = static_cast<int>(tensors.size());
+      if (output_name.empty() || output_name == param->name())
+        output = static_cast<int>(tensors.size());
       tensors.push_back(std::move(host));
     } else if (ir::is_float(t.element())) {
       arguments.emplace_back(std::uniform_real_distribution<double>(0.0, 1.0)(rng));
@@ -143,8 +147,9 @@ int run_run(const std::vector<std::string>& args) {
     }
   }
   if (output < 0) {
-    user_error(SourceLocation::unknown(), output_name.empty() ? "the kernel has no tensor parameter"
-                                                              : "no tensor parameter %" + output_name);
+    user_error(SourceLocation::unknown(), output_name.empty()
+                                              ? "the kernel has no tensor parameter"
+                                              : "no tensor parameter %" + output_name);
   }
   interp::interpret(*kernel, arguments, options);
   std::cout << "kernel @" << kernel->signature().name << ", grid [";
@@ -160,13 +165,14 @@ int run_run(const std::vector<std::string>& args) {
                   std::string(ir::to_string(t.element())).c_str());
     std::cout << line;
     for (size_t d = 0; d < t.shape().size(); ++d) std::cout << (d ? "," : "") << t.shape()[d];
-    std::snprintf(line, sizeof line, "] checksum fnv1a=%016" PRIx64 " sum=%.9g%s\n", fnv1a64(bytes), sum,
-                  static_cast<int>(i) == output ? " (output)" : "");
+    std::snprintf(line, sizeof line, "] checksum fnv1a=%016" PRIx64 " sum=%.9g%s\n", fnv1a64(bytes),
+                  sum, static_cast<int>(i) == output ? " (output)" : "");
     std::cout << line;
   }
   const HostTensor& out = *tensors[output];
   std::cout << "%" << names[output] << " first elements:";
-  for (int64_t e = 0; e < std::min<int64_t>(show, out.size()); ++e) std::cout << " " << element_str(out, e);
+  for (int64_t e = 0; e < std::min<int64_t>(show, out.size()); ++e)
+    std::cout << " " << element_str(out, e);
   std::cout << "\n";
   return 0;
 }
@@ -175,8 +181,10 @@ const bool registered = register_command(
     {"run", "run a textual kernel (today: in the CPU interpreter)",
      "usage: tessel run FILE --interpret --size M=..,N=.. [--kernel NAME] [--output NAME]\n"
      "                  [--seed S] [--show N]\n"
-     "  Runs the kernel (the first in FILE unless --kernel) in the CPU interpreter on random inputs\n"
-     "  (floats uniform in [-1,1), rounded to the element type; seed 1 unless --seed), then prints\n"
+     "  Runs the kernel (the first in FILE unless --kernel) in the CPU interpreter on random "
+     "inputs\n"
+     "  (floats uniform in [-1,1), rounded to the element type; seed 1 unless --seed), then "
+     "prints\n"
      "  each tensor's checksum and the first N (8) elements of the output tensor (the last tensor\n"
      "  parameter unless --output).\n",
      &run_run});

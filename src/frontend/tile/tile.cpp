@@ -16,7 +16,9 @@ using ir::Type;
 
 namespace {
 
-SourceLocation at(const Loc& loc) { return SourceLocation::from(loc); }
+SourceLocation at(const Loc& loc) {
+  return SourceLocation::from(loc);
+}
 
 const Type kIndex = Type::scalar(ScalarKind::index);
 
@@ -38,9 +40,12 @@ Type elementwise_type(OpKind kind, const std::vector<Tensor>& operands) {
 
 }  // namespace
 
-std::string TileKernel::text() const { return ir::print(*module_); }
+std::string TileKernel::text() const {
+  return ir::print(*module_);
+}
 
-TileKernel tile_kernel(const std::string& name, const std::function<void(TileBuilder&)>& body, Loc loc) {
+TileKernel tile_kernel(const std::string& name, const std::function<void(TileBuilder&)>& body,
+                       Loc loc) {
   auto module = std::make_unique<ir::Module>();
   auto op = std::make_unique<ir::Operation>(OpKind::kernel, at(loc));
   op->signature().name = name;
@@ -58,7 +63,8 @@ TileBuilder::TileBuilder(ir::Operation* kernel, Loc) : kernel_(kernel), ops_(ker
 ir::Operation* TileBuilder::create(OpKind kind, const std::vector<ir::Value*>& operands,
                                    const std::vector<Type>& types, const SourceLocation& loc) {
   for (ir::Value* v : operands) {
-    if (v == nullptr) user_error(loc, ir::op_name(kind), ": an operand is an empty (default) value");
+    if (v == nullptr)
+      user_error(loc, ir::op_name(kind), ": an operand is an empty (default) value");
   }
   return ops_.create(kind, operands, types, loc);
 }
@@ -70,7 +76,8 @@ Size TileBuilder::size(const std::string& symbol, Divisibility fact, Loc loc) {
   if (std::find(sig.sizes.begin(), sig.sizes.end(), symbol) != sig.sizes.end()) {
     user_error(at(loc), "size: ", symbol, " is declared twice");
   }
-  if (fact.divisor <= 0) user_error(at(loc), "size: divisible_by(", fact.divisor, ") must be positive");
+  if (fact.divisor <= 0)
+    user_error(at(loc), "size: divisible_by(", fact.divisor, ") must be positive");
   sig.sizes.push_back(symbol);
   if (fact.divisor > 1) sig.facts.push_back({symbol, fact.divisor});
   ir::Operation* op = create(OpKind::size, {}, {kIndex}, at(loc));
@@ -79,11 +86,12 @@ Size TileBuilder::size(const std::string& symbol, Divisibility fact, Loc loc) {
   return Size(this, op->result(), symbol);
 }
 
-Tensor TileBuilder::global(const std::string& name, ScalarKind element, const std::vector<Dim>& shape,
-                           Loc) {
+Tensor TileBuilder::global(const std::string& name, ScalarKind element,
+                           const std::vector<Dim>& shape, Loc) {
   ir::Shape s;
   for (const Dim& d : shape) s.push_back(d.extent);
-  ir::Value* arg = kernel_->region(0)->add_argument(Type::tensor(element, s, MemorySpace::global), name);
+  ir::Value* arg =
+      kernel_->region(0)->add_argument(Type::tensor(element, s, MemorySpace::global), name);
   return Tensor(this, arg);
 }
 
@@ -113,7 +121,8 @@ std::vector<Index> TileBuilder::grid(const std::vector<Index>& extents, Loc loc)
 Index TileBuilder::index(int64_t value, Loc loc) {
   ir::Operation* op = create(OpKind::constant, {}, {kIndex}, at(loc));
   op->set_attr("value", Attribute::integer(value));
-  op->result()->set_name("c" + std::to_string(value < 0 ? -value : value) + (value < 0 ? "_neg" : ""));
+  op->result()->set_name("c" + std::to_string(value < 0 ? -value : value) +
+                         (value < 0 ? "_neg" : ""));
   return Index(this, op->result());
 }
 
@@ -147,8 +156,8 @@ Tensor Tensor::tile(const std::vector<int64_t>& shape, const std::vector<Coord>&
       result.emplace_back(shape[d]);
     }
   }
-  ir::Operation* op = b.create(OpKind::tile, operands,
-                               {Type::tensor(element(), result, type().space())}, at(loc));
+  ir::Operation* op =
+      b.create(OpKind::tile, operands, {Type::tensor(element(), result, type().space())}, at(loc));
   op->set_attr("shape", Attribute::ints(shape));
   if (options.masked) {
     op->set_attr("masked", Attribute::unit());
@@ -206,7 +215,8 @@ Tensor TileBuilder::alloc(ScalarKind element, const std::vector<int64_t>& shape,
 
 Tensor TileBuilder::iota(ScalarKind element, const std::vector<int64_t>& shape, int dim, Loc loc) {
   ir::Shape s(shape.begin(), shape.end());
-  ir::Operation* op = create(OpKind::iota, {}, {Type::tensor(element, s, MemorySpace::reg)}, at(loc));
+  ir::Operation* op =
+      create(OpKind::iota, {}, {Type::tensor(element, s, MemorySpace::reg)}, at(loc));
   op->set_attr("dim", Attribute::integer(dim));
   op->result()->set_name("iota");
   return Tensor(this, op->result());
@@ -246,7 +256,8 @@ Tensor TileBuilder::cast(const Tensor& x, ScalarKind element, Loc loc) {
 
 Tensor TileBuilder::rearrange(const Tensor& x, const std::string& layout, Loc loc) {
   ir::Operation* op = create(OpKind::rearrange, {x.value()}, {x.type().with_layout({})}, at(loc));
-  if (!layout.empty()) op->set_attr("layout", Attribute::layout(ir::canonical_layout(layout, at(loc))));
+  if (!layout.empty())
+    op->set_attr("layout", Attribute::layout(ir::canonical_layout(layout, at(loc))));
   op->result()->set_name(x.value()->name() + "_r");
   return Tensor(this, op->result());
 }
@@ -254,8 +265,8 @@ Tensor TileBuilder::rearrange(const Tensor& x, const std::string& layout, Loc lo
 Tensor TileBuilder::broadcast(const Tensor& x, const std::vector<int64_t>& shape,
                               const std::vector<int64_t>& new_dims, Loc loc) {
   ir::Shape s(shape.begin(), shape.end());
-  ir::Operation* op =
-      create(OpKind::broadcast, {x.value()}, {Type::tensor(x.element(), s, MemorySpace::reg)}, at(loc));
+  ir::Operation* op = create(OpKind::broadcast, {x.value()},
+                             {Type::tensor(x.element(), s, MemorySpace::reg)}, at(loc));
   op->set_attr("dims", Attribute::ints(new_dims));
   op->result()->set_name(x.value()->name() + "_b");
   return Tensor(this, op->result());
@@ -271,7 +282,8 @@ Tensor reduce(TileBuilder& b, const Tensor& x, const char* kind, const std::vect
       if (std::find(dims.begin(), dims.end(), d) == dims.end()) rest.push_back(t.shape()[d]);
     }
   }
-  Type result = rest.empty() ? Type::scalar(x.element()) : Type::tensor(x.element(), rest, MemorySpace::reg);
+  Type result =
+      rest.empty() ? Type::scalar(x.element()) : Type::tensor(x.element(), rest, MemorySpace::reg);
   ir::Operation* op = b.create(OpKind::reduce, {x.value()}, {result}, at(loc));
   op->set_attr("kind", Attribute::ident(kind));
   op->set_attr("dims", Attribute::ints(dims));
@@ -294,7 +306,8 @@ Tensor TileBuilder::transpose(const Tensor& x, Loc loc) {
   const Type& t = x.type();
   ir::Shape s = t.shape();
   if (s.size() == 2) std::swap(s[0], s[1]);
-  ir::Operation* op = create(OpKind::transpose, {x.value()}, {t.with_shape(s).with_layout({})}, at(loc));
+  ir::Operation* op =
+      create(OpKind::transpose, {x.value()}, {t.with_shape(s).with_layout({})}, at(loc));
   op->result()->set_name(x.value()->name() + "_t");
   return Tensor(this, op->result());
 }
@@ -315,7 +328,8 @@ std::vector<Tensor> TileBuilder::loop(
   Index k(this, block->add_argument(kIndex, "k"));
   std::vector<Tensor> carried;
   for (size_t i = 0; i < init.size(); ++i) {
-    carried.emplace_back(this, block->add_argument(init[i].type(), init[i].value()->name() + "_it"));
+    carried.emplace_back(this,
+                         block->add_argument(init[i].type(), init[i].value()->name() + "_it"));
   }
   ir::Block* outer = ops_.block();
   ops_.set_block(block);
@@ -342,7 +356,9 @@ Tensor TileBuilder::loop(const Index& count, const Tensor& init,
                          const std::function<Tensor(Index, Tensor)>& body, Loc loc) {
   auto out = loop(
       count, std::vector<Tensor>{init},
-      [&](Index k, std::vector<Tensor> carried) { return std::vector<Tensor>{body(k, carried[0])}; },
+      [&](Index k, std::vector<Tensor> carried) {
+        return std::vector<Tensor>{body(k, carried[0])};
+      },
       loc);
   return out[0];
 }
@@ -357,13 +373,15 @@ std::vector<Tensor> TileBuilder::if_then_else(const Tensor& cond,
   for (int r = 0; r < 2; ++r) {
     ir::Block* block = op->add_region();
     ops_.set_block(block);
-    std::vector<Tensor> values = r == 0 ? then_body() : (else_body ? else_body() : std::vector<Tensor>{});
+    std::vector<Tensor> values =
+        r == 0 ? then_body() : (else_body ? else_body() : std::vector<Tensor>{});
     std::vector<ir::Value*> yielded;
     for (const Tensor& t : values) yielded.push_back(t.value());
     if (r == 0) {
       for (const Tensor& t : values) types.push_back(t.type());
     }
-    if (!yielded.empty() || r == 0 || !block->ops().empty()) create(OpKind::yield, yielded, {}, at(loc));
+    if (!yielded.empty() || r == 0 || !block->ops().empty())
+      create(OpKind::yield, yielded, {}, at(loc));
   }
   ops_.set_block(outer);
   std::vector<Tensor> out;
@@ -371,7 +389,8 @@ std::vector<Tensor> TileBuilder::if_then_else(const Tensor& cond,
   return out;
 }
 
-std::vector<Tensor> TileBuilder::call_external(const std::string& callee, const std::vector<Tensor>& args,
+std::vector<Tensor> TileBuilder::call_external(const std::string& callee,
+                                               const std::vector<Tensor>& args,
                                                const std::vector<Type>& results, Loc loc) {
   std::vector<ir::Value*> operands;
   for (const Tensor& t : args) operands.push_back(t.value());
@@ -385,8 +404,8 @@ std::vector<Tensor> TileBuilder::call_external(const std::string& callee, const 
   return out;
 }
 
-Tensor TileBuilder::elementwise(OpKind kind, const std::vector<Tensor>& operands, SourceLocation loc,
-                                const std::string& pred) {
+Tensor TileBuilder::elementwise(OpKind kind, const std::vector<Tensor>& operands,
+                                SourceLocation loc, const std::string& pred) {
   std::vector<ir::Value*> values;
   for (const Tensor& t : operands) values.push_back(t.value());
   ir::Operation* op = create(kind, values, {elementwise_type(kind, operands)}, std::move(loc));
@@ -409,20 +428,48 @@ Index index_binary(OpKind kind, const Index& a, int64_t b, SourceLocation loc = 
 }
 }  // namespace
 
-Index operator+(const Index& a, const Index& b) { return index_binary(OpKind::add, a, b); }
-Index operator-(const Index& a, const Index& b) { return index_binary(OpKind::sub, a, b); }
-Index operator*(const Index& a, const Index& b) { return index_binary(OpKind::mul, a, b); }
-Index operator/(const Index& a, const Index& b) { return index_binary(OpKind::div, a, b); }
-Index operator%(const Index& a, const Index& b) { return index_binary(OpKind::rem, a, b); }
-Index operator+(const Index& a, int64_t b) { return index_binary(OpKind::add, a, b); }
-Index operator-(const Index& a, int64_t b) { return index_binary(OpKind::sub, a, b); }
-Index operator*(const Index& a, int64_t b) { return index_binary(OpKind::mul, a, b); }
-Index operator/(const Index& a, int64_t b) { return index_binary(OpKind::div, a, b); }
-Index operator%(const Index& a, int64_t b) { return index_binary(OpKind::rem, a, b); }
-Index cdiv(const Index& a, const Index& b, Loc loc) { return index_binary(OpKind::cdiv, a, b, at(loc)); }
-Index cdiv(const Index& a, int64_t b, Loc loc) { return index_binary(OpKind::cdiv, a, b, at(loc)); }
-Index min(const Index& a, const Index& b, Loc loc) { return index_binary(OpKind::min, a, b, at(loc)); }
-Index max(const Index& a, const Index& b, Loc loc) { return index_binary(OpKind::max, a, b, at(loc)); }
+Index operator+(const Index& a, const Index& b) {
+  return index_binary(OpKind::add, a, b);
+}
+Index operator-(const Index& a, const Index& b) {
+  return index_binary(OpKind::sub, a, b);
+}
+Index operator*(const Index& a, const Index& b) {
+  return index_binary(OpKind::mul, a, b);
+}
+Index operator/(const Index& a, const Index& b) {
+  return index_binary(OpKind::div, a, b);
+}
+Index operator%(const Index& a, const Index& b) {
+  return index_binary(OpKind::rem, a, b);
+}
+Index operator+(const Index& a, int64_t b) {
+  return index_binary(OpKind::add, a, b);
+}
+Index operator-(const Index& a, int64_t b) {
+  return index_binary(OpKind::sub, a, b);
+}
+Index operator*(const Index& a, int64_t b) {
+  return index_binary(OpKind::mul, a, b);
+}
+Index operator/(const Index& a, int64_t b) {
+  return index_binary(OpKind::div, a, b);
+}
+Index operator%(const Index& a, int64_t b) {
+  return index_binary(OpKind::rem, a, b);
+}
+Index cdiv(const Index& a, const Index& b, Loc loc) {
+  return index_binary(OpKind::cdiv, a, b, at(loc));
+}
+Index cdiv(const Index& a, int64_t b, Loc loc) {
+  return index_binary(OpKind::cdiv, a, b, at(loc));
+}
+Index min(const Index& a, const Index& b, Loc loc) {
+  return index_binary(OpKind::min, a, b, at(loc));
+}
+Index max(const Index& a, const Index& b, Loc loc) {
+  return index_binary(OpKind::max, a, b, at(loc));
+}
 
 // ---- elementwise ----
 
@@ -440,33 +487,87 @@ Tensor unary(OpKind kind, const Tensor& x, const Loc& loc) {
 }
 }  // namespace
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return binary(OpKind::add, a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return binary(OpKind::sub, a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return binary(OpKind::mul, a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return binary(OpKind::div, a, b); }
-Tensor operator-(const Tensor& a) { return builder_of(a, a).elementwise(OpKind::neg, {a}, {}); }
-Tensor operator+(const Tensor& a, double b) { return binary(OpKind::add, a, b); }
-Tensor operator-(const Tensor& a, double b) { return binary(OpKind::sub, a, b); }
-Tensor operator*(const Tensor& a, double b) { return binary(OpKind::mul, a, b); }
-Tensor operator/(const Tensor& a, double b) { return binary(OpKind::div, a, b); }
-Tensor operator<(const Tensor& a, const Tensor& b) { return binary(OpKind::cmp, a, b, {}, "lt"); }
-Tensor operator<=(const Tensor& a, const Tensor& b) { return binary(OpKind::cmp, a, b, {}, "le"); }
-Tensor operator>(const Tensor& a, const Tensor& b) { return binary(OpKind::cmp, a, b, {}, "gt"); }
-Tensor operator>=(const Tensor& a, const Tensor& b) { return binary(OpKind::cmp, a, b, {}, "ge"); }
-Tensor exp(const Tensor& x, Loc loc) { return unary(OpKind::exp, x, loc); }
-Tensor exp2(const Tensor& x, Loc loc) { return unary(OpKind::exp2, x, loc); }
-Tensor log(const Tensor& x, Loc loc) { return unary(OpKind::log, x, loc); }
-Tensor log2(const Tensor& x, Loc loc) { return unary(OpKind::log2, x, loc); }
-Tensor sqrt(const Tensor& x, Loc loc) { return unary(OpKind::sqrt, x, loc); }
-Tensor rsqrt(const Tensor& x, Loc loc) { return unary(OpKind::rsqrt, x, loc); }
-Tensor tanh(const Tensor& x, Loc loc) { return unary(OpKind::tanh, x, loc); }
-Tensor sigmoid(const Tensor& x, Loc loc) { return unary(OpKind::sigmoid, x, loc); }
-Tensor abs(const Tensor& x, Loc loc) { return unary(OpKind::abs, x, loc); }
-Tensor floor(const Tensor& x, Loc loc) { return unary(OpKind::floor, x, loc); }
-Tensor max(const Tensor& a, const Tensor& b, Loc loc) { return binary(OpKind::max, a, b, at(loc)); }
-Tensor min(const Tensor& a, const Tensor& b, Loc loc) { return binary(OpKind::min, a, b, at(loc)); }
-Tensor max(const Tensor& a, double b, Loc loc) { return binary(OpKind::max, a, b, at(loc)); }
-Tensor min(const Tensor& a, double b, Loc loc) { return binary(OpKind::min, a, b, at(loc)); }
+Tensor operator+(const Tensor& a, const Tensor& b) {
+  return binary(OpKind::add, a, b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+  return binary(OpKind::sub, a, b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+  return binary(OpKind::mul, a, b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  return binary(OpKind::div, a, b);
+}
+Tensor operator-(const Tensor& a) {
+  return builder_of(a, a).elementwise(OpKind::neg, {a}, {});
+}
+Tensor operator+(const Tensor& a, double b) {
+  return binary(OpKind::add, a, b);
+}
+Tensor operator-(const Tensor& a, double b) {
+  return binary(OpKind::sub, a, b);
+}
+Tensor operator*(const Tensor& a, double b) {
+  return binary(OpKind::mul, a, b);
+}
+Tensor operator/(const Tensor& a, double b) {
+  return binary(OpKind::div, a, b);
+}
+Tensor operator<(const Tensor& a, const Tensor& b) {
+  return binary(OpKind::cmp, a, b, {}, "lt");
+}
+Tensor operator<=(const Tensor& a, const Tensor& b) {
+  return binary(OpKind::cmp, a, b, {}, "le");
+}
+Tensor operator>(const Tensor& a, const Tensor& b) {
+  return binary(OpKind::cmp, a, b, {}, "gt");
+}
+Tensor operator>=(const Tensor& a, const Tensor& b) {
+  return binary(OpKind::cmp, a, b, {}, "ge");
+}
+Tensor exp(const Tensor& x, Loc loc) {
+  return unary(OpKind::exp, x, loc);
+}
+Tensor exp2(const Tensor& x, Loc loc) {
+  return unary(OpKind::exp2, x, loc);
+}
+Tensor log(const Tensor& x, Loc loc) {
+  return unary(OpKind::log, x, loc);
+}
+Tensor log2(const Tensor& x, Loc loc) {
+  return unary(OpKind::log2, x, loc);
+}
+Tensor sqrt(const Tensor& x, Loc loc) {
+  return unary(OpKind::sqrt, x, loc);
+}
+Tensor rsqrt(const Tensor& x, Loc loc) {
+  return unary(OpKind::rsqrt, x, loc);
+}
+Tensor tanh(const Tensor& x, Loc loc) {
+  return unary(OpKind::tanh, x, loc);
+}
+Tensor sigmoid(const Tensor& x, Loc loc) {
+  return unary(OpKind::sigmoid, x, loc);
+}
+Tensor abs(const Tensor& x, Loc loc) {
+  return unary(OpKind::abs, x, loc);
+}
+Tensor floor(const Tensor& x, Loc loc) {
+  return unary(OpKind::floor, x, loc);
+}
+Tensor max(const Tensor& a, const Tensor& b, Loc loc) {
+  return binary(OpKind::max, a, b, at(loc));
+}
+Tensor min(const Tensor& a, const Tensor& b, Loc loc) {
+  return binary(OpKind::min, a, b, at(loc));
+}
+Tensor max(const Tensor& a, double b, Loc loc) {
+  return binary(OpKind::max, a, b, at(loc));
+}
+Tensor min(const Tensor& a, double b, Loc loc) {
+  return binary(OpKind::min, a, b, at(loc));
+}
 Tensor select(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc) {
   return builder_of(a, b).elementwise(OpKind::select, {cond, a, b}, at(loc));
 }
@@ -476,6 +577,8 @@ Tensor fma(const Tensor& a, const Tensor& b, const Tensor& c, Loc loc) {
 Tensor compare(const Tensor& a, const Tensor& b, const std::string& pred, Loc loc) {
   return binary(OpKind::cmp, a, b, at(loc), pred);
 }
-Tensor transpose(const Tensor& x, Loc loc) { return builder_of(x, x).transpose(x, loc); }
+Tensor transpose(const Tensor& x, Loc loc) {
+  return builder_of(x, x).transpose(x, loc);
+}
 
 }  // namespace tessel

@@ -98,7 +98,8 @@ void expect_bits(const HostTensor& got, const std::vector<float>& want, const ch
     double g = got.get_float(i);
     bool same = (std::isnan(g) && std::isnan(want[i])) ||
                 (g == want[i] && std::signbit(g) == std::signbit(want[i]));
-    if (!same && bad++ < 5) ADD_FAILURE() << what << "[" << i << "] = " << g << ", reference " << want[i];
+    if (!same && bad++ < 5)
+      ADD_FAILURE() << what << "[" << i << "] = " << g << ", reference " << want[i];
   }
   EXPECT_EQ(bad, 0) << what;
 }
@@ -111,8 +112,8 @@ void expect_roundtrip(const TileKernel& k) {
 }
 
 // C[m,n] = Σ_k A[m,k]·B[n,k] in f32, k in order, from +0.
-std::vector<float> gemm_ref(const HostTensor& A, const HostTensor& B, int64_t M, int64_t N, int64_t K,
-                            int64_t a_off = 0, int64_t b_off = 0) {
+std::vector<float> gemm_ref(const HostTensor& A, const HostTensor& B, int64_t M, int64_t N,
+                            int64_t K, int64_t a_off = 0, int64_t b_off = 0) {
   std::vector<float> c(M * N);
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) {
@@ -159,7 +160,8 @@ TEST(Examples, BatchedGemm) {
   interp::interpret(k.op(), {&A, &B, &C}, {{{"Bt", Bt}, {"M", M}, {"N", N}, {"K", K}}, {}});
   std::vector<float> ref;
   for (int64_t z = 0; z < Bt; ++z) {
-    for (float v : gemm_ref(A, B, M, N, K, z * M * K, z * N * K)) ref.push_back(ref_round(ScalarKind::f16, v));
+    for (float v : gemm_ref(A, B, M, N, K, z * M * K, z * N * K))
+      ref.push_back(ref_round(ScalarKind::f16, v));
   }
   expect_bits(C, ref, "C");
 }
@@ -197,7 +199,8 @@ TEST(Examples, GemmWithRowReduction) {
     float r = 0.0f;
     for (int64_t k0 = 0; k0 < K; k0 += bk) {  // a sum per K tile, then accumulated
       float t = static_cast<float>(A.get_float(m * K + k0));
-      for (int64_t kk = k0 + 1; kk < std::min(K, k0 + bk); ++kk) t = t + static_cast<float>(A.get_float(m * K + kk));
+      for (int64_t kk = k0 + 1; kk < std::min(K, k0 + bk); ++kk)
+        t = t + static_cast<float>(A.get_float(m * K + kk));
       r = r + t;
     }
     rows[m] = r;
@@ -240,7 +243,8 @@ TEST(Examples, Int4GemmWithGroupScales) {
   HostTensor Wd(ScalarKind::f16, {N, K});  // dequantized: f16(w · s), the product in f32
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t kk = 0; kk < K; ++kk) {
-      float w = static_cast<float>(W.get_int(n * K + kk)) * static_cast<float>(S.get_float(n * G + kk / group));
+      float w = static_cast<float>(W.get_int(n * K + kk)) *
+                static_cast<float>(S.get_float(n * G + kk / group));
       Wd.set_float(n * K + kk, static_cast<float>(static_cast<_Float16>(w)));
     }
   }
@@ -301,9 +305,11 @@ TEST(Examples, Softmax) {
     for (int64_t r = 0; r < M; ++r) {
       auto x = [&](int64_t c) { return static_cast<float>(X.get_float(r * N + c)); };
       float m = tiled_fold(N, bn, -INFINITY, x, [](float a, float b) { return std::fmax(a, b); });
-      float s = tiled_fold(N, bn, 0.0f, [&](int64_t c) { return std::exp(x(c) - m); },
-                           [](float a, float b) { return a + b; });
-      for (int64_t c = 0; c < N; ++c) ref[r * N + c] = ref_round(ScalarKind::f16, std::exp(x(c) - m) / s);
+      float s = tiled_fold(
+          N, bn, 0.0f, [&](int64_t c) { return std::exp(x(c) - m); },
+          [](float a, float b) { return a + b; });
+      for (int64_t c = 0; c < N; ++c)
+        ref[r * N + c] = ref_round(ScalarKind::f16, std::exp(x(c) - m) / s);
     }
     expect_bits(Y, ref, "Y");
   }
@@ -323,8 +329,9 @@ TEST(Examples, RmsNorm) {
   std::vector<float> ref(M * N);
   for (int64_t r = 0; r < M; ++r) {
     auto x = [&](int64_t c) { return static_cast<float>(X.get_float(r * N + c)); };
-    float ss = tiled_fold(N, bn, 0.0f, [&](int64_t c) { return x(c) * x(c); },
-                          [](float a, float b) { return a + b; });
+    float ss = tiled_fold(
+        N, bn, 0.0f, [&](int64_t c) { return x(c) * x(c); },
+        [](float a, float b) { return a + b; });
     float rs = 1.0f / std::sqrt(ss / static_cast<float>(N) + static_cast<float>(eps));
     for (int64_t c = 0; c < N; ++c) {
       ref[r * N + c] = ref_round(ScalarKind::bf16, x(c) * rs * static_cast<float>(w.get_float(c)));
@@ -350,10 +357,13 @@ TEST(Examples, LayerNorm) {
     auto x = [&](int64_t c) { return static_cast<float>(X.get_float(r * N + c)); };
     auto add = [](float a, float b) { return a + b; };
     float mean = tiled_fold(N, bn, 0.0f, x, add) / n;
-    float var = tiled_fold(N, bn, 0.0f, [&](int64_t c) { return (x(c) - mean) * (x(c) - mean); }, add) / n;
+    float var = tiled_fold(
+                    N, bn, 0.0f, [&](int64_t c) { return (x(c) - mean) * (x(c) - mean); }, add) /
+                n;
     float rs = 1.0f / std::sqrt(var + static_cast<float>(eps));
     for (int64_t c = 0; c < N; ++c) {
-      float y = (x(c) - mean) * rs * static_cast<float>(w.get_float(c)) + static_cast<float>(bias.get_float(c));
+      float y = (x(c) - mean) * rs * static_cast<float>(w.get_float(c)) +
+                static_cast<float>(bias.get_float(c));
       ref[r * N + c] = ref_round(ScalarKind::f16, y);
     }
   }
@@ -380,7 +390,8 @@ void check_attention(bool causal) {
       int64_t last = causal ? i : S - 1;
       for (int64_t j = 0; j <= last; ++j) {
         double s = 0;
-        for (int64_t e = 0; e < D; ++e) s += Q.get_float((h * S + i) * D + e) * K.get_float((h * S + j) * D + e);
+        for (int64_t e = 0; e < D; ++e)
+          s += Q.get_float((h * S + i) * D + e) * K.get_float((h * S + j) * D + e);
         p[j] = s / std::sqrt(static_cast<double>(D));
         m = std::max(m, p[j]);
       }
@@ -398,8 +409,12 @@ void check_attention(bool causal) {
   EXPECT_LT(std::sqrt(err / norm), 2e-3) << (causal ? "causal" : "full");
 }
 
-TEST(Examples, FlashAttention) { check_attention(false); }
-TEST(Examples, FlashAttentionCausal) { check_attention(true); }
+TEST(Examples, FlashAttention) {
+  check_attention(false);
+}
+TEST(Examples, FlashAttentionCausal) {
+  check_attention(true);
+}
 
 }  // namespace
 }  // namespace tessel::examples

@@ -13,7 +13,8 @@ namespace {
 TEST(TileLanguage, TheDesignSketchGemm) {
   auto gemm = tile_kernel("gemm", [](TileBuilder& b) {
     auto M = b.size("M"), N = b.size("N"), K = b.size("K", divisible_by(8));
-    auto A = b.global("A", f16, {M, K}), B = b.global("B", f16, {N, K}), C = b.global("C", f16, {M, N});
+    auto A = b.global("A", f16, {M, K}), B = b.global("B", f16, {N, K}),
+         C = b.global("C", f16, {M, N});
     auto [i, j] = b.block_grid(cdiv(M, 128), cdiv(N, 256));
     auto acc = b.fill(f32, {128, 256}, 0.0f);
     acc = b.loop(cdiv(K, 64), acc, [&](auto k, auto acc) {
@@ -28,10 +29,11 @@ TEST(TileLanguage, TheDesignSketchGemm) {
                       "%C: global<f16>[M,N]) facts(K % 8 == 0) {"),
             std::string::npos)
       << text;
-  for (const char* piece : {"= block_grid %", "fill {value = 0.0} : register<f32>[128,256]",
-                            "= for %k = ", "copy %A_tile : shared<f16>[128,64]",
-                            "transpose %sB : shared<f16>[64,256]", "mma %sA, %sB_t, %fill_it",
-                            "cast %fill_out : register<f16>[128,256]", "copy %fill_out_f16, %C_tile"}) {
+  for (const char* piece :
+       {"= block_grid %", "fill {value = 0.0} : register<f32>[128,256]",
+        "= for %k = ", "copy %A_tile : shared<f16>[128,64]", "transpose %sB : shared<f16>[64,256]",
+        "mma %sA, %sB_t, %fill_it", "cast %fill_out : register<f16>[128,256]",
+        "copy %fill_out_f16, %C_tile"}) {
     EXPECT_NE(text.find(piece), std::string::npos) << piece << "\n" << text;
   }
 }
@@ -48,7 +50,8 @@ TEST(TileLanguage, MistakesAreReportedAtTheCallSite) {
     });
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
-    EXPECT_NE(e.message().find("mma: wrong shapes: a is [64,32] and b is [64,32]"), std::string::npos)
+    EXPECT_NE(e.message().find("mma: wrong shapes: a is [64,32] and b is [64,32]"),
+              std::string::npos)
         << e.what();
     EXPECT_NE(e.location().file.find("tile_test.cpp"), std::string::npos) << e.what();
     EXPECT_EQ(e.location().line, line) << e.what();
@@ -68,7 +71,8 @@ TEST(TileLanguage, UsingALoopValueAfterTheLoopIsADominanceError) {
     });
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
-    EXPECT_NE(e.message().find("copy: operand 0 (%exp) does not dominate this use"), std::string::npos)
+    EXPECT_NE(e.message().find("copy: operand 0 (%exp) does not dominate this use"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -82,7 +86,8 @@ TEST(TileLanguage, PinsLayoutsAndAtoms) {
     b.copy(y, X.tile({16, 8}, {0, 0}));
   });
   std::string text = k.text();
-  EXPECT_NE(text.find("register<f32, ((4,8),(2,2)):((32,1),(16,8))>[16,8]"), std::string::npos) << text;
+  EXPECT_NE(text.find("register<f32, ((4,8),(2,2)):((32,1),(16,8))>[16,8]"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("shared<f32, (16,8):(8,1)>[16,8]"), std::string::npos) << text;
   EXPECT_NE(text.find("{atom = \"fadd\"}"), std::string::npos) << text;
   EXPECT_THROW(tile_kernel("bad_pin",
@@ -91,7 +96,9 @@ TEST(TileLanguage, PinsLayoutsAndAtoms) {
                            }),
                UserError);
   try {
-    tile_kernel("bad_pin", [](TileBuilder& b) { b.fill(f32, {16, 8}, 1.0).pin_layout("(4,8):(1,4"); });
+    tile_kernel("bad_pin", [](TileBuilder& b) {
+      b.fill(f32, {16, 8}, 1.0).pin_layout("(4,8):(1,4");
+    });
     FAIL();
   } catch (const UserError& e) {
     EXPECT_NE(e.message().find("layout:"), std::string::npos) << e.what();
@@ -119,14 +126,19 @@ TEST(TileLanguage, IfThenElseAndExternalCallsRunInTheInterpreter) {
     auto [i] = b.block_grid(cdiv(N, 4));
     auto even = compare(b.as_tensor(i % 2), b.as_tensor(b.index(0)), "eq");
     auto v = b.if_then_else(
-        even, [&] { return std::vector<Tensor>{b.call_external("twice", {t}, {ir::Type::scalar(f32)})[0]}; },
+        even,
+        [&] {
+          return std::vector<Tensor>{b.call_external("twice", {t}, {ir::Type::scalar(f32)})[0]};
+        },
         [&] { return std::vector<Tensor>{-t}; });
     b.copy(b.fill(f32, {4}, 0.0) + v[0], X.tile({4}, {i}, masked()));
   });
   interp::HostTensor X(ScalarKind::f32, {10});
   interp::RunOptions options;
   options.sizes = {{"N", 10}};
-  options.externals["twice"] = [](const std::vector<double>& a) { return std::vector<double>{2 * a[0]}; };
+  options.externals["twice"] = [](const std::vector<double>& a) {
+    return std::vector<double>{2 * a[0]};
+  };
   interp::interpret(k.op(), {&X, 1.5}, options);
   for (int64_t e = 0; e < 10; ++e) EXPECT_EQ(X.get_float(e), (e / 4) % 2 == 0 ? 3.0 : -1.5) << e;
   options.externals.clear();
@@ -134,7 +146,8 @@ TEST(TileLanguage, IfThenElseAndExternalCallsRunInTheInterpreter) {
     interp::interpret(k.op(), {&X, 1.5}, options);
     FAIL();
   } catch (const UserError& e) {
-    EXPECT_NE(e.message().find("call_external: no external function named \"twice\""), std::string::npos)
+    EXPECT_NE(e.message().find("call_external: no external function named \"twice\""),
+              std::string::npos)
         << e.what();
   }
 }

@@ -31,15 +31,15 @@ void expect_error(const ir::Module& m, const std::vector<Argument>& args, const 
 }
 
 const char* kCopy =
-    "kernel @copy[N](%X: global<f32>[N], %Y: global<f32>[N]) {\n"      // 1
-    "  %N = size {name = N} : index\n"                                   // 2
-    "  %c4 = const {value = 4} : index\n"                                // 3
-    "  %g = cdiv %N, %c4 : index\n"                                      // 4
-    "  %b = block_grid %g : index\n"                                     // 5
+    "kernel @copy[N](%X: global<f32>[N], %Y: global<f32>[N]) {\n"              // 1
+    "  %N = size {name = N} : index\n"                                         // 2
+    "  %c4 = const {value = 4} : index\n"                                      // 3
+    "  %g = cdiv %N, %c4 : index\n"                                            // 4
+    "  %b = block_grid %g : index\n"                                           // 5
     "  %x = tile %X, %b {masked, pad = -7.0, shape = [4]} : global<f32>[4]\n"  // 6
-    "  %y = tile %Y, %b {shape = [4]} : global<f32>[4]\n"                // 7
-    "  %r = copy %x : register<f32>[4]\n"                                // 8
-    "  copy %r, %y\n"                                                    // 9
+    "  %y = tile %Y, %b {shape = [4]} : global<f32>[4]\n"                      // 7
+    "  %r = copy %x : register<f32>[4]\n"                                      // 8
+    "  copy %r, %y\n"                                                          // 9
     "}\n";
 
 TEST(Interpreter, MaskedTilesPadReadsAndUnmaskedTilesAreBoundsChecked) {
@@ -49,10 +49,11 @@ TEST(Interpreter, MaskedTilesPadReadsAndUnmaskedTilesAreBoundsChecked) {
   // Y is longer than X: the masked read pads with -7, the unmasked write fits.
   RunOptions options{{{"N", 6}}, {}};
   HostTensor Y6(ScalarKind::f32, {6});
-  expect_error(*m, {&X, &Y6}, options,
-               "copy: writing index [6] out of bounds of %Y, whose shape is [6] (a partial tile needs a "
-               "masked tile)",
-               9);
+  expect_error(
+      *m, {&X, &Y6}, options,
+      "copy: writing index [6] out of bounds of %Y, whose shape is [6] (a partial tile needs a "
+      "masked tile)",
+      9);
   // Rows 0..3 were written before the error, in order: the interpreter is sequential.
   EXPECT_EQ(Y6.get_float(3), 3.5);
 }
@@ -96,7 +97,8 @@ TEST(Interpreter, SizesFactsAndArguments) {
       "kernel @k[N](%X: global<f16>[N], %s: f32) facts(N % 4 == 0) {\n"
       "}\n");
   HostTensor X(ScalarKind::f16, {6}), X8(ScalarKind::f16, {8}), Xf(ScalarKind::f32, {8});
-  expect_error(*m, {&X, 1.0}, {{{"N", 6}}, {}}, "kernel @k: size N = 6 violates the fact N % 4 == 0", 1);
+  expect_error(*m, {&X, 1.0}, {{{"N", 6}}, {}},
+               "kernel @k: size N = 6 violates the fact N % 4 == 0", 1);
   expect_error(*m, {&X8, 1.0}, {}, "kernel @k: no value given for size N", 1);
   expect_error(*m, {&X8, 1.0}, {{{"N", 0}}, {}}, "kernel @k: size N = 0 must be positive", 1);
   expect_error(*m, {&X8}, {{{"N", 8}}, {}}, "kernel @k takes 2 argument(s), not 1", 1);
@@ -113,15 +115,15 @@ TEST(Interpreter, ArithmeticFollowsTheElementType) {
       "  %c0 = const {value = 0} : index\n"
       "  %a = fill {value = 1.0} : register<f16>[4]\n"
       "  %e = const {value = 0.0004883} : f16\n"
-      "  %s = add %a, %e : register<f16>[4]\n"        // 1 + 2^-11 ties to even: 1.0 in f16
+      "  %s = add %a, %e : register<f16>[4]\n"  // 1 + 2^-11 ties to even: 1.0 in f16
       "  %y = tile %Y, %c0 {shape = [4]} : global<f16>[4]\n"
       "  copy %s, %y\n"
       "  %i = fill {value = 100} : register<i8>[4]\n"
-      "  %w = add %i, %i : register<i8>[4]\n"         // wraps: -56
+      "  %w = add %i, %i : register<i8>[4]\n"  // wraps: -56
       "  %z = tile %Z, %c0 {shape = [4]} : global<i8>[4]\n"
       "  copy %w, %z\n"
       "  %big = fill {value = 1000.0} : register<f32>[4]\n"
-      "  %sat = cast %big : register<f8e4m3>[4]\n"     // saturates to 448
+      "  %sat = cast %big : register<f8e4m3>[4]\n"  // saturates to 448
       "  %f = tile %F, %c0 {shape = [4]} : global<f8e4m3>[4]\n"
       "  copy %sat, %f\n"
       "}\n");
@@ -154,7 +156,8 @@ TEST(Interpreter, IntegerDivisionByZeroAndBadLoopSteps) {
 
 TEST(Interpreter, ReduceFoldsInRowMajorOrderAndMmaAccumulatesInF32) {
   auto m = parse(
-      "kernel @k(%A: global<f16>[2,3], %B: global<f16>[3,2], %S: global<f32>[2], %C: global<f32>[2,2]) {\n"
+      "kernel @k(%A: global<f16>[2,3], %B: global<f16>[3,2], %S: global<f32>[2], %C: "
+      "global<f32>[2,2]) {\n"
       "  %c0 = const {value = 0} : index\n"
       "  %a = copy %A : shared<f16>[2,3]\n"
       "  %b = copy %B : register<f16>[3,2]\n"
@@ -175,23 +178,26 @@ TEST(Interpreter, ReduceFoldsInRowMajorOrderAndMmaAccumulatesInF32) {
   }
   interpret(*m->kernels[0], {&A, &B, &S, &C}, {});
   float r0 = 0.5f;
-  for (int k = 0; k < 3; ++k) r0 = r0 + static_cast<float>(A.get_float(k)) * static_cast<float>(B.get_float(2 * k));
+  for (int k = 0; k < 3; ++k)
+    r0 = r0 + static_cast<float>(A.get_float(k)) * static_cast<float>(B.get_float(2 * k));
   EXPECT_EQ(C.get_float(0), r0);
-  EXPECT_EQ(S.get_float(0), (static_cast<float>(A.get_float(0)) + 1.0f) + static_cast<float>(A.get_float(2)));
+  EXPECT_EQ(S.get_float(0),
+            (static_cast<float>(A.get_float(0)) + 1.0f) + static_cast<float>(A.get_float(2)));
   EXPECT_EQ(S.get_float(1), 9.0);
 }
 
 TEST(Interpreter, LayoutViewsGiveNonContiguousTiles) {
   auto m = parse(
-      "kernel @k(%X: global<f32>[8,4], %Y: global<f32>[2,8], %V: global<f32>[16], %W: global<f32>[4]) {\n"
+      "kernel @k(%X: global<f32>[8,4], %Y: global<f32>[2,8], %V: global<f32>[16], %W: "
+      "global<f32>[4]) {\n"
       "  %c0 = const {value = 0} : index\n"
       "  %c1 = const {value = 1} : index\n"
-      "  %xt = global_view %X : global<f32, (4,8):(1,4)>[4,8]\n"   // the transpose of X
+      "  %xt = global_view %X : global<f32, (4,8):(1,4)>[4,8]\n"        // the transpose of X
       "  %t = tile %xt, %c1, %c0 {shape = [2,8]} : global<f32>[2,8]\n"  // columns 2 and 3 of X
       "  %r = copy %t : register<f32>[2,8]\n"
       "  copy %r, %Y\n"
-      "  %even = global_view %V : global<f32, 8:2>[8]\n"          // V[0], V[2], ...
-      "  %e = tile %even, %c1 {shape = [4]} : global<f32>[4]\n"     // V[8], V[10], V[12], V[14]
+      "  %even = global_view %V : global<f32, 8:2>[8]\n"         // V[0], V[2], ...
+      "  %e = tile %even, %c1 {shape = [4]} : global<f32>[4]\n"  // V[8], V[10], V[12], V[14]
       "  %s = copy %e : shared<f32>[4]\n"
       "  copy %s, %W\n"
       "}\n");
@@ -201,7 +207,8 @@ TEST(Interpreter, LayoutViewsGiveNonContiguousTiles) {
   for (int i = 0; i < 16; ++i) V.set_float(i, 100 + i);
   interpret(*m->kernels[0], {&X, &Y, &V, &W}, {});
   for (int a = 0; a < 2; ++a) {
-    for (int b = 0; b < 8; ++b) EXPECT_EQ(Y.get_float(a * 8 + b), X.get_float(b * 4 + 2 + a)) << a << "," << b;
+    for (int b = 0; b < 8; ++b)
+      EXPECT_EQ(Y.get_float(a * 8 + b), X.get_float(b * 4 + 2 + a)) << a << "," << b;
   }
   for (int i = 0; i < 4; ++i) EXPECT_EQ(W.get_float(i), 108 + 2 * i);
 }
@@ -213,7 +220,9 @@ TEST(Interpreter, ALayoutViewThatLeavesItsTensorIsAnError) {
       "  %r = copy %wide : register<f32>[8]\n"
       "}\n");
   HostTensor V(ScalarKind::f32, {16});
-  expect_error(*m, {&V}, {}, "copy: element [6] of a global_view of %wide maps to offset 18, outside its 16 elements", 3);
+  expect_error(
+      *m, {&V}, {},
+      "copy: element [6] of a global_view of %wide maps to offset 18, outside its 16 elements", 3);
 }
 
 TEST(Interpreter, GridExtents) {

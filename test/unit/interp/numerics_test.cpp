@@ -50,8 +50,8 @@ TEST(Numerics, Bf16AndFp8KnownValues) {
   EXPECT_TRUE(std::isinf(decode_float(ScalarKind::f8e5m2, 0x7C)));
 }
 
-// Every finite encoding decodes to a value that encodes back to itself, and the midpoint between two
-// neighbours rounds to the one with the even encoding: RNE, checked exhaustively.
+// Every finite encoding decodes to a value that encodes back to itself, and the midpoint between
+// two neighbours rounds to the one with the even encoding: RNE, checked exhaustively.
 void check_format(ScalarKind kind, int bits) {
   std::vector<std::pair<double, uint64_t>> values;
   for (uint64_t b = 0; b < (uint64_t{1} << bits); ++b) {

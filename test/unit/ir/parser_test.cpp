@@ -18,10 +18,13 @@ void expect_parse_error(const std::string& text, const std::string& message, int
 }
 
 TEST(Parser, Errors) {
-  expect_parse_error("kernel @k() {\n  %x = frobnicate : index\n}\n", "unknown op 'frobnicate'", 2, 8);
-  expect_parse_error("kernel @k() {\n  %x = add %y, %y : index\n}\n", "use of undefined value %y", 2, 12);
-  expect_parse_error("kernel @k() {\n  %x = const {value = 1} : index\n  %x = const {value = 2} : index\n}\n",
-                     "value %x is already defined", 3, 3);
+  expect_parse_error("kernel @k() {\n  %x = frobnicate : index\n}\n", "unknown op 'frobnicate'", 2,
+                     8);
+  expect_parse_error("kernel @k() {\n  %x = add %y, %y : index\n}\n", "use of undefined value %y",
+                     2, 12);
+  expect_parse_error(
+      "kernel @k() {\n  %x = const {value = 1} : index\n  %x = const {value = 2} : index\n}\n",
+      "value %x is already defined", 3, 3);
   expect_parse_error("kernel @k() {\n  %x = fill {value = 1.0} : register<f17>[4]\n}\n",
                      "unknown element type 'f17'", 2, 38);
   expect_parse_error("kernel @k() {\n  %x = fill {value = 1.0} : texture<f16>[4]\n}\n",
@@ -30,11 +33,14 @@ TEST(Parser, Errors) {
                      "const names 2 result(s) but gives 1 result type(s)", 2, 3);
   expect_parse_error("kernel @k() {\n  %x = const {value = 1, value = 2} : index\n}\n",
                      "attribute 'value' is given twice", 2, 26);
-  expect_parse_error("kernel @k() {\n  %x = const {value = 1} : index\n", "expected '}' to close the region", 3, 1);
+  expect_parse_error("kernel @k() {\n  %x = const {value = 1} : index\n",
+                     "expected '}' to close the region", 3, 1);
   expect_parse_error("kernel @k() {\n  %x = fill {value = 1.0} : shared<f16, (4,4):(1,4>[4]\n}\n",
                      "layout:", 2, 51);
-  expect_parse_error("kernel @k(%a global<f16>[4]) {\n}\n", "expected ':' after a parameter name", 1, 14);
-  expect_parse_error("kernel @k[M]() facts(M % 4 == 1) {\n}\n", "a fact reads SIZE % N == 0", 1, 32);
+  expect_parse_error("kernel @k(%a global<f16>[4]) {\n}\n", "expected ':' after a parameter name",
+                     1, 14);
+  expect_parse_error("kernel @k[M]() facts(M % 4 == 1) {\n}\n", "a fact reads SIZE % N == 0", 1,
+                     32);
 }
 
 TEST(Parser, CommentsAndBlankLinesAreIgnored) {

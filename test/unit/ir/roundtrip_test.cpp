@@ -48,14 +48,14 @@ TEST(RoundTrip, EveryOpFilePrintsParsesAndPrintsTheSame) {
   }
   // Every op kind of the IR appears in these files, so the round trip covers every op.
   for (int k = 0; k <= static_cast<int>(OpKind::fma); ++k) {
-    EXPECT_TRUE(seen.count(static_cast<OpKind>(k))) << "no round-trip test uses op "
-                                                    << op_name(static_cast<OpKind>(k));
+    EXPECT_TRUE(seen.count(static_cast<OpKind>(k)))
+        << "no round-trip test uses op " << op_name(static_cast<OpKind>(k));
   }
 }
 
 TEST(RoundTrip, EveryScalarTypeAndMemorySpace) {
-  const char* names[] = {"i1", "i4", "u4", "i8", "u8", "i16", "i32", "i64", "f8e4m3",
-                         "f8e5m2", "f16", "bf16", "f32", "f64", "index"};
+  const char* names[] = {"i1",     "i4",     "u4",  "i8",   "u8",  "i16", "i32",  "i64",
+                         "f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64", "index"};
   for (const char* name : names) {
     EXPECT_EQ(parse_type(name).str(), name);
     for (const char* space : {"global", "shared", "register"}) {
@@ -63,9 +63,11 @@ TEST(RoundTrip, EveryScalarTypeAndMemorySpace) {
       EXPECT_EQ(parse_type(t).str(), t);
     }
   }
-  EXPECT_EQ(parse_type("shared<f16, (64,8):(1,64)>[64,8]").str(), "shared<f16, (64,8):(1,64)>[64,8]");
+  EXPECT_EQ(parse_type("shared<f16, (64,8):(1,64)>[64,8]").str(),
+            "shared<f16, (64,8):(1,64)>[64,8]");
   // Layout text is canonicalized by the layout library (spaces dropped).
-  EXPECT_EQ(parse_type("shared<f16, (64, 8) : (1, 64)>[64,8]").str(), "shared<f16, (64,8):(1,64)>[64,8]");
+  EXPECT_EQ(parse_type("shared<f16, (64, 8) : (1, 64)>[64,8]").str(),
+            "shared<f16, (64,8):(1,64)>[64,8]");
 }
 
 TEST(RoundTrip, RealAttributesKeepEveryBit) {
@@ -89,7 +91,8 @@ TEST(RoundTrip, NamesAreMadeUniqueWhenHintsCollide) {
   Operation* c1 = b.create(OpKind::constant, {}, {Type::scalar(ScalarKind::index)});
   c1->set_attr("value", Attribute::integer(1));
   c1->result()->set_name("x");
-  Operation* c2 = b.create(OpKind::add, {c1->result(), c1->result()}, {Type::scalar(ScalarKind::index)});
+  Operation* c2 =
+      b.create(OpKind::add, {c1->result(), c1->result()}, {Type::scalar(ScalarKind::index)});
   c2->result()->set_name("x");
   m->kernels.push_back(std::move(k));
   verify(*m);

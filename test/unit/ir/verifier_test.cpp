@@ -43,7 +43,8 @@ TEST(Verifier, AcceptsTheBaseKernel) {
 TEST(Verifier, MmaWrongShapes) {
   expect_error(kernel("  %tb = transpose %sa : shared<f16>[32,64]\n"
                       "  %d = mma %sa, %sa, %acc : register<f32>[64,64]\n"),
-               "mma: wrong shapes: a is [64,32] and b is [64,32]; the K extents differ (32 vs 64)", 9, 3);
+               "mma: wrong shapes: a is [64,32] and b is [64,32]; the K extents differ (32 vs 64)",
+               9, 3);
   expect_error(kernel("  %tb = transpose %sa : shared<f16>[32,64]\n"
                       "  %c = fill {value = 0.0} : register<f32>[64,32]\n"
                       "  %d = mma %sa, %tb, %c : register<f32>[64,32]\n"),
@@ -65,9 +66,10 @@ TEST(Verifier, MmaOperandsAndTypes) {
 }
 
 TEST(Verifier, RegisterTensorReadBeforeWritten) {
-  expect_error(kernel("  %r = alloc : register<f16>[64,32]\n"
-                      "  %e = exp %r : register<f16>[64,32]\n"),
-               "exp: register tensor %r is read before it is written (alloc makes it uninitialized)", 9);
+  expect_error(
+      kernel("  %r = alloc : register<f16>[64,32]\n"
+             "  %e = exp %r : register<f16>[64,32]\n"),
+      "exp: register tensor %r is read before it is written (alloc makes it uninitialized)", 9);
   expect_error(kernel("  %s = alloc : shared<f16>[64,32]\n"
                       "  %r = copy %s : register<f16>[64,32]\n"),
                "copy: shared tensor %s is read before it is written", 9);
@@ -99,36 +101,45 @@ TEST(Verifier, CopyMemorySpacesShapesAndTypes) {
 }
 
 TEST(Verifier, LoopCarriedTypeChange) {
-  expect_error(kernel("  %r = for %k = %c0 to %c1 step %c1 iter(%a = %acc) : register<f32>[64,64] {\n"
-                      "    %h = cast %a : register<f16>[64,64]\n"
-                      "    yield %h\n"
-                      "  }\n"),
-               "yield: loop-carried type change: %a enters the loop as register<f32>[64,64] but the "
-               "body yields register<f16>[64,64]",
-               10);
-  expect_error(kernel("  %r = for %k = %c0 to %c1 step %c1 iter(%a = %acc) : register<f32>[64,64] {\n"
-                      "  }\n"),
-               "for: its region must end with a yield", 8);
-  expect_error(kernel("  %r = for %k = %c0 to %c1 step %c1 iter(%a = %acc) : register<f32>[64,64] {\n"
-                      "    yield\n"
-                      "  }\n"),
-               "yield: the loop body yields 0 value(s) but the loop carries 1", 9);
+  expect_error(
+      kernel("  %r = for %k = %c0 to %c1 step %c1 iter(%a = %acc) : register<f32>[64,64] {\n"
+             "    %h = cast %a : register<f16>[64,64]\n"
+             "    yield %h\n"
+             "  }\n"),
+      "yield: loop-carried type change: %a enters the loop as register<f32>[64,64] but the "
+      "body yields register<f16>[64,64]",
+      10);
+  expect_error(
+      kernel("  %r = for %k = %c0 to %c1 step %c1 iter(%a = %acc) : register<f32>[64,64] {\n"
+             "  }\n"),
+      "for: its region must end with a yield", 8);
+  expect_error(
+      kernel("  %r = for %k = %c0 to %c1 step %c1 iter(%a = %acc) : register<f32>[64,64] {\n"
+             "    yield\n"
+             "  }\n"),
+      "yield: the loop body yields 0 value(s) but the loop carries 1", 9);
 }
 
 TEST(Verifier, ElementwiseOperands) {
-  expect_error(kernel("  %e = exp %sa : register<f16>[64,32]\n"),
-               "exp: operand %sa is a shared tensor; elementwise ops read register tensors and scalars "
-               "(copy it first)",
-               8);
+  expect_error(
+      kernel("  %e = exp %sa : register<f16>[64,32]\n"),
+      "exp: operand %sa is a shared tensor; elementwise ops read register tensors and scalars "
+      "(copy it first)",
+      8);
   expect_error(kernel("  %e = add %ra, %acc : register<f16>[64,32]\n"),
                "add: operand shapes differ: [64,32] vs [64,64]", 8);
-  expect_error(kernel("  %f = cast %ra : register<f32>[64,32]\n  %e = add %ra, %f : register<f16>[64,32]\n"),
-               "add: element types differ: %ra is f16 but %f is f32", 9);
-  expect_error(kernel("  %e = exp %c0 : index\n"), "exp: needs floating-point operands, not index", 8);
-  expect_error(kernel("  %e = cdiv %ra, %ra : register<f16>[64,32]\n"), "cdiv: needs integer operands", 8);
-  expect_error(kernel("  %e = cmp %c0, %c1 {pred = less} : i1\n"), "cmp: pred is lt, le, gt, ge, eq or ne, not less", 8);
+  expect_error(
+      kernel("  %f = cast %ra : register<f32>[64,32]\n  %e = add %ra, %f : register<f16>[64,32]\n"),
+      "add: element types differ: %ra is f16 but %f is f32", 9);
+  expect_error(kernel("  %e = exp %c0 : index\n"), "exp: needs floating-point operands, not index",
+               8);
+  expect_error(kernel("  %e = cdiv %ra, %ra : register<f16>[64,32]\n"),
+               "cdiv: needs integer operands", 8);
+  expect_error(kernel("  %e = cmp %c0, %c1 {pred = less} : i1\n"),
+               "cmp: pred is lt, le, gt, ge, eq or ne, not less", 8);
   expect_error(kernel("  %e = add %c0, %c1 : f32\n"), "add: the result is index, not f32", 8);
-  expect_error(kernel("  %e = select %c0, %c0, %c1 : index\n"), "select: the condition %c0 must be i1", 8);
+  expect_error(kernel("  %e = select %c0, %c0, %c1 : index\n"),
+               "select: the condition %c0 must be i1", 8);
 }
 
 TEST(Verifier, Dominance) {
@@ -162,26 +173,32 @@ TEST(Verifier, Tiles) {
                "tile: the tile of global<f16>[M,N] with shape [64,32] is a global<f16>[64,32], not "
                "global<f16>[32,64]",
                8);
-  expect_error(kernel("  %t = tile %A, %c0, %c0 {shape = [4,32], squeeze = [0]} : global<f16>[32]\n"),
-               "tile: squeeze names dimension 0, which is not a tile extent of 1", 8);
-  expect_error(kernel("  %t = tile %A, %c0, %c0 {pad = 1.0, shape = [64,32]} : global<f16>[64,32]\n"),
-               "tile: pad is only meaningful on a masked tile", 8);
+  expect_error(
+      kernel("  %t = tile %A, %c0, %c0 {shape = [4,32], squeeze = [0]} : global<f16>[32]\n"),
+      "tile: squeeze names dimension 0, which is not a tile extent of 1", 8);
+  expect_error(
+      kernel("  %t = tile %A, %c0, %c0 {pad = 1.0, shape = [64,32]} : global<f16>[64,32]\n"),
+      "tile: pad is only meaningful on a masked tile", 8);
   expect_error(kernel("  %n = tile_extent %ta {dim = 2} : index\n"),
                "tile_extent: dim 2 is out of range for rank 2", 8);
 }
 
 TEST(Verifier, TypesAndKernels) {
-  expect_error("kernel @k[M](%A: shared<f16>[M]) {\n}\n",
-               "kernel: parameter %A is a shared tensor; kernel parameters are global tensors or scalars", 1);
+  expect_error(
+      "kernel @k[M](%A: shared<f16>[M]) {\n}\n",
+      "kernel: parameter %A is a shared tensor; kernel parameters are global tensors or scalars",
+      1);
   expect_error("kernel @k[M](%A: global<f16>[Q]) {\n}\n",
                "kernel: type global<f16>[Q] uses size Q, which the kernel does not declare", 1);
   expect_error("kernel @k[M](%A: global<f16>[M]) facts(Q % 4 == 0) {\n}\n",
                "kernel: the fact Q % 4 == 0 names an undeclared size", 1);
-  expect_error("kernel @k[M](%A: global<f16>[M]) {\n  %r = fill {value = 0.0} : register<f16>[M]\n}\n",
-               "fill: a register tensor needs a static shape, not [M]", 2);
+  expect_error(
+      "kernel @k[M](%A: global<f16>[M]) {\n  %r = fill {value = 0.0} : register<f16>[M]\n}\n",
+      "fill: a register tensor needs a static shape, not [M]", 2);
   expect_error("kernel @k[M](%A: global<f16>[M]) {\n  %s = size {name = Q} : index\n}\n",
                "size: size Q is not declared by the kernel", 2);
-  expect_error("kernel @k() {\n  %c = const {value = 300} : i8\n}\n", "const: value 300 does not fit in i8", 2);
+  expect_error("kernel @k() {\n  %c = const {value = 300} : i8\n}\n",
+               "const: value 300 does not fit in i8", 2);
   expect_error("kernel @k() {\n  %c = const {value = 3} : f32\n}\n",
                "const: a f32 constant needs a real value such as 1.0", 2);
   expect_error("kernel @k() {\n}\nkernel @k() {\n}\n", "kernel: two kernels are named @k", 3);
@@ -197,9 +214,11 @@ TEST(Verifier, ControlFlow) {
   expect_error(kernel("  %b = cmp %c0, %c1 {pred = lt} : i1\n"
                       "  %r = if %b : index {\n    yield %b\n  } else {\n    yield %c1\n  }\n"),
                "yield: yields i1 for result 0 of type index", 10);
-  expect_error(kernel("  for %k = %c0 to %c1 step %c1 {\n    yield\n    %x = add %k, %k : index\n  }\n"),
-               "yield: yield must be the last op of its region", 9);
-  expect_error(kernel("  %r = call_external %c0 : index\n"), "call_external: needs a callee = \"name\" attribute", 8);
+  expect_error(
+      kernel("  for %k = %c0 to %c1 step %c1 {\n    yield\n    %x = add %k, %k : index\n  }\n"),
+      "yield: yield must be the last op of its region", 9);
+  expect_error(kernel("  %r = call_external %c0 : index\n"),
+               "call_external: needs a callee = \"name\" attribute", 8);
 }
 
 TEST(Verifier, ReduceBroadcastCastTranspose) {
@@ -222,11 +241,14 @@ TEST(Verifier, ReduceBroadcastCastTranspose) {
 
 TEST(Verifier, Layouts) {
   expect_error(kernel("  %s = alloc : shared<f16, (64,16):(16,1)>[64,32]\n"),
-               "alloc: the layout (64,16):(16,1) has 1024 elements but the shape [64,32] has 2048", 8);
+               "alloc: the layout (64,16):(16,1) has 1024 elements but the shape [64,32] has 2048",
+               8);
   expect_error(kernel("  %s = alloc : register<f32, (32,4):(1,32)>[8,8]\n"),
                "alloc: the layout (32,4):(1,32) does not fit register<f32, (32,4):(1,32)>[8,8]", 8);
-  expect_error(kernel("  %s = alloc : shared<f16, (32,64):(64,1)>[64,32]\n"),
-               "alloc: mode 0 of the layout (32,64):(64,1) has 32 elements but extent 0 of the shape is 64", 8);
+  expect_error(
+      kernel("  %s = alloc : shared<f16, (32,64):(64,1)>[64,32]\n"),
+      "alloc: mode 0 of the layout (32,64):(64,1) has 32 elements but extent 0 of the shape is 64",
+      8);
   expect_error(kernel("  %v = global_view %A : global<f16>[8,4]\n"),
                "global_view: the result type carries the view's layout", 8);
 }
