@@ -117,34 +117,48 @@ IntTuple TokenStream::parse_tuple() {
   return IntTuple(std::move(elements));
 }
 
+namespace {
+// Applies an arithmetic step; an overflow (a UserError without a place) is reported at `op`.
+template <typename F>
+Extent located(const TokenStream& ts, const Token& op, F&& f) {
+  try {
+    return f();
+  } catch (const UserError& e) {
+    if (e.location().is_known()) throw;
+    ts.error_at(op, e.message());
+  }
+}
+bool is_punct(const Token& t, const char* p) {
+  return t.kind == Token::kPunct && t.text == p;
+}
+}  // namespace
+
 Extent TokenStream::parse_leaf() {
   Extent e = parse_term();
-  while (true) {
-    if (accept("+")) {
-      e = e + parse_term();
-    } else if (accept("-")) {
-      e = e - parse_term();
-    } else {
-      return e;
-    }
+  while (is_punct(peek(), "+") || is_punct(peek(), "-")) {
+    Token op = next();
+    Extent rhs = parse_term();
+    e = located(*this, op, [&] { return op.text == "+" ? e + rhs : e - rhs; });
   }
+  return e;
 }
 
 Extent TokenStream::parse_term() {
   Extent e = parse_atom();
-  while (true) {
-    if (accept("*")) {
-      e = e * parse_atom();
-    } else if (peek().kind == Token::kPunct && peek().text == "/") {
-      Token slash = next();
-      Extent d = parse_atom();
-      std::optional<Extent> q = rational_div(e, d);
-      if (!q) error_at(slash, "cannot divide " + e.str() + " by " + d.str());
-      e = *q;
+  while (is_punct(peek(), "*") || is_punct(peek(), "/")) {
+    Token op = next();
+    Extent rhs = parse_atom();
+    if (op.text == "*") {
+      e = located(*this, op, [&] { return e * rhs; });
     } else {
-      return e;
+      e = located(*this, op, [&] {
+        std::optional<Extent> r = rational_div(e, rhs);
+        if (!r) error_at(op, "cannot divide " + e.str() + " by " + rhs.str());
+        return *r;
+      });
     }
   }
+  return e;
 }
 
 Extent TokenStream::parse_atom() {
@@ -154,7 +168,8 @@ Extent TokenStream::parse_atom() {
   if (peek().kind == Token::kPunct && peek().text == "-") {
     Token minus = next();
     enter(minus);
-    Extent e = -parse_atom();
+    Extent inner = parse_atom();
+    Extent e = located(*this, minus, [&] { return -inner; });
     leave();
     return e;
   }

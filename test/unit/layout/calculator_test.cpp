@@ -113,6 +113,10 @@ TEST(Calculator, ErrorsPointAtTheColumn) {
             "1: a TV layout must have rank 2 (threads, values), but 32:1 has rank 1");
   EXPECT_EQ(error_of(std::string(300, '(') + "1" + std::string(300, ')')),
             "201: the expression is nested more than 200 levels deep");
+  // Found by layout_fuzz (seed 7): overflow inside a literal had no column.
+  EXPECT_EQ(error_of("99999999999*99999999999[*>"),
+            "12: integer overflow: 99999999999 * 99999999999 exceeds 64 bits");
+  EXPECT_EQ(error_of("(M/0,4)"), "3: cannot divide M by 0");
   EXPECT_EQ(error_of("size((100000000000,100000000000))"),
             "6: integer overflow: 100000000000 * 100000000000 exceeds 64 bits");
 }
