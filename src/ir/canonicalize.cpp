@@ -157,14 +157,28 @@ class Canonicalizer {
     return false;
   }
 
-  // Within one block, a second identical `const` or `size` is replaced by the first.
+  // Within one block, a second op that computes the same scalar as an earlier one (same kind,
+  // operands, attributes and type: a constant, a size, scalar arithmetic) is replaced by the first.
+  // Ops that make tensors are left alone: each makes a fresh tensor.
+  static bool is_mergeable(const Operation& op) {
+    if (op.num_results() != 1 || !op.regions().empty() || !op.result()->type().is_scalar())
+      return false;
+    return op.kind() == OpKind::constant || op.kind() == OpKind::size || is_elementwise(op.kind());
+  }
+
   void merge_duplicates(Block& block) {
     std::map<std::string, Value*> seen;
+    std::unordered_map<const Value*, std::string> ids;  // operands by identity
+    auto id = [&](const Value* v) {
+      auto [it, inserted] = ids.emplace(v, std::to_string(ids.size()));
+      return it->second;
+    };
     for (size_t i = 0; i < block.ops().size(); ++i) {
       Operation* op = block.ops()[i].get();
       for (const auto& region : op->regions()) merge_duplicates(*region);
-      if (op->kind() != OpKind::constant && op->kind() != OpKind::size) continue;
+      if (!is_mergeable(*op)) continue;
       std::string key = std::string(op->name()) + " " + op->result()->type().str();
+      for (Value* v : op->operands()) key += " %" + id(v);
       for (const auto& [k, v] : op->attributes()) key += " " + k + "=" + v.str();
       auto [it, inserted] = seen.emplace(key, op->result());
       if (!inserted && uses_[op->result()] > 0) {

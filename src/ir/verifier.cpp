@@ -515,9 +515,15 @@ class Verifier {
       error(op, "adds ", dims.size(), " dimension(s) to rank ", src.is_tensor() ? src.rank() : 0,
             " but the result has rank ", t.rank());
     }
+    std::set<int64_t> unique(dims.begin(), dims.end());
+    for (int64_t d : dims) {
+      if (d < 0 || d >= t.rank() || unique.size() != dims.size()) {
+        error(op, "dims lists distinct new dimensions of the result (rank ", t.rank(), ")");
+      }
+    }
     int k = 0;
     for (int d = 0; d < t.rank(); ++d) {
-      if (std::find(dims.begin(), dims.end(), d) != dims.end()) continue;
+      if (unique.count(d)) continue;
       if (src.shape()[k] != t.shape()[d]) {
         error(op, "dimension ", d, " of the result is ", t.shape()[d].str(),
               " but the source's is ", src.shape()[k].str());

@@ -440,3 +440,51 @@ TEST(Examples, TextualCopiesMatchTheCppKernels) {
 
 }  // namespace
 }  // namespace tessel::examples
+
+#include "ir/canonicalize.h"
+
+namespace tessel::examples {
+namespace {
+
+// Canonicalization never changes what a kernel computes: every bit of every output is the same.
+TEST(Examples, CanonicalizePreservesResults) {
+  Data d;
+  const int64_t M = 21, N = 43, K = 40;
+  HostTensor X = d.make(ScalarKind::f16, {M, N}), w = d.make(ScalarKind::f16, {N}),
+             bvec = d.make(ScalarKind::f16, {N});
+  HostTensor A = d.make(ScalarKind::f16, {M, K}), B = d.make(ScalarKind::f16, {N, K});
+  struct Case {
+    TileKernel kernel;
+    std::vector<HostTensor*> inputs;
+    std::vector<int64_t> out_shape;
+    std::map<std::string, int64_t> sizes;
+    bool with_eps;
+  };
+  std::vector<Case> cases = {
+      {gemm(ScalarKind::f16, ScalarKind::f16, {16, 16, 16}),
+       {&A, &B},
+       {M, N},
+       {{"M", M}, {"N", N}, {"K", K}},
+       false},
+      {softmax(ScalarKind::f16, 8, 16), {&X}, {M, N}, {{"M", M}, {"N", N}}, false},
+      {layernorm(ScalarKind::f16, 4, 16), {&X, &w, &bvec}, {M, N}, {{"M", M}, {"N", N}}, true},
+  };
+  for (Case& c : cases) {
+    auto canonical = ir::parse_module(c.kernel.text(), "copy");
+    ir::canonicalize(*canonical);
+    ir::verify(*canonical);
+    EXPECT_LT(ir::print(*canonical).size(), c.kernel.text().size());  // it did something
+    HostTensor before(ScalarKind::f16, c.out_shape), after(ScalarKind::f16, c.out_shape);
+    for (HostTensor* out : {&before, &after}) {
+      std::vector<interp::Argument> args(c.inputs.begin(), c.inputs.end());
+      args.push_back(out);
+      if (c.with_eps) args.push_back(1e-5);
+      const ir::Operation& k = out == &before ? c.kernel.op() : *canonical->kernels[0];
+      interp::interpret(k, args, {c.sizes, {}});
+    }
+    EXPECT_EQ(before.bytes(), after.bytes()) << c.kernel.op().signature().name;
+  }
+}
+
+}  // namespace
+}  // namespace tessel::examples

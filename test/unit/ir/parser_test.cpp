@@ -51,3 +51,57 @@ TEST(Parser, CommentsAndBlankLinesAreIgnored) {
 
 }  // namespace
 }  // namespace tessel::ir
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "ir/verifier.h"
+
+namespace tessel::ir {
+namespace {
+
+// Damaged text is a user error, never a crash or an internal error: delete, duplicate or replace
+// characters of well-formed files at random and parse and verify what is left.
+TEST(Parser, DamagedTextGivesUserErrorsOnly) {
+  std::string source;
+  for (const char* name : {"memory_ops", "compute_ops", "elementwise_ops", "control_ops"}) {
+    std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/test/lit/ir/" + name + ".tir");
+    std::stringstream s;
+    s << in.rdbuf();
+    source += s.str();
+  }
+  ASSERT_GT(source.size(), 1000u);
+  std::mt19937 rng(7);
+  const std::string alphabet = "%@{}[]()<>:,=0123456789 \nabcfgiklmnrstux-.\"";
+  int user_errors = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    std::string text = source;
+    for (int edit = 0; edit < 3; ++edit) {
+      size_t pos = rng() % text.size();
+      switch (rng() % 3) {
+        case 0:
+          text.erase(pos, 1 + rng() % 4);
+          break;
+        case 1:
+          text.insert(pos, text.substr(rng() % text.size(), 1 + rng() % 6));
+          break;
+        default:
+          text[pos] = alphabet[rng() % alphabet.size()];
+      }
+    }
+    try {
+      auto m = parse_module(text, "fuzz.tir");
+      verify(*m);
+    } catch (const UserError&) {
+      ++user_errors;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "trial " << trial << ": not a user error: " << e.what() << "\n" << text;
+      return;
+    }
+  }
+  EXPECT_GT(user_errors, 500);
+}
+
+}  // namespace
+}  // namespace tessel::ir
