@@ -570,19 +570,19 @@ Layout logical_product(const Layout& a, const Tiler& b, const Facts& facts) {
 }
 
 namespace {
+// CuTe's blocked/raked products: pad both to rank r, take the 1-D logical product (A, B'), and zip
+// like modes together, (A_i, B'_i) or (B'_i, A_i). The hierarchy is kept (not coalesced) so that
+// each mode still shows which part is the block and which the repetition.
 Layout rank_sensitive_product(const Layout& a, const Layout& b, const Facts& facts, bool raked) {
   int r = std::max(a.rank(), b.rank());
   Layout pa = append(a, r), pb = append(b, r);
   Layout product = logical_product(pa, Tiler(pb), facts);
   Layout block = product.mode(0), grid = product.mode(1);
-  if (r == 1) {
-    return coalesce(raked ? make_layout({grid, block}) : make_layout({block, grid}));
-  }
+  if (r == 1) return raked ? make_layout({grid, block}) : make_layout({block, grid});
   std::vector<Layout> modes;
   for (int i = 0; i < r; ++i) {
-    Layout pair = raked ? make_layout({grid.mode(i), block.mode(i)})
-                        : make_layout({block.mode(i), grid.mode(i)});
-    modes.push_back(coalesce(pair));
+    modes.push_back(raked ? make_layout({grid.mode(i), block.mode(i)})
+                          : make_layout({block.mode(i), grid.mode(i)}));
   }
   return make_layout(modes);
 }

@@ -171,10 +171,12 @@ Layout flat_divide(const Layout& a, const Tiler& b, const Facts& facts = Facts::
 // With a by-mode tiler, mode i of R is logical_product(A_i, B_i).
 Layout logical_product(const Layout& a, const Tiler& b, const Facts& facts = Facts::none());
 // blocked_product(A, B): rank-sensitive product; with A, B padded to the same rank r and
-// (A, B') = logical_product(A, B), mode i of R is coalesce((A_i, B'_i)): A's blocks laid out by B.
+// (A, B') = logical_product(A, B), mode i of R is (A_i, B'_i): A's blocks laid out by B.
+// Contract: R((a_i + size(A_i)*b_i)_i) == A((a_i)_i) + B'((b_i)_i) for all block coordinates a
+// and tile coordinates b; rank(R) == max(rank(A), rank(B)).
 Layout blocked_product(const Layout& a, const Layout& b, const Facts& facts = Facts::none());
-// raked_product(A, B): as blocked_product but mode i is coalesce((B'_i, A_i)): A's elements
-// interleaved (a cyclic distribution).
+// raked_product(A, B): as blocked_product but mode i is (B'_i, A_i): A's elements interleaved (a
+// cyclic distribution). Contract: R((b_i + size(B_i)*a_i)_i) == A(a) + B'(b).
 Layout raked_product(const Layout& a, const Layout& b, const Facts& facts = Facts::none());
 
 // max_common_layout(A, B): the largest layout C such that A(C(i)) == B(C(i)) == i for i < size(C)

@@ -36,7 +36,7 @@ TEST(Calculator, EveryOperation) {
   EXPECT_EQ(calc("tiled_divide((8,8),[2,4])"), "((2,4),4,2):((1,8),2,32)");
   EXPECT_EQ(calc("flat_divide((8,8),[2,4])"), "(2,4,4,2):(1,8,2,32)");
   EXPECT_EQ(calc("logical_product((2,2):(4,1),6:1)"), "((2,2),(2,3)):((4,1),(2,8))");
-  EXPECT_EQ(calc("blocked_product((2,5):(5,1),(3,4):(1,3))"), "(6,(5,4)):(5,(1,30))");
+  EXPECT_EQ(calc("blocked_product((2,5):(5,1),(3,4):(1,3))"), "((2,3),(5,4)):((5,10),(1,30))");
   EXPECT_EQ(calc("raked_product((2,5):(5,1),(3,4):(1,3))"), "((3,2),(4,5)):((10,5),(30,1))");
   EXPECT_EQ(calc("right_inverse((4,2):(2,1))"), "(2,4):(4,1)");
   EXPECT_EQ(calc("left_inverse(4:2)"), "(2,4):(4,1)");
