@@ -1,6 +1,7 @@
 // Canonicalization of the tile IR.
 #include "ir/canonicalize.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -125,6 +126,22 @@ class Canonicalizer {
     if (arity != 2) return false;
     Value* a = op->operand(0);
     Value* b = op->operand(1);
+    // A kernel's divisibility facts: size % d == 0 makes rem by a divisor of d zero and cdiv by it
+    // an exact division.
+    if (c[1] && *c[1] > 0 && (kind == OpKind::rem || kind == OpKind::cdiv)) {
+      if (int64_t d = known_divisor(a); d % *c[1] == 0) {
+        if (kind == OpKind::rem) return replace(op->result(), make_constant(op, t, 0)), true;
+        auto div = std::make_unique<Operation>(OpKind::div, op->loc());
+        div->add_operand(a);
+        div->add_operand(b);
+        Block* block = op->parent_block();
+        size_t position = 0;
+        while (block->ops()[position].get() != op) ++position;
+        Operation* raw = block->insert(position, std::move(div));
+        replace(op->result(), raw->add_result(t, op->result()->name()));
+        return true;
+      }
+    }
     auto is = [](const std::optional<int64_t>& x, int64_t v) { return x && *x == v; };
     switch (kind) {
       case OpKind::add:
@@ -155,6 +172,17 @@ class Canonicalizer {
         break;
     }
     return false;
+  }
+
+  // The largest divisor the kernel's facts promise for an index value (1 when none is known).
+  int64_t known_divisor(const Value* v) const {
+    const Operation* def = v->def();
+    if (!def || def->kind() != OpKind::size) return 1;
+    int64_t d = 1;
+    for (const Fact& fact : kernel_.signature().facts) {
+      if (fact.symbol == def->str_attr("name")) d = std::max(d, fact.divisor);
+    }
+    return d;
   }
 
   // Within one block, a second op that computes the same scalar as an earlier one (same kind,
