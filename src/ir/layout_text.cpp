@@ -1,7 +1,12 @@
 // Layout text in the IR, checked by the layout library.
 #include "ir/layout_text.h"
 
+#include <cctype>
+#include <cstdio>
+#include <optional>
+
 #include "layout/parse.h"
+#include "layout/swizzle.h"
 #include "layout/tv_layout.h"
 
 namespace tessel::ir {
@@ -14,11 +19,62 @@ namespace {
   user_error(where, "layout: ", error.message());
 }
 
+// A layout as the IR writes it: a plain layout, or a swizzled one `Sw<B,M,S> o [OFFSET o] L`.
+struct IrLayout {
+  std::optional<layout::ComposedLayout> composed;
+  layout::Layout plain;
+  const layout::Layout& base() const { return composed ? composed->layout() : plain; }
+  std::string str() const { return composed ? composed->str() : layout::to_string(plain); }
+};
+
+IrLayout parse_ir_layout(std::string_view text) {
+  IrLayout out;
+  size_t start = text.find_first_not_of(" \t");
+  if (start == std::string_view::npos || text.substr(start, 3) != "Sw<") {
+    out.plain = layout::parse_layout(text);
+    return out;
+  }
+  size_t close = text.find('>', start);
+  if (close == std::string_view::npos)
+    user_error(SourceLocation::at("<layout>", 1, static_cast<int>(start) + 1),
+               "expected '>' to close Sw<B,M,S>");
+  int b = 0, m = 0, sh = 0;
+  std::string args(text.substr(start + 3, close - start - 3));
+  if (std::sscanf(args.c_str(), "%d ,%d ,%d", &b, &m, &sh) != 3) {
+    user_error(SourceLocation::at("<layout>", 1, static_cast<int>(start) + 4),
+               "a swizzle reads Sw<B,M,S> with three integers");
+  }
+  std::string rest(text.substr(close + 1));
+  auto expect_o = [&](std::string& r) {
+    size_t p = r.find_first_not_of(" \t");
+    if (p == std::string::npos || r[p] != 'o') {
+      user_error(SourceLocation::at("<layout>", 1, static_cast<int>(close) + 2),
+                 "expected 'o' after the swizzle (Sw<B,M,S> o LAYOUT)");
+    }
+    r = r.substr(p + 1);
+  };
+  expect_o(rest);
+  int64_t offset = 0;
+  // An optional integer offset: `Sw<..> o 0 o L`.
+  size_t p = rest.find_first_not_of(" \t");
+  size_t q = p;
+  while (q < rest.size() && std::isdigit(static_cast<unsigned char>(rest[q]))) ++q;
+  if (p != std::string::npos && q > p && rest.find_first_not_of(" \t", q) != std::string::npos &&
+      rest[rest.find_first_not_of(" \t", q)] == 'o') {
+    offset = std::stoll(rest.substr(p, q - p));
+    rest = rest.substr(q);
+    expect_o(rest);
+  }
+  out.composed =
+      layout::ComposedLayout(layout::Swizzle(b, m, sh), offset, layout::parse_layout(rest));
+  return out;
+}
+
 }  // namespace
 
 std::string canonical_layout(std::string_view text, const SourceLocation& loc) {
   try {
-    return layout::to_string(layout::parse_layout(text));
+    return parse_ir_layout(text).str();
   } catch (const UserError& error) {
     rethrow_at(loc, error);
   }
@@ -27,7 +83,12 @@ std::string canonical_layout(std::string_view text, const SourceLocation& loc) {
 std::string check_tensor_layout(const Type& type) {
   if (!type.is_tensor() || !type.has_layout()) return {};
   try {
-    layout::Layout l = layout::parse_layout(type.layout());
+    IrLayout parsed = parse_ir_layout(type.layout());
+    const layout::Layout& l = parsed.base();
+    if (parsed.composed && type.space() != MemorySpace::shared) {
+      return "a swizzled layout describes shared memory, not a " +
+             std::string(to_string(type.space())) + " tensor";
+    }
     if (!is_static(type.shape())) return {};
     int64_t elements = 1;
     std::vector<layout::IntTuple> modes;

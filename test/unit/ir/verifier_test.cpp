@@ -249,6 +249,10 @@ TEST(Verifier, Layouts) {
       kernel("  %s = alloc : shared<f16, (32,64):(64,1)>[64,32]\n"),
       "alloc: mode 0 of the layout (32,64):(64,1) has 32 elements but extent 0 of the shape is 64",
       8);
+  expect_error(kernel("  %s = alloc : register<f16, Sw<3,3,3> o (8,64):(64,1)>[8,64]\n"),
+               "alloc: a swizzled layout describes shared memory, not a register tensor", 8);
+  expect_error(kernel("  %s = alloc : shared<f16, Sw<3,3> o (8,64):(64,1)>[8,64]\n"),
+               "layout: a swizzle reads Sw<B,M,S> with three integers", 8, 31);
   expect_error(kernel("  %v = global_view %A : global<f16>[8,4]\n"),
                "global_view: the result type carries the view's layout", 8);
 }
