@@ -116,5 +116,28 @@ TEST(Extent, ParametricOperationsNameTheMissingFact) {
   EXPECT_EQ(a.bind({{"M", 4}, {"N", 2}})(5), 5);
 }
 
+// Parametric complement, product and inverse: compared with the concrete operation after binding.
+TEST(Extent, ParametricComplementProductInverse) {
+  Facts facts;
+  facts.divisible("M", 8);
+  Layout rm = parse_layout("(M,N):(N,1)");
+  EXPECT_EQ(to_string(complement(parse_layout("M:1"), Extent::symbol("M") * Extent::symbol("N"))),
+            "N:M");
+  EXPECT_EQ(to_string(logical_product(parse_layout("(4,8)"), Tiler(parse_layout("M:1")), facts)),
+            "((4,8),M):((1,4),32)");
+  EXPECT_EQ(to_string(right_inverse(rm)), "(N,M):(M,1)");
+  EXPECT_EQ(to_string(left_inverse(rm.bind({{"M", 3}, {"N", 5}}))), "(5,3):(3,1)");
+  for (int64 m : {8, 16, 24})
+    for (int64 n : {1, 3, 4}) {
+      Bindings b{{"M", m}, {"N", n}};
+      Layout inv = right_inverse(rm).bind(b), con = rm.bind(b);
+      for (int64 i = 0; i < m * n; ++i) ASSERT_EQ(con(inv(i)), i);
+      Layout sym_div = logical_divide(rm, Tiler(parse_layout("(2,4):(4,1)")), facts).bind(b);
+      Layout con_div = logical_divide(con, Tiler(parse_layout("(2,4):(4,1)")));
+      ASSERT_EQ(sym_div.size(), con_div.size());
+      for (int64 i = 0; i < con_div.size(); ++i) ASSERT_EQ(sym_div(i), con_div(i));
+    }
+}
+
 }  // namespace
 }  // namespace tessel::layout

@@ -134,11 +134,34 @@ TEST(LayoutContract, Complement) {
     Layout ar = make_layout({filter(a), r});
     ASSERT_TRUE(injective_bf(ar));
     ASSERT_GE(ar.cosize(), m);
-    // When the cotarget is a multiple of A's cosize, (A, R) is onto [0, size) as well.
-    if (m % a.cosize() == 0 && filter(a).cosize() == filter(a).size() * 1 + 0 &&
-        filter(a).size() == a.cosize()) {
-      ASSERT_EQ(ar.cosize(), ar.size());
+    // For a compact A (a bijection onto [0, cosize)) and a cotarget that is a multiple of its
+    // cosize, (A, R) is a bijection onto [0, cotarget).
+    Layout fa = filter(a);
+    if (fa.cosize() == fa.size() && m % fa.cosize() == 0) {
+      ASSERT_EQ(ar.size(), m);
+      ASSERT_EQ(ar.cosize(), m);
     }
+  }
+}
+
+TEST(LayoutContract, Filter) {
+  LayoutGen g(16);
+  for (int t = 0; t < kTrials; ++t) {
+    Layout l = g.complementable(g.uniform(1, 4), 4, 3);
+    // Sprinkle broadcast (stride-0) modes in.
+    std::vector<Layout> modes = l.modes();
+    modes.insert(modes.begin() + g.uniform(0, static_cast<int>(modes.size())),
+                 Layout(IntTuple(g.uniform(1, 3)), IntTuple(0)));
+    Layout b = make_layout(modes);
+    Layout f = filter(b);
+    SCOPED_TRACE("filter(" + b.str() + ") = " + f.str());
+    // The distinct offsets of b, in the same order, each once.
+    std::vector<int64> seen;
+    for (int64 i = 0; i < b.size(); ++i) {
+      if (std::find(seen.begin(), seen.end(), b(i)) == seen.end()) seen.push_back(b(i));
+    }
+    ASSERT_EQ(offsets(f), seen);
+    ASSERT_EQ(complement(b, 64), complement(f, 64));
   }
 }
 
