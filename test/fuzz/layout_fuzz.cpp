@@ -30,8 +30,27 @@ using namespace tessel::layout;
 
 // Returns false (and reports) on a finding.
 bool check_one(const std::string& input, const Facts& facts) {
+  CalcValue v;
   try {
-    CalcValue v = evaluate_layout_expression(input, facts);
+    v = evaluate_layout_expression(input, facts);
+  } catch (const UserError& e) {
+    if (e.location().file.empty() && e.location().column == 0 && e.location().line == 0) {
+      // Calculator errors always carry a column; a missing one is a (small) bug worth knowing.
+      std::cerr << "FINDING: user error without a location: " << e.what() << "\ninput: " << input
+                << "\n";
+      return false;
+    }
+    return true;
+  } catch (const InternalError& e) {
+    std::cerr << "FINDING: internal error: " << e.what() << "\ninput: " << input << "\n";
+    return false;
+  } catch (const std::exception& e) {
+    std::cerr << "FINDING: exception " << e.what() << "\ninput: " << input << "\n";
+    return false;
+  }
+  // What the command line does next with a value: print it, and draw it. Drawing may refuse
+  // (too large, overflow) with a UserError, which is fine; anything else is a finding.
+  try {
     if (v.kind == CalcValue::kLayout) {
       Layout back = parse_layout(to_string(v.layout));
       if (back != v.layout) {
@@ -47,18 +66,17 @@ bool check_one(const std::string& input, const Facts& facts) {
     if (v.kind == CalcValue::kTV && v.tv.layout().is_constant() && v.tv.layout().size() <= 4096) {
       render_svg(picture(v.tv));
     }
-  } catch (const UserError& e) {
-    if (e.location().file.empty() && e.location().column == 0 && e.location().line == 0) {
-      // Calculator errors always carry a column; a missing one is a (small) bug worth knowing.
-      std::cerr << "FINDING: user error without a location: " << e.what() << "\ninput: " << input
-                << "\n";
-      return false;
+    if (v.kind == CalcValue::kComposed && v.composed->layout().is_constant() &&
+        v.composed->size() <= 4096) {
+      render_table(picture(*v.composed));
     }
+  } catch (const UserError&) {
   } catch (const InternalError& e) {
-    std::cerr << "FINDING: internal error: " << e.what() << "\ninput: " << input << "\n";
+    std::cerr << "FINDING: internal error while printing: " << e.what() << "\ninput: " << input
+              << "\n";
     return false;
   } catch (const std::exception& e) {
-    std::cerr << "FINDING: exception " << e.what() << "\ninput: " << input << "\n";
+    std::cerr << "FINDING: exception while printing " << e.what() << "\ninput: " << input << "\n";
     return false;
   }
   return true;
