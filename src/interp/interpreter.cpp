@@ -826,15 +826,44 @@ class Machine {
       user_error(op.loc(), "call_external: no external function named \"", callee,
                  "\" was given to the interpreter");
     }
-    std::vector<double> args;
-    for (const Value* v : op.operands()) {
-      if (v->type().is_tensor()) {
-        user_error(op.loc(), "call_external: the interpreter passes scalars only; ", value_str(v),
-                   " is a tensor");
+    std::vector<ExternalArg> args(op.operands().size());
+    std::vector<std::unique_ptr<HostTensor>> copies;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Value* v = op.operand(static_cast<int>(i));
+      if (!v->type().is_tensor()) {
+        args[i].scalar = as_double(v->type().element(), scalar(v));
+        continue;
       }
-      args.push_back(as_double(v->type().element(), scalar(v)));
+      const View& view = get(v).tensor;
+      copies.push_back(std::make_unique<HostTensor>(view.element, view.shape));
+      HostTensor& copy = *copies.back();
+      int64_t k = 0;
+      for_each_coord(view.shape, [&](const std::vector<int64_t>& c) {
+        Num n = read(op, view, c);
+        if (ir::is_float(view.element)) {
+          copy.set_float(k++, n.f);
+        } else {
+          copy.set_int(k++, n.i);
+        }
+      });
+      args[i].tensor = &copy;
     }
     std::vector<double> results = it->second(args);
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Value* v = op.operand(static_cast<int>(i));
+      if (!args[i].tensor || v->type().space() == MemorySpace::reg) continue;
+      View view = get(v).tensor;
+      int64_t k = 0;
+      for_each_coord(view.shape, [&](const std::vector<int64_t>& c) {
+        Num n;
+        if (ir::is_float(view.element)) {
+          n.f = args[i].tensor->get_float(k++);
+        } else {
+          n.i = args[i].tensor->get_int(k++);
+        }
+        write(op, view, c, n);
+      });
+    }
     if (static_cast<int>(results.size()) != op.num_results()) {
       user_error(op.loc(), "call_external: \"", callee, "\" returned ", results.size(),
                  " value(s) but the op has ", op.num_results(), " result(s)");

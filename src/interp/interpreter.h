@@ -41,9 +41,17 @@ namespace tessel::interp {
 // int64).
 using Argument = std::variant<HostTensor*, double, int64_t>;
 
-// A host function that `call_external {callee = "name"}` calls with its scalar operands (floats as
-// double, integers as int64 converted to double) and that returns its scalar results.
-using ExternalFunction = std::function<std::vector<double>(const std::vector<double>&)>;
+// An operand of an external call: a scalar (floats as double, integers converted to double), or a
+// tensor as a row-major host copy of its elements. A tensor in global or shared memory is passed by
+// reference: what the function writes into the copy is written back to the tensor afterwards (a
+// Cypress leaf task with write privilege). A register tensor is a value: writes to it are dropped.
+struct ExternalArg {
+  double scalar = 0;
+  HostTensor* tensor = nullptr;
+};
+
+// A host function that `call_external {callee = "name"}` calls; it returns its scalar results.
+using ExternalFunction = std::function<std::vector<double>(std::vector<ExternalArg>& args)>;
 
 struct RunOptions {
   std::map<std::string, int64_t> sizes;  // a value for every size symbol of the kernel

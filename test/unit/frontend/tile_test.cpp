@@ -136,8 +136,8 @@ TEST(TileLanguage, IfThenElseAndExternalCallsRunInTheInterpreter) {
   interp::HostTensor X(ScalarKind::f32, {10});
   interp::RunOptions options;
   options.sizes = {{"N", 10}};
-  options.externals["twice"] = [](const std::vector<double>& a) {
-    return std::vector<double>{2 * a[0]};
+  options.externals["twice"] = [](std::vector<interp::ExternalArg>& a) {
+    return std::vector<double>{2 * a[0].scalar};
   };
   interp::interpret(k.op(), {&X, 1.5}, options);
   for (int64_t e = 0; e < 10; ++e) EXPECT_EQ(X.get_float(e), (e / 4) % 2 == 0 ? 3.0 : -1.5) << e;

@@ -225,6 +225,32 @@ TEST(Interpreter, ALayoutViewThatLeavesItsTensorIsAnError) {
       "copy: element [6] of a global_view of %wide maps to offset 18, outside its 16 elements", 3);
 }
 
+TEST(Interpreter, ExternalCallsGetTensorsByReferenceInMemoryAndByValueInRegisters) {
+  auto m = parse(
+      "kernel @k(%X: global<f32>[4], %Y: global<f32>[4]) {\n"
+      "  %r = copy %X : register<f32>[4]\n"
+      "  %n = call_external %X, %r {callee = \"leaf\"} : f32\n"
+      "  %s = add %r, %n : register<f32>[4]\n"
+      "  copy %s, %Y\n"
+      "}\n");
+  HostTensor X(ScalarKind::f32, {4}), Y(ScalarKind::f32, {4});
+  for (int i = 0; i < 4; ++i) X.set_float(i, i);
+  RunOptions options;
+  options.externals["leaf"] = [](std::vector<ExternalArg>& a) {
+    EXPECT_EQ(a[0].tensor->get_float(3), 3.0);
+    for (int i = 0; i < 4; ++i) {
+      a[0].tensor->set_float(i, 10 * i);  // written back: X is in global memory
+      a[1].tensor->set_float(i, -1);      // dropped: %r is a register value
+    }
+    return std::vector<double>{0.5};
+  };
+  interpret(*m->kernels[0], {&X, &Y}, options);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(X.get_float(i), 10 * i);
+    EXPECT_EQ(Y.get_float(i), i + 0.5);
+  }
+}
+
 TEST(Interpreter, GridExtents) {
   auto m = parse(
       "kernel @k[M, N]() {\n"
