@@ -15,7 +15,9 @@ namespace tessel::reference {
 
 namespace cfg = tessel_reference;
 
-std::string to_string(GemmType type) { return type == GemmType::f16 ? "f16" : "bf16"; }
+std::string to_string(GemmType type) {
+  return type == GemmType::f16 ? "f16" : "bf16";
+}
 
 struct ReferenceGemm::Loaded {
   runtime::Module module;
@@ -29,7 +31,9 @@ struct ReferenceGemm::Loaded {
 
 namespace {
 
-SourceLocation here() { return SourceLocation::at("reference_gemm", 0, 0); }
+SourceLocation here() {
+  return SourceLocation::at("reference_gemm", 0, 0);
+}
 
 runtime::CompileResult compile_reference() {
   runtime::CompileOptions options;
@@ -45,18 +49,21 @@ void check_reference_gemm_arguments(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
     user_error(here(), "the reference GEMM needs M, N, K >= 0, got M=", m, " N=", n, " K=", k);
   }
   if (k % 8 != 0) {
-    user_error(here(), "the reference GEMM needs K % 8 == 0 (TMA reads rows of A and B with 16-byte ",
+    user_error(here(),
+               "the reference GEMM needs K % 8 == 0 (TMA reads rows of A and B with 16-byte ",
                "aligned strides), got K=", k);
   }
   if (m == 0 || n == 0) return;
   if (k > 0 && (a % 16 != 0 || b % 16 != 0)) {
-    user_error(here(), "the reference GEMM needs A and B 16-byte aligned (TMA), got A=0x", std::hex, a,
-               " B=0x", b);
+    user_error(here(), "the reference GEMM needs A and B 16-byte aligned (TMA), got A=0x", std::hex,
+               a, " B=0x", b);
   }
   if (n % 8 == 0 && c % 16 != 0) {
-    user_error(here(), "the reference GEMM needs C 16-byte aligned (TMA store), got C=0x", std::hex, c);
+    user_error(here(), "the reference GEMM needs C 16-byte aligned (TMA store), got C=0x", std::hex,
+               c);
   }
-  if (c % 2 != 0) user_error(here(), "the reference GEMM needs C 2-byte aligned, got C=0x", std::hex, c);
+  if (c % 2 != 0)
+    user_error(here(), "the reference GEMM needs C 2-byte aligned, got C=0x", std::hex, c);
 }
 
 ReferenceGemm::ReferenceGemm(GemmType type, ReferenceGemmOptions options)
@@ -68,7 +75,12 @@ ReferenceGemm::ReferenceGemm(GemmType type, ReferenceGemmOptions options)
     user_error(here(), "the reference GEMM needs group_m to be a positive multiple of cluster_m (",
                options_.cluster_m, "), got ", options_.group_m);
   }
-  kernel_name_ = "reference_gemm_" + to_string(type_) + (options_.cluster_m == 2 ? "_cluster2" : "");
+  if (options_.overlap_epilogue && options_.cluster_m != 2) {
+    user_error(here(), "the reference GEMM overlaps its epilogue only with cluster_m 2");
+  }
+  kernel_name_ = "reference_gemm_" + to_string(type_) +
+                 (options_.cluster_m == 2 ? "_cluster2" : "") +
+                 (options_.overlap_epilogue ? "_overlap" : "");
   compile_result_ = compile_reference();
 }
 

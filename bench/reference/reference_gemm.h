@@ -25,7 +25,10 @@ std::string to_string(GemmType type);
 // Tuning knobs, for experiments; the defaults are the measured best on H100.
 struct ReferenceGemmOptions {
   int cluster_m = 2;  // 1, or 2: two CTAs on vertically adjacent tiles share B by TMA multicast
-  int group_m = 8;    // height of the grouped tile raster, in 128-row tiles (a multiple of cluster_m)
+  int group_m = 8;  // height of the grouped tile raster, in 128-row tiles (a multiple of cluster_m)
+  // Store each tile's output while the next tile's first K blocks run (needs cluster_m == 2):
+  // 1-4% faster at M = N = 8192 than storing it before them (bench/reference/NOTES.md).
+  bool overlap_epilogue = true;
 };
 
 class ReferenceGemm {
@@ -55,7 +58,8 @@ class ReferenceGemm {
 };
 
 // Throws the UserError run() would throw for these arguments; returns normally when they are valid.
-void check_reference_gemm_arguments(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int m, int n, int k);
+void check_reference_gemm_arguments(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int m, int n,
+                                    int k);
 
 // The kernel source as NVRTC receives it (configuration header pasted in).
 std::string reference_gemm_source();

@@ -32,7 +32,9 @@ __device__ __forceinline__ unsigned lane_id() {
 
 // Index of the calling thread's warp within a 1-D block, made warp-uniform by a shuffle from lane
 // 0 so that the compiler can treat branches on it as uniform (CUTLASS canonical_warp_idx_sync).
-__device__ __forceinline__ int warp_index() { return __shfl_sync(0xffffffffu, threadIdx.x / 32, 0); }
+__device__ __forceinline__ int warp_index() {
+  return __shfl_sync(0xffffffffu, threadIdx.x / 32, 0);
+}
 
 // elect.sync (sm_90): elects exactly one active lane of the full warp; returns true in that lane.
 // All 32 lanes must execute it (membermask 0xffffffff).

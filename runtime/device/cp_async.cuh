@@ -26,7 +26,8 @@ __device__ __forceinline__ void cp_async_cg16(void* dst, const void* src) {
 
 // cp.async.cg with src-size: copies `src_bytes` (0..16) and zero-fills the rest of the 16 bytes,
 // the usual way to predicate an edge element off (src_bytes = 0 reads nothing).
-__device__ __forceinline__ void cp_async_cg16_zfill(void* dst, const void* src, unsigned src_bytes) {
+__device__ __forceinline__ void cp_async_cg16_zfill(void* dst, const void* src,
+                                                    unsigned src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src),
                "r"(src_bytes)
                : "memory");
@@ -45,7 +46,9 @@ __device__ __forceinline__ void cp_async_wait_group() {
 }
 
 // cp.async.wait_all: waits for all of this thread's cp.asyncs.
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;" ::: "memory");
+}
 
 }  // namespace device
 }  // namespace tessel

@@ -55,18 +55,18 @@ __device__ __forceinline__ void stmatrix_x1(void* row_address, unsigned r0) {
 
 // stmatrix.sync.aligned.m8n8.x2.shared.b16
 __device__ __forceinline__ void stmatrix_x2(void* row_address, unsigned r0, unsigned r1) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(
-                   smem_u32(row_address)),
-               "r"(r0), "r"(r1)
-               : "memory");
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(smem_u32(row_address)),
+      "r"(r0), "r"(r1)
+      : "memory");
 }
 
 // stmatrix.sync.aligned.m8n8.x4.shared.b16: the wgmma epilogue store. For a 16×16 block of a
 // converted accumulator (registers i = 0..7 of one column octet pair, packed two per b32), r0..r3
 // are matrices (rows 0-7, cols 0-7), (rows 8-15, cols 0-7), (rows 0-7, cols 8-15),
 // (rows 8-15, cols 8-15).
-__device__ __forceinline__ void stmatrix_x4(void* row_address, unsigned r0, unsigned r1, unsigned r2,
-                                            unsigned r3) {
+__device__ __forceinline__ void stmatrix_x4(void* row_address, unsigned r0, unsigned r1,
+                                            unsigned r2, unsigned r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(
                    smem_u32(row_address)),
                "r"(r0), "r"(r1), "r"(r2), "r"(r3)

@@ -100,7 +100,8 @@ __device__ __forceinline__ bool mbarrier_test_wait(unsigned long long* bar, unsi
 // already ordered the reads), as consumers do when they free a ring slot into which a peer's
 // producer multicasts. Do not ask for .release.cluster here without need: ptxas turns it into a
 // MEMBAR.ALL.GPU per arrival, which halved the reference GEMM's speed.
-__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* bar, unsigned cta_rank) {
+__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* bar,
+                                                        unsigned cta_rank) {
   asm volatile(
       "{\n"
       "  .reg .b32 remote;\n"

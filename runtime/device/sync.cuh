@@ -15,7 +15,9 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 }
 
 // fence.proxy.async (all state spaces): the same ordering for global memory too.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async;" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async;" ::: "memory");
+}
 
 // bar.sync id, count (= barrier.sync.aligned): the calling warps wait until `count` threads
 // (a multiple of 32) have arrived at named barrier `id` (0..15). Id 0 is __syncthreads; tessel

@@ -2,13 +2,13 @@
 // Compiles under NVRTC for sm_90a with no host headers; see common.cuh for the rules.
 #pragma once
 
+#include "cluster.cuh"
 #include "common.cuh"
 #include "convert.cuh"
+#include "cp_async.cuh"
+#include "ldmatrix.cuh"
 #include "mbarrier.cuh"
 #include "sync.cuh"
-#include "warpgroup.cuh"
 #include "tma.cuh"
+#include "warpgroup.cuh"
 #include "wgmma.cuh"
-#include "ldmatrix.cuh"
-#include "cp_async.cuh"
-#include "cluster.cuh"

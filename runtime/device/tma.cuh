@@ -36,7 +36,7 @@ constexpr unsigned long long kCacheEvictLast = 0x14F0000000000000ull;
 // cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes: loads the box at
 // (c0) into `dst` (this CTA) and completes its bytes on `bar` (this CTA).
 __device__ __forceinline__ void tma_load_1d(void* dst, const TmaDescriptor* desc,
-                                             unsigned long long* bar, int c0) {
+                                            unsigned long long* bar, int c0) {
   asm volatile(
       "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%3}], [%2];" ::"r"(smem_u32(dst)),
@@ -47,7 +47,7 @@ __device__ __forceinline__ void tma_load_1d(void* dst, const TmaDescriptor* desc
 // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes: loads the box at
 // (c0, c1) into `dst` (this CTA) and completes its bytes on `bar` (this CTA).
 __device__ __forceinline__ void tma_load_2d(void* dst, const TmaDescriptor* desc,
-                                             unsigned long long* bar, int c0, int c1) {
+                                            unsigned long long* bar, int c0, int c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_u32(dst)),
@@ -58,7 +58,7 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const TmaDescriptor* desc
 // cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes: loads the box at
 // (c0, c1, c2) into `dst` (this CTA) and completes its bytes on `bar` (this CTA).
 __device__ __forceinline__ void tma_load_3d(void* dst, const TmaDescriptor* desc,
-                                             unsigned long long* bar, int c0, int c1, int c2) {
+                                            unsigned long long* bar, int c0, int c1, int c2) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(smem_u32(dst)),
@@ -69,7 +69,8 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const TmaDescriptor* desc
 // cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes: loads the box at
 // (c0, c1, c2, c3) into `dst` (this CTA) and completes its bytes on `bar` (this CTA).
 __device__ __forceinline__ void tma_load_4d(void* dst, const TmaDescriptor* desc,
-                                             unsigned long long* bar, int c0, int c1, int c2, int c3) {
+                                            unsigned long long* bar, int c0, int c1, int c2,
+                                            int c3) {
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(smem_u32(dst)),
@@ -80,18 +81,20 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const TmaDescriptor* desc
 // cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes: loads the box at
 // (c0, c1, c2, c3, c4) into `dst` (this CTA) and completes its bytes on `bar` (this CTA).
 __device__ __forceinline__ void tma_load_5d(void* dst, const TmaDescriptor* desc,
-                                             unsigned long long* bar, int c0, int c1, int c2, int c3, int c4) {
+                                            unsigned long long* bar, int c0, int c1, int c2, int c3,
+                                            int c4) {
   asm volatile(
       "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%3, %4, %5, %6, %7}], [%2];" ::"r"(smem_u32(dst)),
-      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+      "r"(c4)
       : "memory");
 }
 
 // As tma_load_1d, with an L2 cache policy (kCacheEvict*) for the global reads.
 __device__ __forceinline__ void tma_load_1d_hint(void* dst, const TmaDescriptor* desc,
-                                                  unsigned long long* bar,
-                                                  unsigned long long cache_policy, int c0) {
+                                                 unsigned long long* bar,
+                                                 unsigned long long cache_policy, int c0) {
   asm volatile(
       "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
       " [%0], [%1, {%4}], [%2], %3;" ::"r"(smem_u32(dst)),
@@ -101,8 +104,8 @@ __device__ __forceinline__ void tma_load_1d_hint(void* dst, const TmaDescriptor*
 
 // As tma_load_2d, with an L2 cache policy (kCacheEvict*) for the global reads.
 __device__ __forceinline__ void tma_load_2d_hint(void* dst, const TmaDescriptor* desc,
-                                                  unsigned long long* bar,
-                                                  unsigned long long cache_policy, int c0, int c1) {
+                                                 unsigned long long* bar,
+                                                 unsigned long long cache_policy, int c0, int c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
       " [%0], [%1, {%4, %5}], [%2], %3;" ::"r"(smem_u32(dst)),
@@ -112,34 +115,40 @@ __device__ __forceinline__ void tma_load_2d_hint(void* dst, const TmaDescriptor*
 
 // As tma_load_3d, with an L2 cache policy (kCacheEvict*) for the global reads.
 __device__ __forceinline__ void tma_load_3d_hint(void* dst, const TmaDescriptor* desc,
-                                                  unsigned long long* bar,
-                                                  unsigned long long cache_policy, int c0, int c1, int c2) {
+                                                 unsigned long long* bar,
+                                                 unsigned long long cache_policy, int c0, int c1,
+                                                 int c2) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
       " [%0], [%1, {%4, %5, %6}], [%2], %3;" ::"r"(smem_u32(dst)),
-      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "l"(cache_policy), "r"(c0), "r"(c1), "r"(c2)
+      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "l"(cache_policy), "r"(c0), "r"(c1),
+      "r"(c2)
       : "memory");
 }
 
 // As tma_load_4d, with an L2 cache policy (kCacheEvict*) for the global reads.
 __device__ __forceinline__ void tma_load_4d_hint(void* dst, const TmaDescriptor* desc,
-                                                  unsigned long long* bar,
-                                                  unsigned long long cache_policy, int c0, int c1, int c2, int c3) {
+                                                 unsigned long long* bar,
+                                                 unsigned long long cache_policy, int c0, int c1,
+                                                 int c2, int c3) {
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
       " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;" ::"r"(smem_u32(dst)),
-      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "l"(cache_policy), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "l"(cache_policy), "r"(c0), "r"(c1),
+      "r"(c2), "r"(c3)
       : "memory");
 }
 
 // As tma_load_5d, with an L2 cache policy (kCacheEvict*) for the global reads.
 __device__ __forceinline__ void tma_load_5d_hint(void* dst, const TmaDescriptor* desc,
-                                                  unsigned long long* bar,
-                                                  unsigned long long cache_policy, int c0, int c1, int c2, int c3, int c4) {
+                                                 unsigned long long* bar,
+                                                 unsigned long long cache_policy, int c0, int c1,
+                                                 int c2, int c3, int c4) {
   asm volatile(
       "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
       " [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;" ::"r"(smem_u32(dst)),
-      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "l"(cache_policy), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "l"(cache_policy), "r"(c0), "r"(c1),
+      "r"(c2), "r"(c3), "r"(c4)
       : "memory");
 }
 
@@ -147,10 +156,11 @@ __device__ __forceinline__ void tma_load_5d_hint(void* dst, const TmaDescriptor*
 // bytes, at the same CTA-relative offsets of `dst` and `bar` in every CTA whose bit is set in
 // `cta_mask` (bit i = %cluster_ctarank i). Each destination's barrier must expect these bytes.
 __device__ __forceinline__ void tma_load_1d_multicast(void* dst, const TmaDescriptor* desc,
-                                                       unsigned long long* bar,
-                                                       unsigned short cta_mask, int c0) {
+                                                      unsigned long long* bar,
+                                                      unsigned short cta_mask, int c0) {
   asm volatile(
-      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::"
+      "cluster"
       " [%0], [%1, {%4}], [%2], %3;" ::"r"(smem_u32(dst)),
       "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0)
       : "memory");
@@ -160,10 +170,11 @@ __device__ __forceinline__ void tma_load_1d_multicast(void* dst, const TmaDescri
 // bytes, at the same CTA-relative offsets of `dst` and `bar` in every CTA whose bit is set in
 // `cta_mask` (bit i = %cluster_ctarank i). Each destination's barrier must expect these bytes.
 __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TmaDescriptor* desc,
-                                                       unsigned long long* bar,
-                                                       unsigned short cta_mask, int c0, int c1) {
+                                                      unsigned long long* bar,
+                                                      unsigned short cta_mask, int c0, int c1) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::"
+      "cluster"
       " [%0], [%1, {%4, %5}], [%2], %3;" ::"r"(smem_u32(dst)),
       "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1)
       : "memory");
@@ -173,12 +184,15 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TmaDescri
 // bytes, at the same CTA-relative offsets of `dst` and `bar` in every CTA whose bit is set in
 // `cta_mask` (bit i = %cluster_ctarank i). Each destination's barrier must expect these bytes.
 __device__ __forceinline__ void tma_load_3d_multicast(void* dst, const TmaDescriptor* desc,
-                                                       unsigned long long* bar,
-                                                       unsigned short cta_mask, int c0, int c1, int c2) {
+                                                      unsigned long long* bar,
+                                                      unsigned short cta_mask, int c0, int c1,
+                                                      int c2) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::"
+      "cluster"
       " [%0], [%1, {%4, %5, %6}], [%2], %3;" ::"r"(smem_u32(dst)),
-      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1), "r"(c2)
+      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1),
+      "r"(c2)
       : "memory");
 }
 
@@ -186,12 +200,15 @@ __device__ __forceinline__ void tma_load_3d_multicast(void* dst, const TmaDescri
 // bytes, at the same CTA-relative offsets of `dst` and `bar` in every CTA whose bit is set in
 // `cta_mask` (bit i = %cluster_ctarank i). Each destination's barrier must expect these bytes.
 __device__ __forceinline__ void tma_load_4d_multicast(void* dst, const TmaDescriptor* desc,
-                                                       unsigned long long* bar,
-                                                       unsigned short cta_mask, int c0, int c1, int c2, int c3) {
+                                                      unsigned long long* bar,
+                                                      unsigned short cta_mask, int c0, int c1,
+                                                      int c2, int c3) {
   asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::"
+      "cluster"
       " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;" ::"r"(smem_u32(dst)),
-      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1),
+      "r"(c2), "r"(c3)
       : "memory");
 }
 
@@ -199,19 +216,21 @@ __device__ __forceinline__ void tma_load_4d_multicast(void* dst, const TmaDescri
 // bytes, at the same CTA-relative offsets of `dst` and `bar` in every CTA whose bit is set in
 // `cta_mask` (bit i = %cluster_ctarank i). Each destination's barrier must expect these bytes.
 __device__ __forceinline__ void tma_load_5d_multicast(void* dst, const TmaDescriptor* desc,
-                                                       unsigned long long* bar,
-                                                       unsigned short cta_mask, int c0, int c1, int c2, int c3, int c4) {
+                                                      unsigned long long* bar,
+                                                      unsigned short cta_mask, int c0, int c1,
+                                                      int c2, int c3, int c4) {
   asm volatile(
-      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::"
+      "cluster"
       " [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;" ::"r"(smem_u32(dst)),
-      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      "l"(tma_descriptor_address(desc)), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1),
+      "r"(c2), "r"(c3), "r"(c4)
       : "memory");
 }
 
 // cp.async.bulk.tensor.1d.global.shared::cta.bulk_group: stores the box at `src` to
 // (c0); joins the thread's current bulk group (commit it).
-__device__ __forceinline__ void tma_store_1d(const TmaDescriptor* desc, const void* src,
-                                              int c0) {
+__device__ __forceinline__ void tma_store_1d(const TmaDescriptor* desc, const void* src, int c0) {
   asm volatile(
       "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group"
       " [%0, {%2}], [%1];" ::"l"(tma_descriptor_address(desc)),
@@ -221,8 +240,8 @@ __device__ __forceinline__ void tma_store_1d(const TmaDescriptor* desc, const vo
 
 // cp.async.bulk.tensor.2d.global.shared::cta.bulk_group: stores the box at `src` to
 // (c0, c1); joins the thread's current bulk group (commit it).
-__device__ __forceinline__ void tma_store_2d(const TmaDescriptor* desc, const void* src,
-                                              int c0, int c1) {
+__device__ __forceinline__ void tma_store_2d(const TmaDescriptor* desc, const void* src, int c0,
+                                             int c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"
       " [%0, {%2, %3}], [%1];" ::"l"(tma_descriptor_address(desc)),
@@ -232,8 +251,8 @@ __device__ __forceinline__ void tma_store_2d(const TmaDescriptor* desc, const vo
 
 // cp.async.bulk.tensor.3d.global.shared::cta.bulk_group: stores the box at `src` to
 // (c0, c1, c2); joins the thread's current bulk group (commit it).
-__device__ __forceinline__ void tma_store_3d(const TmaDescriptor* desc, const void* src,
-                                              int c0, int c1, int c2) {
+__device__ __forceinline__ void tma_store_3d(const TmaDescriptor* desc, const void* src, int c0,
+                                             int c1, int c2) {
   asm volatile(
       "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"
       " [%0, {%2, %3, %4}], [%1];" ::"l"(tma_descriptor_address(desc)),
@@ -243,8 +262,8 @@ __device__ __forceinline__ void tma_store_3d(const TmaDescriptor* desc, const vo
 
 // cp.async.bulk.tensor.4d.global.shared::cta.bulk_group: stores the box at `src` to
 // (c0, c1, c2, c3); joins the thread's current bulk group (commit it).
-__device__ __forceinline__ void tma_store_4d(const TmaDescriptor* desc, const void* src,
-                                              int c0, int c1, int c2, int c3) {
+__device__ __forceinline__ void tma_store_4d(const TmaDescriptor* desc, const void* src, int c0,
+                                             int c1, int c2, int c3) {
   asm volatile(
       "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group"
       " [%0, {%2, %3, %4, %5}], [%1];" ::"l"(tma_descriptor_address(desc)),
@@ -254,8 +273,8 @@ __device__ __forceinline__ void tma_store_4d(const TmaDescriptor* desc, const vo
 
 // cp.async.bulk.tensor.5d.global.shared::cta.bulk_group: stores the box at `src` to
 // (c0, c1, c2, c3, c4); joins the thread's current bulk group (commit it).
-__device__ __forceinline__ void tma_store_5d(const TmaDescriptor* desc, const void* src,
-                                              int c0, int c1, int c2, int c3, int c4) {
+__device__ __forceinline__ void tma_store_5d(const TmaDescriptor* desc, const void* src, int c0,
+                                             int c1, int c2, int c3, int c4) {
   asm volatile(
       "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group"
       " [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(tma_descriptor_address(desc)),

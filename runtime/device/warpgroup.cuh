@@ -20,7 +20,9 @@ __device__ __forceinline__ int warp_index_in_warpgroup() {
 }
 
 // Thread index within the warpgroup (0..127).
-__device__ __forceinline__ int thread_index_in_warpgroup() { return threadIdx.x % kWarpgroupThreads; }
+__device__ __forceinline__ int thread_index_in_warpgroup() {
+  return threadIdx.x % kWarpgroupThreads;
+}
 
 // setmaxnreg.inc.sync.aligned.u32 N (sm_90a): raises the calling warpgroup's per-thread register
 // limit to N (24 ≤ N ≤ 256, N % 8 == 0), blocking until the CTA's pool has the registers. Every

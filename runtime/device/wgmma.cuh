@@ -32,7 +32,9 @@ namespace device {
 // wgmma.fence.sync.aligned: every warp of the warpgroup issues it before the first wgmma of a
 // batch, and again whenever ordinary code touched the accumulator or A-fragment registers since
 // the last wgmma on them.
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
 
 // wgmma.commit_group.sync.aligned: closes all uncommitted wgmmas of the warpgroup into one group.
 __device__ __forceinline__ void wgmma_commit_group() {
@@ -93,7 +95,7 @@ enum class SmemSwizzle : unsigned { none = 0, b128 = 1, b64 = 2, b32 = 3 };
 // Bytes of one swizzle row (the atom's inner extent): 128/64/32, and 16 for no swizzle (a core
 // matrix row).
 __device__ __forceinline__ unsigned smem_swizzle_bytes(SmemSwizzle swizzle) {
-  return swizzle == SmemSwizzle::b128 ? 128u
+  return swizzle == SmemSwizzle::b128  ? 128u
          : swizzle == SmemSwizzle::b64 ? 64u
          : swizzle == SmemSwizzle::b32 ? 32u
                                        : 16u;
@@ -168,9 +170,9 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const unsigned (&a)[
 template <int N, MmaType TA, MmaType TB>
 __device__ __forceinline__ void wgmma_ss_fp8(float (&d)[N / 2], unsigned long long desc_a,
                                              unsigned long long desc_b, int scale_d = 1) {
-  static_assert((TA == MmaType::e4m3 || TA == MmaType::e5m2) &&
-                    (TB == MmaType::e4m3 || TB == MmaType::e5m2),
-                "wgmma_ss_fp8 takes e4m3 or e5m2 operands");
+  static_assert(
+      (TA == MmaType::e4m3 || TA == MmaType::e5m2) && (TB == MmaType::e4m3 || TB == MmaType::e5m2),
+      "wgmma_ss_fp8 takes e4m3 or e5m2 operands");
   if constexpr (TA == MmaType::e4m3 && TB == MmaType::e4m3) {
     detail::WgmmaOps<N>::ss_e4m3_e4m3(d, desc_a, desc_b, scale_d);
   } else if constexpr (TA == MmaType::e4m3 && TB == MmaType::e5m2) {

@@ -11,9 +11,10 @@
 namespace tessel::testing {
 
 // `count` random values in [-1, 1) rounded to f16 / bf16 bits.
-inline std::vector<std::uint16_t> random_half_bits(bool bf16, std::size_t count, std::uint64_t seed) {
-  auto bytes = runtime::random_values(bf16 ? runtime::HostFloat::bf16 : runtime::HostFloat::f16, count,
-                                      seed);
+inline std::vector<std::uint16_t> random_half_bits(bool bf16, std::size_t count,
+                                                   std::uint64_t seed) {
+  auto bytes = runtime::random_values(bf16 ? runtime::HostFloat::bf16 : runtime::HostFloat::f16,
+                                      count, seed);
   std::vector<std::uint16_t> bits(count);
   std::memcpy(bits.data(), bytes.data(), count * 2);
   return bits;

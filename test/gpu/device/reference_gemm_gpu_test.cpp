@@ -48,18 +48,27 @@ TEST(ReferenceGemmArguments, NegativeExtentsAndMisalignmentAreUserErrors) {
 }
 
 TEST(ReferenceGemmArguments, BadOptionsAreUserErrors) {
-  EXPECT_EQ(message_of([] { ReferenceGemm gemm(GemmType::f16, {3, 8}); }),
+  EXPECT_EQ(message_of([] {
+              ReferenceGemm gemm(GemmType::f16, {3, 8, false});
+            }),
             "the reference GEMM supports cluster_m 1 or 2, got 3");
-  EXPECT_EQ(message_of([] { ReferenceGemm gemm(GemmType::f16, {2, 3}); }),
+  EXPECT_EQ(message_of([] {
+              ReferenceGemm gemm(GemmType::f16, {2, 3, false});
+            }),
             "the reference GEMM needs group_m to be a positive multiple of cluster_m (2), got 3");
+  EXPECT_EQ(message_of([] {
+              ReferenceGemm gemm(GemmType::f16, {1, 8, true});
+            }),
+            "the reference GEMM overlaps its epilogue only with cluster_m 2");
 }
 
 TEST(ReferenceGemmSource, CompilesUnderNvrtcWithoutAGpu) {
   ReferenceGemm gemm(GemmType::bf16);
   EXPECT_FALSE(gemm.compile_result().cubin.empty());
-  EXPECT_EQ(gemm.kernel_name(), "reference_gemm_bf16_cluster2");
+  EXPECT_EQ(gemm.kernel_name(), "reference_gemm_bf16_cluster2_overlap");
   EXPECT_NE(reference_gemm_source().find("struct TileOrder"), std::string::npos);
-  EXPECT_EQ(reference_gemm_source().find("#include \"reference_gemm_config.h\""), std::string::npos);
+  EXPECT_EQ(reference_gemm_source().find("#include \"reference_gemm_config.h\""),
+            std::string::npos);
 }
 
 struct Shape {
@@ -70,9 +79,10 @@ class ReferenceGemmGpu : public tessel::testing::GpuTest {
  protected:
   // Runs one shape and checks it: every output element finite (the NaN poison overwritten), and
   // ‖C − ref‖/‖ref‖ against float64 on sampled entries (all four corners included).
-  void check(GemmType type, int cluster_m, Shape s) {
-    SCOPED_TRACE(to_string(type) + " cluster " + std::to_string(cluster_m) + " " +
-                 std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
+  void check(GemmType type, int cluster_m, bool overlap, Shape s) {
+    SCOPED_TRACE(to_string(type) + " cluster " + std::to_string(cluster_m) +
+                 (overlap ? " overlap " : " ") + std::to_string(s.m) + "x" + std::to_string(s.n) +
+                 "x" + std::to_string(s.k));
     const bool bf16 = type == GemmType::bf16;
     const std::uint64_t seed = runtime::fresh_seed();
     auto a = tessel::testing::random_half_bits(bf16, static_cast<std::size_t>(s.m) * s.k, seed);
@@ -80,15 +90,17 @@ class ReferenceGemmGpu : public tessel::testing::GpuTest {
     DeviceBuffer a_device = DeviceBuffer::from_host(a), b_device = DeviceBuffer::from_host(b);
     DeviceBuffer c_device(static_cast<std::size_t>(s.m) * s.n * 2);
     c_device.fill_bytes(0xFF);
-    ReferenceGemm gemm(type, {cluster_m, 8});
+    ReferenceGemm gemm(type, {cluster_m, 8, overlap});
     gemm.run(a_device.ptr(), b_device.ptr(), c_device.ptr(), s.m, s.n, s.k, nullptr);
     runtime::context().synchronize();
     auto c = c_device.to_host<std::uint16_t>();
     std::size_t not_finite = 0;
-    for (auto bits : c) not_finite += !std::isfinite(tessel::testing::half_bits_to_float(bf16, bits));
+    for (auto bits : c)
+      not_finite += !std::isfinite(tessel::testing::half_bits_to_float(bf16, bits));
     EXPECT_EQ(not_finite, 0u) << "seed " << seed;
     std::mt19937_64 rng(seed);
-    std::vector<std::pair<int, int>> picks = {{0, 0}, {0, s.n - 1}, {s.m - 1, 0}, {s.m - 1, s.n - 1}};
+    std::vector<std::pair<int, int>> picks = {
+        {0, 0}, {0, s.n - 1}, {s.m - 1, 0}, {s.m - 1, s.n - 1}};
     for (int i = 0; i < 4000; ++i) picks.push_back({int(rng() % s.m), int(rng() % s.n)});
     std::vector<float> got;
     std::vector<double> ref;
@@ -110,17 +122,16 @@ class ReferenceGemmGpu : public tessel::testing::GpuTest {
 };
 
 TEST_F(ReferenceGemmGpu, SquareAndRaggedShapesMatchFloat64) {
-  std::vector<Shape> shapes = {{1000, 1000, 1000}, {8191, 4097, 520}, {129, 264, 72},
-                               {1, 8, 8},          {300, 200, 8},     {777, 1024, 4104},
-                               {2048, 2048, 2048}};
+  std::vector<Shape> shapes = {{1000, 1000, 1000}, {8191, 4097, 520}, {129, 264, 72},    {1, 8, 8},
+                               {300, 200, 8},      {777, 1024, 4104}, {2048, 2048, 2048}};
   // Under compute-sanitizer (slow), TESSEL_TEST_SMALL=1 keeps shapes that still cover both
   // epilogues, partial tiles in M, N and K, and more tiles than CTAs.
   if (const char* small = std::getenv("TESSEL_TEST_SMALL"); small && std::string(small) == "1") {
     shapes = {{129, 264, 72}, {333, 517, 136}, {4096, 2048, 64}};
   }
   for (GemmType type : {GemmType::f16, GemmType::bf16}) {
-    for (int cluster_m : {1, 2}) {
-      for (Shape s : shapes) check(type, cluster_m, s);
+    for (int variant = 0; variant < 3; ++variant) {  // cluster 1, cluster 2, cluster 2 overlapped
+      for (Shape s : shapes) check(type, variant == 0 ? 1 : 2, variant == 2, s);
     }
   }
 }

@@ -1,6 +1,7 @@
 // TMA through the device library on the GPU: tiled loads of 1 to 5 dimensions equal the source
 // (out-of-bounds parts zero), the 128B swizzle lands where the swizzle rule says, stores write
-// exactly the in-bounds part of a box, and a multicast-free L2-hinted load behaves like a plain one.
+// exactly the in-bounds part of a box, and a multicast-free L2-hinted load behaves like a plain
+// one.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -169,7 +170,7 @@ TEST_F(TmaGpu, Load1dEqualsSourceWithZeroFillPastTheEnd) {
 }
 
 TEST_F(TmaGpu, Load2dTileEqualsSource) {
-  check_load({200, 300}, {64, 32}, {64, 96}, 0);   // interior
+  check_load({200, 300}, {64, 32}, {64, 96}, 0);    // interior
   check_load({200, 300}, {64, 32}, {160, 280}, 1);  // past both ends
   check_load({200, 300}, {64, 32}, {-16, -8}, 0);   // before both starts
 }

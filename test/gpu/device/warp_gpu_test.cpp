@@ -97,7 +97,8 @@ TEST_F(WarpGpu, LdmatrixFragmentsFollowTheLayoutAndStmatrixInvertsThem) {
     for (int j = 0; j < 4; ++j) {
       const int r0 = 8 * (j % 2), c0 = 8 * (j / 2);
       const int row = r0 + lane / 4, col = c0 + 2 * (lane % 4);
-      const unsigned expected = values[row * 16 + col] | (unsigned(values[row * 16 + col + 1]) << 16);
+      const unsigned expected =
+          values[row * 16 + col] | (unsigned(values[row * 16 + col + 1]) << 16);
       EXPECT_EQ(frag[lane * 4 + j], expected) << "lane " << lane << " matrix " << j;
       const int trow = r0 + 2 * (lane % 4), tcol = c0 + lane / 4;
       const unsigned expected_t =
@@ -124,7 +125,8 @@ TEST_F(WarpGpu, CpAsyncCopiesAndZeroFills) {
   for (int t = 0; t < 128; ++t) {
     const int valid = t % 2 == 0 ? 16 : t % 17;
     for (int b = 0; b < 16; ++b) {
-      EXPECT_EQ(got[t * 16 + b], b < valid ? bytes[t * 16 + b] : 0) << "chunk " << t << " byte " << b;
+      EXPECT_EQ(got[t * 16 + b], b < valid ? bytes[t * 16 + b] : 0)
+          << "chunk " << t << " byte " << b;
     }
   }
 }

@@ -161,7 +161,9 @@ struct Case {
   int swizzle;  // bytes per smem row of a K-major operand (16 = none)
 };
 
-int elem_bytes(Elem e) { return e == Elem::e4m3 || e == Elem::e5m2 ? 1 : 2; }
+int elem_bytes(Elem e) {
+  return e == Elem::e4m3 || e == Elem::e5m2 ? 1 : 2;
+}
 
 // Random raw values of `e` (as bytes) and their float values.
 void random_operand(Elem e, std::size_t count, std::uint64_t seed, std::vector<std::uint8_t>& raw,
@@ -175,7 +177,8 @@ void random_operand(Elem e, std::size_t count, std::uint64_t seed, std::vector<s
       value[i] = tessel::testing::half_bits_to_float(e == Elem::bf16, bits[i]);
     }
   } else {
-    auto floats = to_floats(HostFloat::f32, random_values(HostFloat::f32, count, seed, -2.0f, 2.0f));
+    auto floats =
+        to_floats(HostFloat::f32, random_values(HostFloat::f32, count, seed, -2.0f, 2.0f));
     raw.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
       raw[i] = e == Elem::e4m3 ? float_to_e4m3_bits(floats[i]) : float_to_e5m2_bits(floats[i]);
@@ -186,20 +189,26 @@ void random_operand(Elem e, std::size_t count, std::uint64_t seed, std::vector<s
 
 TmaElement tma_element(Elem e) {
   switch (e) {
-    case Elem::f16: return TmaElement::f16;
-    case Elem::bf16: return TmaElement::bf16;
-    default: return TmaElement::u8;
+    case Elem::f16:
+      return TmaElement::f16;
+    case Elem::bf16:
+      return TmaElement::bf16;
+    default:
+      return TmaElement::u8;
   }
 }
 
 TmaSwizzle tma_swizzle(int bytes) {
-  return bytes == 128 ? TmaSwizzle::b128 : bytes == 64 ? TmaSwizzle::b64
-         : bytes == 32 ? TmaSwizzle::b32 : TmaSwizzle::none;
+  return bytes == 128  ? TmaSwizzle::b128
+         : bytes == 64 ? TmaSwizzle::b64
+         : bytes == 32 ? TmaSwizzle::b32
+                       : TmaSwizzle::none;
 }
 
 // The descriptor of an operand with `rows` rows: K-major (global rows×K, box {swizzle/E, rows})
 // or MN-major (global K×rows, box {64, K}).
-CUtensorMap operand_map(const DeviceBuffer& buffer, Elem e, int rows, int k, bool trans, int swizzle) {
+CUtensorMap operand_map(const DeviceBuffer& buffer, Elem e, int rows, int k, bool trans,
+                        int swizzle) {
   TmaSpec spec;
   spec.element = tma_element(e);
   spec.address = buffer.ptr();
