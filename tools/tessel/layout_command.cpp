@@ -138,6 +138,13 @@ int run_layout(const std::vector<std::string>& args) {
   }
 
   std::cout << result.str() << "\n";
+  if (!bindings.empty() && result.kind == CalcValue::kLayout && !result.layout.is_constant()) {
+    std::string with;
+    for (const auto& [name, value] : bindings) {
+      with += (with.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+    }
+    std::cout << "with " << with << ": " << result.layout.bind(bindings).str() << "\n";
+  }
   if (result.kind == CalcValue::kTV) {
     std::cout << "(T,V) -> " << result.tv.tile_shape().str() << ": "
               << result.tv.thread_layout().size_extent().str() << " threads x "
