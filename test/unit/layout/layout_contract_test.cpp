@@ -1,6 +1,7 @@
 // Every algebra operation's contract, checked by brute-force evaluation on many generated layouts.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
 
 #include "layout/layout.h"
@@ -14,7 +15,12 @@ using testing::injective_bf;
 using testing::LayoutGen;
 using testing::offsets;
 
-constexpr int kTrials = 2000;
+// Trials per property: 2000 by default (a few seconds for the whole suite); set
+// TESSEL_LAYOUT_TRIALS to run the same properties much longer (a property fuzz).
+const int kTrials = [] {
+  const char* env = std::getenv("TESSEL_LAYOUT_TRIALS");
+  return env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 2000;
+}();
 
 // A evaluated at x, past its size extended by the last mode of coalesce(A) (the composition
 // contract's reading of an index beyond the domain).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -11,7 +12,12 @@ namespace tessel::layout::testing {
 
 class LayoutGen {
  public:
-  explicit LayoutGen(unsigned seed) : rng_(seed) {}
+  // TESSEL_LAYOUT_SEED shifts every generator's seed (to explore beyond the fixed CI inputs).
+  explicit LayoutGen(unsigned seed) : rng_(seed + seed_offset()) {}
+  static unsigned seed_offset() {
+    const char* env = std::getenv("TESSEL_LAYOUT_SEED");
+    return env == nullptr ? 0u : static_cast<unsigned>(std::strtoul(env, nullptr, 10)) * 1000u;
+  }
 
   int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   bool coin(double p = 0.5) { return std::bernoulli_distribution(p)(rng_); }
