@@ -1,6 +1,9 @@
 // The pass registry and the pass runner.
 #include "ir/pass.h"
 
+#include <chrono>
+#include <cstdio>
+
 #include "ir/canonicalize.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -37,6 +40,11 @@ const Pass* find_pass(const std::string& name) {
 
 void run_passes(Module& module, const std::vector<std::string>& names, bool print_after_all,
                 std::ostream* out) {
+  run_passes_timed(module, names, print_after_all, out, nullptr);
+}
+
+void run_passes_timed(Module& module, const std::vector<std::string>& names, bool print_after_all,
+                      std::ostream* out, std::ostream* timing) {
   std::vector<const Pass*> passes;
   for (const std::string& name : names) {
     const Pass* pass = find_pass(name);
@@ -48,9 +56,19 @@ void run_passes(Module& module, const std::vector<std::string>& names, bool prin
     }
     passes.push_back(pass);
   }
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   for (const Pass* pass : passes) {
+    auto start = Clock::now();
     pass->run(module);
+    auto ran = Clock::now();
     verify(module);
+    if (timing) {
+      char line[160];
+      std::snprintf(line, sizeof line, "pass %s: %.3f ms (verify %.3f ms)\n", pass->name.c_str(),
+                    ms(ran - start), ms(Clock::now() - ran));
+      *timing << line;
+    }
     if (print_after_all && out) {
       *out << "// -----// IR after " << pass->name << " //----- //\n" << print(module) << "\n";
     }

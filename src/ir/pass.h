@@ -30,4 +30,9 @@ const Pass* find_pass(const std::string& name);
 void run_passes(Module& module, const std::vector<std::string>& names, bool print_after_all = false,
                 std::ostream* out = nullptr);
 
+// As run_passes, and when `timing` is given, writes one line per pass to it:
+// "pass NAME: 0.123 ms (verify 0.045 ms)".
+void run_passes_timed(Module& module, const std::vector<std::string>& names, bool print_after_all,
+                      std::ostream* out, std::ostream* timing);
+
 }  // namespace tessel::ir

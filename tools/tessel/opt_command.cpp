@@ -41,11 +41,14 @@ int run_opt(const std::vector<std::string>& args) {
   std::string file;
   std::vector<std::string> passes;
   bool print_after_all = false;
+  bool time_passes = false;
   for (const std::string& arg : args) {
     if (arg.rfind("--passes=", 0) == 0) {
       passes = split(arg.substr(9), ',');
     } else if (arg == "--print-after-all") {
       print_after_all = true;
+    } else if (arg == "--time-passes") {
+      time_passes = true;
     } else if (arg == "--list-passes") {
       for (const ir::Pass& pass : ir::registered_passes()) {
         std::cout << "  " << pass.name << "  " << pass.summary << "\n";
@@ -64,18 +67,20 @@ int run_opt(const std::vector<std::string>& args) {
     user_error(SourceLocation::unknown(), "opt needs an input file (or - for stdin)");
   auto module = ir::parse_module(read_file(file), file);
   ir::verify(*module);
-  ir::run_passes(*module, passes, print_after_all, &std::cout);
+  ir::run_passes_timed(*module, passes, print_after_all, &std::cout,
+                       time_passes ? &std::cerr : nullptr);
   if (!print_after_all) std::cout << ir::print(*module);
   return 0;
 }
 
 const bool registered = register_command(
     {"opt", "parse tile IR, run passes on it, print it",
-     "usage: tessel opt FILE [--passes=a,b,...] [--print-after-all] [--list-passes]\n"
+     "usage: tessel opt FILE [--passes=a,b,...] [--print-after-all] [--time-passes] "
+     "[--list-passes]\n"
      "  Reads tile IR text (FILE, or - for stdin), verifies it, runs the named passes in order\n"
      "  (verifying after each), and prints the result. --print-after-all prints the IR after "
      "every\n"
-     "  pass instead of once at the end.\n",
+     "  pass instead of once at the end; --time-passes writes each pass's time to stderr.\n",
      &run_opt});
 
 }  // namespace
