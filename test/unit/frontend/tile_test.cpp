@@ -106,6 +106,25 @@ TEST(TileLanguage, PinsLayoutsAndAtoms) {
   }
 }
 
+TEST(TileLanguage, EmptyValuesAndBadFactsAreUserErrors) {
+  try {
+    tile_kernel("empty", [](TileBuilder& b) {
+      b.mma(Tensor(), Tensor(), b.fill(f32, {4, 4}, 0.0));
+    });
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("mma: an operand is an empty (default) value"), std::string::npos)
+        << e.what();
+  }
+  try {
+    tile_kernel("fact", [](TileBuilder& b) { b.size("K", divisible_by(0)); });
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("size: divisible_by(0) must be positive"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TileLanguage, SizesAreDeclaredOnce) {
   try {
     tile_kernel("twice", [](TileBuilder& b) {

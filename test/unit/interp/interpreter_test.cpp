@@ -251,6 +251,59 @@ TEST(Interpreter, ExternalCallsGetTensorsByReferenceInMemoryAndByValueInRegister
   }
 }
 
+TEST(Interpreter, EveryRunTimeErrorHasItsMessage) {
+  auto grid = parse(
+      "kernel @k() {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %c1 = const {value = 1} : index\n"
+      "  %n = sub %c0, %c1 : index\n"
+      "  %b = block_grid %n : index\n"
+      "}\n");
+  expect_error(*grid, {}, {}, "block_grid: extent 0 is negative (-1)", 5);
+  auto zero = parse(
+      "kernel @k[M]() {\n"
+      "  %M = size {name = M} : index\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %n = cdiv %M, %c0 : index\n"
+      "  %b = block_grid %n : index\n"
+      "}\n");
+  expect_error(*zero, {}, {{{"M", 4}}, {}}, "cdiv: division by zero computing the grid", 4);
+  auto negative = parse(
+      "kernel @k(%X: global<f32>[8]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %c1 = const {value = 1} : index\n"
+      "  %n = sub %c0, %c1 : index\n"
+      "  %t = tile %X, %n {shape = [4]} : global<f32>[4]\n"
+      "}\n");
+  HostTensor X(ScalarKind::f32, {8});
+  expect_error(*negative, {&X}, {}, "tile: tile coordinate -1 in dimension 0 is negative", 5);
+  auto views = parse(
+      "kernel @k(%X: global<f32>[8]) {\n"
+      "  %v = global_view %X : global<f32, 8:1>[8]\n"
+      "  %w = global_view %v : global<f32, 4:2>[4]\n"
+      "}\n");
+  expect_error(*views, {&X}, {},
+               "global_view: the interpreter views a plain tensor, not another view", 3);
+  auto rank = parse(
+      "kernel @k(%X: global<f32>[8]) {\n"
+      "  %v = global_view %X : global<f32, 8:1>[2,4]\n"
+      "}\n");
+  expect_error(*rank, {&X}, {}, "global_view: the interpreter needs a layout of the view's rank",
+               2);
+  auto ext = parse(
+      "kernel @k() {\n"
+      "  %a = call_external {callee = \"f\"} : f32\n"
+      "  %t = call_external {callee = \"g\"} : register<f32>[4]\n"
+      "}\n");
+  RunOptions options;
+  options.externals["f"] = [](std::vector<ExternalArg>&) { return std::vector<double>{1, 2}; };
+  expect_error(*ext, {}, options,
+               "call_external: \"f\" returned 2 value(s) but the op has 1 result(s)", 2);
+  options.externals["f"] = [](std::vector<ExternalArg>&) { return std::vector<double>{1}; };
+  options.externals["g"] = [](std::vector<ExternalArg>&) { return std::vector<double>{1}; };
+  expect_error(*ext, {}, options, "call_external: the interpreter returns scalars only", 3);
+}
+
 TEST(Interpreter, GridExtents) {
   auto m = parse(
       "kernel @k[M, N]() {\n"

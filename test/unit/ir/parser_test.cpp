@@ -105,3 +105,60 @@ TEST(Parser, DamagedTextGivesUserErrorsOnly) {
 
 }  // namespace
 }  // namespace tessel::ir
+
+namespace tessel::ir {
+namespace {
+
+TEST(Parser, EverySyntaxErrorHasItsMessage) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"kernel @k() {\n  %x = add % : index\n}\n", "expected a value name after '%'"},
+      {"kernel @k() {\n  %c = const {value = 0} : index\n  %x = add %c, 3 : index\n}\n",
+       "expected a value such as %x"},
+      {"kernel @k() {\n  %x = const {value = 1} : \n}\n", "expected a type"},
+      {"kernel @k() {\n  %x = const {value = 1} : f32<4>\n}\n",
+       "scalar type f32 takes no parameters"},
+      {"kernel @k() {\n  %x = fill {value = 1.0} : register[4]\n}\n",
+       "expected '<' after register"},
+      {"kernel @k() {\n  %x = fill {value = 1.0} : register<f32>\n}\n",
+       "expected '[' with the tensor's shape after the type's '>'"},
+      {"kernel @k() {\n  %x = fill {value = 1.0} : register<f32, >[4]\n}\n", "expected a layout"},
+      {"kernel @k() {\n  %x = fill {value = 1.0} : register<f32>[-4]\n}\n",
+       "an extent cannot be negative"},
+      {"kernel @k() {\n  %x = fill {value = 1.0} : register<f32>[,]\n}\n",
+       "expected an extent (a number or a size symbol)"},
+      {"kernel @k() {\n  %x = call_external {callee = \"abc} : f32\n}\n", "unterminated string"},
+      {"kernel @k() {\n  %x = const {value = } : f32\n}\n", "expected an attribute value"},
+      {"kernel @k() {\n  %x = const {value = -ix} : f32\n}\n", "expected a number"},
+      {"kernel @k() {\n  %x = const {value = 1.2.3} : f32\n}\n", "malformed number '1.2.3'"},
+      {"kernel @k() {\n  %x = const {value = 99999999999999999999} : index\n}\n",
+       "malformed number"},
+      {"kernel @k() {\n  %x = const { = 3} : index\n}\n", "expected an attribute name"},
+      {"kernel @() {\n}\n", "expected the kernel's name"},
+      {"kernel @k[,]() {\n}\n", "expected a size symbol"},
+      {"kernel @k[M]() facts(% 4 == 0) {\n}\n", "expected a size symbol in a fact"},
+      {"kernel @k() {\n  %x = : index\n}\n", "expected an op"},
+      {"kernel @k() {\n  kernel @j() {\n  }\n}\n", "a kernel cannot be nested in another op"},
+  };
+  for (const Case& c : cases) {
+    try {
+      parse_module(c.text, "p.tir");
+      ADD_FAILURE() << "expected: " << c.message;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+      EXPECT_EQ(e.location().file, "p.tir");
+    }
+  }
+  try {
+    parse_type("f32 x");
+    ADD_FAILURE();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("unexpected text after the type"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessel::ir

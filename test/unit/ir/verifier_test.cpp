@@ -1,6 +1,8 @@
 // Every verifier error path: the message names the op and the problem, at the op's line:column.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ir/parser.h"
 #include "ir/verifier.h"
 
@@ -255,6 +257,191 @@ TEST(Verifier, Layouts) {
                "layout: a swizzle reads Sw<B,M,S> with three integers", 8, 31);
   expect_error(kernel("  %v = global_view %A : global<f16>[8,4]\n"),
                "global_view: the result type carries the view's layout", 8);
+}
+
+}  // namespace
+}  // namespace tessel::ir
+
+namespace tessel::ir {
+namespace {
+
+// One line of IR (line 8 of the base kernel) per rule, and the message it must produce.
+struct Rule {
+  const char* body;
+  const char* message;
+  int line = 8;
+};
+
+TEST(Verifier, EveryRuleReportsItsMessage) {
+  const Rule rules[] = {
+      {"  %x = exp %c0, %c1 : index\n", "exp: takes 1 operand(s), not 2"},
+      {"  %a, %b = exp %c0 : index, index\n", "exp: has 1 result(s), not 2"},
+      {"  %t = tile %c0, %c0 {shape = [1]} : global<f16>[1]\n",
+       "tile: the tiled tensor %c0 must be a tensor, not index"},
+      {"  %s = size {name = M} : i32\n", "size: the result is an index"},
+      {"  %c = const {value = 1.0} : register<f32>[4]\n",
+       "const: makes a scalar; use fill for a tensor"},
+      {"  %c = const : index\n", "const: needs a value attribute"},
+      {"  %c = const {value = 1.5} : index\n", "const: a index constant needs an integer value"},
+      {"  %a, %b, %c, %d = block_grid %c1, %c1, %c1, %c1 : index, index, index, index\n",
+       "block_grid: takes 1 to 3 grid extents"},
+      {"  %b = block_grid %c1 : i32\n", "block_grid: block indices are index"},
+      {"  %v = global_view %sa : shared<f16, (64,32):(32,1)>[64,32]\n",
+       "global_view: views a global tensor, not a shared one"},
+      {"  %v = global_view %A : global<f32, (8,4):(4,1)>[8,4]\n",
+       "global_view: the result is a global tensor of f16"},
+      {"  %t = tile : global<f16>[1]\n", "tile: takes a tensor and tile coordinates"},
+      {"  %t = tile %A, %c0, %c0 {shape = [-64,32]} : global<f16>[64,32]\n",
+       "tile: tile extents must be positive"},
+      {"  %t = tile %A, %c0, %c0 {shape = [64,32], squeeze = 1} : global<f16>[64,32]\n",
+       "tile: squeeze is a list of dimensions"},
+      {"  %t = tile %A, %c0, %c0 {masked, pad = \"x\", shape = [64,32]} : global<f16>[64,32]\n",
+       "tile: pad is a number"},
+      {"  %n = tile_extent %ta {dim = 0} : i32\n", "tile_extent: the result is an index"},
+      {"  %f = fill {value = 0.0} : register<f32>[2,2,2]\n  %t = transpose %f : "
+       "register<f32>[2,2,2]\n",
+       "transpose: a tensor of rank 3 needs a perm attribute", 9},
+      {"  %t = transpose %ra : register<f16>[64,32]\n",
+       "transpose: transposing register<f16>[64,32] gives shape [32,64], not register<f16>[64,32]"},
+      {"  %f = fill {value = 0.0} : global<f32>[4]\n",
+       "fill: makes a register or shared tensor, not global<f32>[4]"},
+      {"  %f = fill {value = \"x\"} : register<f32>[4]\n", "fill: needs a numeric value attribute"},
+      {"  %f = fill {value = 0} : register<f32>[4]\n",
+       "fill: a f32 fill needs a real value such as 0.0"},
+      {"  %f = fill {value = 0.5} : register<i32>[4]\n", "fill: a i32 fill needs an integer value"},
+      {"  %f = iota {dim = 0} : register<f32>[4]\n",
+       "iota: makes a register tensor of integers, not register<f32>[4]"},
+      {"  %x = copy %ta : f16\n", "copy: the result is a tensor"},
+      {"  copy %ta\n",
+       "copy: is either `%dst = copy %src : TYPE` (into a new tensor) or `copy %src, %dst`"},
+      {"  %v = fill {value = 0.0} : register<f16>[4]\n  %d = mma %v, %v, %acc : "
+       "register<f32>[64,64]\n",
+       "mma: multiplies matrices: a, b and c must have rank 2", 9},
+      {"  %tb = transpose %sa : shared<f16>[32,64]\n  %bb = fill {value = 0.0} : "
+       "shared<bf16>[32,64]\n"
+       "  %d = mma %sa, %bb, %acc : register<f32>[64,64]\n",
+       "mma: a and b have different element types (f16, bf16)", 10},
+      {"  %x = cast %c0 : register<f32>[4]\n",
+       "cast: casts a scalar to a scalar or a tensor to a tensor"},
+      {"  %x = cast %ra : register<f32>[32,64]\n", "cast: keeps the shape: [64,32] vs [32,64]"},
+      {"  %x = rearrange %ra : register<f32>[64,32]\n", "rearrange: keeps element type and shape"},
+      {"  %x = rearrange %ra {layout = 3} : register<f16>[64,32]\n",
+       "rearrange: layout is a layout<...>"},
+      {"  %x = broadcast %c0 {dims = [0]} : index\n", "broadcast: makes a register tensor"},
+      {"  %x = broadcast %sa {dims = [0]} : register<f16>[2,64,32]\n",
+       "broadcast: broadcasts a register tensor or a scalar"},
+      {"  %x = broadcast %ra {dims = [0]} : register<f32>[2,64,32]\n",
+       "broadcast: keeps the element type"},
+      {"  %x = broadcast %ra {dims = [0,1]} : register<f16>[2,64,32]\n",
+       "broadcast: adds 2 dimension(s) to rank 2 but the result has rank 3"},
+      {"  %x = broadcast %ra {dims = [5]} : register<f16>[2,64,32]\n",
+       "broadcast: dims lists distinct new dimensions of the result (rank 3)"},
+      {"  %x = reduce %sa {dims = [1], kind = sum} : register<f16>[64]\n",
+       "reduce: reduces a register tensor, not shared<f16>[64,32]"},
+      {"  %x = reduce %ra {dims = [], kind = sum} : register<f16>[64,32]\n",
+       "reduce: dims lists distinct dimensions"},
+      {"  %x = tile %A, %c0, %c0 {shape = [0,32]} : global<f16>[0,32]\n",
+       "tile: type global<f16>[0,32] has an empty extent"},
+      {"  for %k = %c0 to %c1 step %c1 {\n    %y = yield : index\n  }\n", "yield: has no results",
+       9},
+  };
+  for (const Rule& rule : rules) {
+    SCOPED_TRACE(rule.body);
+    expect_error(kernel(rule.body), rule.message, rule.line);
+  }
+  expect_error("kernel @k[M]() facts(M % 0 == 0) {\n}\n",
+               "kernel: the divisor of a fact must be positive, not 0", 1);
+}
+
+}  // namespace
+}  // namespace tessel::ir
+
+namespace tessel::ir {
+namespace {
+
+// Structure that only IR built through the C++ API can get wrong (the parser always builds it).
+TEST(Verifier, MalformedStructureFromTheApi) {
+  auto expect_api_error = [](const std::function<void(Operation&, OpBuilder&)>& build,
+                             const std::string& message) {
+    Module m;
+    auto k = std::make_unique<Operation>(OpKind::kernel, SourceLocation::at("api", 1, 1));
+    k->signature().name = "k";
+    Block* body = k->add_region();
+    OpBuilder b(body);
+    build(*k, b);
+    m.kernels.push_back(std::move(k));
+    try {
+      verify(m);
+      ADD_FAILURE() << "expected: " << message;
+    } catch (const UserError& e) {
+      EXPECT_NE(e.message().find(message), std::string::npos) << e.what();
+    }
+  };
+  const Type index = Type::scalar(ScalarKind::index);
+  auto constant = [&](OpBuilder& b) {
+    Operation* c = b.create(OpKind::constant, {}, {index});
+    c->set_attr("value", Attribute::integer(1));
+    return c->result();
+  };
+  expect_api_error([](Operation& k, OpBuilder&) { k.signature().name.clear(); },
+                   "kernel: a kernel needs a name");
+  expect_api_error(
+      [&](Operation&, OpBuilder& b) {
+        Value* c = constant(b);
+        b.create(OpKind::add, {c, c}, {index})->add_region();
+      },
+      "add: has no regions");
+  expect_api_error(
+      [&](Operation&, OpBuilder& b) {
+        Value* c = constant(b);
+        b.create(OpKind::for_, {c, c}, {});
+      },
+      "for: needs a lower bound, an upper bound and a step");
+  expect_api_error(
+      [&](Operation&, OpBuilder& b) {
+        Value* c = constant(b);
+        b.create(OpKind::for_, {c, c, c}, {});
+      },
+      "for: has one region");
+  expect_api_error(
+      [&](Operation&, OpBuilder& b) {
+        Value* c = constant(b);
+        b.create(OpKind::for_, {c, c, c}, {})->add_region();
+      },
+      "for: the body takes the loop index and 0 loop-carried value(s)");
+  expect_api_error(
+      [&](Operation&, OpBuilder& b) {
+        Value* c = constant(b);
+        b.create(OpKind::for_, {c, c, c}, {})
+            ->add_region()
+            ->add_argument(Type::scalar(ScalarKind::i32), "k");
+      },
+      "for: the loop index is an index");
+  expect_api_error(
+      [&](Operation&, OpBuilder& b) {
+        Operation* t =
+            b.create(OpKind::cmp, {constant(b), constant(b)}, {Type::scalar(ScalarKind::i1)});
+        t->set_attr("pred", Attribute::ident("lt"));
+        b.create(OpKind::if_, {t->result()}, {})->add_region();
+      },
+      "if: has a then region and an else region");
+  expect_api_error(
+      [&](Operation&, OpBuilder& b) {
+        Operation* t =
+            b.create(OpKind::cmp, {constant(b), constant(b)}, {Type::scalar(ScalarKind::i1)});
+        t->set_attr("pred", Attribute::ident("lt"));
+        Operation* op = b.create(OpKind::if_, {t->result()}, {});
+        op->add_region()->add_argument(index, "x");
+        op->add_region();
+      },
+      "if: its regions take no arguments");
+  Operation lone(OpKind::add, SourceLocation::at("api", 2, 1));
+  try {
+    verify_kernel(lone);
+    ADD_FAILURE();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("add: expected a kernel"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
