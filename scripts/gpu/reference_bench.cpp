@@ -3,6 +3,7 @@
 // cache-hit times. A device-run helper until `tessel bench gemm-reference` lands; built by the
 // scratch subset build (scripts/gpu/device_run.sh).
 //   reference_bench [--dtype f16|bf16] [--cluster 1|2] [--overlap 0|1] [--group G] [--iterations N]
+//   [--warmup N]
 //                   [--json FILE] [--compile-times] MxNxK[,MxNxK...]
 #include <chrono>
 #include <cstdio>
@@ -24,7 +25,7 @@ using namespace tessel;
 int main(int argc, char** argv) {
   try {
     std::string dtype = "f16", json, shapes_text;
-    int cluster = 2, group = 8, iterations = 30;
+    int cluster = 2, group = 8, iterations = 30, warmup = 10;
     bool overlap = false;
     bool compile_times = false;
     std::string command;
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
     options.name = "gemm-reference";
     options.element = dtype == "bf16" ? bench::GemmElement::bf16 : bench::GemmElement::f16;
     options.iterations = iterations;
+    options.warmup = warmup;
     std::vector<bench::BenchRecord> records;
     for (const auto& shape : bench::parse_gemm_shapes(shapes_text)) {
       records.push_back(bench::bench_gemm(
