@@ -108,6 +108,31 @@ extern "C" __global__ void ring_tma(const __grid_constant__ TmaDescriptor source
     }
   }
 }
+// The phase rules the rings rely on, probed with test_wait: a fresh barrier reads as if the phase
+// of parity 1 had completed; expect_tx keeps a phase open after the last arrival until that many
+// bytes have landed (here by a 16-byte TMA load). Writes one probe result per slot of `out`.
+extern "C" __global__ void mbarrier_phases(const __grid_constant__ TmaDescriptor source,
+                                           unsigned* out) {
+  __shared__ alignas(128) unsigned char landing[16];
+  __shared__ unsigned long long bar;
+  if (threadIdx.x != 0) return;
+  mbarrier_init(&bar, 1);
+  mbarrier_init_fence();
+  out[0] = mbarrier_test_wait(&bar, 0);  // 0: phase 0 still open
+  out[1] = mbarrier_test_wait(&bar, 1);  // 1: "previous" phase reads complete
+  mbarrier_expect_tx(&bar, 16);
+  mbarrier_arrive(&bar);                 // no arrivals pending, but 16 bytes are
+  out[2] = mbarrier_test_wait(&bar, 0);  // 0
+  tma_load_1d(landing, &source, &bar, 0);
+  mbarrier_wait(&bar, 0);
+  out[3] = mbarrier_test_wait(&bar, 0);  // 1: phase 0 complete
+  out[4] = mbarrier_test_wait(&bar, 1);  // 0: phase 1 now open
+  out[5] = *reinterpret_cast<const unsigned*>(landing);
+  mbarrier_arrive_expect_tx(&bar, 0);    // completes phase 1 at once
+  mbarrier_wait(&bar, 1);
+  out[6] = mbarrier_test_wait(&bar, 1);  // 1
+  mbarrier_invalidate(&bar);
+}
 )";
 
 TEST_F(PipelineGpu, StoreRingRunsThousandsOfTripsWithoutLoss) {
@@ -164,6 +189,27 @@ TEST_F(PipelineGpu, TmaRingDeliversEveryChunkOnce) {
     wrong += got[it] != expected;
   }
   EXPECT_EQ(wrong, 0) << "seed " << seed;
+}
+
+TEST_F(PipelineGpu, MbarrierPhasesAndTransactionCounts) {
+  std::vector<unsigned> words = {0xC0FFEE01u, 2, 3, 4};
+  DeviceBuffer source = DeviceBuffer::from_host(words);
+  TmaSpec spec;
+  spec.element = TmaElement::u32;
+  spec.address = source.ptr();
+  spec.shape = {words.size()};
+  spec.box = {4};
+  CUtensorMap desc = make_tma_descriptor(spec);
+  DeviceBuffer out(7 * 4);
+  out.fill_bytes(0xEE);
+  Module module = compile_and_load(kRingKernels);
+  CUdeviceptr out_ptr = out.ptr();
+  void* args[] = {&desc, &out_ptr};
+  LaunchConfig config;
+  config.block = {32};
+  module.function("mbarrier_phases").launch(config, args);
+  context().synchronize();
+  EXPECT_EQ(out.to_host<unsigned>(), (std::vector<unsigned>{0, 1, 0, 1, 0, 0xC0FFEE01u, 1}));
 }
 
 }  // namespace

@@ -94,6 +94,21 @@ extern "C" __global__ void tma_store_2d_test(const __grid_constant__ TmaDescript
     tma_store_wait<0>();
   }
 }
+// Stores a 3-D box {8, 4, 2} from shared memory at (c0, c1, c2), as tma_store_2d_test does.
+extern "C" __global__ void tma_store_3d_test(const __grid_constant__ TmaDescriptor desc,
+                                             const unsigned char* in, int box_bytes, int c0, int c1,
+                                             int c2) {
+  extern __shared__ unsigned char raw[];
+  unsigned char* smem = raw + (align_up(smem_u32(raw), 1024) - smem_u32(raw));
+  for (int i = threadIdx.x; i < box_bytes; i += blockDim.x) smem[i] = in[i];
+  fence_proxy_async_shared();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    tma_store_3d(&desc, smem, c0, c1, c2);
+    tma_store_commit_group();
+    tma_store_wait<0>();
+  }
+}
 )";
 
 // Row-major dense tensor of u16 values, dims innermost first.
@@ -255,6 +270,45 @@ TEST_F(TmaGpu, Store2dWritesOnlyInBoundsElements) {
       bool inside = r >= c1 && c >= c0;
       std::uint16_t expected = inside ? box_values[(r - c1) * 64 + (c - c0)] : 0xEEEE;
       if (got[r * cols + c] != expected) ++mismatches;
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << "seed " << seed;
+}
+
+// A {8, 4, 2} box stored at (8, 3, 1) of a 16×5×3 tensor writes its in-bounds 8×2×2 part only.
+TEST_F(TmaGpu, Store3dWritesOnlyInBoundsElements) {
+  const std::uint64_t d0 = 16, d1 = 5, d2 = 3;
+  const std::uint64_t seed = fresh_seed();
+  DeviceBuffer target(d0 * d1 * d2 * 2);
+  target.fill_bytes(0xEE);
+  auto box_values = tessel::testing::random_half_bits(false, 8 * 4 * 2, seed);
+  DeviceBuffer in = DeviceBuffer::from_host(box_values);
+  TmaSpec spec;
+  spec.element = TmaElement::f16;
+  spec.address = target.ptr();
+  spec.shape = {d0, d1, d2};
+  spec.strides_bytes = {d0 * 2, d0 * d1 * 2};
+  spec.box = {8, 4, 2};
+  CUtensorMap desc = make_tma_descriptor(spec);
+  Module module = compile_and_load(kTmaKernels);
+  CUdeviceptr in_ptr = in.ptr();
+  int box_bytes = 8 * 4 * 2 * 2, c0 = 8, c1 = 3, c2 = 1;
+  void* args[] = {&desc, &in_ptr, &box_bytes, &c0, &c1, &c2};
+  LaunchConfig config;
+  config.block = {64};
+  config.dynamic_shared_bytes = box_bytes + 1024;
+  module.function("tma_store_3d_test").launch(config, args);
+  context().synchronize();
+  auto got = target.to_host<std::uint16_t>();
+  int mismatches = 0;
+  for (std::uint64_t z = 0; z < d2; ++z) {
+    for (std::uint64_t y = 0; y < d1; ++y) {
+      for (std::uint64_t x = 0; x < d0; ++x) {
+        bool inside = x >= 8 && y >= 3 && z >= 1;  // the box runs past the last y (4)
+        std::uint16_t expected =
+            inside ? box_values[((z - 1) * 4 + (y - 3)) * 8 + (x - 8)] : std::uint16_t{0xEEEE};
+        mismatches += got[(z * d1 + y) * d0 + x] != expected;
+      }
     }
   }
   EXPECT_EQ(mismatches, 0) << "seed " << seed;
