@@ -225,12 +225,56 @@ Operation* Module::find_kernel(std::string_view name) const {
   return nullptr;
 }
 
+size_t position_in_block(const Operation& op) {
+  const Block* block = op.parent_block();
+  TESSEL_ASSERT(block, "position_in_block of an op that is in no block");
+  for (size_t i = 0; i < block->ops().size(); ++i) {
+    if (block->ops()[i].get() == &op) return i;
+  }
+  TESSEL_ASSERT(false, "an op missing from its own block");
+  return 0;
+}
+
+void OpBuilder::set_insertion_point_before(Operation* op) {
+  TESSEL_ASSERT(op && op->parent_block(), "insertion point before an op that is in no block");
+  block_ = op->parent_block();
+  before_ = op;
+}
+
+Operation* OpBuilder::insert(std::unique_ptr<Operation> op) {
+  if (!before_) return block_->append(std::move(op));
+  return block_->insert(position_in_block(*before_), std::move(op));
+}
+
 Operation* OpBuilder::create(OpKind kind, const std::vector<Value*>& operands,
                              const std::vector<Type>& result_types, SourceLocation loc) {
   auto op = std::make_unique<Operation>(kind, std::move(loc));
   for (Value* v : operands) op->add_operand(v);
-  for (const Type& t : result_types) op->add_result(t, "");
-  return block_->append(std::move(op));
+  Operation* placed = insert(std::move(op));
+  for (const Type& t : result_types) placed->add_result(t, "");
+  return placed;
+}
+
+std::unique_ptr<Operation> clone(const Operation& op,
+                                 std::unordered_map<const Value*, Value*>& mapping) {
+  auto copy = std::make_unique<Operation>(op.kind(), op.loc());
+  for (Value* v : op.operands()) {
+    auto it = mapping.find(v);
+    copy->add_operand(it == mapping.end() ? v : it->second);
+  }
+  for (const auto& [key, value] : op.attributes()) copy->set_attr(key, value);
+  copy->signature() = op.signature();
+  for (const auto& region : op.regions()) {
+    Block* block = copy->add_region();
+    for (const auto& arg : region->arguments()) {
+      mapping[arg.get()] = block->add_argument(arg->type(), arg->name());
+    }
+    for (const auto& inner : region->ops()) block->append(clone(*inner, mapping));
+  }
+  for (const auto& result : op.results()) {
+    mapping[result.get()] = copy->add_result(result->type(), result->name());
+  }
+  return copy;
 }
 
 }  // namespace tessel::ir

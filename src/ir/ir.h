@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/type.h"
@@ -251,18 +252,35 @@ void walk(Operation* op, F&& visit) {
   }
 }
 
-// Appends ops at the end of a block; every op made through it is placed and located.
+// Makes ops at an insertion point: the end of a block, or just before an op of it.
 class OpBuilder {
  public:
   explicit OpBuilder(Block* block) : block_(block) {}
   Block* block() const { return block_; }
-  void set_block(Block* block) { block_ = block; }
+  void set_block(Block* block) {
+    block_ = block;
+    before_ = nullptr;
+  }
+  // New ops go just before `op` (in op's block), in the order they are made.
+  void set_insertion_point_before(Operation* op);
 
   Operation* create(OpKind kind, const std::vector<Value*>& operands,
                     const std::vector<Type>& result_types, SourceLocation loc = {});
+  // Inserts an op made elsewhere (e.g. by clone) at the insertion point.
+  Operation* insert(std::unique_ptr<Operation> op);
 
  private:
   Block* block_;
+  Operation* before_ = nullptr;
 };
+
+// The position of `op` in its block.
+size_t position_in_block(const Operation& op);
+
+// A deep copy of `op` and its regions. Operands found in `mapping` are replaced by their images;
+// others are kept (values defined outside the copy). Every value the copy defines is added to
+// `mapping` (old -> new), so copying ops one after another keeps their def-use chains.
+std::unique_ptr<Operation> clone(const Operation& op,
+                                 std::unordered_map<const Value*, Value*>& mapping);
 
 }  // namespace tessel::ir

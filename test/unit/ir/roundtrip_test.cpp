@@ -103,3 +103,40 @@ TEST(RoundTrip, NamesAreMadeUniqueWhenHintsCollide) {
 
 }  // namespace
 }  // namespace tessel::ir
+
+#include "ir/canonicalize.h"
+
+namespace tessel::ir {
+namespace {
+
+// clone copies a whole kernel (print-identical), and the builder inserts before a chosen op.
+TEST(IrApi, CloneAndInsertionPoints) {
+  for (const auto& file : op_files()) {
+    auto module = parse_module(read(file), file.string());
+    std::unordered_map<const Value*, Value*> mapping;
+    Module copy;
+    copy.kernels.push_back(clone(*module->kernels[0], mapping));
+    verify(copy);
+    EXPECT_EQ(print(copy), print_kernel(*module->kernels[0])) << file;
+  }
+  auto m = parse_module(
+      "kernel @k(%X: global<f32>[4]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %t = tile %X, %c0 {shape = [4]} : global<f32>[4]\n"
+      "}\n");
+  Operation* tile = m->kernels[0]->region(0)->ops()[1].get();
+  OpBuilder b(m->kernels[0]->region(0));
+  b.set_insertion_point_before(tile);
+  Operation* one = b.create(OpKind::constant, {}, {Type::scalar(ScalarKind::index)});
+  one->set_attr("value", Attribute::integer(1));
+  one->result()->set_name("c1");
+  tile->set_operand(1, one->result());
+  verify(*m);
+  EXPECT_EQ(position_in_block(*tile), 2u);
+  EXPECT_NE(print(*m).find("%c1 = const {value = 1} : index\n  %t = tile %X, %c1"),
+            std::string::npos)
+      << print(*m);
+}
+
+}  // namespace
+}  // namespace tessel::ir
