@@ -314,13 +314,68 @@ Layout compose_tree(const std::vector<Mode>& a, const IntTuple& shape, const Int
 
 }  // namespace
 
+namespace {
+
+void sort_by_stride(std::vector<Mode>& modes, const Facts& facts, const std::string& what);
+
+// Composition is computed mode by mode of B: A o (B0, B1) = (A o B0, A o B1). That equals A o B
+// only if A is additive over B's offsets, A(x + y) = A(x) + A(y) for x, y from different modes.
+// It is when A is a single (coalesced) mode, and when B's modes are *ordered* — sorted by stride,
+// each stride a multiple of the extent of the modes below it — because then the per-mode
+// divisibility conditions line B's digits up with A's. Otherwise (modes that interleave or
+// overlap, e.g. (3,4):(2,3)) the mode-wise result can be wrong — CuTe returns it anyway — so it is
+// checked by evaluation, and refused when it differs or cannot be checked.
+void check_mode_wise(const std::vector<Mode>& flat_a, const Layout& r,
+                     const CompositionContext& ctx) {
+  if (flat_a.size() <= 1) return;
+  std::vector<Mode> bm;
+  for (const Mode& m : flat_modes(ctx.b)) {
+    if (!is_one(m.s) && !is_zero(m.d)) bm.push_back(m);
+  }
+  bool ordered = true;
+  std::string why;
+  try {
+    sort_by_stride(bm, ctx.facts, "composition");
+    Extent current(1);
+    for (const Mode& m : bm) {
+      if (!(provably_le(current, m.d, ctx.facts) && divides(current, m.d, ctx.facts))) {
+        ordered = false;
+        why = "the modes of B interleave or overlap (stride " + m.d.str() +
+              " is not a multiple of " + current.str() + ", the extent of the modes below it)";
+        break;
+      }
+      current = m.s * m.d;
+    }
+  } catch (const UserError&) {
+    ordered = false;
+    why = "the order of B's strides cannot be proved from the declared facts";
+  }
+  if (ordered) return;
+  Layout a = from_modes(flat_a);
+  if (!a.is_constant() || !ctx.b.is_constant() || ctx.b.size() > (int64(1) << 20)) {
+    ctx.error(why + ", and the mode-wise result cannot be checked by evaluation");
+  }
+  for (int64 i = 0; i < ctx.b.size(); ++i) {
+    int64 want = a(ctx.b(i)), got = r(i);
+    if (want != got) {
+      ctx.error(why + ", and the mode-wise result " + r.str() + " gives " + std::to_string(got) +
+                " at index " + std::to_string(i) + " where A(B(" + std::to_string(i) +
+                ")) = " + std::to_string(want) + "; A o B is not a layout of B's shape");
+    }
+  }
+}
+
+}  // namespace
+
 Layout composition(const Layout& a, const Layout& b, const Facts& facts) {
   CompositionContext ctx{a, b, facts};
   for (const Extent& d : leaves(b.stride())) {
     if (is_negative(d)) ctx.error("the right operand has the negative stride " + d.str());
   }
   std::vector<Mode> flat = flat_modes(coalesce(a));
-  return compose_tree(flat, b.shape(), b.stride(), ctx);
+  Layout r = compose_tree(flat, b.shape(), b.stride(), ctx);
+  check_mode_wise(flat, r, ctx);
+  return r;
 }
 
 Layout composition(const Layout& a, const Tiler& b, const Facts& facts) {

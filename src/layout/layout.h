@@ -130,12 +130,12 @@ Layout coalesce(const Layout& layout, const IntTuple& profile);
 Layout filter(const Layout& layout);
 
 // composition(A, B) = A o B.
-// Contract (for B injective up to its stride-0 modes, as in CuTe; otherwise R is the mode-wise
-// composition (A o B_0, A o B_1, ...)): compatible(B.shape, R.shape); R(i) == A(B(i)) for all
-// i < size(B), where an index
+// Contract: compatible(B.shape, R.shape); R(i) == A(B(i)) for all i < size(B), where an index
 // B(i) >= size(A) extends the last mode of coalesce(A) (so trailing size-1 modes do not count).
 // Requires non-negative strides in B and, for each mode of B, the stride and shape divisibility
-// conditions against A's modes; else a UserError naming A, B and the condition.
+// conditions against A's modes. R is computed mode by mode of B, as in CuTe; when B's modes
+// interleave or overlap (e.g. (3,4):(2,3)) that is checked by evaluation, since CuTe's mode-wise
+// answer can then differ from A o B. Each failure is a UserError naming A, B and the condition.
 Layout composition(const Layout& a, const Layout& b, const Facts& facts = Facts::none());
 // By-mode composition: mode i of A composed with tiler i; modes of A beyond the tiler are kept.
 Layout composition(const Layout& a, const Tiler& b, const Facts& facts = Facts::none());

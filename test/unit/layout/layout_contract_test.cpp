@@ -82,7 +82,6 @@ TEST(LayoutContract, Composition) {
     // B: often a layout whose strides divide into A's modes (the useful case), sometimes random.
     Layout b =
         g.coin(0.7) ? g.complementable(g.uniform(1, 3), 6, 2) : g.arbitrary(g.uniform(1, 3), 6, 8);
-    if (!injective_bf(filter(b))) continue;  // left-distributivity needs B injective (CuTe)
     Layout r;
     try {
       r = composition(a, b);
