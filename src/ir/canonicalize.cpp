@@ -2,6 +2,7 @@
 #include "ir/canonicalize.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 
@@ -194,19 +195,15 @@ class Canonicalizer {
     return op.kind() == OpKind::constant || op.kind() == OpKind::size || is_elementwise(op.kind());
   }
 
-  void merge_duplicates(Block& block) {
-    std::map<std::string, Value*> seen;
-    std::unordered_map<const Value*, std::string> ids;  // operands by identity
-    auto id = [&](const Value* v) {
-      auto [it, inserted] = ids.emplace(v, std::to_string(ids.size()));
-      return it->second;
-    };
+  // `outer` holds what enclosing blocks computed before this block's op: those dominate it, so a
+  // loop body reuses a constant or an index computed outside the loop.
+  void merge_duplicates(Block& block, std::map<std::string, Value*> seen = {}) {
     for (size_t i = 0; i < block.ops().size(); ++i) {
       Operation* op = block.ops()[i].get();
-      for (const auto& region : op->regions()) merge_duplicates(*region);
+      for (const auto& region : op->regions()) merge_duplicates(*region, seen);
       if (!is_mergeable(*op)) continue;
       std::string key = std::string(op->name()) + " " + op->result()->type().str();
-      for (Value* v : op->operands()) key += " %" + id(v);
+      for (Value* v : op->operands()) key += " %" + std::to_string(reinterpret_cast<uintptr_t>(v));
       for (const auto& [k, v] : op->attributes()) key += " " + k + "=" + v.str();
       auto [it, inserted] = seen.emplace(key, op->result());
       if (!inserted && uses_[op->result()] > 0) {
