@@ -68,3 +68,7 @@ svg make_tv_layout layout 'make_tv_layout((4,8):(8,1),(2,4))'
 
 step "Pictures"
 for f in "${svgs[@]}"; do echo "$f"; done
+
+# The tile IR and its CPU interpreter: a GEMM and a softmax written in the tile language, run on
+# random inputs with ragged sizes (examples/tile/tour.sh).
+"$(dirname "$0")/tile/tour.sh" "$tessel"
