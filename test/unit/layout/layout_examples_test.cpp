@@ -69,6 +69,30 @@ TEST(LayoutExamples, Product) {
   EXPECT_EQ(S(raked_product(L("(2,5):(5,1)"), L("(3,4):(1,3)"))), "((3,2),(4,5)):((10,5),(30,1))");
 }
 
+// Graphene §3.3, Figure 4: tiling a 4x8 (column-major) tensor with 1-D tile-size tensors per
+// dimension. The tiled tensor is (tile, arrangement of tiles) = zipped_divide.
+TEST(LayoutExamples, GrapheneTiles) {
+  Layout a = L("(4,8):(1,4)");
+  // (b) contiguous 2x4 tiles ([2:1],[4:1]): tiles of (2,4):(1,4) arranged (2,2):(2,16).
+  EXPECT_EQ(S(zipped_divide(a, Tiler({Tiler(L("2:1")), Tiler(L("4:1"))}))),
+            "((2,4),(2,2)):((1,4),(2,16))");
+  // (c) every other row ([2:2],[4:1]).
+  EXPECT_EQ(S(zipped_divide(a, Tiler({Tiler(L("2:2")), Tiler(L("4:1"))}))),
+            "((2,4),(2,2)):((2,4),(1,16))");
+  // (d) every other row, and two adjacent columns repeated twice with stride 4
+  // ([2:2],[(2,2):(1,4)]).
+  EXPECT_EQ(S(zipped_divide(a, Tiler({Tiler(L("2:2")), Tiler(L("(2,2):(1,4)"))}))),
+            "((2,(2,2)),(2,2)):((2,(4,16)),(1,8))");
+  // Graphene §3.2, Figure 3: the same 4x8 tensor row-major, padded, and with a hierarchical column.
+  EXPECT_EQ(L("(4,8):(8,1)")(IntTuple::tuple({1, 2})), 10);
+  EXPECT_EQ(L("(4,8):(9,1)").cosize(), 35);  // 3*9 + 7*1 + 1
+  Layout c = L("(4,(2,4)):(2,(1,8))");       // two adjacent columns contiguous, then down the rows
+  EXPECT_EQ(c(IntTuple::tuple({3, 1})), 7);
+  EXPECT_EQ(c(IntTuple::tuple({0, 2})), 8);
+  // §3.4 partial tiles: [1023] tiled by 128 over-approximates to 8 tiles.
+  EXPECT_EQ(S(logical_divide(L("1023:1"), L("128:1"))), "(128,8):(1,128)");
+}
+
 TEST(LayoutExamples, PackedInt4FromHexcute) {
   // Hexcute §2.3: the packed int4 layout of Figure 3 / 5.
   Layout a = L("((2,2,2,4),(8,)):((1,8,128,2),(16,))");
