@@ -213,6 +213,17 @@ class Machine {
         v.root_shape = shape;
         v.origin.assign(shape.size(), 0);
         for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
+        if (t.has_layout()) {
+          // A parameter with a layout (a column-major matrix, say) is addressed through it.
+          v.map = std::make_shared<const layout::Layout>(
+              layout::parse_layout(t.layout()).bind(options_.sizes));
+          if (v.map->rank() != static_cast<int>(shape.size()) && shape.size() != 1) {
+            user_error(kernel.loc(), "argument ", value_str(param),
+                       ": the interpreter needs a layout of the tensor's rank");
+          }
+          v.map_origin.assign(shape.size(), 0);
+          for (size_t d = 0; d < shape.size(); ++d) v.map_dim.push_back(static_cast<int>(d));
+        }
       } else if (const double* d = std::get_if<double>(&args[i])) {
         value.scalar = from_double(t.element(), *d);
       } else if (const int64_t* n = std::get_if<int64_t>(&args[i])) {

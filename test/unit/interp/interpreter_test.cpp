@@ -304,6 +304,24 @@ TEST(Interpreter, EveryRunTimeErrorHasItsMessage) {
   expect_error(*ext, {}, options, "call_external: the interpreter returns scalars only", 3);
 }
 
+TEST(Interpreter, ParametersWithLayoutsAreAddressedThroughThem) {
+  // B is stored column-major: B[n,k] lives at n + N*k.
+  auto m = parse(
+      "kernel @k[N, K](%B: global<f32, (N,K):(1,N)>[N,K], %Y: global<f32>[N,K]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %t = tile %B, %c0, %c0 {shape = [3,2]} : global<f32>[3,2]\n"
+      "  %y = tile %Y, %c0, %c0 {shape = [3,2]} : global<f32>[3,2]\n"
+      "  %r = copy %t : register<f32>[3,2]\n"
+      "  copy %r, %y\n"
+      "}\n");
+  HostTensor B(ScalarKind::f32, {3, 2}), Y(ScalarKind::f32, {3, 2});
+  for (int i = 0; i < 6; ++i) B.set_float(i, i);
+  interpret(*m->kernels[0], {&B, &Y}, {{{"N", 3}, {"K", 2}}, {}});
+  for (int n = 0; n < 3; ++n) {
+    for (int k = 0; k < 2; ++k) EXPECT_EQ(Y.get_float(n * 2 + k), n + 3 * k) << n << "," << k;
+  }
+}
+
 TEST(Interpreter, GridExtents) {
   auto m = parse(
       "kernel @k[M, N]() {\n"
