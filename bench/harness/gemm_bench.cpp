@@ -127,24 +127,16 @@ BenchRecord bench_gemm(const GemmBenchOptions& options, const GemmShape& shape,
                  record.rel_err_vs_baseline, static_cast<unsigned long long>(seed));
   }
 
-  std::vector<double> ours, theirs;
-  for (int round = 0; round < 2; ++round) {
-    auto mine = runtime::time_launches(
-        [&](CUstream s) { launch(a.ptr(), b.ptr(), c.ptr(), shape.m, shape.n, shape.k, s); },
-        options.warmup, options.iterations, stream.handle());
-    auto library_timing = runtime::time_launches(
-        [&](CUstream s) {
-          cublas.gemm_abt(options.element, a.ptr(), b.ptr(), c_library.ptr(), shape.m, shape.n,
-                          shape.k, s);
-        },
-        options.warmup, options.iterations, stream.handle());
-    ours.insert(ours.end(), mine.samples_ms.begin(), mine.samples_ms.end());
-    theirs.insert(theirs.end(), library_timing.samples_ms.begin(),
-                  library_timing.samples_ms.end());
-  }
+  auto [mine, library_timing] = runtime::time_interleaved(
+      [&](CUstream s) { launch(a.ptr(), b.ptr(), c.ptr(), shape.m, shape.n, shape.k, s); },
+      [&](CUstream s) {
+        cublas.gemm_abt(options.element, a.ptr(), b.ptr(), c_library.ptr(), shape.m, shape.n,
+                        shape.k, s);
+      },
+      options.warmup, options.iterations, stream.handle());
   double flops = 2.0 * shape.m * shape.n * static_cast<double>(shape.k);
-  record.ms = runtime::median(ours);
-  record.baseline_ms = runtime::median(theirs);
+  record.ms = mine.median_ms;
+  record.baseline_ms = library_timing.median_ms;
   record.tflops = flops / (record.ms * 1e-3) / 1e12;
   record.baseline_tflops = flops / (record.baseline_ms * 1e-3) / 1e12;
   record.ratio = record.baseline_ms / record.ms;

@@ -29,12 +29,13 @@ struct GemmBenchOptions {
   std::string name;  // the kernel's name in the table
   GemmElement element = GemmElement::f16;
   int warmup = 10;
-  int iterations = 30;  // per round; two rounds, alternating with the baseline
+  int iterations = 50;  // timed launches of each kernel, interleaved launch by launch
 };
 
 // For one shape: fresh random inputs, poisoned outputs (NaN bytes), one checked run of each kernel
 // (the output against a float64 reference on sampled entries including every corner, and against
-// cuBLAS on every element), then event timings of both, interleaved, medians reported.
+// cuBLAS on every element), then event timings of both, interleaved launch by launch, medians
+// reported.
 BenchRecord bench_gemm(const GemmBenchOptions& options, const GemmShape& shape,
                        const GemmLauncher& launch, CublasBaseline& cublas);
 

@@ -32,7 +32,7 @@ struct BenchArgs {
   std::string shapes = "8192x8192x8192,8192x8192x4096,4096x4096x4096,1000x1000x1000,8191x4097x520";
   std::string dtype = "all";
   std::string json;
-  int iterations = 30;
+  int iterations = 50;
   int warmup = 10;
 };
 

@@ -171,3 +171,40 @@ TEST_F(RuntimeGpu, TimingReportsMedianOfPositiveSamples) {
 
 }  // namespace
 }  // namespace tessel::runtime
+
+namespace tessel::runtime {
+namespace {
+
+// Two kernels of known relative cost timed side by side: axpy over n and over 4n elements. The
+// interleaved timings must keep the samples apart (one list per kernel) and see the 4x work.
+TEST_F(RuntimeGpu, InterleavedTimingSeparatesTheTwoKernels) {
+  Module module = compile_and_load(kKernels);
+  Function axpy = module.function("axpy");
+  const int n = 1 << 22;
+  DeviceBuffer x(4 * n * 4), y(4 * n * 4);
+  x.fill_bytes(0);
+  y.fill_bytes(0);
+  CUdeviceptr x_ptr = x.ptr(), y_ptr = y.ptr();
+  float a = 2;
+  auto launch_over = [&](int count) {
+    return [&, count](CUstream s) {
+      int elements = count;
+      void* args[] = {&y_ptr, &x_ptr, &a, &elements};
+      LaunchConfig config;
+      config.grid = {static_cast<unsigned>((count + 255) / 256)};
+      config.block = {256};
+      config.stream = s;
+      axpy.launch(config, args);
+    };
+  };
+  Stream stream;
+  auto [small, large] = time_interleaved(launch_over(n), launch_over(4 * n), 3, 20, stream.handle());
+  ASSERT_EQ(small.samples_ms.size(), 20u);
+  ASSERT_EQ(large.samples_ms.size(), 20u);
+  double ratio = large.median_ms / small.median_ms;
+  EXPECT_GT(ratio, 2.5) << small.median_ms << " vs " << large.median_ms;
+  EXPECT_LT(ratio, 6.0) << small.median_ms << " vs " << large.median_ms;
+}
+
+}  // namespace
+}  // namespace tessel::runtime
