@@ -77,6 +77,15 @@ class Size : public Index {
   std::string symbol_;
 };
 
+// A grid extent: converting an index to it records the caller's source location (a default
+// argument of the converting constructor is evaluated where the conversion happens).
+struct GridExtent {
+  Index index;
+  Loc loc;
+  GridExtent(const Index& i, Loc where = Loc::current()) : index(i), loc(where) {}  // NOLINT
+  GridExtent(const Size& s, Loc where = Loc::current()) : index(s), loc(where) {}   // NOLINT
+};
+
 // One extent of a shape: a number or a size.
 struct Dim {
   ir::Extent extent;
@@ -160,13 +169,11 @@ class TileBuilder {
   Tensor scalar(const std::string& name, ScalarKind element, Loc loc = Loc::current());
 
   // ---- grid and indices ----
-  template <typename... Extents>
-  std::array<Index, sizeof...(Extents)> block_grid(const Extents&... extents) {
-    std::vector<Index> v = grid({Index(extents)...}, Loc::current());
-    std::array<Index, sizeof...(Extents)> out;
-    for (size_t i = 0; i < out.size(); ++i) out[i] = v[i];
-    return out;
-  }
+  // One, two or three grid extents; returns this block's indices (`auto [i, j] = ...`). The call
+  // site is recorded through the first extent's conversion.
+  std::array<Index, 1> block_grid(GridExtent x);
+  std::array<Index, 2> block_grid(GridExtent x, const Index& y);
+  std::array<Index, 3> block_grid(GridExtent x, const Index& y, const Index& z);
   std::vector<Index> grid(const std::vector<Index>& extents, Loc loc = Loc::current());
   Index index(int64_t value, Loc loc = Loc::current());
 

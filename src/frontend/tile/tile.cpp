@@ -118,6 +118,21 @@ std::vector<Index> TileBuilder::grid(const std::vector<Index>& extents, Loc loc)
   return out;
 }
 
+std::array<Index, 1> TileBuilder::block_grid(GridExtent x) {
+  auto v = grid({x.index}, x.loc);
+  return {v[0]};
+}
+
+std::array<Index, 2> TileBuilder::block_grid(GridExtent x, const Index& y) {
+  auto v = grid({x.index, y}, x.loc);
+  return {v[0], v[1]};
+}
+
+std::array<Index, 3> TileBuilder::block_grid(GridExtent x, const Index& y, const Index& z) {
+  auto v = grid({x.index, y, z}, x.loc);
+  return {v[0], v[1], v[2]};
+}
+
 Index TileBuilder::index(int64_t value, Loc loc) {
   ir::Operation* op = create(OpKind::constant, {}, {kIndex}, at(loc));
   op->set_attr("value", Attribute::integer(value));

@@ -125,6 +125,26 @@ TEST(TileLanguage, EmptyValuesAndBadFactsAreUserErrors) {
   }
 }
 
+TEST(TileLanguage, GridErrorsPointAtTheCall) {
+  int line = 0;
+  try {
+    tile_kernel("grid", [&](TileBuilder& b) {
+      auto X = b.global("X", f32, {64});
+      auto n = X.tile({16}, {0}).extent(0);
+      line = __LINE__ + 1;
+      auto [i] = b.block_grid(n);
+      (void)i;
+    });
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("block_grid: grid extent %X_tile_extent0 must be computed from "
+                               "sizes and constants only"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.location().line, line) << e.what();
+  }
+}
+
 TEST(TileLanguage, SizesAreDeclaredOnce) {
   try {
     tile_kernel("twice", [](TileBuilder& b) {
