@@ -448,6 +448,7 @@ class Evaluator {
       v.tv = make_tv_layout(e.as_layout(a[0]), e.as_layout(a[1]), e.facts_);
       return v;
     };
+    t["make_layout_tv"] = t["make_tv_layout"];  // CuTe's name
     t["inverse"] = [](Evaluator& e, A a, N n) {
       e.arity(a, n, 1, 1);
       if (a[0].value.kind != CalcValue::kTV) e.bad_arg(a[0], "a TV layout (made by tv(L, tile))");
@@ -480,7 +481,8 @@ const std::vector<std::pair<std::string, std::string>>& calculator_functions() {
       {"logical_product(A,B|<tiler>) blocked_product(A,B) raked_product(A,B)", "products"},
       {"max_common_vector(A,B) max_common_layout(A,B)", "the common contiguous part"},
       {"Sw<B,M,S> [o [offset o] L]  swizzle(B,M,S[,L])", "swizzles and swizzled layouts"},
-      {"tv(L,(M,N)) make_tv_layout(thr,val)", "thread-value layouts over an MxN tile"},
+      {"tv(L,(M,N)) make_tv_layout(thr,val) (= make_layout_tv)",
+       "thread-value layouts over an MxN tile"},
       {"inverse(TV) compose(TV,L)", "tile -> (t,v) index; (T,V) -> offset through L"},
   };
   return list;

@@ -62,5 +62,10 @@ class TVLayout {
 // Contract: the result is a bijection between (T,V) = (size thr, size val) and the tile, and
 // thread t's values are exactly the tile elements whose block coordinate thr maps to t.
 TVLayout make_tv_layout(const Layout& thr, const Layout& val, const Facts& facts = Facts::none());
+// CuTe's name for the same function.
+inline TVLayout make_layout_tv(const Layout& thr, const Layout& val,
+                               const Facts& facts = Facts::none()) {
+  return make_tv_layout(thr, val, facts);
+}
 
 }  // namespace tessel::layout
