@@ -11,7 +11,7 @@
 // Shared)`).
 //
 // Every call records its C++ call site (std::source_location); the IR verifier reports a mistake
-// there. Operators (`a + b`) cannot take a call site, so their ops have no location.
+// there. Operators (`a + b`) record it through their right-hand operand (TensorOperand below).
 #pragma once
 
 #include <array>
@@ -239,36 +239,61 @@ class TileBuilder {
   std::vector<ir::Operation*> size_ops_;
 };
 
+// The right-hand operands of the arithmetic operators. Converting to them records the caller's
+// source location, so that an operator's op is located at the expression that made it.
+struct TensorOperand {
+  Tensor tensor;
+  Loc loc;
+  TensorOperand(const Tensor& t, Loc where = Loc::current()) : tensor(t), loc(where) {}  // NOLINT
+};
+struct NumberOperand {
+  double value;
+  Loc loc;
+  NumberOperand(double v, Loc where = Loc::current()) : value(v), loc(where) {}  // NOLINT
+};
+struct IndexOperand {
+  Index index;
+  Loc loc;
+  IndexOperand(const Index& i, Loc where = Loc::current()) : index(i), loc(where) {}  // NOLINT
+  IndexOperand(const Size& i, Loc where = Loc::current()) : index(i), loc(where) {}   // NOLINT
+};
+struct IntOperand {
+  int64_t value;
+  Loc loc;
+  IntOperand(int64_t v, Loc where = Loc::current()) : value(v), loc(where) {}  // NOLINT
+  IntOperand(int v, Loc where = Loc::current()) : value(v), loc(where) {}      // NOLINT
+};
+
 // ---- index arithmetic ----
-Index operator+(const Index& a, const Index& b);
-Index operator-(const Index& a, const Index& b);
-Index operator*(const Index& a, const Index& b);
-Index operator/(const Index& a, const Index& b);
-Index operator%(const Index& a, const Index& b);
-Index operator+(const Index& a, int64_t b);
-Index operator-(const Index& a, int64_t b);
-Index operator*(const Index& a, int64_t b);
-Index operator/(const Index& a, int64_t b);
-Index operator%(const Index& a, int64_t b);
+Index operator+(const Index& a, const IndexOperand& b);
+Index operator-(const Index& a, const IndexOperand& b);
+Index operator*(const Index& a, const IndexOperand& b);
+Index operator/(const Index& a, const IndexOperand& b);
+Index operator%(const Index& a, const IndexOperand& b);
+Index operator+(const Index& a, const IntOperand& b);
+Index operator-(const Index& a, const IntOperand& b);
+Index operator*(const Index& a, const IntOperand& b);
+Index operator/(const Index& a, const IntOperand& b);
+Index operator%(const Index& a, const IntOperand& b);
 Index cdiv(const Index& a, const Index& b, Loc loc = Loc::current());
 Index cdiv(const Index& a, int64_t b, Loc loc = Loc::current());
 Index min(const Index& a, const Index& b, Loc loc = Loc::current());
 Index max(const Index& a, const Index& b, Loc loc = Loc::current());
 
 // ---- elementwise (tensors and scalars; a number takes the other operand's element type) ----
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const TensorOperand& b);
+Tensor operator-(const Tensor& a, const TensorOperand& b);
+Tensor operator*(const Tensor& a, const TensorOperand& b);
+Tensor operator/(const Tensor& a, const TensorOperand& b);
 Tensor operator-(const Tensor& a);
-Tensor operator+(const Tensor& a, double b);
-Tensor operator-(const Tensor& a, double b);
-Tensor operator*(const Tensor& a, double b);
-Tensor operator/(const Tensor& a, double b);
-Tensor operator<(const Tensor& a, const Tensor& b);
-Tensor operator<=(const Tensor& a, const Tensor& b);
-Tensor operator>(const Tensor& a, const Tensor& b);
-Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const NumberOperand& b);
+Tensor operator-(const Tensor& a, const NumberOperand& b);
+Tensor operator*(const Tensor& a, const NumberOperand& b);
+Tensor operator/(const Tensor& a, const NumberOperand& b);
+Tensor operator<(const Tensor& a, const TensorOperand& b);
+Tensor operator<=(const Tensor& a, const TensorOperand& b);
+Tensor operator>(const Tensor& a, const TensorOperand& b);
+Tensor operator>=(const Tensor& a, const TensorOperand& b);
 Tensor exp(const Tensor& x, Loc loc = Loc::current());
 Tensor exp2(const Tensor& x, Loc loc = Loc::current());
 Tensor log(const Tensor& x, Loc loc = Loc::current());

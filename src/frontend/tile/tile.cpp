@@ -443,35 +443,35 @@ Index index_binary(OpKind kind, const Index& a, int64_t b, SourceLocation loc = 
 }
 }  // namespace
 
-Index operator+(const Index& a, const Index& b) {
-  return index_binary(OpKind::add, a, b);
+Index operator+(const Index& a, const IndexOperand& b) {
+  return index_binary(OpKind::add, a, b.index, at(b.loc));
 }
-Index operator-(const Index& a, const Index& b) {
-  return index_binary(OpKind::sub, a, b);
+Index operator-(const Index& a, const IndexOperand& b) {
+  return index_binary(OpKind::sub, a, b.index, at(b.loc));
 }
-Index operator*(const Index& a, const Index& b) {
-  return index_binary(OpKind::mul, a, b);
+Index operator*(const Index& a, const IndexOperand& b) {
+  return index_binary(OpKind::mul, a, b.index, at(b.loc));
 }
-Index operator/(const Index& a, const Index& b) {
-  return index_binary(OpKind::div, a, b);
+Index operator/(const Index& a, const IndexOperand& b) {
+  return index_binary(OpKind::div, a, b.index, at(b.loc));
 }
-Index operator%(const Index& a, const Index& b) {
-  return index_binary(OpKind::rem, a, b);
+Index operator%(const Index& a, const IndexOperand& b) {
+  return index_binary(OpKind::rem, a, b.index, at(b.loc));
 }
-Index operator+(const Index& a, int64_t b) {
-  return index_binary(OpKind::add, a, b);
+Index operator+(const Index& a, const IntOperand& b) {
+  return index_binary(OpKind::add, a, b.value, at(b.loc));
 }
-Index operator-(const Index& a, int64_t b) {
-  return index_binary(OpKind::sub, a, b);
+Index operator-(const Index& a, const IntOperand& b) {
+  return index_binary(OpKind::sub, a, b.value, at(b.loc));
 }
-Index operator*(const Index& a, int64_t b) {
-  return index_binary(OpKind::mul, a, b);
+Index operator*(const Index& a, const IntOperand& b) {
+  return index_binary(OpKind::mul, a, b.value, at(b.loc));
 }
-Index operator/(const Index& a, int64_t b) {
-  return index_binary(OpKind::div, a, b);
+Index operator/(const Index& a, const IntOperand& b) {
+  return index_binary(OpKind::div, a, b.value, at(b.loc));
 }
-Index operator%(const Index& a, int64_t b) {
-  return index_binary(OpKind::rem, a, b);
+Index operator%(const Index& a, const IntOperand& b) {
+  return index_binary(OpKind::rem, a, b.value, at(b.loc));
 }
 Index cdiv(const Index& a, const Index& b, Loc loc) {
   return index_binary(OpKind::cdiv, a, b, at(loc));
@@ -502,44 +502,44 @@ Tensor unary(OpKind kind, const Tensor& x, const Loc& loc) {
 }
 }  // namespace
 
-Tensor operator+(const Tensor& a, const Tensor& b) {
-  return binary(OpKind::add, a, b);
+Tensor operator+(const Tensor& a, const TensorOperand& b) {
+  return binary(OpKind::add, a, b.tensor, at(b.loc));
 }
-Tensor operator-(const Tensor& a, const Tensor& b) {
-  return binary(OpKind::sub, a, b);
+Tensor operator-(const Tensor& a, const TensorOperand& b) {
+  return binary(OpKind::sub, a, b.tensor, at(b.loc));
 }
-Tensor operator*(const Tensor& a, const Tensor& b) {
-  return binary(OpKind::mul, a, b);
+Tensor operator*(const Tensor& a, const TensorOperand& b) {
+  return binary(OpKind::mul, a, b.tensor, at(b.loc));
 }
-Tensor operator/(const Tensor& a, const Tensor& b) {
-  return binary(OpKind::div, a, b);
+Tensor operator/(const Tensor& a, const TensorOperand& b) {
+  return binary(OpKind::div, a, b.tensor, at(b.loc));
 }
 Tensor operator-(const Tensor& a) {
   return builder_of(a, a).elementwise(OpKind::neg, {a}, {});
 }
-Tensor operator+(const Tensor& a, double b) {
-  return binary(OpKind::add, a, b);
+Tensor operator+(const Tensor& a, const NumberOperand& b) {
+  return binary(OpKind::add, a, b.value, at(b.loc));
 }
-Tensor operator-(const Tensor& a, double b) {
-  return binary(OpKind::sub, a, b);
+Tensor operator-(const Tensor& a, const NumberOperand& b) {
+  return binary(OpKind::sub, a, b.value, at(b.loc));
 }
-Tensor operator*(const Tensor& a, double b) {
-  return binary(OpKind::mul, a, b);
+Tensor operator*(const Tensor& a, const NumberOperand& b) {
+  return binary(OpKind::mul, a, b.value, at(b.loc));
 }
-Tensor operator/(const Tensor& a, double b) {
-  return binary(OpKind::div, a, b);
+Tensor operator/(const Tensor& a, const NumberOperand& b) {
+  return binary(OpKind::div, a, b.value, at(b.loc));
 }
-Tensor operator<(const Tensor& a, const Tensor& b) {
-  return binary(OpKind::cmp, a, b, {}, "lt");
+Tensor operator<(const Tensor& a, const TensorOperand& b) {
+  return binary(OpKind::cmp, a, b.tensor, at(b.loc), "lt");
 }
-Tensor operator<=(const Tensor& a, const Tensor& b) {
-  return binary(OpKind::cmp, a, b, {}, "le");
+Tensor operator<=(const Tensor& a, const TensorOperand& b) {
+  return binary(OpKind::cmp, a, b.tensor, at(b.loc), "le");
 }
-Tensor operator>(const Tensor& a, const Tensor& b) {
-  return binary(OpKind::cmp, a, b, {}, "gt");
+Tensor operator>(const Tensor& a, const TensorOperand& b) {
+  return binary(OpKind::cmp, a, b.tensor, at(b.loc), "gt");
 }
-Tensor operator>=(const Tensor& a, const Tensor& b) {
-  return binary(OpKind::cmp, a, b, {}, "ge");
+Tensor operator>=(const Tensor& a, const TensorOperand& b) {
+  return binary(OpKind::cmp, a, b.tensor, at(b.loc), "ge");
 }
 Tensor exp(const Tensor& x, Loc loc) {
   return unary(OpKind::exp, x, loc);

@@ -145,6 +145,25 @@ TEST(TileLanguage, GridErrorsPointAtTheCall) {
   }
 }
 
+TEST(TileLanguage, OperatorsAreLocatedToo) {
+  int line = 0;
+  try {
+    tile_kernel("ops", [&](TileBuilder& b) {
+      auto x = b.fill(f32, {4, 8}, 1.0);
+      auto y = b.fill(f32, {8, 4}, 1.0);
+      line = __LINE__ + 1;
+      auto z = x + y;
+      (void)z;
+    });
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("add: operand shapes differ: [4,8] vs [8,4]"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.location().line, line) << e.what();
+    EXPECT_NE(e.location().file.find("tile_test.cpp"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TileLanguage, SizesAreDeclaredOnce) {
   try {
     tile_kernel("twice", [](TileBuilder& b) {
