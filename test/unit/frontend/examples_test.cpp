@@ -132,7 +132,8 @@ class GemmTest : public ::testing::TestWithParam<ScalarKind> {};
 
 TEST_P(GemmTest, MatchesTheReferenceBitForBitOnRaggedSizes) {
   ScalarKind in = GetParam();
-  ScalarKind out = in == ScalarKind::f8e4m3 ? ScalarKind::f16 : in;
+  bool fp8 = in == ScalarKind::f8e4m3 || in == ScalarKind::f8e5m2;
+  ScalarKind out = fp8 ? ScalarKind::f16 : in;
   TileKernel k = gemm(in, out, {32, 32, 16});
   expect_roundtrip(k);
   for (auto [M, N, K] : {std::tuple{45, 37, 40}, std::tuple{64, 32, 16}, std::tuple{1, 70, 3}}) {
@@ -147,7 +148,8 @@ TEST_P(GemmTest, MatchesTheReferenceBitForBitOnRaggedSizes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, GemmTest,
-                         ::testing::Values(ScalarKind::f16, ScalarKind::bf16, ScalarKind::f8e4m3));
+                         ::testing::Values(ScalarKind::f16, ScalarKind::bf16, ScalarKind::f8e4m3,
+                                           ScalarKind::f8e5m2));
 
 TEST(Examples, BatchedGemm) {
   TileKernel k = batched_gemm(ScalarKind::f16, {16, 16, 16});
