@@ -322,6 +322,37 @@ TEST(Interpreter, ParametersWithLayoutsAreAddressedThroughThem) {
   }
 }
 
+// Graphene Fig. 4c/4d: tiles that are non-contiguous in one or both dimensions, as contiguous tiles
+// of a view whose modes are hierarchical layouts.
+TEST(Interpreter, GrapheneNonContiguousTiles) {
+  auto m = parse(
+      "kernel @k(%A: global<f32>[4,8], %C: global<f32>[2,4], %D: global<f32>[2,4]) {\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %c1 = const {value = 1} : index\n"
+      // rows in the order 0,2,1,3: a [2,4] tile holds every other row (Fig. 4c)
+      "  %rows = global_view %A : global<f32, ((2,2),8):((16,8),1)>[4,8]\n"
+      "  %c = tile %rows, %c1, %c1 {shape = [2,4]} : global<f32>[2,4]\n"
+      "  %rc = copy %c : register<f32>[2,4]\n"
+      "  copy %rc, %C\n"
+      // and columns in the order 0,1,4,5,2,3,6,7: two adjacent columns twice, 4 apart (Fig. 4d)
+      "  %both = global_view %A : global<f32, ((2,2),(2,2,2)):((16,8),(1,4,2))>[4,8]\n"
+      "  %d = tile %both, %c0, %c1 {shape = [2,4]} : global<f32>[2,4]\n"
+      "  %rd = copy %d : register<f32>[2,4]\n"
+      "  copy %rd, %D\n"
+      "}\n");
+  HostTensor A(ScalarKind::f32, {4, 8}), C(ScalarKind::f32, {2, 4}), D(ScalarKind::f32, {2, 4});
+  for (int i = 0; i < 32; ++i) A.set_float(i, i);
+  interpret(*m->kernels[0], {&A, &C, &D}, {});
+  const int rows_c[] = {1, 3}, cols_c[] = {4, 5, 6, 7};
+  const int rows_d[] = {0, 2}, cols_d[] = {2, 3, 6, 7};
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_EQ(C.get_float(r * 4 + c), rows_c[r] * 8 + cols_c[c]) << r << "," << c;
+      EXPECT_EQ(D.get_float(r * 4 + c), rows_d[r] * 8 + cols_d[c]) << r << "," << c;
+    }
+  }
+}
+
 TEST(Interpreter, GridExtents) {
   auto m = parse(
       "kernel @k[M, N]() {\n"
