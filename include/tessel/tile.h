@@ -200,6 +200,10 @@ class TileBuilder {
   Tensor reduce_max(const Tensor& x, const std::vector<int64_t>& dims, Loc loc = Loc::current());
   Tensor reduce_min(const Tensor& x, const std::vector<int64_t>& dims, Loc loc = Loc::current());
   Tensor transpose(const Tensor& x, Loc loc = Loc::current());
+  // The global tensor `x` seen through `layout` (coordinates of `shape` -> offsets into x's
+  // memory): with hierarchical modes, its contiguous tiles are Graphene's non-contiguous tiles.
+  Tensor global_view(const Tensor& x, const std::string& layout, const std::vector<Dim>& shape,
+                     Loc loc = Loc::current());
 
   // ---- control ----
   // for k in [0, count): carried = body(k, carried). Returns the final carried values.

@@ -327,6 +327,16 @@ Tensor TileBuilder::transpose(const Tensor& x, Loc loc) {
   return Tensor(this, op->result());
 }
 
+Tensor TileBuilder::global_view(const Tensor& x, const std::string& layout,
+                                const std::vector<Dim>& shape, Loc loc) {
+  ir::Shape s;
+  for (const Dim& d : shape) s.push_back(d.extent);
+  Type t = Type::tensor(x.element(), s, MemorySpace::global, ir::canonical_layout(layout, at(loc)));
+  ir::Operation* op = create(OpKind::global_view, {x.value()}, {t}, at(loc));
+  op->result()->set_name(x.value()->name() + "_view");
+  return Tensor(this, op->result());
+}
+
 // ---- control ----
 
 std::vector<Tensor> TileBuilder::loop(

@@ -164,6 +164,23 @@ TEST(TileLanguage, OperatorsAreLocatedToo) {
   }
 }
 
+TEST(TileLanguage, LayoutViewsGiveNonContiguousTiles) {
+  auto k = tile_kernel("view", [](TileBuilder& b) {
+    auto A = b.global("A", f32, {4, 8}), C = b.global("C", f32, {2, 4});
+    auto rows = b.global_view(A, "((2,2),8):((16,8),1)", {4, 8});  // rows 0,2,1,3
+    b.copy(b.copy(rows.tile({2, 4}, {0, 1})), C.tile({2, 4}, {0, 0}));
+  });
+  EXPECT_NE(k.text().find("global_view %A : global<f32, ((2,2),8):((16,8),1)>[4,8]"),
+            std::string::npos)
+      << k.text();
+  interp::HostTensor A(ScalarKind::f32, {4, 8}), C(ScalarKind::f32, {2, 4});
+  for (int i = 0; i < 32; ++i) A.set_float(i, i);
+  interp::interpret(k.op(), {&A, &C}, {});
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(C.get_float(r * 4 + c), (2 * r) * 8 + 4 + c);
+  }
+}
+
 TEST(TileLanguage, SizesAreDeclaredOnce) {
   try {
     tile_kernel("twice", [](TileBuilder& b) {
