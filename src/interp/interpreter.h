@@ -18,11 +18,13 @@
 //  - elementwise, cast, broadcast, fill, iota visit elements in row-major order.
 // So a plain C++ loop that computes in the same order gets bit-identical results.
 //
-// Memory. A global tensor parameter is a HostTensor (device encoding, row-major). `tile` makes a
-// view; accessing an element of an unmasked view that lies outside its tensor is a UserError naming
-// the op and the index. A masked tile (`masked`, `pad = v`) reads `v` outside and drops writes
-// there: Graphene's partial tiles. Reading an element of an `alloc`ed tensor that nothing has
-// written is a UserError too.
+// Memory. A global tensor parameter is a HostTensor (device encoding, row-major, or addressed
+// through the parameter type's layout when it has one). `tile`, `transpose` and `global_view` make
+// views (global_view addresses through its layout, so its tiles may be non-contiguous); accessing
+// an element of an unmasked view that lies outside its tensor is a UserError naming the op and the
+// index. A masked tile (`masked`, `pad = v`) reads `v` outside and drops writes there: Graphene's
+// partial tiles. Reading an element of an `alloc`ed tensor that nothing has written is a UserError
+// too.
 #pragma once
 
 #include <cstdint>
