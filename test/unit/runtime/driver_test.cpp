@@ -30,7 +30,9 @@ TEST(Driver, AvailabilityIsAnsweredWithoutThrowing) {
   std::string reason;
   bool available = false;
   EXPECT_NO_THROW(available = gpu_available(&reason));
-  if (!available) EXPECT_FALSE(reason.empty());
+  if (!available) {
+    EXPECT_FALSE(reason.empty());
+  }
 }
 
 }  // namespace

@@ -54,13 +54,19 @@ TEST(FloatFormats, F16AndBf16RoundToNearestEven) {
 TEST(FloatFormats, EveryEncodingRoundTrips) {
   for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
     float f16 = f16_bits_to_float(static_cast<std::uint16_t>(bits));
-    if (!std::isnan(f16)) EXPECT_EQ(float_to_f16_bits(f16), bits) << std::hex << bits;
+    if (!std::isnan(f16)) {
+      EXPECT_EQ(float_to_f16_bits(f16), bits) << std::hex << bits;
+    }
     float bf16 = bf16_bits_to_float(static_cast<std::uint16_t>(bits));
-    if (!std::isnan(bf16)) EXPECT_EQ(float_to_bf16_bits(bf16), bits) << std::hex << bits;
+    if (!std::isnan(bf16)) {
+      EXPECT_EQ(float_to_bf16_bits(bf16), bits) << std::hex << bits;
+    }
   }
   for (std::uint32_t bits = 0; bits < 0x100; ++bits) {
     float e4m3 = e4m3_bits_to_float(static_cast<std::uint8_t>(bits));
-    if (!std::isnan(e4m3)) EXPECT_EQ(float_to_e4m3_bits(e4m3), bits) << std::hex << bits;
+    if (!std::isnan(e4m3)) {
+      EXPECT_EQ(float_to_e4m3_bits(e4m3), bits) << std::hex << bits;
+    }
     float e5m2 = e5m2_bits_to_float(static_cast<std::uint8_t>(bits));
     if (!std::isnan(e5m2) && !std::isinf(e5m2)) {
       EXPECT_EQ(float_to_e5m2_bits(e5m2), bits) << std::hex << bits;
