@@ -57,15 +57,26 @@ void check_positive_shape(const IntTuple& shape, const IntTuple& whole) {
   }
 }
 
-int64 eval_flat(const Layout& l, int64 index) {
-  std::vector<Extent> s = leaves(l.shape()), d = leaves(l.stride());
-  int64 offset = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    int64 n = s[i].constant();
-    int64 c = (i + 1 == s.size()) ? index : index % n;
-    index = (i + 1 == s.size()) ? 0 : index / n;
-    offset = checked_add(offset, checked_mul(c, d[i].constant()));
+// Walks the leaves left to right without allocating (layouts are evaluated in hot loops); the
+// last leaf takes what remains of the index.
+void eval_leaves(const IntTuple& s, const IntTuple& d, bool last, int64& index, int64& offset) {
+  if (s.is_leaf()) {
+    int64 n = s.value().constant();
+    int64 c = last ? index : index % n;
+    index = last ? 0 : index / n;
+    offset = checked_add(offset, checked_mul(c, d.value().constant()));
+    return;
   }
+  const std::vector<IntTuple>& se = s.elements();
+  const std::vector<IntTuple>& de = d.elements();
+  for (size_t i = 0; i < se.size(); ++i) {
+    eval_leaves(se[i], de[i], last && i + 1 == se.size(), index, offset);
+  }
+}
+
+int64 eval_flat(const Layout& l, int64 index) {
+  int64 offset = 0;
+  eval_leaves(l.shape(), l.stride(), true, index, offset);
   return offset;
 }
 

@@ -35,7 +35,7 @@ std::string Swizzle::str() const {
 
 int64 ComposedLayout::cosize() const {
   int64 n = size(), m = 0;
-  if (n > (int64(1) << 24)) {
+  if (n > (int64(1) << 20)) {
     user_error(SourceLocation::unknown(), "cosize of the composed layout ", str(),
                ": too large to evaluate (", n, " elements)");
   }

@@ -46,7 +46,8 @@ class ComposedLayout {
   const Layout& layout() const { return layout_; }
   const IntTuple& shape() const { return layout_.shape(); }
   int64 size() const { return layout_.size(); }
-  // The largest offset + 1 over the domain (computed by evaluation).
+  // The largest offset + 1 over the domain (computed by evaluation; a UserError past 2^20
+  // elements).
   int64 cosize() const;
   int rank() const { return layout_.rank(); }
   int64 operator()(int64 index) const;

@@ -29,10 +29,11 @@ using namespace tessel;
 using namespace tessel::layout;
 
 // Returns false (and reports) on a finding.
-bool check_one(const std::string& input, const Facts& facts) {
+bool check_one(const std::string& input, const Facts& facts, bool* valued = nullptr) {
   CalcValue v;
   try {
     v = evaluate_layout_expression(input, facts);
+    if (valued != nullptr) *valued = true;
   } catch (const UserError& e) {
     if (e.location().file.empty() && e.location().column == 0 && e.location().line == 0) {
       // Calculator errors always carry a column; a missing one is a (small) bug worth knowing.
@@ -209,33 +210,37 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
 #else
 int main(int argc, char** argv) {
   double seconds = 3;
+  double slow = 10;  // an input taking longer than this is a finding (a hang in the making)
   unsigned seed = static_cast<unsigned>(std::random_device{}());
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--seconds") == 0) seconds = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--seed") == 0) seed = static_cast<unsigned>(std::atol(argv[i + 1]));
+    if (std::strcmp(argv[i], "--slow") == 0) slow = std::atof(argv[i + 1]);
   }
   std::cout << "layout_fuzz: seed " << seed << ", " << seconds << " s\n";
   Generator g(seed);
   auto start = std::chrono::steady_clock::now();
   long n = 0, ok = 0;
   for (;; ++n) {
-    if (n % 64 == 0) {
+    {  // checked every input: one slow input must not overrun the budget unseen
       std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
       if (spent.count() > seconds) break;
     }
     std::string in = g.input();
     Facts f = g.facts();
-    bool ok_before = true;
-    try {
-      evaluate_layout_expression(in, f);
-    } catch (...) {
-      ok_before = false;
+    bool valued = false;
+    auto t0 = std::chrono::steady_clock::now();
+    bool good = check_one(in, f, &valued);
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+    if (good && took.count() > slow) {
+      std::cerr << "FINDING: slow input (" << took.count() << " s)\ninput: " << in << "\n";
+      good = false;
     }
-    if (!check_one(in, f)) {
+    if (!good) {
       std::cerr << "layout_fuzz: finding after " << n << " inputs (seed " << seed << ")\n";
       return 1;
     }
-    ok += ok_before;
+    ok += valued;
   }
   std::cout << "layout_fuzz: " << n << " inputs, " << ok << " evaluated to a value, no findings\n";
   return 0;
