@@ -7,94 +7,27 @@
 
 #include "ir/int_arith.h"
 #include "support/diagnostics.h"
+#include "support/float_formats.h"
 
 namespace tessel::interp {
 namespace {
 
-// A binary float format with `mant` stored mantissa bits and `exp_bits` exponent bits.
-struct Format {
-  int exp_bits;
-  int mant;
-  bool has_inf;   // IEEE-style all-ones exponent for inf/NaN
-  bool saturate;  // overflow clamps to max finite instead of giving inf
-  uint64_t nan;   // the canonical NaN encoding (positive)
-};
-
-Format format(ScalarKind kind) {
+// The narrow float formats are converted by support/float_formats (shared with the runtime's host
+// helpers), which rounds straight from double.
+NarrowFloat narrow_format(ScalarKind kind) {
   switch (kind) {
     case ScalarKind::f16:
-      return {5, 10, true, false, 0x7E00};
+      return NarrowFloat::f16;
     case ScalarKind::bf16:
-      return {8, 7, true, false, 0x7FC0};
+      return NarrowFloat::bf16;
     case ScalarKind::f8e4m3:
-      return {4, 3, false, true, 0x7F};
+      return NarrowFloat::e4m3;
     case ScalarKind::f8e5m2:
-      return {5, 2, true, true, 0x7F};
+      return NarrowFloat::e5m2;
     default:
       TESSEL_ASSERT(false, "no small float format for ", ir::to_string(kind));
-      return {};
+      return NarrowFloat::f16;
   }
-}
-
-int bias(const Format& f) {
-  return (1 << (f.exp_bits - 1)) - 1;
-}
-
-// The largest finite value of a format.
-double max_finite(const Format& f) {
-  int emax = (1 << f.exp_bits) - 1 - bias(f);  // the all-ones exponent field
-  if (f.has_inf) {
-    // all-ones is inf/NaN: the largest normal has exponent emax-1 and an all-ones mantissa
-    return std::ldexp(2.0 - std::ldexp(1.0, -f.mant), emax - 1);
-  }
-  // E4M3FN: all-ones exponent is a normal binade except the all-ones mantissa (NaN)
-  return std::ldexp(2.0 - std::ldexp(1.0, -f.mant + 1), emax);
-}
-
-uint64_t encode_small(const Format& f, double value) {
-  uint64_t sign = std::signbit(value) ? uint64_t{1} << (f.exp_bits + f.mant) : 0;
-  if (std::isnan(value)) return f.nan;
-  double a = std::fabs(value);
-  double maxf = max_finite(f);
-  uint64_t inf_bits = ((uint64_t{1} << f.exp_bits) - 1) << f.mant;
-  if (std::isinf(a)) return sign | (f.saturate || !f.has_inf ? encode_small(f, maxf) : inf_bits);
-  if (a == 0) return sign;
-  int emin = 1 - bias(f);
-  int e = std::ilogb(a);
-  if (e < emin) e = emin;  // subnormal: the quantum of the lowest binade
-  double quantum = std::ldexp(1.0, e - f.mant);
-  double q = std::nearbyint(a / quantum);  // default rounding mode: to nearest, ties to even
-  double r = q * quantum;
-  if (r > maxf) {
-    if (f.saturate || !f.has_inf) return sign | encode_small(f, maxf);
-    return sign | inf_bits;
-  }
-  int re = std::ilogb(r);
-  if (re < emin) {
-    return sign | static_cast<uint64_t>(r / std::ldexp(1.0, emin - f.mant));  // subnormal
-  }
-  uint64_t mant = static_cast<uint64_t>(r / std::ldexp(1.0, re - f.mant)) - (uint64_t{1} << f.mant);
-  uint64_t exp_field = static_cast<uint64_t>(re + bias(f));
-  return sign | (exp_field << f.mant) | mant;
-}
-
-double decode_small(const Format& f, uint64_t bits) {
-  bool negative = (bits >> (f.exp_bits + f.mant)) & 1;
-  uint64_t exp_field = (bits >> f.mant) & ((uint64_t{1} << f.exp_bits) - 1);
-  uint64_t mant = bits & ((uint64_t{1} << f.mant) - 1);
-  uint64_t all_ones = (uint64_t{1} << f.exp_bits) - 1;
-  double v;
-  if (f.has_inf && exp_field == all_ones) {
-    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  } else if (!f.has_inf && exp_field == all_ones && mant == (uint64_t{1} << f.mant) - 1) {
-    v = std::numeric_limits<double>::quiet_NaN();
-  } else if (exp_field == 0) {
-    v = std::ldexp(static_cast<double>(mant), 1 - bias(f) - f.mant);
-  } else {
-    v = std::ldexp(static_cast<double>(mant + (uint64_t{1} << f.mant)),
-                   static_cast<int>(exp_field) - bias(f) - f.mant);
-  }
-  return negative ? -v : v;
 }
 
 }  // namespace
@@ -111,7 +44,7 @@ uint64_t encode_float(ScalarKind kind, double value) {
     std::memcpy(&bits, &f, 4);
     return bits;
   }
-  return encode_small(format(kind), value);
+  return encode_narrow_float(narrow_format(kind), value);
 }
 
 double decode_float(ScalarKind kind, uint64_t bits) {
@@ -126,7 +59,7 @@ double decode_float(ScalarKind kind, uint64_t bits) {
     std::memcpy(&f, &b, 4);
     return f;
   }
-  return decode_small(format(kind), bits);
+  return decode_narrow_float(narrow_format(kind), static_cast<std::uint32_t>(bits));
 }
 
 double round_to(ScalarKind kind, double value) {

@@ -52,7 +52,7 @@ std::uint32_t encode(double value, const Format& format) {
   return sign | (biased << format.mantissa_bits) | mantissa;
 }
 
-float decode(std::uint32_t bits, const Format& format, bool has_infinity) {
+double decode(std::uint32_t bits, const Format& format, bool has_infinity) {
   int total = format.exponent_bits + format.mantissa_bits;
   bool negative = (bits >> total) & 1;
   std::uint32_t exponent = (bits >> format.mantissa_bits) & ((1u << format.exponent_bits) - 1);
@@ -71,10 +71,21 @@ float decode(std::uint32_t bits, const Format& format, bool has_infinity) {
     magnitude = std::ldexp(1.0 + std::ldexp(static_cast<double>(mantissa), -format.mantissa_bits),
                            static_cast<int>(exponent) - format.bias);
   }
-  return static_cast<float>(negative ? -magnitude : magnitude);
+  return negative ? -magnitude : magnitude;
 }
 
 constexpr Format kF16 = {5, 10, 15, 65504.0, false, 0x7e00, 0x7c00};
+constexpr Format kBF16 = {8, 7, 127, 0x1.fep127, false, 0x7fc0, 0x7f80};
+
+const Format& format_of(NarrowFloat format) {
+  switch (format) {
+    case NarrowFloat::f16: return kF16;
+    case NarrowFloat::bf16: return kBF16;
+    case NarrowFloat::e4m3: return kE4M3;
+    case NarrowFloat::e5m2: return kE5M2;
+  }
+  return kF16;
+}
 
 }  // namespace
 
@@ -96,7 +107,17 @@ std::uint16_t float_to_f16_bits(float value) {
   return static_cast<std::uint16_t>(sign | (x >> 13));
 }
 
-float f16_bits_to_float(std::uint16_t bits) { return decode(bits, kF16, true); }
+std::uint32_t encode_narrow_float(NarrowFloat format, double value) {
+  return encode(value, format_of(format));
+}
+
+double decode_narrow_float(NarrowFloat format, std::uint32_t bits) {
+  return decode(bits, format_of(format), format != NarrowFloat::e4m3);
+}
+
+float f16_bits_to_float(std::uint16_t bits) {
+  return static_cast<float>(decode(bits, kF16, true));
+}
 
 std::uint16_t float_to_bf16_bits(float value) {
   std::uint32_t x = std::bit_cast<std::uint32_t>(value);
@@ -112,10 +133,14 @@ float bf16_bits_to_float(std::uint16_t bits) {
 std::uint8_t float_to_e4m3_bits(float value) {
   return static_cast<std::uint8_t>(encode(value, kE4M3));
 }
-float e4m3_bits_to_float(std::uint8_t bits) { return decode(bits, kE4M3, false); }
+float e4m3_bits_to_float(std::uint8_t bits) {
+  return static_cast<float>(decode(bits, kE4M3, false));
+}
 std::uint8_t float_to_e5m2_bits(float value) {
   return static_cast<std::uint8_t>(encode(value, kE5M2));
 }
-float e5m2_bits_to_float(std::uint8_t bits) { return decode(bits, kE5M2, true); }
+float e5m2_bits_to_float(std::uint8_t bits) {
+  return static_cast<float>(decode(bits, kE5M2, true));
+}
 
 }  // namespace tessel

@@ -10,6 +10,17 @@
 
 namespace tessel {
 
+enum class NarrowFloat { f16, bf16, e4m3, e5m2 };
+
+// `value` rounded to nearest-even into `format`, straight from double (no double rounding through
+// float): the interpreter's conversion. Returns the encoding in the low bits.
+std::uint32_t encode_narrow_float(NarrowFloat format, double value);
+// The exact value of an encoding of `format`.
+double decode_narrow_float(NarrowFloat format, std::uint32_t bits);
+
+// The float entry points below are the same conversions for float inputs (f16 and bf16 take a fast
+// bit-level path, used for filling large matrices).
+
 std::uint16_t float_to_f16_bits(float value);
 float f16_bits_to_float(std::uint16_t bits);
 std::uint16_t float_to_bf16_bits(float value);

@@ -92,5 +92,27 @@ TEST(FloatFormats, KnownValuesAndOverflow) {
   EXPECT_EQ(e4m3_bits_to_float(0x01), 0x1p-9f);  // smallest e4m3 subnormal
 }
 
+// From double, rounding happens once: 1 + 2^-11 + 2^-40 is just above the f16 tie between 1 and
+// 1 + 2^-10, so it rounds up; through float the 2^-40 would be lost and the tie would go to 1.
+TEST(FloatFormats, NarrowFromDoubleRoundsOnce) {
+  double above_tie = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
+  EXPECT_EQ(encode_narrow_float(NarrowFloat::f16, above_tie), 0x3c01u);
+  EXPECT_EQ(float_to_f16_bits(static_cast<float>(above_tie)), 0x3c00u);
+  for (NarrowFloat format :
+       {NarrowFloat::f16, NarrowFloat::bf16, NarrowFloat::e4m3, NarrowFloat::e5m2}) {
+    for (std::uint32_t bits = 0; bits < (format == NarrowFloat::e4m3 || format == NarrowFloat::e5m2
+                                             ? 0x100u
+                                             : 0x10000u);
+         ++bits) {
+      double value = decode_narrow_float(format, bits);
+      if (std::isfinite(value)) {
+        EXPECT_EQ(encode_narrow_float(format, value), bits) << int(format) << " " << bits;
+      }
+    }
+  }
+  EXPECT_EQ(encode_narrow_float(NarrowFloat::bf16, 1e300), 0x7f80u);  // overflow to infinity
+  EXPECT_EQ(encode_narrow_float(NarrowFloat::e4m3, -1e300), 0xfeu);   // saturates
+}
+
 }  // namespace
 }  // namespace tessel
