@@ -418,7 +418,9 @@ class Evaluator {
     t["max_common_layout"] = layout_op(&max_common_layout);
     t["max_common_vector"] = [](Evaluator& e, A a, N n) {
       e.arity(a, n, 2, 2);
-      return make_int(max_common_vector(e.as_layout(a[0]), e.as_layout(a[1]), e.facts_));
+      // The size as an extent, so that parametric layouts answer too.
+      return make_int(
+          max_common_layout(e.as_layout(a[0]), e.as_layout(a[1]), e.facts_).size_extent());
     };
     t["swizzle"] = [](Evaluator& e, A a, N n) {
       e.arity(a, n, 3, 4);

@@ -72,6 +72,8 @@ TEST(Calculator, Parametric) {
   EXPECT_EQ(calc("zipped_divide((M,N):(1,M),<128:1,64:1>)", facts),
             "((128,64),(M/128,N/64)):((1,M),(128,64*M))");
   EXPECT_EQ(calc("size((M,N):(1,M))"), "M*N");
+  EXPECT_EQ(calc("max_common_vector((M,N):(1,M),(M,N):(1,M))"), "M*N");
+  EXPECT_EQ(calc("max_common_vector((M,N):(1,M),(M,N):(N,1))"), "1");
   try {
     evaluate_layout_expression("logical_divide((M,N):(1,M),<128:1,64:1>)");
     FAIL();
