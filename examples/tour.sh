@@ -59,6 +59,10 @@ run layout 'inverse(tv(((4,8),(2,2)):((32,1),(16,8)),(16,8)))'
 step "ldmatrix.x4 lands exactly in mma's A-operand layout, (T,V) -> 16x16"
 svg ldmatrix_x4_dst layout --tv 16x16 '((4,8),(2,2,2)):((32,1),(16,8,128))'
 
+step "Where each thread finds its A fragment in a row-major 16x16 shared tile: (T,V) -> offset"
+run layout 'compose(tv(((4,8),(2,2,2)):((32,1),(16,8,128)),(16,16)),(16,16):(16,1))'
+echo "(the value mode (2,2,2):(1,128,8) starts with 2:1 — each register holds two adjacent halves)"
+
 step "wgmma m64nNk16 accumulator (HOPPER.md), shown for N=16; parametric in N"
 svg wgmma_m64n16_acc layout --tv 64x16 '((4,8,4),(2,2,2)):((128,1,16),(64,8,512))'
 run layout 'size(((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512)))'
