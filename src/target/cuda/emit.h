@@ -1,0 +1,53 @@
+// The CUDA C++ emitter: a lowered tile-IR kernel -> one readable CUDA C++ kernel against the
+// device library (runtime/device/), compiled by NVRTC.
+//
+// What "lowered" means here. Every register tensor carries a thread-value layout (T,V) -> tile
+// (pinned by the writer or chosen by layout synthesis), all with the same thread count T, which
+// becomes the block size. The emitter turns each layout into index arithmetic once per kernel:
+// every leaf of the thread and value modes is split into the tile dimension it moves along, so a
+// thread's coordinate in dimension d is `thread part(tid) + value constant(v)`; the thread part is
+// emitted once (`const int L0_d1 = (tid % 32) * 8;`) and the value part is folded into constants.
+// Global tensors are row-major over their (possibly parametric) extents; size symbols become `int`
+// kernel parameters. Masked tiles become predicates, and a predicate is dropped when the kernel's
+// divisibility facts prove the tile full (Graphene §3.4: a tile of 64 columns indexed below
+// cdiv(N,64) with N % 64 == 0 never crosses N). Runs of values that are contiguous in memory
+// become 4/8/16-byte vector accesses when alignment follows from the facts. Reductions combine a
+// thread's own values, then butterfly shuffles over the lanes that split the reduced dimension,
+// then (across warps) scratch in shared memory; broadcasts read the value the thread already holds
+// or go through shared memory. All shared memory is one dynamic allocation carved at fixed
+// offsets. The grid is the kernel's block_grid, evaluated on the host by the caller.
+//
+// What is not emitted yet (a UserError that names the op): mma, shared-memory tensors (alloc,
+// copies into shared), rearrange, transpose, global_view, iota, cmp/select, if, call_external,
+// integer register tensors, squeezed tiles.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tessel::target::cuda {
+
+// One kernel parameter in launch order: the kernel's own parameters (global tensors as pointers,
+// scalars by value), then one `int` per size symbol.
+struct KernelParam {
+  enum class Kind { tensor, scalar, size };
+  Kind kind = Kind::tensor;
+  std::string name;
+  ir::Type type;  // the tensor or scalar type; `index` for sizes
+};
+
+struct EmittedKernel {
+  std::string entry;   // the extern "C" entry point
+  std::string source;  // the CUDA C++ translation unit
+  int threads = 0;     // block size (the register layouts' T)
+  int dynamic_shared_bytes = 0;
+  std::vector<KernelParam> params;
+};
+
+// Emits `kernel` (a kernel op, lowered as described above). UserError, naming the op and its
+// location, for anything the emitter cannot express.
+EmittedKernel emit_cuda(const ir::Operation& kernel);
+
+}  // namespace tessel::target::cuda

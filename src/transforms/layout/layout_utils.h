@@ -1,0 +1,30 @@
+// Layout utilities for the synthesis passes: fast evaluation tables and atoms tiled over a tile.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "layout/swizzle.h"
+#include "layout/tv_layout.h"
+
+namespace tessel::transforms {
+
+// L(i) for every i < size(L), by integer arithmetic over the flattened modes (the layout library
+// evaluates through symbolic extents, which is too slow for whole tiles). L must be constant.
+std::vector<int64_t> layout_table(const layout::Layout& l);
+// The same for a swizzled layout: swizzle(offset + L(i)).
+std::vector<int64_t> layout_table(const layout::ComposedLayout& l);
+
+// An atom's TV layout over its (ma, na) tile, tiled over an (M, N) tile: `tm` x `tn` copies of the
+// atom's threads (tm along M fastest, then tn along N), and the rest of the tile as repeated
+// values (along M first, then N). Thread t + T_atom*(i + tm*j) is atom thread t of copy (i, j).
+// Contract: for thread (t, i, j) and value (v, a, b) the element is the atom's element (t, v)
+// shifted by rows ma*(i + tm*a) and columns na*(j + tn*b). UserError unless M = ma*tm*rm and
+// N = na*tn*rn for integers rm, rn.
+layout::TVLayout tile_atom(const layout::TVLayout& atom, int64_t m, int64_t n, int64_t tm,
+                           int64_t tn);
+
+// The tile index (colexicographic over `tile_shape`) of each (thread, value) index t + T*v.
+std::vector<int64_t> tv_table(const layout::TVLayout& tv);
+
+}  // namespace tessel::transforms

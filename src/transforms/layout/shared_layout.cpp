@@ -1,0 +1,259 @@
+// Shared-memory layout synthesis: alignment unification, the canonical TMA/wgmma layouts, and the
+// swizzle search over the bank model.
+#include "transforms/layout/shared_layout.h"
+
+#include <algorithm>
+#include <sstream>
+#include <tuple>
+
+#include "layout/parse.h"
+#include "support/diagnostics.h"
+#include "transforms/layout/layout_utils.h"
+
+namespace tessel::transforms {
+
+using layout::ComposedLayout;
+using layout::IntTuple;
+using layout::Layout;
+using layout::Swizzle;
+using target::cuda::BankCount;
+using target::cuda::WarpRequest;
+
+namespace {
+
+const char* kind_name(AccessKind k) {
+  switch (k) {
+    case AccessKind::threads:
+      return "threads";
+    case AccessKind::tma:
+      return "TMA";
+    case AccessKind::wgmma:
+      return "wgmma";
+  }
+  return "?";
+}
+
+int log2_exact(int64_t v) {
+  int b = 0;
+  while ((int64_t(1) << b) < v) ++b;
+  return (int64_t(1) << b) == v ? b : -1;
+}
+
+// The candidate layout that puts `a`'s vectors first and the rest of the tile after them in
+// row-major order; nullopt when the vector has no complement in the tile.
+std::optional<Layout> candidate_from(const IntTuple& tile_shape, const SharedAccess& a) {
+  try {
+    Layout rm(tile_shape, layout::compact_row_major(tile_shape));
+    Layout vec = layout::composition(a.tv.value_layout(), Layout(IntTuple(a.vector_elems)));
+    Layout vrm = layout::composition(rm, vec);
+    layout::Extent size = layout::product(tile_shape);
+    Layout inv = layout::make_layout({vrm, layout::complement(vrm, size)});
+    if (inv.size() != size.constant()) return std::nullopt;
+    Layout m = layout::composition(layout::left_inverse(inv), rm);
+    return layout::coalesce(m, layout::repeat_like(tile_shape, 1));
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::string check_alignment(const ComposedLayout& m, const SharedAccess& a) {
+  if (a.kind != AccessKind::threads) return {};
+  std::vector<int64_t> mt = layout_table(m);
+  std::vector<int64_t> tvt = tv_table(a.tv);
+  int64_t threads = a.tv.num_threads(), values = a.tv.num_values(), vec = a.vector_elems;
+  if (values % vec != 0) {
+    return "each thread holds " + std::to_string(values) + " values, not a multiple of its " +
+           std::to_string(vec) + "-element vectors";
+  }
+  for (int64_t t = 0; t < threads; ++t) {
+    for (int64_t j = 0; j < values / vec; ++j) {
+      int64_t base = mt[static_cast<size_t>(tvt[static_cast<size_t>(t + threads * j * vec)])];
+      if (base % vec != 0) {
+        return "thread " + std::to_string(t) + "'s vector " + std::to_string(j) +
+               " starts at offset " + std::to_string(base) + ", not a multiple of " +
+               std::to_string(vec);
+      }
+      for (int64_t u = 1; u < vec; ++u) {
+        int64_t off =
+            mt[static_cast<size_t>(tvt[static_cast<size_t>(t + threads * (j * vec + u))])];
+        if (off != base + u) {
+          return "thread " + std::to_string(t) + "'s vector " + std::to_string(j) +
+                 " is not contiguous (element " + std::to_string(u) + " at offset " +
+                 std::to_string(off) + ", expected " + std::to_string(base + u) + ")";
+        }
+      }
+    }
+  }
+  return {};
+}
+
+BankCount count_conflicts(const ComposedLayout& m, const SharedAccess& a, int elem_bits) {
+  BankCount total;
+  if (a.kind != AccessKind::threads) return total;
+  std::vector<int64_t> mt = layout_table(m);
+  std::vector<int64_t> tvt = tv_table(a.tv);
+  int64_t threads = a.tv.num_threads(), vec = a.vector_elems;
+  int64_t chunks = a.tv.num_values() / vec;
+  int bytes = static_cast<int>(vec * elem_bits / 8);
+  if (bytes == 0) bytes = 1;  // sub-byte scalars: the byte that holds them
+  for (int64_t w = 0; w * 32 < threads; ++w) {
+    for (int64_t j = 0; j < chunks; ++j) {
+      WarpRequest r;
+      r.bytes = bytes;
+      for (int64_t l = 0; l < 32 && w * 32 + l < threads; ++l) {
+        if (l >= a.active_lanes) {
+          r.address.push_back(-1);
+          continue;
+        }
+        int64_t off =
+            mt[static_cast<size_t>(tvt[static_cast<size_t>(w * 32 + l + threads * j * vec)])];
+        r.address.push_back(off * elem_bits / 8 / bytes * bytes);
+      }
+      total += target::cuda::count_wavefronts(r);
+    }
+  }
+  return total;
+}
+
+Layout unify_alignment(const IntTuple& tile_shape, const std::vector<SharedAccess>& accesses,
+                       const std::string& tensor) {
+  std::vector<const SharedAccess*> vectored;
+  for (const SharedAccess& a : accesses) {
+    if (a.kind == AccessKind::threads && a.vector_elems > 1) vectored.push_back(&a);
+  }
+  std::stable_sort(vectored.begin(), vectored.end(),
+                   [](const SharedAccess* x, const SharedAccess* y) {
+                     return x->vector_elems > y->vector_elems;
+                   });
+  Layout row_major(tile_shape, layout::compact_row_major(tile_shape));
+  if (vectored.empty()) return row_major;
+  // The first failure seen: (the access whose layout was tried, the access it broke, why).
+  std::optional<std::tuple<const SharedAccess*, const SharedAccess*, std::string>> failure;
+  for (const SharedAccess* primary : vectored) {
+    std::optional<Layout> m = candidate_from(tile_shape, *primary);
+    if (!m) continue;
+    ComposedLayout cm(Swizzle(), 0, *m);
+    bool ok = true;
+    for (const SharedAccess& other : accesses) {
+      std::string problem = check_alignment(cm, other);
+      if (!problem.empty()) {
+        if (!failure) failure.emplace(primary, &other, problem);
+        ok = false;
+        break;
+      }
+    }
+    if (ok) return *m;
+  }
+  if (failure) {
+    const auto& [p, o, why] = *failure;
+    user_error(SourceLocation::unknown(), "shared tensor ", tensor,
+               ": no layout gives both accesses contiguous aligned vectors: ", p->who, " needs ",
+               p->vector_elems, "-element vectors along ",
+               layout::to_string(
+                   layout::composition(p->tv.value_layout(), Layout(IntTuple(p->vector_elems)))),
+               " but under the layout that gives them (",
+               layout::to_string(*candidate_from(tile_shape, *p)), ") ", o->who, " breaks: ", why);
+  }
+  user_error(SourceLocation::unknown(), "shared tensor ", tensor,
+             ": no layout gives the vectors of ", vectored.front()->who,
+             " a place in the tile (their elements have no complement)");
+}
+
+ComposedLayout canonical_tma_layout(int64_t rows, int64_t cols, int elem_bits) {
+  int64_t row_bits = cols * elem_bits;
+  if (rows % 8 != 0 || row_bits % 128 != 0) {
+    user_error(SourceLocation::unknown(), "no canonical TMA/wgmma layout for a ", rows, "x", cols,
+               " tile of ", elem_bits,
+               "-bit elements: rows must be a multiple of 8 and a row a "
+               "multiple of 16 bytes");
+  }
+  int64_t row_bytes = row_bits / 8;
+  int span = row_bytes % 128 == 0 ? 128 : row_bytes % 64 == 0 ? 64 : row_bytes % 32 == 0 ? 32 : 0;
+  int64_t atom_cols = (span ? span : 16) * 8 / elem_bits;
+  Layout l(IntTuple::tuple(
+               {IntTuple::tuple({8, rows / 8}), IntTuple::tuple({atom_cols, cols / atom_cols})}),
+           IntTuple::tuple({IntTuple::tuple({atom_cols, 8 * atom_cols}),
+                            IntTuple::tuple({1, rows * atom_cols})}));
+  l = layout::coalesce(l, IntTuple::tuple({1, 1}));
+  Swizzle sw;
+  if (span) sw = Swizzle(log2_exact(span / 16), log2_exact(128 / elem_bits), 3);
+  return ComposedLayout(sw, 0, l);
+}
+
+SharedLayoutChoice choose_swizzle(const Layout& base, const std::vector<SharedAccess>& accesses,
+                                  int elem_bits) {
+  auto score = [&](const ComposedLayout& m,
+                   std::vector<AccessReport>* out) -> std::optional<int64_t> {
+    int64_t total = 0;
+    for (const SharedAccess& a : accesses) {
+      if (!check_alignment(m, a).empty()) return std::nullopt;
+      BankCount b = count_conflicts(m, a, elem_bits);
+      total += b.wavefronts;
+      if (out) out->push_back({a.who, b});
+    }
+    return total;
+  };
+  ComposedLayout best(Swizzle(), 0, base);
+  std::optional<int64_t> best_score = score(best, nullptr);
+  TESSEL_ASSERT(best_score.has_value(), "the unified layout must serve every access");
+  int64_t unswizzled = *best_score;
+  int64_t size = base.size();
+  int tried = 0;
+  for (int b = 1; b <= 3; ++b) {
+    for (int s = b; s <= 7; ++s) {
+      for (int m = 5; m >= 0; --m) {
+        if (b + m + s >= 62 || size % (int64_t(1) << (b + m + s)) != 0) continue;
+        ComposedLayout cand(Swizzle(b, m, s), 0, base);
+        ++tried;
+        std::optional<int64_t> sc = score(cand, nullptr);
+        if (sc && *sc < *best_score) {
+          best = cand;
+          best_score = sc;
+        }
+      }
+    }
+  }
+  SharedLayoutChoice out;
+  out.layout = best;
+  score(best, &out.accesses);
+  std::ostringstream why;
+  why << "swizzle search over " << tried << " candidates: " << best.swizzle().str() << " takes "
+      << *best_score << " wavefronts, unswizzled " << unswizzled;
+  out.reason = why.str();
+  return out;
+}
+
+SharedLayoutChoice synthesize_shared_layout(const IntTuple& tile_shape, int elem_bits,
+                                            const std::vector<SharedAccess>& accesses,
+                                            const std::string& tensor) {
+  const SharedAccess* bulk = nullptr;
+  for (const SharedAccess& a : accesses) {
+    if (a.kind != AccessKind::threads && !bulk) bulk = &a;
+  }
+  if (!bulk) {
+    Layout base = unify_alignment(tile_shape, accesses, tensor);
+    return choose_swizzle(base, accesses, elem_bits);
+  }
+  if (tile_shape.rank() != 2) {
+    user_error(SourceLocation::unknown(), "shared tensor ", tensor, ": ", bulk->who,
+               " needs a 2-D tile, not ", tile_shape.str());
+  }
+  SharedLayoutChoice out;
+  out.layout = canonical_tma_layout(tile_shape[0].as_int(), tile_shape[1].as_int(), elem_bits);
+  for (const SharedAccess& a : accesses) {
+    std::string problem = check_alignment(out.layout, a);
+    if (!problem.empty()) {
+      user_error(SourceLocation::unknown(), "shared tensor ", tensor, ": ", a.who,
+                 " cannot use the canonical layout ", out.layout.str(), " that ", bulk->who,
+                 " requires: ", problem);
+    }
+    out.accesses.push_back({a.who, count_conflicts(out.layout, a, elem_bits)});
+  }
+  out.reason =
+      std::string("canonical layout required by ") + kind_name(bulk->kind) + " (" + bulk->who + ")";
+  return out;
+}
+
+}  // namespace tessel::transforms
