@@ -39,12 +39,28 @@ int log2_exact(int64_t v) {
   return (int64_t(1) << b) == v ? b : -1;
 }
 
+// The tile-index steps of thread 0's first vector as a layout (vec:stride), when they are evenly
+// spaced.
+std::optional<Layout> vector_layout(const SharedAccess& a) {
+  int64_t vec = a.vector_elems;
+  if (a.values < vec || a.threads == 0) return std::nullopt;
+  int64_t base = a.table[0];
+  int64_t step = vec > 1 ? a.table[static_cast<size_t>(a.threads)] - base : 1;
+  if (step <= 0) return std::nullopt;
+  for (int64_t u = 1; u < vec; ++u) {
+    if (a.table[static_cast<size_t>(a.threads * u)] != base + u * step) return std::nullopt;
+  }
+  return Layout(IntTuple(vec), IntTuple(vec == 1 ? 0 : step));
+}
+
 // The candidate layout that puts `a`'s vectors first and the rest of the tile after them in
 // row-major order; nullopt when the vector has no complement in the tile.
 std::optional<Layout> candidate_from(const IntTuple& tile_shape, const SharedAccess& a) {
   try {
     Layout rm(tile_shape, layout::compact_row_major(tile_shape));
-    Layout vec = layout::composition(a.tv.value_layout(), Layout(IntTuple(a.vector_elems)));
+    std::optional<Layout> v = vector_layout(a);
+    if (!v) return std::nullopt;
+    Layout vec = *v;
     Layout vrm = layout::composition(rm, vec);
     layout::Extent size = layout::product(tile_shape);
     Layout inv = layout::make_layout({vrm, layout::complement(vrm, size)});
@@ -58,11 +74,31 @@ std::optional<Layout> candidate_from(const IntTuple& tile_shape, const SharedAcc
 
 }  // namespace
 
+SharedAccess SharedAccess::from_tv(std::string who, const layout::TVLayout& tv, int vector_elems,
+                                   int active_lanes) {
+  SharedAccess a;
+  a.who = std::move(who);
+  a.kind = AccessKind::threads;
+  a.table = tv_table(tv);
+  a.threads = tv.num_threads();
+  a.values = tv.num_values();
+  a.vector_elems = vector_elems;
+  a.active_lanes = active_lanes;
+  return a;
+}
+
+SharedAccess SharedAccess::bulk(std::string who, AccessKind kind) {
+  SharedAccess a;
+  a.who = std::move(who);
+  a.kind = kind;
+  return a;
+}
+
 std::string check_alignment(const ComposedLayout& m, const SharedAccess& a) {
   if (a.kind != AccessKind::threads) return {};
   std::vector<int64_t> mt = layout_table(m);
-  std::vector<int64_t> tvt = tv_table(a.tv);
-  int64_t threads = a.tv.num_threads(), values = a.tv.num_values(), vec = a.vector_elems;
+  const std::vector<int64_t>& tvt = a.table;
+  int64_t threads = a.threads, values = a.values, vec = a.vector_elems;
   if (values % vec != 0) {
     return "each thread holds " + std::to_string(values) + " values, not a multiple of its " +
            std::to_string(vec) + "-element vectors";
@@ -93,9 +129,9 @@ BankCount count_conflicts(const ComposedLayout& m, const SharedAccess& a, int el
   BankCount total;
   if (a.kind != AccessKind::threads) return total;
   std::vector<int64_t> mt = layout_table(m);
-  std::vector<int64_t> tvt = tv_table(a.tv);
-  int64_t threads = a.tv.num_threads(), vec = a.vector_elems;
-  int64_t chunks = a.tv.num_values() / vec;
+  const std::vector<int64_t>& tvt = a.table;
+  int64_t threads = a.threads, vec = a.vector_elems;
+  int64_t chunks = a.values / vec;
   int bytes = static_cast<int>(vec * elem_bits / 8);
   if (bytes == 0) bytes = 1;  // sub-byte scalars: the byte that holds them
   for (int64_t w = 0; w * 32 < threads; ++w) {
@@ -150,10 +186,8 @@ Layout unify_alignment(const IntTuple& tile_shape, const std::vector<SharedAcces
     const auto& [p, o, why] = *failure;
     user_error(SourceLocation::unknown(), "shared tensor ", tensor,
                ": no layout gives both accesses contiguous aligned vectors: ", p->who, " needs ",
-               p->vector_elems, "-element vectors along ",
-               layout::to_string(
-                   layout::composition(p->tv.value_layout(), Layout(IntTuple(p->vector_elems)))),
-               " but under the layout that gives them (",
+               p->vector_elems, "-element vectors (tile steps ",
+               layout::to_string(*vector_layout(*p)), ") but under the layout that gives them (",
                layout::to_string(*candidate_from(tile_shape, *p)), ") ", o->who, " breaks: ", why);
   }
   user_error(SourceLocation::unknown(), "shared tensor ", tensor,

@@ -32,12 +32,21 @@ enum class AccessKind {
   wgmma,    // wgmma reads the tile through a matrix descriptor
 };
 
+// One access to a shared tile. For a threads access, `table[t + threads*v]` is the tile index
+// (colexicographic) of value v of thread t: the access's TV layout evaluated (from_tv), or a
+// table built directly when the access is no layout (ldmatrix's row addresses gathered from the
+// lanes of a register fragment).
 struct SharedAccess {
   std::string who;  // names the access in messages, e.g. "copy at gemm.tir:7:5 (ldmatrix.x4.b16)"
   AccessKind kind = AccessKind::threads;
-  layout::TVLayout tv;    // threads only: (T,V) -> tile index
+  std::vector<int64_t> table;
+  int64_t threads = 0, values = 0;
   int vector_elems = 1;   // contiguous elements per address
   int active_lanes = 32;  // lanes of each warp that give addresses (8 for ldmatrix.x1)
+
+  static SharedAccess from_tv(std::string who, const layout::TVLayout& tv, int vector_elems,
+                              int active_lanes = 32);
+  static SharedAccess bulk(std::string who, AccessKind kind);
 };
 
 struct AccessReport {

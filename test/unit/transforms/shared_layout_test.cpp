@@ -53,13 +53,13 @@ SharedAccess row_copy(int64_t rows, int64_t cols) {
   int64_t chunks = cols / 8, trows = 128 / chunks;
   Layout l(IntTuple::tuple({IntTuple::tuple({chunks, trows}), IntTuple::tuple({8, rows / trows})}),
            IntTuple::tuple({IntTuple::tuple({8 * rows, 1}), IntTuple::tuple({rows, trows})}));
-  return {"copy (st.shared.b128)", AccessKind::threads, TVLayout(l, shape2(rows, cols)), 8, 32};
+  return SharedAccess::from_tv("copy (st.shared.b128)", TVLayout(l, shape2(rows, cols)), 8);
 }
 
 SharedAccess ldmatrix_read(int64_t rows, int64_t cols, int64_t warps_m, int64_t warps_n) {
   target::cuda::Atom ld = target::cuda::ldmatrix(4, false);
-  return {"copy (ldmatrix.x4.b16)", AccessKind::threads,
-          tile_atom(*ld.src, rows, cols, warps_m, warps_n), 8, 32};
+  return SharedAccess::from_tv("copy (ldmatrix.x4.b16)",
+                               tile_atom(*ld.src, rows, cols, warps_m, warps_n), 8);
 }
 
 TEST(SharedLayout, LdmatrixOnRowMajor64x64ConflictsAndSw333RemovesIt) {
@@ -99,8 +99,7 @@ TEST(SharedLayout, ColumnVectorsGiveAColumnMajorLayout) {
   // A transposed read: each thread's 8 values run down a column.
   Layout l(IntTuple::tuple({IntTuple::tuple({8, 16}), 8}),
            IntTuple::tuple({IntTuple::tuple({8, 64}), 1}));
-  SharedAccess col{"copy (column vectors)", AccessKind::threads, TVLayout(l, shape2(64, 16)), 8,
-                   32};
+  SharedAccess col = SharedAccess::from_tv("copy (column vectors)", TVLayout(l, shape2(64, 16)), 8);
   Layout base = unify_alignment(shape2(64, 16), {col}, "%t");
   for (int64_t r = 0; r < 64; ++r)
     for (int64_t c = 0; c < 16; ++c) ASSERT_EQ(base(r + 64 * c), r % 8 + 8 * c + 128 * (r / 8));
@@ -111,8 +110,8 @@ TEST(SharedLayout, ConflictingVectorsNameBothAccesses) {
   SharedAccess rows = row_copy(64, 16);
   Layout l(IntTuple::tuple({IntTuple::tuple({8, 16}), 8}),
            IntTuple::tuple({IntTuple::tuple({8, 64}), 1}));
-  SharedAccess cols{"copy at k.tir:9:3 (column vectors)", AccessKind::threads,
-                    TVLayout(l, shape2(64, 16)), 8, 32};
+  SharedAccess cols =
+      SharedAccess::from_tv("copy at k.tir:9:3 (column vectors)", TVLayout(l, shape2(64, 16)), 8);
   try {
     unify_alignment(shape2(64, 16), {rows, cols}, "%s");
     FAIL();
@@ -156,7 +155,7 @@ TEST(SharedLayout, CanonicalTmaLayoutsAreTheHardwareOnes) {
 // The GEMM operand tiles: TMA writes a 128x64 f16 K-major tile; ldmatrix (mma.sync path) reads it
 // with 0 conflicts; wgmma reads it through a descriptor.
 TEST(SharedLayout, TmaTileReadByLdmatrixIsConflictFree) {
-  SharedAccess tma{"copy (tma.load.2d.box128x64.sw128)", AccessKind::tma, TVLayout(), 1, 32};
+  SharedAccess tma = SharedAccess::bulk("copy (tma.load.2d.box128x64.sw128)", AccessKind::tma);
   SharedAccess read = ldmatrix_read(128, 64, 4, 1);
   SharedLayoutChoice c = synthesize_shared_layout(shape2(128, 64), 16, {tma, read}, "%a");
   EXPECT_EQ(c.layout.str(), "Sw<3,3,3> o 0 o (128,64):(64,1)");
@@ -166,8 +165,8 @@ TEST(SharedLayout, TmaTileReadByLdmatrixIsConflictFree) {
   // A thread access whose vectors the canonical layout splits is an error naming both.
   Layout l(IntTuple::tuple({IntTuple::tuple({16, 64}), 8}),
            IntTuple::tuple({IntTuple::tuple({8, 128}), 1}));  // vectors down a column
-  SharedAccess col{"copy (column vectors)", AccessKind::threads, TVLayout(l, shape2(128, 64)), 8,
-                   32};
+  SharedAccess col =
+      SharedAccess::from_tv("copy (column vectors)", TVLayout(l, shape2(128, 64)), 8);
   try {
     synthesize_shared_layout(shape2(128, 64), 16, {tma, col}, "%a");
     FAIL();
