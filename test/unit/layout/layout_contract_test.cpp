@@ -120,6 +120,43 @@ TEST(LayoutContract, CompositionByMode) {
   EXPECT_GT(defined, kTrials / 2);
 }
 
+// Nested by-mode tilers recurse into nested modes: <T0,<T1,T2>> applies T1 and T2 to the two
+// sub-modes of mode 1.
+TEST(LayoutContract, NestedTilers) {
+  LayoutGen g(17);
+  int defined = 0;
+  for (int t = 0; t < kTrials / 4; ++t) {
+    Layout a0 = g.permutation(g.uniform(1, 2), 6), a1 = g.permutation(1, 6),
+           a2 = g.permutation(1, 6);
+    Layout a = make_layout({a0, make_layout({a1, a2})});
+    Layout t0 = g.complementable(1, 3, 2), t1 = g.complementable(1, 3, 2),
+           t2 = g.complementable(1, 3, 2);
+    Tiler tiler({Tiler(t0), Tiler({Tiler(t1), Tiler(t2)})});
+    Layout c, d;
+    try {
+      c = composition(a, tiler);
+      d = logical_divide(a, tiler);
+    } catch (const UserError&) {
+      continue;
+    }
+    ++defined;
+    SCOPED_TRACE(a.str() + " by " + tiler.str() + ": " + c.str() + ", " + d.str());
+    std::vector<std::pair<Layout, Layout>> parts = {{a0, t0}, {a1, t1}, {a2, t2}};
+    std::vector<Layout> cs = {c.mode(0), c.mode(1).mode(0), c.mode(1).mode(1)};
+    std::vector<Layout> ds = {d.mode(0), d.mode(1).mode(0), d.mode(1).mode(1)};
+    for (int k = 0; k < 3; ++k) {
+      const auto& [ak, tk] = parts[k];
+      for (int64 i = 0; i < tk.size(); ++i) ASSERT_EQ(cs[k](i), ext(ak, tk(i)));
+      ASSERT_EQ(ds[k], logical_divide(ak, tk));
+    }
+    // The nested zipped_divide gathers the tile parts and the rest parts in the same nesting.
+    Layout z = zipped_divide(a, tiler);
+    ASSERT_EQ(z.mode(0).mode(1).mode(1), ds[2].mode(0));
+    ASSERT_EQ(z.mode(1).mode(1).mode(0), ds[1].mode(1));
+  }
+  EXPECT_GT(defined, kTrials / 8);
+}
+
 TEST(LayoutContract, Complement) {
   LayoutGen g(5);
   for (int t = 0; t < kTrials; ++t) {
