@@ -10,6 +10,7 @@
 #include "ir/verifier.h"
 #include "support/diagnostics.h"
 #include "tessel/command.h"
+#include "transforms/report.h"
 
 namespace tessel::tool {
 namespace {
@@ -42,11 +43,18 @@ int run_opt(const std::vector<std::string>& args) {
   std::vector<std::string> passes;
   bool print_after_all = false;
   bool time_passes = false;
+  std::vector<std::string> reports;
+  transforms::register_passes();
   for (const std::string& arg : args) {
     if (arg.rfind("--passes=", 0) == 0) {
       passes = split(arg.substr(9), ',');
     } else if (arg == "--print-after-all") {
       print_after_all = true;
+    } else if (arg.rfind("--report=", 0) == 0) {
+      for (const std::string& kind : split(arg.substr(9), ',')) {
+        transforms::enable_report(kind);
+        reports.push_back(kind);
+      }
     } else if (arg == "--time-passes") {
       time_passes = true;
     } else if (arg == "--list-passes") {
@@ -70,17 +78,23 @@ int run_opt(const std::vector<std::string>& args) {
   ir::run_passes_timed(*module, passes, print_after_all, &std::cout,
                        time_passes ? &std::cerr : nullptr);
   if (!print_after_all) std::cout << ir::print(*module);
+  for (const std::string& kind : reports) {
+    std::cout << "// -----// report " << kind << " //----- //\n";
+    for (const std::string& line : transforms::take_report(kind)) std::cout << "// " << line << "\n";
+  }
   return 0;
 }
 
 const bool registered = register_command(
     {"opt", "parse tile IR, run passes on it, print it",
      "usage: tessel opt FILE [--passes=a,b,...] [--print-after-all] [--time-passes] "
-     "[--list-passes]\n"
+     "[--list-passes] [--report=search,banks]\n"
      "  Reads tile IR text (FILE, or - for stdin), verifies it, runs the named passes in order\n"
      "  (verifying after each), and prints the result. --print-after-all prints the IR after "
      "every\n"
-     "  pass instead of once at the end; --time-passes writes each pass's time to stderr.\n",
+     "  pass instead of once at the end; --time-passes writes each pass's time to stderr;\n"
+     "  --report=search,banks prints the figures behind the layout passes' choices (the\n"
+     "  instruction-selection search, each shared access's bank-conflict wavefronts).\n",
      &run_opt});
 
 }  // namespace

@@ -43,6 +43,12 @@ std::vector<int64_t> tv_table(const layout::TVLayout& tv) {
   return layout_table(tv.layout());
 }
 
+bool same_tv(const layout::TVLayout& a, const layout::TVLayout& b) {
+  if (a.layout() == b.layout() && a.tile_shape() == b.tile_shape()) return true;
+  return a.num_threads() == b.num_threads() && a.num_values() == b.num_values() &&
+         a.tile_shape() == b.tile_shape() && tv_table(a) == tv_table(b);
+}
+
 layout::TVLayout tile_atom(const layout::TVLayout& atom, int64_t m, int64_t n, int64_t tm,
                            int64_t tn) {
   TESSEL_ASSERT(atom.tile_shape().rank() == 2, "tile_atom takes a 2-D atom");

@@ -26,5 +26,8 @@ layout::TVLayout tile_atom(const layout::TVLayout& atom, int64_t m, int64_t n, i
 
 // The tile index (colexicographic over `tile_shape`) of each (thread, value) index t + T*v.
 std::vector<int64_t> tv_table(const layout::TVLayout& tv);
+// Whether two TV layouts are the same function (same threads, values, tile and elements), however
+// their modes are grouped: ((2,2,8):(64,8,512)) and ((2,2,2),4):((64,8,512),1024) are equal.
+bool same_tv(const layout::TVLayout& a, const layout::TVLayout& b);
 
 }  // namespace tessel::transforms

@@ -1,0 +1,77 @@
+// SynthesizeLayouts: gives every register tensor a thread-value layout and every mma and reduce
+// an atom (Hexcute Algorithm 1, with the instruction-selection search of §5.3).
+//
+// The op graph is split at memory: copies from and to global or shared memory and `rearrange`
+// impose nothing between their two sides, so each connected piece of register dataflow is solved
+// on its own. Anchors come first: every mma, tiled with an atom chosen by a depth-first search
+// over the atoms the target offers (wgmma before mma.sync on sm_90a) and the ways to spread them
+// over the block's warps, scored by an analytic latency model (tensor-core cycles, shared-memory
+// operand traffic, instruction issue, accumulator registers per thread, and the cost of every
+// rearrange the choice forces); then, for pieces with no mma, the largest register copy from
+// global memory, made coalesced (each thread a 16-byte vector along the contiguous dimension).
+// Constraints propagate from a ready queue: elementwise ops and casts make their tensors' layouts
+// equal, a reduce's result is the projection of its source's layout, a broadcast's source is the
+// projection of its result's, loop-carried values keep one layout, and an mma's A, B and C are the
+// tiled atom's fragments (the equations of Hexcute Appendix B, solved constructively). Where two
+// constraints meet with different layouts a `rearrange` is inserted at the use (the two-GEMM case);
+// a value whose layout the writer pinned keeps it, and a pinned accumulator that no atom tiling
+// produces is an error naming the op and both layouts.
+//
+// Results in the IR: register tensor types carry their layout; `block_grid` gets `threads = T`
+// (unless pinned there); mma gets `atom`, `tiling = [warps or warpgroups along M, along N]` and,
+// for operands still in shared memory, `a_fragment` / `b_fragment` (the register fragments the
+// atom needs, over the operand's [rows, K] / [N, K] tile); reduce gets `atom` (the shuffle
+// butterfly over the lanes that share a row) or `cross_warp` when the reduction leaves the warp;
+// copies between registers and global memory get `atom` (the widest vector whose alignment the
+// kernel's facts prove).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "layout/tv_layout.h"
+#include "target/cuda/target.h"
+
+namespace tessel::transforms {
+
+// One way to implement an mma: an atom tiled tm x tn over the accumulator, and what it costs.
+struct MmaChoice {
+  target::cuda::Atom atom;
+  int64_t threads = 0;         // the block's threads this choice uses
+  int64_t tm = 1, tn = 1;      // executing groups (warps / warpgroups) along M and N
+  layout::TVLayout a, b, c;    // fragments over (M,K), (N,K), (M,N)
+  bool feasible = true;        // false when it needs too many accumulator registers
+  int64_t instructions = 0;    // atom instances per block (whole K)
+  double mma_cycles = 0, smem_cycles = 0, cycles = 0;
+  std::string str() const;     // the figures, one line
+};
+
+// The thread-value layout of an atom tiled over an mma of (M,N,K): C = tile_atom(atom.c), and A
+// and B with the groups along N (for A) or M (for B) holding the same fragment (stride-0 threads).
+// UserError when the tiling does not divide the shapes.
+MmaChoice tile_mma(const target::cuda::Atom& atom, int64_t m, int64_t n, int64_t k, int64_t tm,
+                   int64_t tn);
+// Every tiling of every mma atom of `target` for the shapes, types and operand places, with its
+// cost, cheapest first (infeasible ones last). `threads` 0 means any of 128 or 256.
+std::vector<MmaChoice> mma_choices(const target::cuda::Target& target, ir::ScalarKind ab,
+                                   ir::ScalarKind acc, int64_t m, int64_t n, int64_t k,
+                                   bool a_in_registers, bool b_in_registers, int64_t threads);
+// The coalesced layout of a register tile (rank 1 or 2): each thread a vector of up to 16 bytes
+// along the last dimension, threads along it first, then down the rows.
+layout::TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits,
+                                  int64_t threads);
+// The projection of a TV layout over `shape` that drops the dimensions `dims`: each thread keeps
+// one value per remaining element; threads that shared a reduced row share the result.
+layout::TVLayout project_layout(const layout::TVLayout& tv, const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& dims);
+
+struct SynthesisOptions {
+  target::cuda::Target target = target::cuda::Target::sm90a();
+};
+
+// The pass (registered as `synthesize-layouts`).
+void synthesize_layouts(ir::Module& module, const SynthesisOptions& options = {});
+
+}  // namespace tessel::transforms

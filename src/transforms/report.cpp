@@ -1,0 +1,71 @@
+// Pass reports and the registration of this layer's passes.
+#include "transforms/report.h"
+
+#include <map>
+#include <set>
+
+#include "ir/pass.h"
+#include "support/diagnostics.h"
+#include "transforms/layout/shared_layouts_pass.h"
+#include "transforms/layout/synthesize_layouts.h"
+
+namespace tessel::transforms {
+namespace {
+
+std::set<std::string>& enabled() {
+  static std::set<std::string> kinds;
+  return kinds;
+}
+std::map<std::string, std::vector<std::string>>& lines() {
+  static std::map<std::string, std::vector<std::string>> table;
+  return table;
+}
+
+}  // namespace
+
+const std::vector<std::string>& report_kinds() {
+  static const std::vector<std::string> kinds = {"search", "banks"};
+  return kinds;
+}
+
+void enable_report(const std::string& kind) {
+  bool known = false;
+  for (const std::string& k : report_kinds()) known |= k == kind;
+  if (!known) {
+    std::string all;
+    for (const std::string& k : report_kinds()) all += (all.empty() ? "" : ", ") + k;
+    user_error(SourceLocation::unknown(), "unknown report '", kind, "' (known reports: ", all,
+               ")");
+  }
+  enabled().insert(kind);
+}
+
+bool report_enabled(const std::string& kind) {
+  return enabled().count(kind) > 0;
+}
+
+void report(const std::string& kind, std::string line) {
+  if (report_enabled(kind)) lines()[kind].push_back(std::move(line));
+}
+
+std::vector<std::string> take_report(const std::string& kind) {
+  std::vector<std::string> out = std::move(lines()[kind]);
+  lines()[kind].clear();
+  return out;
+}
+
+void register_passes() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  ir::register_pass({"synthesize-layouts",
+                     "thread-value layouts for register tensors, mma/reduce atoms by search "
+                     "(Hexcute Algorithm 1)",
+                     [](ir::Module& m) { synthesize_layouts(m); }});
+  ir::register_pass({"synthesize-shared-layouts",
+                     "shared-memory layouts and swizzles from alignment constraints and the bank "
+                     "model; copy atoms for shared memory (Hexcute §5.2)",
+                     [](ir::Module& m) { synthesize_shared_layouts(m); }});
+}
+
+}  // namespace tessel::transforms
