@@ -1,15 +1,20 @@
-// `tessel run FILE --interpret --size M=..,N=..`: runs a kernel written in tile IR text in the CPU
-// interpreter on random inputs and prints a checksum and the output's first elements.
+// `tessel run FILE --interpret|--gpu --size M=..,N=..`: runs a kernel written in tile IR text in
+// the CPU interpreter or (compiled) on the GPU, on random inputs, and prints a checksum and the
+// output's first elements; `--gpu --check` also interprets it and prints the relative error.
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <random>
 #include <sstream>
 
+#include "compile/compile.h"
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
+#include "runtime/buffer.h"
+#include "runtime/context.h"
 #include "support/diagnostics.h"
 #include "support/hash.h"
 #include "tessel/command.h"
@@ -70,7 +75,7 @@ std::string element_str(const HostTensor& t, int64_t i) {
 
 int run_run(const std::vector<std::string>& args) {
   std::string file, kernel_name, output_name, size_text;
-  bool interpret = false;
+  bool interpret = false, gpu = false, check = false;
   uint64_t seed = 1;
   int64_t show = 8;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -82,6 +87,10 @@ int run_run(const std::vector<std::string>& args) {
     };
     if (arg == "--interpret") {
       interpret = true;
+    } else if (arg == "--gpu") {
+      gpu = true;
+    } else if (arg == "--check") {
+      check = true;
     } else if (arg.rfind("--size", 0) == 0) {
       size_text = value("--size");
     } else if (arg.rfind("--kernel", 0) == 0) {
@@ -101,12 +110,10 @@ int run_run(const std::vector<std::string>& args) {
     }
   }
   if (file.empty()) user_error(SourceLocation::unknown(), "run needs an input file");
-  if (!interpret) {
-    user_error(
-        SourceLocation::unknown(),
-        "run: only --interpret is available for textual kernels so far (the GPU path compiles "
-        "kernels through `tessel compile`)");
+  if (interpret == gpu) {
+    user_error(SourceLocation::unknown(), "run: choose one of --interpret and --gpu");
   }
+  if (check && !gpu) user_error(SourceLocation::unknown(), "run: --check goes with --gpu");
   std::ifstream in(file);
   if (!in) user_error(SourceLocation::unknown(), "cannot open '", file, "'");
   std::stringstream text;
@@ -151,10 +158,65 @@ int run_run(const std::vector<std::string>& args) {
                                               ? "the kernel has no tensor parameter"
                                               : "no tensor parameter %" + output_name);
   }
-  interp::interpret(*kernel, arguments, options);
+  double rel_error = -1;
+  if (interpret) {
+    interp::interpret(*kernel, arguments, options);
+  } else {
+    // Compile, upload, poison the output, launch, download; --check interprets copies of the
+    // same inputs and compares the output by ||gpu - interp|| / ||interp||.
+    CompiledKernel compiled = compile(*kernel, target::cuda::Target::sm90a());
+    std::vector<std::unique_ptr<HostTensor>> expected;
+    if (check) {
+      std::vector<interp::Argument> copies = arguments;
+      for (size_t i = 0, t = 0; i < copies.size(); ++i) {
+        if (!std::holds_alternative<HostTensor*>(copies[i])) continue;
+        expected.push_back(std::make_unique<HostTensor>(*tensors[t++]));
+        copies[i] = expected.back().get();
+      }
+      interp::interpret(*kernel, copies, options);
+    }
+    runtime::context();
+    std::vector<runtime::DeviceBuffer> buffers;
+    std::vector<KernelArg> launch_args;
+    for (size_t i = 0, t = 0; i < arguments.size(); ++i) {
+      if (const double* f = std::get_if<double>(&arguments[i])) {
+        launch_args.emplace_back(*f);
+      } else if (const int64_t* n = std::get_if<int64_t>(&arguments[i])) {
+        launch_args.emplace_back(*n);
+      } else {
+        HostTensor& h = *tensors[t];
+        buffers.emplace_back(std::max<size_t>(h.bytes().size(), 16));
+        buffers.back().upload(h.bytes().data(), h.bytes().size());
+        if (static_cast<int>(t) == output) buffers.back().fill_bytes(0xff);  // poison (NaN)
+        launch_args.emplace_back(TensorArg{buffers.back().ptr(), h.shape(), h.element()});
+        ++t;
+      }
+    }
+    compiled.launch(launch_args);
+    runtime::context().synchronize();
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      buffers[t].download(tensors[t]->bytes().data(), tensors[t]->bytes().size());
+    }
+    if (check) {
+      const HostTensor& got = *tensors[output];
+      const HostTensor& want = *expected[output];
+      double num = 0, den = 0;
+      for (int64_t e = 0; e < got.size(); ++e) {
+        double d = got.get_float(e) - want.get_float(e);
+        num += d * d;
+        den += want.get_float(e) * want.get_float(e);
+      }
+      rel_error = std::sqrt(num / std::max(den, 1e-300));
+    }
+  }
   std::cout << "kernel @" << kernel->signature().name << ", grid [";
   for (size_t d = 0; d < grid.size(); ++d) std::cout << (d ? ", " : "") << grid[d];
-  std::cout << "], interpreted\n";
+  std::cout << "], " << (interpret ? "interpreted" : "on the GPU") << "\n";
+  if (rel_error >= 0) {
+    char line[120];
+    std::snprintf(line, sizeof line, "relative error vs the interpreter: %.3e\n", rel_error);
+    std::cout << line;
+  }
   for (size_t i = 0; i < tensors.size(); ++i) {
     const HostTensor& t = *tensors[i];
     std::string_view bytes(reinterpret_cast<const char*>(t.bytes().data()), t.bytes().size());
@@ -178,10 +240,12 @@ int run_run(const std::vector<std::string>& args) {
 }
 
 const bool registered = register_command(
-    {"run", "run a textual kernel (today: in the CPU interpreter)",
-     "usage: tessel run FILE --interpret --size M=..,N=.. [--kernel NAME] [--output NAME]\n"
+    {"run", "run a textual kernel in the CPU interpreter or on the GPU",
+     "usage: tessel run FILE (--interpret | --gpu [--check]) --size M=..,N=.. [--kernel NAME]\n"
+     "                  [--output NAME]\n"
      "                  [--seed S] [--show N]\n"
-     "  Runs the kernel (the first in FILE unless --kernel) in the CPU interpreter on random "
+     "  Runs the kernel (the first in FILE unless --kernel) in the CPU interpreter, or compiled on "
+     "the\n  GPU (--gpu; --check also interprets it and prints the relative error), on random "
      "inputs\n"
      "  (floats uniform in [-1,1), rounded to the element type; seed 1 unless --seed), then "
      "prints\n"

@@ -1,0 +1,258 @@
+#include "compile/compile.h"
+
+#include <nvrtc.h>
+
+#include <chrono>
+#include <memory>
+#include <sstream>
+#include <unordered_map>
+
+#include "interp/interpreter.h"
+#include "ir/printer.h"
+#include "pipeline/pipeline.h"
+#include "runtime/compiler.h"
+#include "runtime/device_headers.h"
+#include "support/diagnostics.h"
+
+namespace tessel {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& target,
+                       const CompileOptions& options) {
+  if (kernel.kind() != ir::OpKind::kernel) {
+    user_error(kernel.loc(), "compile: expected a kernel op, not ", kernel.name());
+  }
+  auto start = Clock::now();
+  CompiledKernel out;
+  out.name_ = kernel.signature().name;
+  out.arch_ = target.name();
+  out.module_ = std::make_shared<ir::Module>();
+  std::unordered_map<const ir::Value*, ir::Value*> mapping;
+  out.module_->kernels.push_back(ir::clone(kernel, mapping));
+
+  pipeline::PipelineOptions pipeline_options;
+  pipeline_options.print_after_all = options.print_after_all;
+  pipeline_options.dump = options.dump;
+  pipeline_options.timing = options.timing;
+  pipeline::lower(*out.module_, pipeline_options);
+  out.lowered_ir_ = ir::print(*out.module_);
+  out.times_.pipeline_ms = ms_since(start);
+
+  auto emit_start = Clock::now();
+  out.emitted_ = target::cuda::emit_cuda(*out.module_->kernels.front());
+  out.times_.emit_ms = ms_since(emit_start);
+
+  if (options.compile_cubin) {
+    runtime::CompileOptions nvrtc;
+    nvrtc.name = out.emitted_.entry + ".cu";
+    nvrtc.arch = target.name();
+    nvrtc.flags = options.nvrtc_flags;
+    nvrtc.use_cache = options.use_cache;
+    nvrtc.cache_directory = options.cache_directory;
+    runtime::CompileResult result = runtime::compile_cuda(out.emitted_.source, nvrtc);
+    out.cubin_ = std::move(result.cubin);
+    out.cache_key_ = result.cache_key;
+    out.times_.nvrtc_ms = result.milliseconds;
+    out.times_.cache_hit = result.cache_hit;
+  }
+  out.times_.total_ms = ms_since(start);
+  return out;
+}
+
+std::map<std::string, int64_t> CompiledKernel::bind(const std::vector<KernelArg>& args) const {
+  const ir::Operation& kernel = *module_->kernels.front();
+  const ir::Block& body = *kernel.region(0);
+  const SourceLocation& loc = kernel.loc();
+  if (args.size() != body.arguments().size()) {
+    user_error(loc, "launch of @", name_, ": expected ", body.arguments().size(),
+               " arguments, got ", args.size());
+  }
+  std::map<std::string, int64_t> sizes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ir::Value* param = body.argument(static_cast<int>(i));
+    const ir::Type& t = param->type();
+    const std::string what =
+        "launch of @" + name_ + ": argument " + std::to_string(i) + " (%" + param->name() + ")";
+    if (t.is_tensor()) {
+      const TensorArg* tensor = std::get_if<TensorArg>(&args[i]);
+      if (!tensor) user_error(loc, what, " must be a tensor of type ", t.str());
+      if (tensor->element != t.element()) {
+        user_error(loc, what, " has element type ", ir::to_string(tensor->element),
+                   " but the kernel declares ", t.str());
+      }
+      if (static_cast<int>(tensor->shape.size()) != t.rank()) {
+        user_error(loc, what, " has shape ", shape_str(tensor->shape), " of rank ",
+                   tensor->shape.size(), " but the kernel declares ", t.str());
+      }
+      if (tensor->data % 16 != 0) {
+        user_error(loc, what, " is not 16-byte aligned (vector accesses need it)");
+      }
+      for (int d = 0; d < t.rank(); ++d) {
+        const ir::Extent& e = t.shape()[d];
+        int64_t got = tensor->shape[d];
+        if (e.is_static()) {
+          if (got != e.value) {
+            user_error(loc, what, " has shape ", shape_str(tensor->shape),
+                       " but the kernel declares ", t.str(), " (extent ", d, " must be ", e.value,
+                       ")");
+          }
+          continue;
+        }
+        auto [it, fresh] = sizes.emplace(e.symbol, got);
+        if (!fresh && it->second != got) {
+          user_error(loc, what, " has shape ", shape_str(tensor->shape), ", which sets ", e.symbol,
+                     " = ", got, ", but an earlier argument set ", e.symbol, " = ", it->second);
+        }
+      }
+    } else {
+      if (std::holds_alternative<TensorArg>(args[i])) {
+        user_error(loc, what, " must be a scalar of type ", t.str(), ", not a tensor");
+      }
+      if (ir::is_float(t.element()) && !std::holds_alternative<double>(args[i])) {
+        user_error(loc, what, " must be a floating-point scalar (", t.str(), ")");
+      }
+      if (!ir::is_float(t.element()) && !std::holds_alternative<int64_t>(args[i])) {
+        user_error(loc, what, " must be an integer scalar (", t.str(), ")");
+      }
+    }
+  }
+  for (const std::string& s : kernel.signature().sizes) {
+    auto it = sizes.find(s);
+    if (it == sizes.end()) {
+      user_error(loc, "launch of @", name_, ": no tensor argument determines the size ", s);
+    }
+    if (it->second < 0 || it->second > (int64_t{1} << 31) - 1) {
+      user_error(loc, "launch of @", name_, ": size ", s, " = ", it->second,
+                 " is outside [0, 2^31)");
+    }
+  }
+  for (const ir::Fact& f : kernel.signature().facts) {
+    int64_t v = sizes.at(f.symbol);
+    if (v % f.divisor != 0) {
+      user_error(loc, "launch of @", name_, ": the kernel requires ", f.symbol, " % ", f.divisor,
+                 " == 0, but ", f.symbol, " = ", v);
+    }
+  }
+  return sizes;
+}
+
+runtime::LaunchConfig CompiledKernel::launch_config(
+    const std::map<std::string, int64_t>& sizes) const {
+  std::vector<int64_t> grid = interp::grid_extents(*module_->kernels.front(), sizes);
+  runtime::LaunchConfig config;
+  unsigned* dims[] = {&config.grid.x, &config.grid.y, &config.grid.z};
+  if (grid.size() > 3)
+    user_error(SourceLocation::unknown(), "launch of @", name_, ": grid rank > 3");
+  for (size_t i = 0; i < grid.size(); ++i) {
+    int64_t limit = i == 0 ? (int64_t{1} << 31) - 1 : 65535;
+    if (grid[i] > limit) {
+      user_error(SourceLocation::unknown(), "launch of @", name_, ": grid extent ", i, " = ",
+                 grid[i], " exceeds the device limit ", limit);
+    }
+    *dims[i] = static_cast<unsigned>(grid[i]);
+  }
+  config.block.x = static_cast<unsigned>(emitted_.threads);
+  config.dynamic_shared_bytes = static_cast<unsigned>(emitted_.dynamic_shared_bytes);
+  return config;
+}
+
+void CompiledKernel::launch(const std::vector<KernelArg>& args, CUstream stream) {
+  std::map<std::string, int64_t> sizes = bind(args);
+  runtime::LaunchConfig config = launch_config(sizes);
+  config.stream = stream;
+  if (config.grid.count() == 0) return;  // an empty problem
+  if (cubin_.empty()) {
+    user_error(SourceLocation::unknown(), "launch of @", name_,
+               ": the kernel was compiled without a cubin (compile_cubin = false)");
+  }
+  if (!loaded_) {
+    loaded_ = std::make_shared<runtime::Module>(runtime::Module::load(cubin_));
+    function_ = loaded_->function(emitted_.entry);
+  }
+  // Argument storage in the emitted parameter order.
+  std::vector<CUdeviceptr> pointers;
+  std::vector<float> floats;
+  std::vector<int> ints;
+  pointers.reserve(emitted_.params.size());
+  floats.reserve(emitted_.params.size());
+  ints.reserve(emitted_.params.size());
+  std::vector<void*> slots;
+  size_t next_arg = 0;
+  for (const target::cuda::KernelParam& p : emitted_.params) {
+    using Kind = target::cuda::KernelParam::Kind;
+    if (p.kind == Kind::size) {
+      ints.push_back(static_cast<int>(sizes.at(p.name)));
+      slots.push_back(&ints.back());
+      continue;
+    }
+    const KernelArg& a = args.at(next_arg++);
+    if (p.kind == Kind::tensor) {
+      pointers.push_back(std::get<TensorArg>(a).data);
+      slots.push_back(&pointers.back());
+    } else if (ir::is_float(p.type.element())) {
+      floats.push_back(static_cast<float>(std::get<double>(a)));
+      slots.push_back(&floats.back());
+    } else {
+      ints.push_back(static_cast<int>(std::get<int64_t>(a)));
+      slots.push_back(&ints.back());
+    }
+  }
+  function_.launch(config, slots.data());
+}
+
+std::string compile_ptx(const std::string& source, const std::string& arch) {
+  auto check = [](nvrtcResult r, const char* what) {
+    if (r != NVRTC_SUCCESS) {
+      user_error(SourceLocation::unknown(), what, " failed: ", nvrtcGetErrorString(r));
+    }
+  };
+  std::vector<std::string> contents, names;
+  for (const runtime::EmbeddedHeader& h : runtime::device_headers()) {
+    contents.emplace_back(h.content);
+    names.emplace_back(h.name);
+  }
+  std::vector<const char*> cp, np;
+  for (size_t i = 0; i < contents.size(); ++i) {
+    cp.push_back(contents[i].c_str());
+    np.push_back(names[i].c_str());
+  }
+  nvrtcProgram program;
+  check(nvrtcCreateProgram(&program, source.c_str(), "kernel.cu", static_cast<int>(cp.size()),
+                           cp.data(), np.data()),
+        "nvrtcCreateProgram");
+  std::string arch_option = "--gpu-architecture=compute_" + arch.substr(3);
+  const char* opts[] = {arch_option.c_str(), "-std=c++17", "-default-device"};
+  nvrtcResult compiled = nvrtcCompileProgram(program, 3, opts);
+  std::string ptx;
+  if (compiled == NVRTC_SUCCESS) {
+    size_t size = 0;
+    nvrtcGetPTXSize(program, &size);
+    ptx.resize(size);
+    nvrtcGetPTX(program, ptx.data());
+    while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  } else {
+    size_t size = 0;
+    nvrtcGetProgramLogSize(program, &size);
+    std::string log(size, '\0');
+    nvrtcGetProgramLog(program, log.data());
+    nvrtcDestroyProgram(&program);
+    user_error(SourceLocation::unknown(), "CUDA compilation failed:\n", log);
+  }
+  nvrtcDestroyProgram(&program);
+  return ptx;
+}
+
+}  // namespace tessel

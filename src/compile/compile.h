@@ -1,0 +1,87 @@
+// The compile-and-launch API: a tile-IR kernel -> passes -> CUDA C++ -> NVRTC (cached by content)
+// -> a kernel object that launches on device tensors with their shapes checked.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/ir.h"
+#include "runtime/module.h"
+#include "target/cuda/emit.h"
+#include "target/cuda/target.h"
+
+namespace tessel {
+
+struct CompileOptions {
+  bool print_after_all = false;    // print the IR after every pass (also TESSEL_DUMP_IR=1)
+  std::ostream* dump = nullptr;    // where; stderr when null
+  std::ostream* timing = nullptr;  // per-pass timing lines, when not null
+  bool use_cache = true;           // the on-disk cubin cache of src/runtime
+  std::string cache_directory;     // empty: the runtime's default
+  std::vector<std::string> nvrtc_flags;
+  bool compile_cubin = true;  // false: stop after the CUDA source (no NVRTC)
+};
+
+// A global tensor argument: device memory and the shape it has (row-major, contiguous).
+struct TensorArg {
+  CUdeviceptr data = 0;
+  std::vector<int64_t> shape;
+  ir::ScalarKind element = ir::ScalarKind::f32;
+};
+// One argument per kernel parameter, in declaration order: tensors, or scalars (floats as double,
+// integers as int64_t).
+using KernelArg = std::variant<TensorArg, double, int64_t>;
+
+struct CompileTimes {
+  double pipeline_ms = 0, emit_ms = 0, nvrtc_ms = 0, total_ms = 0;
+  bool cache_hit = false;
+};
+
+class CompiledKernel {
+ public:
+  const std::string& name() const { return name_; }
+  const std::string& lowered_ir() const { return lowered_ir_; }  // the IR the emitter consumed
+  const target::cuda::EmittedKernel& emitted() const { return emitted_; }
+  const std::string& cuda_source() const { return emitted_.source; }
+  const std::string& cubin() const { return cubin_; }
+  const std::string& cache_key() const { return cache_key_; }
+  const std::string& arch() const { return arch_; }
+  const CompileTimes& times() const { return times_; }
+
+  // The size symbols bound by `args`. UserError when an argument does not match the kernel's
+  // declaration: wrong count, a tensor where a scalar is declared (or the reverse), a wrong
+  // element type or rank, an extent that differs from a static one or from another binding of the
+  // same symbol, a broken divisibility fact, or a misaligned pointer.
+  std::map<std::string, int64_t> bind(const std::vector<KernelArg>& args) const;
+  // The launch configuration for these sizes (grid from the kernel's block_grid).
+  runtime::LaunchConfig launch_config(const std::map<std::string, int64_t>& sizes) const;
+  // Checks the arguments, loads the cubin on first use, and launches (asynchronously) on `stream`.
+  void launch(const std::vector<KernelArg>& args, CUstream stream = nullptr);
+
+ private:
+  friend CompiledKernel compile(const ir::Operation&, const target::cuda::Target&,
+                                const CompileOptions&);
+  std::string name_, lowered_ir_, cubin_, cache_key_, arch_;
+  target::cuda::EmittedKernel emitted_;
+  CompileTimes times_;
+  std::shared_ptr<ir::Module> module_;  // the lowered kernel (grid evaluation, declaration checks)
+  std::shared_ptr<runtime::Module> loaded_;
+  runtime::Function function_;
+};
+
+// Compiles one kernel op for `target` ("sm_80" or "sm_90a"). The input is not modified. Needs no
+// GPU; a compile error in the generated code is an internal error of tessel, reported as such.
+CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& target,
+                       const CompileOptions& options = {});
+
+// PTX of CUDA source for `arch` (NVRTC, not cached): for `tessel compile --emit=ptx`.
+std::string compile_ptx(const std::string& source, const std::string& arch);
+
+}  // namespace tessel

@@ -1,0 +1,46 @@
+#include "pipeline/pipeline.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "ir/pass.h"
+
+namespace tessel::pipeline {
+
+std::vector<std::string> lowering_passes() {
+  std::vector<std::string> passes = {
+      "verify",        // the input is well formed
+      "canonicalize",  // fold index arithmetic, remove dead ops
+  };
+  // Layout synthesis and instruction selection (issue 5) register themselves under these names
+  // when their library is linked; until then a kernel must arrive with its layouts pinned.
+  for (const char* synthesis : {"synthesize-layouts", "select-atoms"}) {
+    if (ir::find_pass(synthesis)) passes.push_back(synthesis);
+  }
+  return passes;
+}
+
+void check_lowered(const ir::Module& module) {
+  for (const auto& kernel : module.kernels) {
+    ir::walk(kernel.get(), [&](ir::Operation* op) {
+      for (const auto& r : op->results()) {
+        const ir::Type& t = r->type();
+        if (t.is_tensor() && t.space() == ir::MemorySpace::reg && !t.has_layout()) {
+          user_error(op->loc(), "compile: %", r->name(), " (", t.str(), ", made by ", op->name(),
+                     ") has no thread-value layout; layout synthesis did not assign one, so pin it "
+                     "in the type, e.g. register<f32, (T,V):(...)>");
+        }
+      }
+    });
+  }
+}
+
+void lower(ir::Module& module, const PipelineOptions& options) {
+  const char* env = std::getenv("TESSEL_DUMP_IR");
+  bool dump = options.print_after_all || (env && std::string(env) == "1");
+  std::ostream* out = options.dump ? options.dump : &std::cerr;
+  ir::run_passes_timed(module, lowering_passes(), dump, out, options.timing);
+  check_lowered(module);
+}
+
+}  // namespace tessel::pipeline

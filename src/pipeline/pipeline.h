@@ -1,0 +1,32 @@
+// The compilation pipeline: the passes that take a tile program to lowered IR, in order, in one
+// readable place (Halide's Lower.cpp), with --print-after-all / TESSEL_DUMP_IR=1 and pass timing.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tessel::pipeline {
+
+struct PipelineOptions {
+  // Print the module after every pass to `dump` (also switched on by TESSEL_DUMP_IR=1, which
+  // prints to stderr when `dump` is null).
+  bool print_after_all = false;
+  std::ostream* dump = nullptr;
+  // One line per pass, "pass NAME: 0.123 ms (verify 0.045 ms)", when not null.
+  std::ostream* timing = nullptr;
+};
+
+// The passes `lower` runs, in order.
+std::vector<std::string> lowering_passes();
+
+// Runs lowering_passes() on `module`, then checks that the result is lowered: every register tensor
+// has a thread-value layout (the emitter's contract). UserError naming the first value without one.
+void lower(ir::Module& module, const PipelineOptions& options = {});
+
+// The lowered-IR check alone.
+void check_lowered(const ir::Module& module);
+
+}  // namespace tessel::pipeline
