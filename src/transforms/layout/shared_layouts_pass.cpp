@@ -65,6 +65,8 @@ class SharedSynthesis {
       ops_.push_back(op);
       if (op->kind() == OpKind::block_grid && op->has_attr("threads"))
         threads_ = op->int_attr("threads");
+      if (op->kind() == OpKind::block_grid && op->has_attr("target"))
+        target_ = target::cuda::Target::named(op->str_attr("target"));
     });
   }
 
@@ -74,7 +76,6 @@ class SharedSynthesis {
         Value* v = r.get();
         if (!v->type().is_tensor() || v->type().space() != MemorySpace::shared) continue;
         if (op->kind() == OpKind::transpose || op->kind() == OpKind::tile) continue;  // views
-        if (v->type().has_layout()) continue;  // pinned by the writer
         if (!ir::is_static(v->type().shape()) || v->type().rank() != 2) continue;
         solve(v);
       }
@@ -309,6 +310,27 @@ class SharedSynthesis {
 
   // ---- solving ----
 
+  static layout::ComposedLayout parse_shared(const std::string& text) {
+    size_t o = text.rfind(" o ");
+    Layout base = layout::parse_layout(o == std::string::npos ? text : text.substr(o + 3));
+    if (o == std::string::npos) return layout::ComposedLayout(layout::Swizzle(), 0, base);
+    int b = 0, m = 0, sh = 0;
+    long long off = 0;
+    std::sscanf(text.c_str(), "Sw<%d,%d,%d> o %lld", &b, &m, &sh, &off);
+    return layout::ComposedLayout(layout::Swizzle(b, m, sh), off, base);
+  }
+
+  // Why `m` cannot serve the access ("" when it can): thread accesses need their vectors, bulk
+  // ones the canonical layout.
+  static std::string serves(const layout::ComposedLayout& m, const SharedAccess& a, int64_t rows,
+                            int64_t cols, int bits) {
+    if (a.kind == AccessKind::threads) return check_alignment(m, a);
+    layout::ComposedLayout canonical = canonical_tma_layout(rows, cols, bits);
+    if (layout_table(canonical) != layout_table(m))
+      return "it needs the canonical layout " + canonical.str();
+    return {};
+  }
+
   void solve(Value* root) {
     int64_t rows = root->type().static_shape()[0], cols = root->type().static_shape()[1];
     int bits = bits_of(root);
@@ -380,6 +402,28 @@ class SharedSynthesis {
                                                   cols, bits)});
       }
     }
+    // A pinned layout: keep the options that it serves.
+    std::optional<layout::ComposedLayout> pinned;
+    if (root->type().has_layout()) pinned = parse_shared(root->type().layout());
+    if (pinned) {
+      for (Site& s : sites) {
+        std::vector<Option> kept;
+        std::string why;
+        for (Option& o : s.options) {
+          std::string problem = serves(*pinned, o.access, rows, cols, bits);
+          if (problem.empty()) {
+            kept.push_back(std::move(o));
+          } else if (why.empty()) {
+            why = o.atom + ": " + problem;
+          }
+        }
+        if (kept.empty()) {
+          user_error(s.op->loc(), s.op->name(), ": the access to ", value_str(root),
+                     " cannot use its pinned layout ", root->type().layout(), " (", why, ")");
+        }
+        s.options = std::move(kept);
+      }
+    }
     for (Site& s : sites) {
       if (s.options.empty()) {
         user_error(s.op->loc(), s.op->name(), ": no instruction reads ", value_str(root),
@@ -396,7 +440,15 @@ class SharedSynthesis {
         std::vector<SharedAccess> accesses;
         for (size_t j = 0; j < sites.size(); ++j) accesses.push_back(sites[j].options[pick[j]].access);
         try {
-          SharedLayoutChoice c = synthesize_shared_layout(tile, bits, accesses, value_str(root));
+          SharedLayoutChoice c;
+          if (pinned) {
+            c.layout = *pinned;
+            c.reason = "pinned";
+            for (const SharedAccess& a : accesses)
+              c.accesses.push_back({a.who, count_conflicts(*pinned, a, bits)});
+          } else {
+            c = synthesize_shared_layout(tile, bits, accesses, value_str(root));
+          }
           double cost = 0;
           for (size_t j = 0; j < sites.size(); ++j) {
             const Option& o = sites[j].options[pick[j]];

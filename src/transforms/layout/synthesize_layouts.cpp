@@ -273,6 +273,8 @@ class Synthesis {
       for (int i = 0; i < op->num_operands(); ++i) uses_[op->operand(i)].push_back({op, i});
       if (op->kind() == OpKind::block_grid) grid_ = op;
     });
+    // `target = "sm_80"` on block_grid picks the architecture for this kernel.
+    if (grid_ && grid_->has_attr("target")) target_ = target::cuda::Target::named(grid_->str_attr("target"));
   }
 
   void run() {
@@ -284,7 +286,18 @@ class Synthesis {
     }
     // Candidate lists per mma.
     std::vector<std::vector<MmaChoice>> choices;
-    for (Operation* op : mmas) choices.push_back(candidates(op, pinned_threads));
+    for (Operation* op : mmas) {
+      choices.push_back(candidates(op, pinned_threads));
+      if (report_enabled("search")) {
+        int feasible = 0, infeasible = 0;
+        report("search", "candidates for " + where(*op) + " (" +
+                             std::to_string(choices.back().size()) + "):");
+        for (const MmaChoice& c : choices.back()) {
+          int& n = c.feasible ? feasible : infeasible;
+          if (n++ < (c.feasible ? 6 : 2)) report("search", "  " + c.str());
+        }
+      }
+    }
     // Depth-first search with branch and bound over the mma choices (one thread count for all).
     std::vector<int> pick(mmas.size(), 0), best_pick;
     double best = 1e300;
@@ -359,6 +372,31 @@ class Synthesis {
     std::vector<MmaChoice> list =
         mma_choices(target_, a.element(), c.element(), as[0], bs[1], as[1],
                     a.space() == MemorySpace::reg, b.space() == MemorySpace::reg, pinned_threads);
+    // A pinned atom or tiling restricts the search to it.
+    if (const ir::Attribute* pinned_atom = op->attr("atom")) {
+      std::vector<MmaChoice> kept;
+      for (MmaChoice& ch : list) {
+        if (ch.atom.name == pinned_atom->s) kept.push_back(std::move(ch));
+      }
+      if (kept.empty()) {
+        user_error(op->loc(), "mma: the pinned atom ", pinned_atom->s, " cannot tile an mma of [M,N,K] = [",
+                   as[0], ",", bs[1], ",", as[1], "] on ", target_.name(),
+                   list.empty() ? std::string(" (no atom can)") : " (the search would choose " + list.front().atom.name + ")");
+      }
+      list = std::move(kept);
+    }
+    if (const ir::Attribute* tiling = op->attr("tiling")) {
+      std::vector<MmaChoice> kept;
+      for (MmaChoice& ch : list) {
+        if (tiling->list.size() == 2 && ch.tm == tiling->list[0] && ch.tn == tiling->list[1])
+          kept.push_back(std::move(ch));
+      }
+      if (kept.empty()) {
+        user_error(op->loc(), "mma: no atom tiled ", tiling->str(), " implements an mma of [M,N,K] = [",
+                   as[0], ",", bs[1], ",", as[1], "]");
+      }
+      list = std::move(kept);
+    }
     // A pinned accumulator or result keeps its layout: only tilings that make it qualify.
     for (Value* v : {op->operand(2), op->result()}) {
       if (!v->type().has_layout()) continue;
@@ -389,8 +427,8 @@ class Synthesis {
       user_error(op->loc(), "mma: no ", target_.name(), " atom tiles an mma of [M,N,K] = ", shape,
                  " with ", ir::to_string(a.element()), " inputs and ",
                  ir::to_string(op->operand(2)->type().element()),
-                 " accumulation (wgmma needs M % 64 == 0, N % 8 == 0, K % 16; mma.sync M % 16, "
-                 "N % 8, K % 16)");
+                 " accumulation (wgmma needs M % 64, N % 8 and K % 16 (fp8: K % 32) to be 0; mma.sync M % 16, "
+                 "N % 8 and K % 16)");
     }
     for (const MmaChoice& c : list) {
       if (c.feasible && (!threads || c.threads == threads)) return;
