@@ -34,8 +34,7 @@ void enable_report(const std::string& kind) {
   if (!known) {
     std::string all;
     for (const std::string& k : report_kinds()) all += (all.empty() ? "" : ", ") + k;
-    user_error(SourceLocation::unknown(), "unknown report '", kind, "' (known reports: ", all,
-               ")");
+    user_error(SourceLocation::unknown(), "unknown report '", kind, "' (known reports: ", all, ")");
   }
   enabled().insert(kind);
 }

@@ -16,8 +16,8 @@
 namespace tessel::transforms {
 
 using ir::MemorySpace;
-using ir::OpKind;
 using ir::Operation;
+using ir::OpKind;
 using ir::Value;
 using layout::IntTuple;
 using layout::Layout;
@@ -41,7 +41,7 @@ std::string where(const Operation& op) {
 
 // One way to perform one access: the access for the layout solver, and what it costs.
 struct Option {
-  std::string atom;    // the instruction
+  std::string atom;  // the instruction
   SharedAccess access;
   int64_t instructions = 0;  // warp-level instructions (or TMA boxes)
   double issue_cycles = 1;   // per instruction
@@ -102,7 +102,9 @@ class SharedSynthesis {
         if (op->kind() == OpKind::transpose && v->type().rank() == 2) {
           int64_t rows = v->type().static_shape()[0], cols = v->type().static_shape()[1];
           // Index a + cols*b of the transposed view is element (b, a) of v: b + rows*a.
-          IndexMap inner = [map, rows, cols](int64_t i) { return map(i / cols + rows * (i % cols)); };
+          IndexMap inner = [map, rows, cols](int64_t i) {
+            return map(i / cols + rows * (i % cols));
+          };
           std::vector<Operation*> vs = views;
           vs.push_back(op);
           reach(op->result(), inner, vs, out);
@@ -144,10 +146,12 @@ class SharedSynthesis {
     int64_t tr = std::min(threads_ / tc, rows);
     while (tr > 1 && rows % tr != 0) --tr;
     int64_t rr = rows / tr, rc = cols / (vec * tc);
-    auto single = [](int64_t s, int64_t d) { return Layout(IntTuple(s), IntTuple(s == 1 ? 0 : d)); };
-    Layout l = layout::make_layout({layout::make_layout({single(tc, rows * vec), single(tr, 1)}),
-                                    layout::make_layout({single(vec, rows), single(rr, tr),
-                                                         single(rc, rows * vec * tc)})});
+    auto single = [](int64_t s, int64_t d) {
+      return Layout(IntTuple(s), IntTuple(s == 1 ? 0 : d));
+    };
+    Layout l = layout::make_layout(
+        {layout::make_layout({single(tc, rows * vec), single(tr, 1)}),
+         layout::make_layout({single(vec, rows), single(rr, tr), single(rc, rows * vec * tc)})});
     return TVLayout(l, IntTuple::tuple({rows, cols}));
   }
 
@@ -158,15 +162,18 @@ class SharedSynthesis {
     int bits = bits_of(root);
     bool odd_pad = false;
     Value* g = global_root(op->operand(0), &odd_pad);
-    bool plain_global = !g->def() && g->type().space() == MemorySpace::global &&
-                        !g->type().has_layout();
+    bool plain_global =
+        !g->def() && g->type().space() == MemorySpace::global && !g->type().has_layout();
     ir::Extent last = g->type().shape().empty() ? ir::Extent(1) : g->type().shape().back();
     std::string name = where(*op);
     // TMA: the canonical layout's column slices, one box each.
     if (target_.sm() >= 90 && plain_global && !odd_pad && (cols * bits) % 128 == 0 &&
         rows % 8 == 0 && rows <= 256 && divisible(last, 128 / bits)) {
       int64_t row_bytes = cols * bits / 8;
-      int span = row_bytes % 128 == 0 ? 128 : row_bytes % 64 == 0 ? 64 : row_bytes % 32 == 0 ? 32 : 0;
+      int span = row_bytes % 128 == 0  ? 128
+                 : row_bytes % 64 == 0 ? 64
+                 : row_bytes % 32 == 0 ? 32
+                                       : 0;
       int64_t box_cols = (span ? span : std::min<int64_t>(row_bytes, 256)) * 8 / bits;
       if (box_cols <= 256) {
         Atom tma = target::cuda::tma_copy(true, rows, box_cols, bits, span);
@@ -182,8 +189,8 @@ class SharedSynthesis {
       Atom a = target::cuda::cp_async(bytes, bits);
       TVLayout tv = coalesced(rows, cols, vec);
       int64_t instr = (rows * cols / vec + 31) / 32;
-      out.push_back({a.name, SharedAccess::from_tv(name + " (" + a.name + ")", tv, int(vec)),
-                     instr, a.cost.issue_cycles});
+      out.push_back({a.name, SharedAccess::from_tv(name + " (" + a.name + ")", tv, int(vec)), instr,
+                     a.cost.issue_cycles});
     }
     // Through registers, one element at a time (always possible).
     int bytes = std::max(1, bits / 8);
@@ -205,7 +212,8 @@ class SharedSynthesis {
       for (int count : {4, 2, 1}) {
         for (bool trans : {false, true}) {
           for (int d : {1, 0}) {
-            std::optional<SharedAccess> a = match_ldmatrix(table, T, V, rows, cols, count, trans, d);
+            std::optional<SharedAccess> a =
+                match_ldmatrix(table, T, V, rows, cols, count, trans, d);
             if (!a) continue;
             Atom ld = target::cuda::ldmatrix(count, trans);
             a->who = who + " (" + ld.name + ")";
@@ -336,7 +344,8 @@ class SharedSynthesis {
     int bits = bits_of(root);
     IntTuple tile = IntTuple::tuple({rows, cols});
     std::vector<Reach> uses;
-    reach(root, [](int64_t i) { return i; }, {}, uses);
+    reach(
+        root, [](int64_t i) { return i; }, {}, uses);
     std::vector<Site> sites;
     std::vector<Operation*> views;
     bool wgmma_reads = false;
@@ -352,9 +361,11 @@ class SharedSynthesis {
         def->operand(0)->type().space() == MemorySpace::global) {
       sites.push_back({def, "", writer_options(def, root, wgmma_reads)});
       if (sites.back().options.empty()) {
-        user_error(def->loc(), "copy: ", value_str(root), " is read by wgmma, which needs the "
+        user_error(def->loc(), "copy: ", value_str(root),
+                   " is read by wgmma, which needs the "
                    "canonical swizzled layout that only a TMA copy writes, but no TMA box fits (",
-                   root->type().str(), "; a TMA copy needs 16-byte rows, rows % 8 == 0 and "
+                   root->type().str(),
+                   "; a TMA copy needs 16-byte rows, rows % 8 == 0 and "
                    "aligned global rows)");
       }
     }
@@ -366,17 +377,19 @@ class SharedSynthesis {
       if (r.op->kind() == OpKind::mma && r.index < 2) {
         const ir::Attribute* atom = r.op->attr("atom");
         if (atom && atom->s.rfind("wgmma", 0) == 0) {
-          sites.push_back({r.op, r.index == 0 ? "a_" : "b_",
-                           {{atom->s, SharedAccess::bulk(who + " (" + atom->s + ")", AccessKind::wgmma),
-                             0, 0}}});
+          sites.push_back(
+              {r.op,
+               r.index == 0 ? "a_" : "b_",
+               {{atom->s, SharedAccess::bulk(who + " (" + atom->s + ")", AccessKind::wgmma), 0,
+                 0}}});
           continue;
         }
         const ir::Attribute* frag = r.op->attr(r.index == 0 ? "a_fragment" : "b_fragment");
         if (!frag) continue;  // not yet through synthesize-layouts
         std::vector<int64_t> shape = r.view->type().static_shape();  // [M,K] or [K,N]
-        TVLayout tv(layout::parse_layout(frag->s),
-                    r.index == 0 ? IntTuple::tuple({shape[0], shape[1]})
-                                 : IntTuple::tuple({shape[1], shape[0]}));
+        TVLayout tv(layout::parse_layout(frag->s), r.index == 0
+                                                       ? IntTuple::tuple({shape[0], shape[1]})
+                                                       : IntTuple::tuple({shape[1], shape[0]}));
         std::vector<int64_t> t = tv_table(tv);
         for (int64_t& x : t) {
           if (r.index == 1) {
@@ -386,8 +399,9 @@ class SharedSynthesis {
           }
           x = r.map(x);
         }
-        sites.push_back({r.op, r.index == 0 ? "a_" : "b_",
-                         reader_options(who, t, tv.num_threads(), tv.num_values(), rows, cols, bits)});
+        sites.push_back(
+            {r.op, r.index == 0 ? "a_" : "b_",
+             reader_options(who, t, tv.num_threads(), tv.num_values(), rows, cols, bits)});
         continue;
       }
       if (r.op->kind() == OpKind::copy && r.index == 0 && r.op->num_operands() == 2 &&
@@ -398,8 +412,9 @@ class SharedSynthesis {
                     IntTuple::tuple({rt.static_shape()[0], rt.static_shape()[1]}));
         std::vector<int64_t> t = tv_table(tv);
         for (int64_t& x : t) x = r.map(x);
-        sites.push_back({r.op, "", reader_options(who, t, tv.num_threads(), tv.num_values(), rows,
-                                                  cols, bits)});
+        sites.push_back(
+            {r.op, "",
+             reader_options(who, t, tv.num_threads(), tv.num_values(), rows, cols, bits)});
       }
     }
     // A pinned layout: keep the options that it serves.
@@ -438,7 +453,8 @@ class SharedSynthesis {
     std::function<void(size_t)> dfs = [&](size_t i) {
       if (i == sites.size()) {
         std::vector<SharedAccess> accesses;
-        for (size_t j = 0; j < sites.size(); ++j) accesses.push_back(sites[j].options[pick[j]].access);
+        for (size_t j = 0; j < sites.size(); ++j)
+          accesses.push_back(sites[j].options[pick[j]].access);
         try {
           SharedLayoutChoice c;
           if (pinned) {

@@ -21,8 +21,8 @@
 namespace tessel::transforms {
 
 using ir::MemorySpace;
-using ir::OpKind;
 using ir::Operation;
+using ir::OpKind;
 using ir::ScalarKind;
 using ir::Value;
 using layout::IntTuple;
@@ -35,7 +35,7 @@ namespace {
 // Model parameters.
 constexpr double kSharedBytesPerCycle = 128;
 constexpr int64_t kMaxAccumulatorsPerThread = 128;  // CUTLASS's budget under a 232-register cap
-constexpr double kRearrangeFixedCycles = 100;      // the barrier and address math of a rearrange
+constexpr double kRearrangeFixedCycles = 100;       // the barrier and address math of a rearrange
 
 Layout single(int64_t size, int64_t stride) {
   return Layout(IntTuple(size), IntTuple(size == 1 ? 0 : stride));
@@ -102,8 +102,8 @@ MmaChoice tile_mma(const Atom& atom, int64_t m, int64_t n, int64_t k, int64_t tm
   out.c = tile_atom(*atom.c, m, n, tm, tn);
   int64_t rm = m / (atom.m * tm), rn = n / (atom.n * tn), rk = k / atom.k;
   // A over (M,K): groups along N hold the same rows (stride 0).
-  auto operand = [&](const TVLayout& frag, int64_t rows, int64_t t_along,
-                     int64_t t_other, int64_t r_along, bool a_side) {
+  auto operand = [&](const TVLayout& frag, int64_t rows, int64_t t_along, int64_t t_other,
+                     int64_t r_along, bool a_side) {
     int64_t fa = frag.tile_shape()[0].as_int(), fk = frag.tile_shape()[1].as_int();
     Layout embed(IntTuple::tuple({fa, fk}), IntTuple::tuple({1, rows}));
     Layout inner = layout::composition(embed, frag.layout());
@@ -122,8 +122,7 @@ MmaChoice tile_mma(const Atom& atom, int64_t m, int64_t n, int64_t k, int64_t tm
     std::vector<Layout> values = {inner.mode(1), single(r_along, fa * (whole ? 1 : t_along)),
                                   single(rk, rows * fk)};
     if (whole) values[1] = single(r_along * t_along, fa);
-    return TVLayout(layout::make_layout({tidy(threads), tidy(values)}),
-                    IntTuple::tuple({rows, k}));
+    return TVLayout(layout::make_layout({tidy(threads), tidy(values)}), IntTuple::tuple({rows, k}));
   };
   out.a = operand(*atom.a, m, tm, tn, rm, true);
   out.b = operand(*atom.b, n, tn, tm, rn, false);
@@ -143,7 +142,8 @@ void cost(MmaChoice& c, ScalarKind ab, bool a_in_registers, bool b_in_registers)
   double bytes = 0;
   if (atom.group_threads == 128) {
     // wgmma reads its shared operands itself, every instruction.
-    double per = (atom.a_in_registers ? 0 : 64.0 * atom.k * esize) + double(atom.n) * atom.k * esize;
+    double per =
+        (atom.a_in_registers ? 0 : 64.0 * atom.k * esize) + double(atom.n) * atom.k * esize;
     bytes = per * c.instructions;
   } else {
     // mma.sync: each warp loads its rows of A and columns of B into registers.
@@ -198,8 +198,9 @@ std::vector<MmaChoice> mma_choices(const target::cuda::Target& target, ScalarKin
 
 TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits, int64_t threads) {
   if (shape.empty() || shape.size() > 2) {
-    user_error(SourceLocation::unknown(), "layout synthesis handles register tensors of rank 1 "
-                                          "and 2, not ",
+    user_error(SourceLocation::unknown(),
+               "layout synthesis handles register tensors of rank 1 "
+               "and 2, not ",
                shape.size());
   }
   int64_t rows = shape.size() == 2 ? shape[0] : 1, cols = shape.back();
@@ -215,9 +216,9 @@ TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits, int6
         {tidy({single(tc, vec)}), tidy({single(vec, 1), single(rc, vec * tc)})});
     return TVLayout(l, tuple_of(shape));
   }
-  Layout l = layout::make_layout({tidy({single(tc, rows * vec), single(tr, 1)}),
-                                  tidy({single(vec, rows), single(rr, tr),
-                                        single(rc, rows * vec * tc)})});
+  Layout l =
+      layout::make_layout({tidy({single(tc, rows * vec), single(tr, 1)}),
+                           tidy({single(vec, rows), single(rr, tr), single(rc, rows * vec * tc)})});
   return TVLayout(l, tuple_of(shape));
 }
 
@@ -274,7 +275,8 @@ class Synthesis {
       if (op->kind() == OpKind::block_grid) grid_ = op;
     });
     // `target = "sm_80"` on block_grid picks the architecture for this kernel.
-    if (grid_ && grid_->has_attr("target")) target_ = target::cuda::Target::named(grid_->str_attr("target"));
+    if (grid_ && grid_->has_attr("target"))
+      target_ = target::cuda::Target::named(grid_->str_attr("target"));
   }
 
   void run() {
@@ -302,7 +304,7 @@ class Synthesis {
     std::vector<int> pick(mmas.size(), 0), best_pick;
     double best = 1e300;
     std::function<void(size_t, double, int64_t)> dfs = [&](size_t i, double so_far,
-                                                            int64_t threads) {
+                                                           int64_t threads) {
       if (so_far >= best) return;
       if (i == mmas.size()) {
         State s = solve(mmas, choices, pick, threads ? threads : 128, /*dry=*/true);
@@ -379,9 +381,11 @@ class Synthesis {
         if (ch.atom.name == pinned_atom->s) kept.push_back(std::move(ch));
       }
       if (kept.empty()) {
-        user_error(op->loc(), "mma: the pinned atom ", pinned_atom->s, " cannot tile an mma of [M,N,K] = [",
-                   as[0], ",", bs[1], ",", as[1], "] on ", target_.name(),
-                   list.empty() ? std::string(" (no atom can)") : " (the search would choose " + list.front().atom.name + ")");
+        user_error(op->loc(), "mma: the pinned atom ", pinned_atom->s,
+                   " cannot tile an mma of [M,N,K] = [", as[0], ",", bs[1], ",", as[1], "] on ",
+                   target_.name(),
+                   list.empty() ? std::string(" (no atom can)")
+                                : " (the search would choose " + list.front().atom.name + ")");
       }
       list = std::move(kept);
     }
@@ -392,8 +396,8 @@ class Synthesis {
           kept.push_back(std::move(ch));
       }
       if (kept.empty()) {
-        user_error(op->loc(), "mma: no atom tiled ", tiling->str(), " implements an mma of [M,N,K] = [",
-                   as[0], ",", bs[1], ",", as[1], "]");
+        user_error(op->loc(), "mma: no atom tiled ", tiling->str(),
+                   " implements an mma of [M,N,K] = [", as[0], ",", bs[1], ",", as[1], "]");
       }
       list = std::move(kept);
     }
@@ -416,8 +420,7 @@ class Synthesis {
     return list;
   }
 
-  void no_choice_error(Operation* op, const std::vector<MmaChoice>& list,
-                                    int64_t threads) {
+  void no_choice_error(Operation* op, const std::vector<MmaChoice>& list, int64_t threads) {
     const ir::Type& a = op->operand(0)->type();
     const ir::Type& b = op->operand(1)->type();
     auto as = a.static_shape(), bs = b.static_shape();
@@ -427,7 +430,8 @@ class Synthesis {
       user_error(op->loc(), "mma: no ", target_.name(), " atom tiles an mma of [M,N,K] = ", shape,
                  " with ", ir::to_string(a.element()), " inputs and ",
                  ir::to_string(op->operand(2)->type().element()),
-                 " accumulation (wgmma needs M % 64, N % 8 and K % 16 (fp8: K % 32) to be 0; mma.sync M % 16, "
+                 " accumulation (wgmma needs M % 64, N % 8 and K % 16 (fp8: K % 32) to be 0; "
+                 "mma.sync M % 16, "
                  "N % 8 and K % 16)");
     }
     for (const MmaChoice& c : list) {
@@ -569,16 +573,16 @@ class Synthesis {
       case OpKind::reduce: {
         const TVLayout* src = known(s, op->operand(0));
         if (!src || !eligible(op->result())) return;
-        TVLayout p = project_layout(*src, op->operand(0)->type().static_shape(),
-                                    op->ints_attr("dims"));
+        TVLayout p =
+            project_layout(*src, op->operand(0)->type().static_shape(), op->ints_attr("dims"));
         need_result(s, op->result(), p);
         return;
       }
       case OpKind::broadcast: {
         const TVLayout* res = known(s, op->result());
         if (!res || !eligible(op->operand(0))) return;
-        TVLayout p = project_layout(*res, op->result()->type().static_shape(),
-                                    op->ints_attr("dims"));
+        TVLayout p =
+            project_layout(*res, op->result()->type().static_shape(), op->ints_attr("dims"));
         need_operand(s, op, 0, p);
         return;
       }
@@ -703,14 +707,15 @@ class Synthesis {
       Operation* at = f.op;
       ir::OpBuilder b(at->parent_block());
       b.set_insertion_point_before(at);
-      Operation* r = b.create(OpKind::rearrange, {v}, {v->type().with_layout(text(f.want))},
-                              at->loc());
+      Operation* r =
+          b.create(OpKind::rearrange, {v}, {v->type().with_layout(text(f.want))}, at->loc());
       r->result()->set_name(v->name() + "_r");
       f.op->set_operand(f.index, r->result());
       report("search", "rearrange " + value_str(v) + " for " + where(*f.op) + ": " +
                            v->type().layout() + " -> " + text(f.want));
     }
-    if (grid_ && !grid_->has_attr("threads")) grid_->set_attr("threads", ir::Attribute::integer(threads));
+    if (grid_ && !grid_->has_attr("threads"))
+      grid_->set_attr("threads", ir::Attribute::integer(threads));
     for (size_t i = 0; i < mmas.size(); ++i) {
       Operation* op = mmas[i];
       const MmaChoice& c = choices[i][pick[i]];
@@ -747,7 +752,8 @@ class Synthesis {
     if (lanes == 1) {
       op->set_attr("atom", ir::Attribute::string("thread-local"));
     } else if (span <= 32 && (lanes & (lanes - 1)) == 0) {
-      op->set_attr("atom", ir::Attribute::string(target::cuda::warp_shuffle_reduce(int(lanes)).name));
+      op->set_attr("atom",
+                   ir::Attribute::string(target::cuda::warp_shuffle_reduce(int(lanes)).name));
     } else {
       op->set_attr("cross_warp", ir::Attribute::integer(lanes));
     }

@@ -39,13 +39,13 @@ namespace tessel::transforms {
 // One way to implement an mma: an atom tiled tm x tn over the accumulator, and what it costs.
 struct MmaChoice {
   target::cuda::Atom atom;
-  int64_t threads = 0;         // the block's threads this choice uses
-  int64_t tm = 1, tn = 1;      // executing groups (warps / warpgroups) along M and N
-  layout::TVLayout a, b, c;    // fragments over (M,K), (N,K), (M,N)
-  bool feasible = true;        // false when it needs too many accumulator registers
-  int64_t instructions = 0;    // atom instances per block (whole K)
+  int64_t threads = 0;       // the block's threads this choice uses
+  int64_t tm = 1, tn = 1;    // executing groups (warps / warpgroups) along M and N
+  layout::TVLayout a, b, c;  // fragments over (M,K), (N,K), (M,N)
+  bool feasible = true;      // false when it needs too many accumulator registers
+  int64_t instructions = 0;  // atom instances per block (whole K)
   double mma_cycles = 0, smem_cycles = 0, cycles = 0;
-  std::string str() const;     // the figures, one line
+  std::string str() const;  // the figures, one line
 };
 
 // The thread-value layout of an atom tiled over an mma of (M,N,K): C = tile_atom(atom.c), and A
