@@ -6,6 +6,7 @@
 
 #include "bench/harness/cublas_baseline.h"
 #include "bench/harness/gemm_bench.h"
+#include "bench/harness/memory_bench.h"
 #include "bench/harness/report.h"
 #include "bench/reference/reference_gemm.h"
 #include "runtime/driver.h"
@@ -25,7 +26,14 @@ constexpr const char* kUsage =
     "float64 reference. --json appends one record per row (name, dtype, shape, ms, tflops,\n"
     "baseline, baseline_ms, ratio, rel_err, with date, device, commit and command).\n"
     "Default shapes: 8192x8192x8192,8192x8192x4096,4096x4096x4096,1000x1000x1000,8191x4097x520.\n"
-    "Exit status 1 when any row fails its correctness check.\n";
+    "Exit status 1 when any row fails its correctness check.\n"
+    "\n"
+    "usage: tessel bench memory-bound [--shape RxC] [--kernels a,b] [--iterations N] [--warmup N]\n"
+    "                                 [--json FILE]\n"
+    "Runs the tessel-compiled memory-bound kernels (examples/kernels: bias_gelu, softmax, "
+    "rmsnorm,\n"
+    "layernorm, gemv; default 8192x8192 f16) interleaved with a 16-byte copy kernel moving the\n"
+    "same bytes; prints GB/s, the copy's GB/s, their fraction and the relative error.\n";
 
 struct BenchArgs {
   std::string suite;
@@ -75,7 +83,7 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
   if (parsed.suite.empty()) user_error(SourceLocation::unknown(), "which suite?\n", kUsage);
   if (parsed.suite != "gemm-reference") {
     user_error(SourceLocation::unknown(), "unknown suite '", parsed.suite,
-               "' (known: gemm-reference)");
+               "' (known: gemm-reference, memory-bound)");
   }
   if (parsed.dtype != "f16" && parsed.dtype != "bf16" && parsed.dtype != "all") {
     user_error(SourceLocation::unknown(), "--dtype must be f16, bf16 or all, not '", parsed.dtype,
@@ -85,6 +93,9 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
 }
 
 int run_bench(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "memory-bound") {  // bench/harness/memory_bench.h
+    return bench::run_memory_bench(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   BenchArgs parsed = parse_args(args);
   std::vector<bench::GemmShape> shapes = bench::parse_gemm_shapes(parsed.shapes);
   std::string reason;

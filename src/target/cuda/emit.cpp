@@ -231,6 +231,7 @@ class Emitter {
                          "* __restrict__ " + name);
         View v;
         v.base = name;
+        if (is_static(t.shape())) v.shape = t.static_shape();  // a whole static tensor is a tile
         v.element = t.element();
         int r = t.rank();
         for (int d = 0; d < r; ++d) {

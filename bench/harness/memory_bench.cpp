@@ -1,0 +1,121 @@
+#include "bench/harness/memory_bench.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "bench/harness/memory_kernels.h"
+#include "bench/harness/report.h"
+#include "runtime/compiler.h"
+#include "runtime/context.h"
+#include "runtime/driver.h"
+#include "runtime/module.h"
+#include "runtime/timing.h"
+#include "support/diagnostics.h"
+
+namespace tessel::bench {
+namespace {
+
+// The baseline: every thread copies 16-byte words, grid-stride. Reads and writes `bytes` each.
+constexpr const char* kCopySource = R"(
+extern "C" __global__ void __launch_bounds__(256) copy16(const uint4* __restrict__ src,
+                                                         uint4* __restrict__ dst, long long n) {
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) dst[i] = src[i];
+}
+)";
+
+}  // namespace
+
+int run_memory_bench(const std::vector<std::string>& args) {
+  int64_t rows = 8192, cols = 8192;
+  int iterations = 50, warmup = 10;
+  std::string json, kernel_list;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), args[i], " needs a value");
+      return args[++i];
+    };
+    if (args[i] == "--shape") {
+      std::string s = value();
+      if (std::sscanf(s.c_str(), "%ldx%ld", &rows, &cols) != 2 || rows <= 0 || cols <= 0) {
+        user_error(SourceLocation::unknown(), "bad shape '", s, "': expected RxC");
+      }
+    } else if (args[i] == "--iterations") {
+      iterations = std::stoi(value());
+    } else if (args[i] == "--warmup") {
+      warmup = std::stoi(value());
+    } else if (args[i] == "--json") {
+      json = value();
+    } else if (args[i] == "--kernels") {
+      kernel_list = value();
+    } else {
+      user_error(SourceLocation::unknown(), "memory-bound: unknown option '", args[i], "'");
+    }
+  }
+  std::vector<std::string> kernels = memory_kernel_names();
+  if (!kernel_list.empty()) {
+    kernels.clear();
+    std::istringstream in(kernel_list);
+    for (std::string k; std::getline(in, k, ',');) kernels.push_back(k);
+  }
+  std::string reason;
+  if (!runtime::gpu_available(&reason)) {
+    user_error(SourceLocation::unknown(), "tessel bench needs a GPU: ", reason);
+  }
+  std::ostringstream command;
+  command << "tessel bench memory-bound";
+  for (const std::string& a : args) command << " " << a;
+  Provenance provenance = collect_provenance(command.str());
+  std::cout << "device: " << provenance.device << "   commit: " << provenance.commit << "\n";
+
+  runtime::Module copy_module = runtime::Module::load(runtime::compile_cuda(kCopySource).cubin);
+  runtime::Function copy = copy_module.function("copy16");
+  runtime::Stream stream;
+  std::ofstream out;
+  if (!json.empty()) out.open(json, std::ios::app);
+  std::printf("%-10s %-12s %10s %10s %10s %10s %9s %10s\n", "kernel", "shape", "ms", "GB/s",
+              "copy ms", "copy GB/s", "fraction", "rel_err");
+  int failures = 0;
+  for (const std::string& name : kernels) {
+    MemoryCase c(name, rows, cols, 7);
+    c.run();
+    double err = c.relative_error();
+    bool ok = err < 5e-3;
+    failures += ok ? 0 : 1;
+    // The copy moves the same bytes: half read, half written.
+    int64_t words = c.ideal_bytes() / 2 / 16;
+    runtime::DeviceBuffer a(words * 16), b(words * 16);
+    a.fill_bytes(1);
+    CUdeviceptr pa = a.ptr(), pb = b.ptr();
+    long long n = words;
+    void* copy_args[] = {&pa, &pb, &n};
+    runtime::LaunchConfig config;
+    config.grid.x = static_cast<unsigned>(runtime::context().sm_count() * 8);
+    config.block.x = 256;
+    auto [kt, ct] = runtime::time_interleaved([&](CUstream s) { c.launch(s); },
+                                              [&](CUstream s) {
+                                                config.stream = s;
+                                                copy.launch(config, copy_args);
+                                              },
+                                              warmup, iterations, stream.handle());
+    double gbs = c.ideal_bytes() / kt.median_ms / 1e6,
+           copy_gbs = c.ideal_bytes() / ct.median_ms / 1e6;
+    std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+    std::printf("%-10s %-12s %10.4f %10.1f %10.4f %10.1f %9.3f %10.2e%s\n", name.c_str(),
+                shape.c_str(), kt.median_ms, gbs, ct.median_ms, copy_gbs, gbs / copy_gbs, err,
+                ok ? "" : "  FAILED");
+    if (out) {
+      out << "{\"name\":\"" << name << "\",\"dtype\":\"f16\",\"shape\":\"" << shape
+          << "\",\"ms\":" << kt.median_ms << ",\"gbps\":" << gbs
+          << ",\"baseline\":\"copy16\",\"baseline_ms\":" << ct.median_ms
+          << ",\"baseline_gbps\":" << copy_gbs << ",\"fraction\":" << gbs / copy_gbs
+          << ",\"rel_err\":" << err << ",\"passed\":" << (ok ? "true" : "false") << ",\"date\":\""
+          << provenance.date << "\",\"device\":\"" << provenance.device << "\",\"commit\":\""
+          << provenance.commit << "\",\"command\":\"" << provenance.command << "\"}\n";
+    }
+  }
+  return failures ? 1 : 0;
+}
+
+}  // namespace tessel::bench
