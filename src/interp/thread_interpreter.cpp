@@ -1,0 +1,974 @@
+// The thread-level interpreter.
+#include "interp/thread_interpreter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "interp/numerics.h"
+#include "layout/parse.h"
+#include "layout/swizzle.h"
+#include "support/diagnostics.h"
+#include "target/cuda/atoms.h"
+#include "target/cuda/target.h"
+
+namespace tessel::interp {
+namespace {
+
+using ir::MemorySpace;
+using ir::Operation;
+using ir::OpKind;
+using ir::Value;
+
+std::string vname(const Value* v) {
+  return "%" + v->name();
+}
+
+// L(i) for every i < size(L) (integer arithmetic over the flattened modes).
+std::vector<int64_t> table_of(const layout::Layout& l) {
+  layout::Layout flat = layout::flatten(l);
+  std::vector<int64_t> shape, stride;
+  for (const layout::Extent& e : layout::leaves(flat.shape())) shape.push_back(e.constant());
+  for (const layout::Extent& e : layout::leaves(flat.stride())) stride.push_back(e.constant());
+  int64_t size = 1;
+  for (int64_t s : shape) size *= s;
+  std::vector<int64_t> out(static_cast<size_t>(size));
+  std::vector<int64_t> coord(shape.size(), 0);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < size; ++i) {
+    out[size_t(i)] = offset;
+    for (size_t m = 0; m < shape.size(); ++m) {
+      if (++coord[m] < shape[m]) {
+        offset += stride[m];
+        break;
+      }
+      offset -= stride[m] * (shape[m] - 1);
+      coord[m] = 0;
+    }
+  }
+  return out;
+}
+
+int64_t product(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t e : s) n *= e;
+  return n;
+}
+
+// Colexicographic index <-> coordinate over a shape (the TV layouts' tile index).
+int64_t colex(const std::vector<int64_t>& c, const std::vector<int64_t>& shape) {
+  int64_t i = 0, m = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    i += c[d] * m;
+    m *= shape[d];
+  }
+  return i;
+}
+std::vector<int64_t> coord_of(int64_t i, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> c(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    c[d] = i % shape[d];
+    i /= shape[d];
+  }
+  return c;
+}
+
+struct Scalar {
+  double f = 0;
+  int64_t i = 0;
+};
+
+struct Global {
+  HostTensor* host = nullptr;
+  std::vector<int64_t> root_shape, origin;  // root coordinates of the view's element 0
+  std::vector<int> dim_map;                 // view dim -> root dim
+  std::vector<int64_t> shape;
+  bool masked = false;
+  double pad = 0;
+};
+
+struct Shared {
+  std::shared_ptr<std::vector<double>> mem;
+  std::vector<int64_t> table;  // tile index -> offset
+  std::vector<int64_t> shape;
+};
+
+// Registers: thread t, value v at data[t * V + v]; element table[t + T*v] of the tile.
+struct Regs {
+  std::shared_ptr<std::vector<double>> data;
+  std::vector<int64_t> table;
+  int64_t T = 0, V = 0;
+  std::vector<int64_t> shape;
+  double& at(int64_t t, int64_t v) const { return (*data)[size_t(t * V + v)]; }
+  int64_t elem(int64_t t, int64_t v) const { return table[size_t(t + T * v)]; }
+};
+
+struct RV {
+  enum Kind { scalar, global, shared, reg } kind = scalar;
+  Scalar s;
+  Global g;
+  Shared sh;
+  Regs r;
+};
+
+class ThreadRun {
+ public:
+  ThreadRun(const Operation& kernel, const std::vector<Argument>& args, const RunOptions& options)
+      : kernel_(kernel), options_(options) {
+    const ir::Block& body = *kernel.region(0);
+    if (args.size() != body.arguments().size())
+      user_error(kernel.loc(), "kernel @", kernel.signature().name, " takes ",
+                 body.arguments().size(), " arguments, not ", args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Value* p = body.argument(int(i));
+      RV v;
+      if (std::holds_alternative<HostTensor*>(args[i])) {
+        if (p->type().has_layout())
+          user_error(kernel.loc(), "thread interpreter: parameter ", vname(p),
+                     " has a layout; only row-major global tensors are supported");
+        v.kind = RV::global;
+        v.g.host = std::get<HostTensor*>(args[i]);
+        v.g.root_shape = v.g.host->shape();
+        v.g.shape = v.g.root_shape;
+        v.g.origin.assign(v.g.shape.size(), 0);
+        for (size_t d = 0; d < v.g.shape.size(); ++d) v.g.dim_map.push_back(int(d));
+      } else if (std::holds_alternative<double>(args[i])) {
+        v.s.f = std::get<double>(args[i]);
+      } else {
+        v.s.i = std::get<int64_t>(args[i]);
+      }
+      env_[p] = v;
+    }
+  }
+
+  ThreadRunStats run() {
+    std::vector<int64_t> grid = grid_extents(kernel_, options_.sizes);
+    const Operation* block_grid = nullptr;
+    for (const auto& op : kernel_.region(0)->ops())
+      if (op->kind() == OpKind::block_grid) block_grid = op.get();
+    threads_ =
+        block_grid && block_grid->has_attr("threads") ? block_grid->int_attr("threads") : 128;
+    stats_.threads = threads_;
+    int64_t blocks = product(grid);
+    for (int64_t b = 0; b < blocks; ++b) {
+      std::vector<int64_t> idx(grid.size());
+      int64_t rest = b;
+      for (size_t d = grid.size(); d-- > 0;) {
+        idx[d] = rest % grid[d];
+        rest /= grid[d];
+      }
+      block_index_ = idx;
+      run_block(*kernel_.region(0));
+      ++stats_.blocks;
+    }
+    return stats_;
+  }
+
+ private:
+  std::vector<RV> run_block(const ir::Block& block) {
+    for (const auto& op : block.ops()) {
+      if (op->kind() == OpKind::yield) {
+        std::vector<RV> out;
+        for (const Value* v : op->operands()) out.push_back(get(v));
+        return out;
+      }
+      exec(*op);
+    }
+    return {};
+  }
+
+  const RV& get(const Value* v) {
+    auto it = env_.find(v);
+    TESSEL_ASSERT(it != env_.end(), "value ", vname(v), " has no value");
+    return it->second;
+  }
+  Scalar scalar(const Value* v) { return get(v).s; }
+
+  [[noreturn]] void unsupported(const Operation& op) {
+    user_error(op.loc(), "thread interpreter: ", op.name(), " is not supported");
+  }
+
+  // ---- layouts ----
+  Regs new_regs(const Value* v, const Operation& op) {
+    const ir::Type& t = v->type();
+    if (!t.has_layout())
+      user_error(op.loc(), op.name(), ": register tensor ", vname(v),
+                 " has no thread-value layout (run synthesize-layouts first)");
+    Regs r;
+    r.shape = t.static_shape();
+    layout::Layout l = layout::parse_layout(t.layout());
+    r.table = table_of(l);
+    r.T = l.mode(0).size();
+    r.V = l.mode(1).size();
+    if (r.T > threads_)
+      user_error(op.loc(), op.name(), ": the layout of ", vname(v), " spans ", r.T,
+                 " threads but the block has ", threads_);
+    r.data = std::make_shared<std::vector<double>>(size_t(r.T * r.V),
+                                                   std::numeric_limits<double>::quiet_NaN());
+    return r;
+  }
+
+  // slot[t][element] -> value index, for looking up what a thread holds.
+  static std::vector<std::unordered_map<int64_t, int64_t>> slots(const Regs& r) {
+    std::vector<std::unordered_map<int64_t, int64_t>> out(size_t(r.T));
+    for (int64_t t = 0; t < r.T; ++t)
+      for (int64_t v = 0; v < r.V; ++v) out[size_t(t)].emplace(r.elem(t, v), v);
+    return out;
+  }
+
+  Shared shared_view(const Value* v, std::shared_ptr<std::vector<double>> mem) {
+    const ir::Type& t = v->type();
+    if (!t.has_layout())
+      user_error(SourceLocation::unknown(), "thread interpreter: shared tensor ", vname(v),
+                 " has no layout (run synthesize-shared-layouts first)");
+    Shared s;
+    s.shape = t.static_shape();
+    const std::string& text = t.layout();
+    size_t o = text.rfind(" o ");
+    layout::Layout base = layout::parse_layout(o == std::string::npos ? text : text.substr(o + 3));
+    s.table = table_of(base);
+    if (o != std::string::npos) {
+      int b = 0, m = 0, sh = 0;
+      long long off = 0;
+      std::sscanf(text.c_str(), "Sw<%d,%d,%d> o %lld", &b, &m, &sh, &off);
+      layout::Swizzle sw(b, m, sh);
+      for (int64_t& x : s.table) x = sw(off + x);
+    }
+    int64_t need = 0;
+    for (int64_t x : s.table) need = std::max(need, x + 1);
+    if (!mem)
+      mem = std::make_shared<std::vector<double>>(size_t(need),
+                                                  std::numeric_limits<double>::quiet_NaN());
+    s.mem = mem;
+    return s;
+  }
+
+  // ---- global memory ----
+  bool inside(const Global& g, const std::vector<int64_t>& c, std::vector<int64_t>* root) {
+    *root = g.origin;
+    for (size_t d = 0; d < c.size(); ++d) (*root)[size_t(g.dim_map[d])] += c[d];
+    for (size_t d = 0; d < root->size(); ++d)
+      if ((*root)[d] < 0 || (*root)[d] >= g.root_shape[d]) return false;
+    return true;
+  }
+  int64_t row_major(const std::vector<int64_t>& c, const std::vector<int64_t>& shape) {
+    int64_t i = 0;
+    for (size_t d = 0; d < shape.size(); ++d) i = i * shape[d] + c[d];
+    return i;
+  }
+  double load(const Operation& op, const Global& g, const std::vector<int64_t>& c) {
+    std::vector<int64_t> root;
+    if (!inside(g, c, &root)) {
+      if (g.masked) return g.pad;
+      user_error(op.loc(), op.name(), ": element outside the tensor");
+    }
+    int64_t i = row_major(root, g.root_shape);
+    return ir::is_float(g.host->element()) ? g.host->get_float(i) : double(g.host->get_int(i));
+  }
+  void store(const Operation& op, const Global& g, const std::vector<int64_t>& c, double x) {
+    std::vector<int64_t> root;
+    if (!inside(g, c, &root)) {
+      if (g.masked) return;
+      user_error(op.loc(), op.name(), ": element outside the tensor");
+    }
+    int64_t i = row_major(root, g.root_shape);
+    if (ir::is_float(g.host->element())) {
+      g.host->set_float(i, x);
+    } else {
+      g.host->set_int(i, int64_t(x));
+    }
+  }
+
+  // ---- arithmetic ----
+  static double round_elem(ir::ScalarKind k, double x) {
+    if (k == ir::ScalarKind::f32) return double(float(x));
+    if (ir::is_float(k)) return round_to(k, x);
+    return x;
+  }
+  static double unary(OpKind k, ir::ScalarKind t, double a) {
+    if (t == ir::ScalarKind::f64) {
+      switch (k) {
+        case OpKind::neg:
+          return -a;
+        case OpKind::abs:
+          return std::fabs(a);
+        case OpKind::exp:
+          return std::exp(a);
+        case OpKind::exp2:
+          return std::exp2(a);
+        case OpKind::log:
+          return std::log(a);
+        case OpKind::log2:
+          return std::log2(a);
+        case OpKind::sqrt:
+          return std::sqrt(a);
+        case OpKind::rsqrt:
+          return 1.0 / std::sqrt(a);
+        case OpKind::tanh:
+          return std::tanh(a);
+        case OpKind::sigmoid:
+          return 1.0 / (1.0 + std::exp(-a));
+        case OpKind::floor:
+          return std::floor(a);
+        default:
+          break;
+      }
+    }
+    float x = float(a);
+    float r = 0;
+    switch (k) {
+      case OpKind::neg:
+        r = -x;
+        break;
+      case OpKind::abs:
+        r = std::fabs(x);
+        break;
+      case OpKind::exp:
+        r = expf(x);
+        break;
+      case OpKind::exp2:
+        r = exp2f(x);
+        break;
+      case OpKind::log:
+        r = logf(x);
+        break;
+      case OpKind::log2:
+        r = log2f(x);
+        break;
+      case OpKind::sqrt:
+        r = sqrtf(x);
+        break;
+      case OpKind::rsqrt:
+        r = 1.0f / sqrtf(x);
+        break;
+      case OpKind::tanh:
+        r = tanhf(x);
+        break;
+      case OpKind::sigmoid:
+        r = 1.0f / (1.0f + expf(-x));
+        break;
+      case OpKind::floor:
+        r = floorf(x);
+        break;
+      default:
+        TESSEL_ASSERT(false, "not unary");
+    }
+    return round_elem(t, r);
+  }
+  static double binary(OpKind k, ir::ScalarKind t, double a, double b) {
+    if (t == ir::ScalarKind::f64) {
+      switch (k) {
+        case OpKind::add:
+          return a + b;
+        case OpKind::sub:
+          return a - b;
+        case OpKind::mul:
+          return a * b;
+        case OpKind::div:
+          return a / b;
+        case OpKind::max:
+          return std::fmax(a, b);
+        case OpKind::min:
+          return std::fmin(a, b);
+        default:
+          break;
+      }
+    }
+    float x = float(a), y = float(b), r = 0;
+    switch (k) {
+      case OpKind::add:
+        r = x + y;
+        break;
+      case OpKind::sub:
+        r = x - y;
+        break;
+      case OpKind::mul:
+        r = x * y;
+        break;
+      case OpKind::div:
+        r = x / y;
+        break;
+      case OpKind::max:
+        r = fmaxf(x, y);
+        break;
+      case OpKind::min:
+        r = fminf(x, y);
+        break;
+      default:
+        TESSEL_ASSERT(false, "not binary");
+    }
+    return round_elem(t, r);
+  }
+  Scalar index_op(const Operation& op) {
+    Scalar a = scalar(op.operand(0)), b = scalar(op.operand(1));
+    Scalar r;
+    const ir::Type& t = op.result()->type();
+    if (ir::is_float(t.element())) {
+      r.f = binary(op.kind(), t.element(), a.f, b.f);
+      return r;
+    }
+    switch (op.kind()) {
+      case OpKind::add:
+        r.i = a.i + b.i;
+        break;
+      case OpKind::sub:
+        r.i = a.i - b.i;
+        break;
+      case OpKind::mul:
+        r.i = a.i * b.i;
+        break;
+      case OpKind::div:
+        r.i = b.i ? a.i / b.i : 0;
+        break;
+      case OpKind::rem:
+        r.i = b.i ? a.i % b.i : 0;
+        break;
+      case OpKind::max:
+        r.i = std::max(a.i, b.i);
+        break;
+      case OpKind::min:
+        r.i = std::min(a.i, b.i);
+        break;
+      case OpKind::cdiv:
+        r.i = b.i ? (a.i + b.i - 1) / b.i : 0;
+        break;
+      default:
+        unsupported(op);
+    }
+    return r;
+  }
+
+  // ---- ops ----
+  void set_scalar(const Value* v, Scalar s) {
+    RV r;
+    r.s = s;
+    env_[v] = r;
+  }
+  void set_regs(const Value* v, Regs r) {
+    RV x;
+    x.kind = RV::reg;
+    x.r = std::move(r);
+    env_[v] = x;
+  }
+
+  void exec(const Operation& op) {
+    OpKind k = op.kind();
+    if (ir::is_elementwise(k)) return elementwise(op);
+    switch (k) {
+      case OpKind::size: {
+        Scalar s;
+        s.i = options_.sizes.at(op.str_attr("name"));
+        return set_scalar(op.result(), s);
+      }
+      case OpKind::constant: {
+        const ir::Attribute* a = op.attr("value");
+        Scalar s;
+        if (a->kind == ir::Attribute::Kind::real) {
+          s.f = a->f;
+        } else {
+          s.i = a->i;
+          s.f = double(a->i);
+        }
+        return set_scalar(op.result(), s);
+      }
+      case OpKind::block_grid:
+        for (int i = 0; i < op.num_results(); ++i) {
+          Scalar s;
+          s.i = block_index_[size_t(i)];
+          set_scalar(op.result(i), s);
+        }
+        return;
+      case OpKind::tile:
+        return tile(op);
+      case OpKind::transpose:
+        return transpose(op);
+      case OpKind::alloc:
+      case OpKind::fill:
+        return create(op);
+      case OpKind::copy:
+        return copy(op);
+      case OpKind::mma:
+        return mma(op);
+      case OpKind::cast:
+        return cast(op);
+      case OpKind::reduce:
+        return reduce(op);
+      case OpKind::broadcast:
+        return broadcast(op);
+      case OpKind::rearrange:
+        return rearrange(op);
+      case OpKind::for_:
+        return for_op(op);
+      default:
+        unsupported(op);
+    }
+  }
+
+  void tile(const Operation& op) {
+    const RV& src = get(op.operand(0));
+    if (src.kind != RV::global) unsupported(op);
+    const auto& shape = op.ints_attr("shape");
+    std::vector<int64_t> squeeze =
+        op.has_attr("squeeze") ? op.ints_attr("squeeze") : std::vector<int64_t>{};
+    Global g = src.g;
+    Global out = g;
+    out.shape.clear();
+    out.dim_map.clear();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t start = scalar(op.operand(int(d) + 1)).i * shape[d];
+      out.origin[size_t(g.dim_map[d])] += start;
+      if (std::find(squeeze.begin(), squeeze.end(), int64_t(d)) != squeeze.end()) continue;
+      out.shape.push_back(shape[d]);
+      out.dim_map.push_back(g.dim_map[d]);
+    }
+    if (op.has_attr("masked")) {
+      out.masked = true;
+      out.pad = op.has_attr("pad") ? op.real_attr("pad") : 0.0;
+    }
+    RV r;
+    r.kind = RV::global;
+    r.g = out;
+    env_[op.result()] = r;
+  }
+
+  void transpose(const Operation& op) {
+    const RV& src = get(op.operand(0));
+    RV r = src;
+    if (src.kind == RV::shared) {
+      r.sh = shared_view(op.result(), src.sh.mem);
+    } else if (src.kind == RV::global && src.g.shape.size() == 2) {
+      std::swap(r.g.shape[0], r.g.shape[1]);
+      std::swap(r.g.dim_map[0], r.g.dim_map[1]);
+    } else {
+      unsupported(op);
+    }
+    env_[op.result()] = r;
+  }
+
+  void create(const Operation& op) {
+    const Value* v = op.result();
+    double fill = 0;
+    bool is_fill = op.kind() == OpKind::fill;
+    if (is_fill) {
+      const ir::Attribute* a = op.attr("value");
+      fill = a->kind == ir::Attribute::Kind::real ? a->f : double(a->i);
+      fill = round_elem(v->type().element(), fill);
+    }
+    if (v->type().space() == MemorySpace::shared) {
+      RV r;
+      r.kind = RV::shared;
+      r.sh = shared_view(v, nullptr);
+      if (is_fill)
+        for (int64_t x : r.sh.table) (*r.sh.mem)[size_t(x)] = fill;
+      env_[v] = r;
+      return;
+    }
+    Regs regs = new_regs(v, op);
+    if (is_fill) std::fill(regs.data->begin(), regs.data->end(), fill);
+    set_regs(v, regs);
+  }
+
+  void copy(const Operation& op) {
+    const RV& src = get(op.operand(0));
+    if (op.num_results() == 1) {
+      const Value* dst = op.result();
+      std::vector<int64_t> shape = dst->type().static_shape();
+      if (dst->type().space() == MemorySpace::shared && src.kind == RV::global) {
+        RV r;
+        r.kind = RV::shared;
+        r.sh = shared_view(dst, nullptr);
+        for (int64_t i = 0; i < product(shape); ++i)
+          (*r.sh.mem)[size_t(r.sh.table[size_t(i)])] = load(op, src.g, coord_of(i, shape));
+        env_[dst] = r;
+        return;
+      }
+      if (dst->type().space() == MemorySpace::reg) {
+        Regs regs = new_regs(dst, op);
+        fill_regs(op, regs, src, shape);
+        set_regs(dst, regs);
+        return;
+      }
+      unsupported(op);
+    }
+    const RV& dst = get(op.operand(1));
+    if (src.kind == RV::reg && dst.kind == RV::global) {
+      const Regs& r = src.r;
+      for (int64_t t = 0; t < r.T; ++t)
+        for (int64_t v = 0; v < r.V; ++v)
+          store(op, dst.g, coord_of(r.elem(t, v), r.shape), r.at(t, v));
+      return;
+    }
+    if (dst.kind == RV::reg) {
+      fill_regs(op, dst.r, src, dst.r.shape);
+      return;
+    }
+    if (src.kind == RV::reg && dst.kind == RV::shared) {
+      for (int64_t t = 0; t < src.r.T; ++t)
+        for (int64_t v = 0; v < src.r.V; ++v)
+          (*dst.sh.mem)[size_t(dst.sh.table[size_t(src.r.elem(t, v))])] = src.r.at(t, v);
+      return;
+    }
+    unsupported(op);
+  }
+
+  // Each thread loads the elements of its own values.
+  void fill_regs(const Operation& op, const Regs& regs, const RV& src,
+                 const std::vector<int64_t>& shape) {
+    for (int64_t t = 0; t < regs.T; ++t) {
+      for (int64_t v = 0; v < regs.V; ++v) {
+        int64_t e = regs.elem(t, v);
+        if (src.kind == RV::global) {
+          regs.at(t, v) = load(op, src.g, coord_of(e, shape));
+        } else if (src.kind == RV::shared) {
+          regs.at(t, v) = (*src.sh.mem)[size_t(src.sh.table[size_t(e)])];
+        } else {
+          unsupported(op);
+        }
+      }
+    }
+  }
+
+  void elementwise(const Operation& op) {
+    const Value* res = op.result();
+    if (!res->type().is_tensor()) return set_scalar(res, index_op(op));
+    Regs out = new_regs(res, op);
+    std::vector<const RV*> in;
+    for (const Value* v : op.operands()) {
+      in.push_back(&get(v));
+      if (in.back()->kind == RV::reg && in.back()->r.table != out.table)
+        user_error(op.loc(), op.name(), ": operand ", vname(v),
+                   " is distributed differently from the result (", v->type().layout(), " vs ",
+                   res->type().layout(), ")");
+      if (in.back()->kind == RV::global || in.back()->kind == RV::shared) unsupported(op);
+    }
+    int arity = ir::op_info(op.kind()).arity;
+    if (arity > 2) unsupported(op);
+    ir::ScalarKind t = res->type().element();
+    for (int64_t th = 0; th < out.T; ++th) {
+      for (int64_t v = 0; v < out.V; ++v) {
+        auto val = [&](int i) {
+          const RV& x = *in[size_t(i)];
+          return x.kind == RV::reg
+                     ? x.r.at(th, v)
+                     : (ir::is_float(op.operand(i)->type().element()) ? x.s.f : double(x.s.i));
+        };
+        out.at(th, v) =
+            arity == 1 ? unary(op.kind(), t, val(0)) : binary(op.kind(), t, val(0), val(1));
+      }
+    }
+    set_regs(res, out);
+  }
+
+  void cast(const Operation& op) {
+    const Value* res = op.result();
+    const RV& src = get(op.operand(0));
+    ir::ScalarKind to = res->type().element();
+    if (!res->type().is_tensor()) {
+      Scalar s;
+      double x = ir::is_float(op.operand(0)->type().element()) ? src.s.f : double(src.s.i);
+      if (ir::is_float(to)) {
+        s.f = round_elem(to, x);
+      } else {
+        s.i = int64_t(x);
+      }
+      return set_scalar(res, s);
+    }
+    Regs out = new_regs(res, op);
+    if (src.r.table != out.table)
+      user_error(op.loc(), "cast: ", vname(op.operand(0)), " is distributed differently from ",
+                 vname(res));
+    for (size_t i = 0; i < out.data->size(); ++i) (*out.data)[i] = round_elem(to, (*src.r.data)[i]);
+    set_regs(res, out);
+  }
+
+  // The element each thread needs, looked up in what it holds; a thread that does not hold it is
+  // an inconsistent layout.
+  double held(const Operation& op, const Value* v, const Regs& r,
+              const std::vector<std::unordered_map<int64_t, int64_t>>& slot, int64_t t,
+              int64_t elem) {
+    if (t < r.T) {
+      auto it = slot[size_t(t)].find(elem);
+      if (it != slot[size_t(t)].end()) return r.at(t, it->second);
+    }
+    missing(op, v, r, t, elem);
+  }
+  [[noreturn]] void missing(const Operation& op, const Value* v, const Regs& r, int64_t t,
+                            int64_t elem) {
+    std::vector<int64_t> c = coord_of(elem, r.shape);
+    std::string cs;
+    for (size_t d = 0; d < c.size(); ++d) cs += (d ? "," : "") + std::to_string(c[d]);
+    user_error(op.loc(), op.name(), ": thread ", t, " needs element (", cs, ") of ", vname(v),
+               " but its layout ", v->type().layout(), " does not give it that element");
+  }
+
+  void mma(const Operation& op) {
+    if (!op.has_attr("atom") || !op.has_attr("tiling"))
+      user_error(op.loc(), "mma: no atom chosen (run synthesize-layouts first)");
+    const std::string& name = op.str_attr("atom");
+    const ir::Type& at = op.operand(0)->type();
+    const ir::Type& ct = op.operand(2)->type();
+    std::optional<target::cuda::Atom> atom;
+    for (const target::cuda::Atom& a :
+         target::cuda::Target::sm90a().mma_atoms(at.element(), ct.element()))
+      if (a.name == name) atom = a;
+    if (!atom) user_error(op.loc(), "mma: unknown atom ", name);
+    int64_t tm = op.ints_attr("tiling")[0], tn = op.ints_attr("tiling")[1];
+    int64_t M = at.static_shape()[0], K = at.static_shape()[1];
+    int64_t N = op.operand(1)->type().static_shape()[1];
+    int64_t G = atom->group_threads;
+    int64_t rm = M / (atom->m * tm), rn = N / (atom->n * tn), rk = K / atom->k;
+    // The operands as the threads hold them.
+    struct Operand {
+      bool whole = false;
+      bool kn = false;  // a register B held over its IR shape [K,N]
+      const Shared* sh = nullptr;
+      Regs regs;
+      std::vector<std::unordered_map<int64_t, int64_t>> slot;
+      const Value* v = nullptr;
+    };
+    auto operand = [&](int i, const char* frag_attr, std::vector<int64_t> frag_shape) {
+      Operand o;
+      o.v = op.operand(i);
+      const RV& x = get(o.v);
+      if (x.kind == RV::reg) {
+        o.regs = x.r;
+        o.kn = i == 1;
+      } else if (op.has_attr(frag_attr)) {
+        // mma.sync from shared memory: each thread loads its fragment (what ldmatrix delivers).
+        o.regs.shape = frag_shape;
+        layout::Layout l = layout::parse_layout(op.str_attr(frag_attr));
+        o.regs.table = table_of(l);
+        o.regs.T = l.mode(0).size();
+        o.regs.V = l.mode(1).size();
+        o.regs.data = std::make_shared<std::vector<double>>(size_t(o.regs.T * o.regs.V));
+        for (int64_t t = 0; t < o.regs.T; ++t)
+          for (int64_t v = 0; v < o.regs.V; ++v) {
+            std::vector<int64_t> c = coord_of(o.regs.elem(t, v), frag_shape);
+            // B fragments are over (N,K); the operand is [K,N].
+            std::vector<int64_t> oc = i == 1 ? std::vector<int64_t>{c[1], c[0]} : c;
+            int64_t idx = colex(oc, x.sh.shape);
+            o.regs.at(t, v) = (*x.sh.mem)[size_t(x.sh.table[size_t(idx)])];
+          }
+      } else {
+        o.whole = true;
+        o.sh = &x.sh;
+      }
+      if (!o.whole) o.slot = slots(o.regs);
+      return o;
+    };
+    Operand A = operand(0, "a_fragment", {M, K});
+    Operand B = operand(1, "b_fragment", {N, K});
+    Operand C = operand(2, "", {M, N});
+    Regs D = new_regs(op.result(), op);
+    auto dslot = slots(D);
+    // D starts as C (held the same way when the layouts agree; else element by element).
+    for (int64_t t = 0; t < D.T; ++t)
+      for (int64_t v = 0; v < D.V; ++v) D.at(t, v) = held(op, C.v, C.regs, C.slot, t, D.elem(t, v));
+    auto read = [&](Operand& o, int64_t t, int64_t r, int64_t c, int64_t rows, bool is_b) {
+      if (o.whole) {
+        std::vector<int64_t> oc = is_b ? std::vector<int64_t>{c, r} : std::vector<int64_t>{r, c};
+        return (*o.sh->mem)[size_t(o.sh->table[size_t(colex(oc, o.sh->shape))])];
+      }
+      if (o.kn) return held(op, o.v, o.regs, o.slot, t, c + K * r);
+      return held(op, o.v, o.regs, o.slot, t, r + rows * c);
+    };
+    const layout::TVLayout& fa = *atom->a;
+    const layout::TVLayout& fb = *atom->b;
+    const layout::TVLayout& fc = *atom->c;
+    int64_t ma = atom->m, na = atom->n, ka = atom->k;
+    std::vector<double> ta(size_t(ma * ka)), tb(size_t(na * ka)), tc(size_t(ma * na));
+    for (int64_t j = 0; j < tn; ++j)
+      for (int64_t i = 0; i < tm; ++i)
+        for (int64_t b = 0; b < rn; ++b)
+          for (int64_t a = 0; a < rm; ++a) {
+            int64_t r0 = ma * (i + tm * a), c0 = na * (j + tn * b);
+            int64_t t0 = G * (i + tm * j);
+            // C tile of this instance, gathered from the lanes through the atom's C fragment.
+            for (int64_t l = 0; l < fc.num_threads(); ++l)
+              for (int64_t v = 0; v < fc.num_values(); ++v) {
+                int64_t e = fc.index(l, v);
+                tc[size_t(e)] =
+                    held(op, op.result(), D, dslot, t0 + l, (r0 + e % ma) + M * (c0 + e / ma));
+              }
+            for (int64_t kk = 0; kk < rk; ++kk) {
+              int64_t k0 = ka * kk;
+              for (int64_t l = 0; l < fa.num_threads(); ++l)
+                for (int64_t v = 0; v < fa.num_values(); ++v) {
+                  int64_t e = fa.index(l, v);
+                  ta[size_t(e)] = read(A, t0 + l, r0 + e % ma, k0 + e / ma, M, false);
+                }
+              for (int64_t l = 0; l < fb.num_threads(); ++l)
+                for (int64_t v = 0; v < fb.num_values(); ++v) {
+                  int64_t e = fb.index(l, v);
+                  tb[size_t(e)] = read(B, t0 + l, c0 + e % na, k0 + e / na, N, true);
+                }
+              for (int64_t c = 0; c < na; ++c)
+                for (int64_t r = 0; r < ma; ++r) {
+                  float acc = float(tc[size_t(r + ma * c)]);
+                  for (int64_t q = 0; q < ka; ++q)
+                    acc = acc + float(ta[size_t(r + ma * q)]) * float(tb[size_t(c + na * q)]);
+                  tc[size_t(r + ma * c)] = acc;
+                }
+              ++stats_.mma_atoms;
+            }
+            // Scatter D back through the C fragment.
+            for (int64_t l = 0; l < fc.num_threads(); ++l)
+              for (int64_t v = 0; v < fc.num_values(); ++v) {
+                int64_t e = fc.index(l, v);
+                int64_t elem = (r0 + e % ma) + M * (c0 + e / ma);
+                auto it = dslot[size_t(t0 + l)].find(elem);
+                if (it == dslot[size_t(t0 + l)].end()) missing(op, op.result(), D, t0 + l, elem);
+                D.at(t0 + l, it->second) = tc[size_t(e)];
+              }
+          }
+    set_regs(op.result(), D);
+  }
+
+  void reduce(const Operation& op) {
+    const Regs& src = get(op.operand(0)).r;
+    std::vector<int64_t> dims = op.ints_attr("dims");
+    const std::string& kind = op.str_attr("kind");
+    ir::ScalarKind t = op.operand(0)->type().element();
+    if (!op.result()->type().is_tensor()) unsupported(op);
+    Regs out = new_regs(op.result(), op);
+    auto combine = [&](double a, double b) {
+      return kind == "sum" ? binary(OpKind::add, t, a, b)
+                           : binary(kind == "max" ? OpKind::max : OpKind::min, t, a, b);
+    };
+    auto out_index = [&](int64_t e) {
+      std::vector<int64_t> c = coord_of(e, src.shape), keep;
+      for (size_t d = 0; d < c.size(); ++d)
+        if (std::find(dims.begin(), dims.end(), int64_t(d)) == dims.end()) keep.push_back(c[d]);
+      return colex(keep, out.shape);
+    };
+    // Per thread partials, folding the thread's values in order of their reduced coordinates.
+    std::vector<std::map<int64_t, std::pair<int64_t, double>>> part(static_cast<size_t>(threads_));
+    for (int64_t th = 0; th < src.T; ++th) {
+      std::vector<std::pair<int64_t, int64_t>> order;  // (element, value)
+      for (int64_t v = 0; v < src.V; ++v) order.push_back({src.elem(th, v), v});
+      std::sort(order.begin(), order.end());
+      int64_t last = -1;
+      for (auto [e, v] : order) {
+        if (e == last) continue;  // a value the thread holds twice counts once
+        last = e;
+        int64_t o = out_index(e);
+        auto it = part[size_t(th)].find(o);
+        if (it == part[size_t(th)].end()) {
+          part[size_t(th)][o] = {e, src.at(th, v)};
+        } else {
+          it->second.second = combine(it->second.second, src.at(th, v));
+        }
+      }
+    }
+    // Butterfly over the thread bits that the result's layout broadcasts.
+    layout::Layout threads =
+        layout::flatten(layout::parse_layout(op.result()->type().layout()).mode(0));
+    int64_t mult = 1;
+    for (const layout::Layout& mode :
+         threads.rank() == 1 ? std::vector<layout::Layout>{threads} : threads.modes()) {
+      int64_t size = mode.size();
+      if (size > 1 && mode.stride() == layout::IntTuple(0)) {
+        for (int64_t m = mult; m < mult * size; m *= 2) {
+          auto next = part;
+          for (int64_t th = 0; th < src.T; ++th) {
+            int64_t q = th ^ m;
+            if (q >= src.T) continue;
+            for (auto& [o, p] : next[size_t(th)]) {
+              auto it = part[size_t(q)].find(o);
+              if (it != part[size_t(q)].end())
+                p.second = combine(part[size_t(th)][o].second, it->second.second);
+            }
+          }
+          part = std::move(next);
+          ++stats_.shuffle_rounds;
+        }
+      }
+      mult *= size;
+    }
+    for (int64_t th = 0; th < out.T; ++th)
+      for (int64_t v = 0; v < out.V; ++v) {
+        auto it = part[size_t(th)].find(out.elem(th, v));
+        if (it == part[size_t(th)].end())
+          user_error(op.loc(), "reduce: thread ", th, " holds no partial for output element ",
+                     out.elem(th, v), " of ", vname(op.result()));
+        out.at(th, v) = it->second.second;
+      }
+    set_regs(op.result(), out);
+  }
+
+  void broadcast(const Operation& op) {
+    const RV& src = get(op.operand(0));
+    Regs out = new_regs(op.result(), op);
+    std::vector<int64_t> dims = op.ints_attr("dims");
+    if (src.kind == RV::scalar) {
+      double x = ir::is_float(op.operand(0)->type().element()) ? src.s.f : double(src.s.i);
+      std::fill(out.data->begin(), out.data->end(), x);
+      return set_regs(op.result(), out);
+    }
+    auto slot = slots(src.r);
+    for (int64_t th = 0; th < out.T; ++th)
+      for (int64_t v = 0; v < out.V; ++v) {
+        std::vector<int64_t> c = coord_of(out.elem(th, v), out.shape), keep;
+        for (size_t d = 0; d < c.size(); ++d)
+          if (std::find(dims.begin(), dims.end(), int64_t(d)) == dims.end()) keep.push_back(c[d]);
+        out.at(th, v) = held(op, op.operand(0), src.r, slot, th, colex(keep, src.r.shape));
+      }
+    set_regs(op.result(), out);
+  }
+
+  void rearrange(const Operation& op) {
+    const Regs& src = get(op.operand(0)).r;
+    Regs out = new_regs(op.result(), op);
+    std::vector<double> smem(size_t(product(src.shape)), std::numeric_limits<double>::quiet_NaN());
+    for (int64_t t = 0; t < src.T; ++t)
+      for (int64_t v = 0; v < src.V; ++v) smem[size_t(src.elem(t, v))] = src.at(t, v);
+    for (int64_t t = 0; t < out.T; ++t)
+      for (int64_t v = 0; v < out.V; ++v) out.at(t, v) = smem[size_t(out.elem(t, v))];
+    ++stats_.rearranges;
+    set_regs(op.result(), out);
+  }
+
+  RV clone(const RV& x) {
+    RV y = x;
+    if (x.kind == RV::reg) y.r.data = std::make_shared<std::vector<double>>(*x.r.data);
+    return y;
+  }
+
+  void for_op(const Operation& op) {
+    int64_t lo = scalar(op.operand(0)).i, hi = scalar(op.operand(1)).i,
+            step = scalar(op.operand(2)).i;
+    const ir::Block& body = *op.region(0);
+    std::vector<RV> carried;
+    for (int i = 3; i < op.num_operands(); ++i) carried.push_back(clone(get(op.operand(i))));
+    for (int64_t k = lo; k < hi; k += step) {
+      Scalar s;
+      s.i = k;
+      set_scalar(body.argument(0), s);
+      for (size_t i = 0; i < carried.size(); ++i) env_[body.argument(int(i) + 1)] = carried[i];
+      std::vector<RV> out = run_block(body);
+      for (size_t i = 0; i < carried.size(); ++i) carried[i] = clone(out[i]);
+    }
+    for (int i = 0; i < op.num_results(); ++i) env_[op.result(i)] = carried[size_t(i)];
+  }
+
+  const Operation& kernel_;
+  const RunOptions& options_;
+  int64_t threads_ = 128;
+  std::vector<int64_t> block_index_;
+  std::unordered_map<const Value*, RV> env_;
+  ThreadRunStats stats_;
+};
+
+}  // namespace
+
+ThreadRunStats interpret_threads(const ir::Operation& kernel, const std::vector<Argument>& args,
+                                 const RunOptions& options) {
+  return ThreadRun(kernel, args, options).run();
+}
+
+}  // namespace tessel::interp
