@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "interp/numerics.h"
+#include "ir/int_arith.h"
 #include "layout/parse.h"
 #include "layout/swizzle.h"
 #include "support/diagnostics.h"
@@ -490,6 +491,8 @@ class ThreadRun {
       case OpKind::alloc:
       case OpKind::fill:
         return create(op);
+      case OpKind::iota:
+        return iota(op);
       case OpKind::copy:
         return copy(op);
       case OpKind::mma:
@@ -504,6 +507,22 @@ class ThreadRun {
         return rearrange(op);
       case OpKind::for_:
         return for_op(op);
+      case OpKind::if_: {
+        const ir::Block& taken = *op.region(scalar(op.operand(0)).i ? 0 : 1);
+        std::vector<RV> out = run_block(taken);
+        for (int i = 0; i < op.num_results(); ++i) env_[op.result(i)] = clone(out.at(size_t(i)));
+        return;
+      }
+      case OpKind::tile_extent: {
+        const RV& v = get(op.operand(0));
+        if (v.kind != RV::global) unsupported(op);
+        int64_t d = op.int_attr("dim");
+        int root = v.g.dim_map[size_t(d)];
+        Scalar e;
+        e.i = std::clamp<int64_t>(v.g.root_shape[size_t(root)] - v.g.origin[size_t(root)], 0,
+                                  v.g.shape[size_t(d)]);
+        return set_scalar(op.result(), e);
+      }
       default:
         unsupported(op);
     }
@@ -541,6 +560,23 @@ class ThreadRun {
     RV r = src;
     if (src.kind == RV::shared) {
       r.sh = shared_view(op.result(), src.sh.mem);
+    } else if (src.kind == RV::reg && src.r.shape.size() == 2) {
+      // Each thread keeps its values; only their tile coordinates turn. The result's layout must be
+      // exactly that (synthesize-layouts makes it so).
+      Regs out = new_regs(op.result(), op);
+      int64_t rows = src.r.shape[0], cols = src.r.shape[1];
+      if (out.T != src.r.T || out.V != src.r.V)
+        user_error(op.loc(), "transpose: the layouts of ", vname(op.operand(0)), " and ",
+                   vname(op.result()), " do not hold the same values per thread");
+      for (int64_t t = 0; t < out.T; ++t)
+        for (int64_t v = 0; v < out.V; ++v) {
+          int64_t e = src.r.elem(t, v);
+          if (out.elem(t, v) != e / rows + cols * (e % rows))
+            user_error(op.loc(), "transpose: thread ", t, " value ", v, " of ", vname(op.result()),
+                       " is not its source value transposed");
+          out.at(t, v) = src.r.at(t, v);
+        }
+      r.r = out;
     } else if (src.kind == RV::global && src.g.shape.size() == 2) {
       std::swap(r.g.shape[0], r.g.shape[1]);
       std::swap(r.g.dim_map[0], r.g.dim_map[1]);
@@ -633,9 +669,60 @@ class ThreadRun {
     }
   }
 
+  // One element of an elementwise op, as the tile interpreter computes it (the compute type is the
+  // first operand's, the second's for select).
+  double apply(const Operation& op, ir::ScalarKind k, ir::ScalarKind out, const double* x) {
+    OpKind kind = op.kind();
+    int arity = ir::op_info(kind).arity;
+    if (kind == OpKind::select) return x[0] != 0 ? x[1] : x[2];
+    if (kind == OpKind::fma) {
+      if (k == ir::ScalarKind::f64) return std::fma(x[0], x[1], x[2]);
+      return round_elem(k, std::fma(float(x[0]), float(x[1]), float(x[2])));
+    }
+    if (kind == OpKind::cmp) {
+      const std::string& pred = op.str_attr("pred");
+      if (ir::is_float(k)) {
+        double a = x[0], b = x[1];
+        bool r = pred == "lt"   ? a < b
+                 : pred == "le" ? a <= b
+                 : pred == "gt" ? a > b
+                 : pred == "ge" ? a >= b
+                 : pred == "eq" ? a == b
+                                : a != b;
+        return r ? 1 : 0;
+      }
+      return double(*ir::eval_integer(kind, k, int64_t(x[0]), int64_t(x[1]), pred));
+    }
+    if (ir::is_integer(k)) {
+      if (arity != 2) unsupported(op);
+      auto r = ir::eval_integer(kind, k, int64_t(x[0]), int64_t(x[1]));
+      if (!r) user_error(op.loc(), op.name(), ": integer division by zero");
+      return double(*r);
+    }
+    (void)out;
+    return arity == 1 ? unary(kind, k, x[0]) : binary(kind, k, x[0], x[1]);
+  }
+
   void elementwise(const Operation& op) {
     const Value* res = op.result();
-    if (!res->type().is_tensor()) return set_scalar(res, index_op(op));
+    int arity = ir::op_info(op.kind()).arity;
+    ir::ScalarKind k = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
+    auto scalar_value = [&](int i) {
+      const Scalar& x = get(op.operand(i)).s;
+      return ir::is_float(op.operand(i)->type().element()) ? x.f : double(x.i);
+    };
+    if (!res->type().is_tensor()) {
+      double x[3];
+      for (int i = 0; i < arity; ++i) x[i] = scalar_value(i);
+      double r = apply(op, k, res->type().element(), x);
+      Scalar s;
+      if (ir::is_float(res->type().element())) {
+        s.f = r;
+      } else {
+        s.i = int64_t(r);
+      }
+      return set_scalar(res, s);
+    }
     Regs out = new_regs(res, op);
     std::vector<const RV*> in;
     for (const Value* v : op.operands()) {
@@ -646,22 +733,24 @@ class ThreadRun {
                    res->type().layout(), ")");
       if (in.back()->kind == RV::global || in.back()->kind == RV::shared) unsupported(op);
     }
-    int arity = ir::op_info(op.kind()).arity;
-    if (arity > 2) unsupported(op);
-    ir::ScalarKind t = res->type().element();
+    double x[3];
     for (int64_t th = 0; th < out.T; ++th) {
       for (int64_t v = 0; v < out.V; ++v) {
-        auto val = [&](int i) {
-          const RV& x = *in[size_t(i)];
-          return x.kind == RV::reg
-                     ? x.r.at(th, v)
-                     : (ir::is_float(op.operand(i)->type().element()) ? x.s.f : double(x.s.i));
-        };
-        out.at(th, v) =
-            arity == 1 ? unary(op.kind(), t, val(0)) : binary(op.kind(), t, val(0), val(1));
+        for (int i = 0; i < arity; ++i)
+          x[i] = in[size_t(i)]->kind == RV::reg ? in[size_t(i)]->r.at(th, v) : scalar_value(i);
+        out.at(th, v) = apply(op, k, res->type().element(), x);
       }
     }
     set_regs(res, out);
+  }
+
+  void iota(const Operation& op) {
+    Regs out = new_regs(op.result(), op);
+    int64_t dim = op.int_attr("dim");
+    for (int64_t t = 0; t < out.T; ++t)
+      for (int64_t v = 0; v < out.V; ++v)
+        out.at(t, v) = double(coord_of(out.elem(t, v), out.shape)[size_t(dim)]);
+    set_regs(op.result(), out);
   }
 
   void cast(const Operation& op) {

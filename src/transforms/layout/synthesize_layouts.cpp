@@ -172,7 +172,7 @@ std::vector<MmaChoice> mma_choices(const target::cuda::Target& target, ScalarKin
                                    bool a_in_registers, bool b_in_registers, int64_t threads) {
   std::vector<MmaChoice> out;
   std::vector<int64_t> thread_counts =
-      threads ? std::vector<int64_t>{threads} : std::vector<int64_t>{128, 256};
+      threads ? std::vector<int64_t>{threads} : std::vector<int64_t>{32, 64, 128, 256};
   for (const Atom& atom : target.mma_atoms(ab, acc)) {
     bool wg = atom.group_threads == 128;
     if (wg && (b_in_registers || atom.a_in_registers != a_in_registers)) continue;
@@ -374,6 +374,20 @@ class Synthesis {
     std::vector<MmaChoice> list =
         mma_choices(target_, a.element(), c.element(), as[0], bs[1], as[1],
                     a.space() == MemorySpace::reg, b.space() == MemorySpace::reg, pinned_threads);
+    // wgmma reads its shared operands through descriptors: they must be tiles that TMA writes (the
+    // canonical layouts), and fp8 operands must be K-major.
+    std::string why;
+    bool fp8 = a.element() == ScalarKind::f8e4m3 || a.element() == ScalarKind::f8e5m2;
+    bool wgmma_ok = (a.space() == MemorySpace::reg || descriptor_operand(op, 0, fp8, &why)) &&
+                    descriptor_operand(op, 1, fp8, &why);
+    if (!wgmma_ok) {
+      std::vector<MmaChoice> kept;
+      for (MmaChoice& ch : list) {
+        if (ch.atom.group_threads != 128) kept.push_back(std::move(ch));
+      }
+      if (kept.size() != list.size()) report("search", "no wgmma for " + where(*op) + ": " + why);
+      list = std::move(kept);
+    }
     // A pinned atom or tiling restricts the search to it.
     if (const ir::Attribute* pinned_atom = op->attr("atom")) {
       std::vector<MmaChoice> kept;
@@ -418,6 +432,43 @@ class Synthesis {
       list = std::move(kept);
     }
     return list;
+  }
+
+  // Whether operand i of an mma can be read by wgmma through a descriptor; `why` says why not.
+  bool descriptor_operand(Operation* op, int i, bool fp8, std::string* why) {
+    Value* v = op->operand(i);
+    int transposes = 0;
+    while (v->def() && v->def()->kind() == OpKind::transpose) {
+      ++transposes;
+      v = v->def()->operand(0);
+    }
+    auto no = [&](const std::string& w) {
+      *why = value_str(op->operand(i)) + " " + w;
+      return false;
+    };
+    if (v->type().space() != MemorySpace::shared || !v->def() || v->def()->kind() != OpKind::copy ||
+        v->def()->num_results() != 1)
+      return no("is not a shared tile copied from global memory");
+    if (fp8 && (transposes % 2 == 1) != (i == 1))
+      return no("is not K-major, which fp8 wgmma requires");
+    Value* g = v->def()->operand(0);
+    while (g->def() && g->def()->kind() == OpKind::tile) {
+      if (const ir::Attribute* p = g->def()->attr("pad")) {
+        bool zero = (p->kind == ir::Attribute::Kind::real && p->f == 0.0) ||
+                    (p->kind == ir::Attribute::Kind::integer && p->i == 0);
+        if (!zero) return no("is padded with a value TMA cannot fill");
+      }
+      g = g->def()->operand(0);
+    }
+    if (g->def() || g->type().space() != MemorySpace::global || g->type().has_layout())
+      return no("does not come from a plain global tensor");
+    std::vector<int64_t> shape = v->type().static_shape();
+    int bits = ir::bit_width(v->type().element());
+    if (shape.size() != 2 || shape[0] % 8 != 0 || (shape[1] * bits) % 128 != 0 || shape[0] > 256)
+      return no("has no canonical TMA layout (rows % 8, 16-byte rows, at most 256 rows)");
+    if (!divisible(g->type().shape().back(), 128 / bits))
+      return no("has global rows whose 16-byte alignment the kernel's facts do not prove");
+    return true;
   }
 
   void no_choice_error(Operation* op, const std::vector<MmaChoice>& list, int64_t threads) {
@@ -586,6 +637,26 @@ class Synthesis {
         need_operand(s, op, 0, p);
         return;
       }
+      case OpKind::transpose: {
+        // A register transpose keeps each thread's values and turns their coordinates.
+        Value* src = op->operand(0);
+        Value* res = op->result();
+        if (!eligible(src) || !eligible(res) || src->type().rank() != 2) return;
+        std::vector<int64_t> ss = src->type().static_shape();
+        int64_t rows = ss[0], cols = ss[1];
+        Layout fwd(IntTuple::tuple({rows, cols}), IntTuple::tuple({cols, 1}));
+        Layout back(IntTuple::tuple({cols, rows}), IntTuple::tuple({rows, 1}));
+        if (const TVLayout* t = known(s, src)) {
+          need_result(
+              s, res,
+              TVLayout(layout::composition(fwd, t->layout()), IntTuple::tuple({cols, rows})));
+        } else if (const TVLayout* t2 = known(s, res)) {
+          need_operand(
+              s, op, 0,
+              TVLayout(layout::composition(back, t2->layout()), IntTuple::tuple({rows, cols})));
+        }
+        return;
+      }
       case OpKind::rearrange: {
         // A pinned target layout (`layout` attribute or the result type) is the result's.
         return;
@@ -632,7 +703,13 @@ class Synthesis {
       Operation* op = mmas[i];
       const MmaChoice& c = choices[i][pick[i]];
       if (op->operand(0)->type().space() == MemorySpace::reg) need_operand(s, op, 0, c.a);
-      if (op->operand(1)->type().space() == MemorySpace::reg) need_operand(s, op, 1, c.b);
+      if (op->operand(1)->type().space() == MemorySpace::reg) {
+        // The fragment is over (N,K); the operand is the [K,N] tensor.
+        int64_t n = c.b.tile_shape()[0].as_int(), k = c.b.tile_shape()[1].as_int();
+        Layout to_kn(IntTuple::tuple({n, k}), IntTuple::tuple({k, 1}));
+        need_operand(s, op, 1,
+                     TVLayout(layout::composition(to_kn, c.b.layout()), IntTuple::tuple({k, n})));
+      }
       need_operand(s, op, 2, c.c);
       need_result(s, op->result(), c.c);
       drain(s);
