@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "ir/pass.h"
+#include "transforms/report.h"
 
 namespace tessel::pipeline {
 
@@ -12,11 +13,11 @@ std::vector<std::string> lowering_passes() {
       "verify",        // the input is well formed
       "canonicalize",  // fold index arithmetic, remove dead ops
   };
-  // Layout synthesis and instruction selection (issue 5) register themselves under these names
-  // when their library is linked; until then a kernel must arrive with its layouts pinned.
-  for (const char* synthesis : {"synthesize-layouts", "select-atoms"}) {
-    if (ir::find_pass(synthesis)) passes.push_back(synthesis);
-  }
+  // Layout synthesis (src/transforms): every register tensor gets a thread-value layout (pinned
+  // ones are kept and checked), every mma / reduce / global copy an atom; then shared layouts.
+  transforms::register_passes();
+  passes.push_back("synthesize-layouts");
+  passes.push_back("synthesize-shared-layouts");
   return passes;
 }
 

@@ -552,6 +552,8 @@ class Emitter {
         return reduce(op);
       case OpKind::for_:
         return for_op(op);
+      case OpKind::rearrange:
+        return rearrange(op);
       default:
         if (ir::is_elementwise(op.kind())) return elementwise(op);
         unsupported(op, "is not supported by the CUDA emitter yet");
@@ -580,13 +582,22 @@ class Emitter {
     const Type& root = op.operand(0)->type();
     for (size_t d = 0; d < shape.size(); ++d) {
       std::string idx = scalar(op, op.operand(static_cast<int>(d) + 1));
-      std::string start = idx + " * " + std::to_string(shape[d]);
-      v.origin[d] = src.origin[d] == "0" ? start : src.origin[d] + " + " + start;
+      std::optional<int64_t> ci = const_int(op.operand(static_cast<int>(d) + 1));
+      std::string start =
+          ci ? std::to_string(*ci * shape[d]) : idx + " * " + std::to_string(shape[d]);
+      v.origin[d] = src.origin[d] == "0" ? start
+                    : start == "0"       ? src.origin[d]
+                                         : src.origin[d] + " + " + start;
       int64_t a = src.origin_align[d];
       v.origin_align[d] = a == 0 ? shape[d] : std::gcd(a, shape[d]);
-      // Graphene §3.4: a tile indexed below cdiv(E, s) of an extent E divisible by s is full.
-      v.full[d] = !src.is_tile && src.extent_divisor[d] % shape[d] == 0 &&
-                  below_cdiv(op.operand(static_cast<int>(d) + 1), root.shape()[d], shape[d]);
+      // Graphene §3.4: a tile indexed below cdiv(E, s) of an extent E divisible by s is full;
+      // so is tile c of a static extent E when (c + 1) * s <= E.
+      const Value* index = op.operand(static_cast<int>(d) + 1);
+      std::optional<int64_t> c = const_int(index);
+      const ir::Extent& e = root.shape()[d];
+      v.full[d] = !src.is_tile &&
+                  ((src.extent_divisor[d] % shape[d] == 0 && below_cdiv(index, e, shape[d])) ||
+                   (c && e.is_static() && (*c + 1) * shape[d] <= e.value));
     }
     views_[op.result()] = v;
   }
@@ -903,6 +914,48 @@ class Emitter {
     for (int64_t v = 0; v < dst.values; ++v) {
       line(r.name + "[" + std::to_string(v) + "] = " + s + "[" + dst.var[kept] + " + " +
            std::to_string(dst.value_coord[v][kept]) + "];");
+    }
+  }
+
+  // A register tensor to another layout over the same tile: through shared memory (each element
+  // written once by one of its holders, then every thread reads what its new layout gives it).
+  void rearrange(const Operation& op) {
+    const Reg& a = reg(op, op.operand(0));
+    const Reg& r = new_reg(op);
+    const Plan& src = *a.plan;
+    const Plan& dst = *r.plan;
+    if (src.tile != dst.tile) unsupported(op, "between different tile shapes");
+    if (&src == &dst) {
+      line("#pragma unroll");
+      line("for (int v = 0; v < " + std::to_string(dst.values) + "; ++v) " + r.name +
+           "[v] = " + a.name + "[v];");
+      return;
+    }
+    int64_t count = 1;
+    for (int64_t e : src.tile) count *= e;
+    std::string s = scratch(r.name, count);
+    auto index = [&](const Plan& plan, int64_t v) {
+      std::string e, w = "";
+      int64_t weight = 1;
+      for (size_t d = 0; d < plan.tile.size(); ++d) {
+        std::string c = plan.var[d] == "0"
+                            ? std::to_string(plan.value_coord[v][d])
+                            : plan.var[d] + " + " + std::to_string(plan.value_coord[v][d]);
+        std::string term = weight == 1 ? "(" + c + ")" : "(" + c + ") * " + std::to_string(weight);
+        e += (e.empty() ? "" : " + ") + term;
+        weight *= plan.tile[d];
+      }
+      return e;
+    };
+    line("__syncthreads();");
+    line("if (" + representative(src, std::vector<bool>(src.leaves.size(), false)) + ") {");
+    for (int64_t v = 0; v < src.values; ++v) {
+      line("  " + s + "[" + index(src, v) + "] = " + a.name + "[" + std::to_string(v) + "];");
+    }
+    line("}");
+    line("__syncthreads();");
+    for (int64_t v = 0; v < dst.values; ++v) {
+      line(r.name + "[" + std::to_string(v) + "] = " + s + "[" + index(dst, v) + "];");
     }
   }
 

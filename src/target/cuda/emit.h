@@ -18,8 +18,8 @@
 // offsets. The grid is the kernel's block_grid, evaluated on the host by the caller.
 //
 // What is not emitted yet (a UserError that names the op): mma, shared-memory tensors (alloc,
-// copies into shared), rearrange, transpose, global_view, iota, cmp/select, if, call_external,
-// integer register tensors, squeezed tiles.
+// copies into shared), transpose, global_view, iota, cmp/select, if, call_external, integer
+// register tensors, squeezed tiles. A rearrange goes through shared memory.
 #pragma once
 
 #include <string>

@@ -16,6 +16,10 @@ echo "== tessel run --gpu --check"
 for k in rmsnorm softmax layernorm bias_gelu gemv; do
   timeout 60 $B/tessel run examples/kernels/$k.tir --gpu --check --size M=37,N=1048 --show 0 2>&1 | grep -E "relative|error"
 done
+echo "== unpinned tile programs through layout synthesis, on the GPU vs the interpreter"
+for f in examples/tile/rmsnorm.tir examples/tile/softmax.tir; do
+  timeout 60 $B/tessel run $f --gpu --check --size M=37,N=1000 --show 0 2>&1 | grep -E "relative|error"
+done
 echo "== compile times (cold, then cache hit)"
 for i in 1 2; do $B/tessel compile examples/kernels/layernorm.tir --emit=cubin -o /tmp/l.cubin --time-passes 2>&1 | tail -1; done
 echo "== memcheck / racecheck (small shapes via the GPU test's ragged list)"

@@ -18,10 +18,13 @@ class KernelsGpuTest : public testing::GpuTest {};
 const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 8},      {7, 1000}, {33, 520},
                                                           {130, 4104}, {9, 8192}, {1024, 2048}};
 
-void check_kernel(const std::string& name, const std::string& source = "",
-                  double tolerance = 3e-3) {
+// Kernels specialized for rows of 8192: ragged row counts only.
+const std::vector<std::pair<int64_t, int64_t>> kShapesN8192 = {{1, 8192}, {3, 8192}, {129, 8192}};
+
+void check_kernel(const std::string& name, const std::string& source = "", double tolerance = 3e-3,
+                  const std::vector<std::pair<int64_t, int64_t>>& shapes = kShapes) {
   std::random_device device;
-  for (auto [rows, cols] : kShapes) {
+  for (auto [rows, cols] : shapes) {
     uint64_t seed = (static_cast<uint64_t>(device()) << 32) | device();
     bench::MemoryCase c(name, rows, cols, seed, source);
     c.run();
@@ -41,6 +44,15 @@ TEST_F(KernelsGpuTest, RmsNorm) {
 }
 TEST_F(KernelsGpuTest, LayerNorm) {
   check_kernel("layernorm");
+}
+TEST_F(KernelsGpuTest, SoftmaxN8192) {
+  check_kernel("softmax_n8192", "", 3e-3, kShapesN8192);
+}
+TEST_F(KernelsGpuTest, RmsNormN8192) {
+  check_kernel("rmsnorm_n8192", "", 3e-3, kShapesN8192);
+}
+TEST_F(KernelsGpuTest, LayerNormN8192) {
+  check_kernel("layernorm_n8192", "", 3e-3, kShapesN8192);
 }
 TEST_F(KernelsGpuTest, Gemv) {
   check_kernel("gemv");

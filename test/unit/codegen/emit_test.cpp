@@ -22,7 +22,7 @@ TEST(Emit, EveryExampleKernelCompilesForSm90aAndSm80) {
   for (const auto& [name, text] : examples::lowered_kernels()) {
     EmittedKernel k = emit_text(text);
     EXPECT_EQ(k.entry, name);
-    EXPECT_EQ(k.threads, 256) << name;
+    EXPECT_EQ(k.threads, name.find("_n8192") == std::string::npos ? 256 : 512) << name;
     for (const char* arch : {"sm_90a", "sm_80"}) {
       runtime::CompileOptions options;
       options.arch = arch;
@@ -69,6 +69,18 @@ TEST(Emit, FactsDecideVectorWidthAndPredicates) {
   options.use_cache = false;
   EXPECT_GT(runtime::compile_cuda(without.source, options).cubin.size(), 0u);
   EXPECT_GT(runtime::compile_cuda(unmasked.source, options).cubin.size(), 0u);
+}
+
+TEST(Emit, StaticExtentsDropPredicatesAndCrossWarpReductionsUseSharedMemory) {
+  EmittedKernel k = emit_text(examples::lowered_kernels().at("rmsnorm_n8192"));
+  // Column tile 0 of a static extent 8192 with tile width 8192 is full: only rows are checked.
+  EXPECT_NE(k.source.find("const int c1 = thr0_d1;"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("if (c0 < M) tsl_load16<8>(p + 2048, &rX[8], false);"),
+            std::string::npos);
+  EXPECT_EQ(k.source.find("< 8192"), std::string::npos);
+  // 8 warps per row: lanes shuffle, warps meet in shared memory (2 rows x 8 warps floats).
+  EXPECT_EQ(k.dynamic_shared_bytes, 64);
+  EXPECT_NE(k.source.find("__shfl_xor_sync(0xffffffffu, ss_part[p], 16)"), std::string::npos);
 }
 
 TEST(Emit, LayoutArithmeticIsSimplified) {
