@@ -139,6 +139,9 @@ void cost(MmaChoice& c, ScalarKind ab, bool a_in_registers, bool b_in_registers)
   int64_t k = c.a.tile_shape()[1].as_int();
   double macs_per_cycle = double(atom.m) * atom.n * atom.k / atom.cost.issue_cycles;
   c.mma_cycles = double(m) * n * k / macs_per_cycle;
+  // mma.sync runs on the tensor cores of the issuing warp's SM sub-partition: fewer than 4 warps
+  // leave some of the SM's 4 idle (a warpgroup's wgmma spans all 4).
+  if (atom.group_threads == 32) c.mma_cycles *= 4.0 / double(std::min<int64_t>(4, c.tm * c.tn));
   double bytes = 0;
   if (atom.group_threads == 128) {
     // wgmma reads its shared operands itself, every instruction.
