@@ -90,6 +90,44 @@ TEST(Emit, LayoutArithmeticIsSimplified) {
   EXPECT_NE(k.source.find("const int thr1_d1 = (tid % 32) * 8;"), std::string::npos);
 }
 
+TEST(Emit, UnloweredInputIsAUserError) {
+  // Straight to the emitter, skipping the pipeline: mixed layouts and missing layouts.
+  const char* mixed = R"(
+kernel @mixed(%X: global<f32>[64]) {
+  %c0 = const {value = 0} : index
+  %t = tile %X, %c0 {shape = [64]} : global<f32>[64]
+  %a = copy %t : register<f32, (64,1):(1,0)>[64]
+  %b = fill {value = 1.0} : register<f32, ((2,32),1):((32,1),0)>[64]
+  %s = add %a, %b : register<f32, ((2,32),1):((32,1),0)>[64]
+  copy %s, %t
+}
+)";
+  auto module = ir::parse_module(mixed, "mixed.tir");
+  try {
+    emit_cuda(*module->kernels.front());
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "mixed.tir:7:3: error: emit: add mixes layouts: %a has (64,1):(1,0) : (T,V) -> "
+                  "64 but the result has ((2,32),1):((32,1),0); rearrange first"),
+              std::string::npos)
+        << e.what();
+  }
+  std::string unlowered = mixed;
+  unlowered.replace(unlowered.find("register<f32, (64,1):(1,0)>"), 27, "register<f32>");
+  module = ir::parse_module(unlowered, "unlowered.tir");
+  try {
+    pipeline::check_lowered(*module);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("unlowered.tir:5:3: error: compile: %a (register<f32>[64], "
+                                   "made by copy) has no thread-value layout"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Emit, UnsupportedOpsAreUserErrors) {
   const char* text = R"(
 kernel @k(%A: global<f16>[16,16], %B: global<f16>[16,8], %C: global<f32>[16,8]) {
