@@ -56,7 +56,9 @@ TEST(Extent, ExactDivisionIsSoundUnderFacts) {
     for (int k = 1; k <= 5; ++k) {
       Bindings bind{{"M", 64 * k}, {"N", 8 * (k + 2)}};
       int64 x = a.evaluate(bind), y = b.evaluate(bind);
-      if (q) ASSERT_EQ(q->evaluate(bind) * y, x) << a << " / " << b << " = " << *q;
+      if (q) {
+        ASSERT_EQ(q->evaluate(bind) * y, x) << a << " / " << b << " = " << *q;
+      }
     }
     if (q) ++proved;
   }
