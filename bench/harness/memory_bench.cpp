@@ -1,5 +1,6 @@
 #include "bench/harness/memory_bench.h"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -114,6 +115,20 @@ int run_memory_bench(const std::vector<std::string>& args) {
           << provenance.date << "\",\"device\":\"" << provenance.device << "\",\"commit\":\""
           << provenance.commit << "\",\"command\":\"" << provenance.command << "\"}\n";
     }
+  }
+  // Host launch overhead of a compiled kernel: argument checks, grid evaluation and
+  // cuLaunchKernelEx, on a tiny problem so that the device never holds the host back.
+  {
+    MemoryCase tiny("bias_gelu", 8, 512, 3);
+    tiny.run();
+    constexpr int kLaunches = 2000;
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kLaunches; ++i) tiny.launch(stream.handle());
+    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                    .count() /
+                kLaunches;
+    stream.synchronize();
+    std::printf("host launch overhead (CompiledKernel::launch, bias_gelu 8x512): %.2f us\n", us);
   }
   return failures ? 1 : 0;
 }
