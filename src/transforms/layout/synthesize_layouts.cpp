@@ -801,6 +801,11 @@ class Synthesis {
       const MmaChoice& c = choices[i][pick[i]];
       op->set_attr("atom", ir::Attribute::string(c.atom.name));
       op->set_attr("tiling", ir::Attribute::ints({c.tm, c.tn}));
+      // The loop over atom repetitions each executing group runs (Hexcute §6): along M, N, K.
+      int64_t m = c.c.tile_shape()[0].as_int(), n = c.c.tile_shape()[1].as_int();
+      int64_t k = c.a.tile_shape()[1].as_int();
+      op->set_attr("repeat", ir::Attribute::ints({m / (c.atom.m * c.tm), n / (c.atom.n * c.tn),
+                                                  k / c.atom.k}));
       if (op->operand(0)->type().space() == MemorySpace::shared && c.atom.a_in_registers)
         op->set_attr("a_fragment", ir::Attribute::layout(text(c.a)));
       if (op->operand(1)->type().space() == MemorySpace::shared && c.atom.group_threads != 128)
