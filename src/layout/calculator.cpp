@@ -413,6 +413,9 @@ class Evaluator {
     t["tiled_divide"] = tiler_op(&tiled_divide);
     t["flat_divide"] = tiler_op(&flat_divide);
     t["logical_product"] = tiler_op(&logical_product);
+    t["zipped_product"] = tiler_op(&zipped_product);
+    t["tiled_product"] = tiler_op(&tiled_product);
+    t["flat_product"] = tiler_op(&flat_product);
     t["blocked_product"] = layout_op(&blocked_product);
     t["raked_product"] = layout_op(&raked_product);
     t["max_common_layout"] = layout_op(&max_common_layout);
@@ -480,7 +483,8 @@ const std::vector<std::pair<std::string, std::string>>& calculator_functions() {
       {"complement(A[,M])", "the rest of A up to M (default cosize(A))"},
       {"right_inverse(L) left_inverse(L)", "inverses"},
       {"logical_divide zipped_divide tiled_divide flat_divide (A,B|<tiler>)", "tiling"},
-      {"logical_product(A,B|<tiler>) blocked_product(A,B) raked_product(A,B)", "products"},
+      {"logical_product zipped_product tiled_product flat_product (A,B|<tiler>)", "products"},
+      {"blocked_product(A,B) raked_product(A,B)", "rank-sensitive products"},
       {"max_common_vector(A,B) max_common_layout(A,B)", "the common contiguous part"},
       {"Sw<B,M,S> [o [offset o] L]  swizzle(B,M,S[,L])", "swizzles and swizzled layouts"},
       {"tv(L,(M,N)) make_tv_layout(thr,val) (= make_layout_tv)",

@@ -635,6 +635,27 @@ Layout logical_product(const Layout& a, const Tiler& b, const Facts& facts) {
   return make_layout(modes);
 }
 
+Layout zipped_product(const Layout& a, const Tiler& b, const Facts& facts) {
+  Layout product = logical_product(a, b, facts);
+  Layout block, tile;
+  unzip(product, b, block, tile);
+  return make_layout({block, tile});
+}
+
+Layout tiled_product(const Layout& a, const Tiler& b, const Facts& facts) {
+  Layout z = zipped_product(a, b, facts);
+  std::vector<Layout> modes{z.mode(0)};
+  for (const Layout& m : z.mode(1).modes()) modes.push_back(m);
+  return make_layout(modes);
+}
+
+Layout flat_product(const Layout& a, const Tiler& b, const Facts& facts) {
+  Layout z = zipped_product(a, b, facts);
+  std::vector<Layout> modes = z.mode(0).modes();
+  for (const Layout& m : z.mode(1).modes()) modes.push_back(m);
+  return make_layout(modes);
+}
+
 namespace {
 // CuTe's blocked/raked products: pad both to rank r, take the 1-D logical product (A, B'), and zip
 // like modes together, (A_i, B'_i) or (B'_i, A_i). The hierarchy is kept (not coalesced) so that

@@ -170,6 +170,12 @@ Layout flat_divide(const Layout& a, const Tiler& b, const Facts& facts = Facts::
 // Contract: R is (A, B'); mode 0 == A; compatible(B, mode 1); R injective when A and B are.
 // With a by-mode tiler, mode i of R is logical_product(A_i, B_i).
 Layout logical_product(const Layout& a, const Tiler& b, const Facts& facts = Facts::none());
+// zipped_product: ((block modes...), (tile modes..., extra modes of A...)); tiled_product:
+// ((block modes...), tile modes..., extra...); flat_product: (block modes..., tile modes...,
+// extra...). The same function as logical_product with its modes regrouped (as the divides are).
+Layout zipped_product(const Layout& a, const Tiler& b, const Facts& facts = Facts::none());
+Layout tiled_product(const Layout& a, const Tiler& b, const Facts& facts = Facts::none());
+Layout flat_product(const Layout& a, const Tiler& b, const Facts& facts = Facts::none());
 // blocked_product(A, B): rank-sensitive product; with A, B padded to the same rank r and
 // (A, B') = logical_product(A, B), mode i of R is (A_i, B'_i): A's blocks laid out by B.
 // Contract: R((a_i + size(A_i)*b_i)_i) == A((a_i)_i) + B'((b_i)_i) for all block coordinates a

@@ -36,6 +36,11 @@ TEST(Calculator, EveryOperation) {
   EXPECT_EQ(calc("tiled_divide((8,8),[2,4])"), "((2,4),4,2):((1,8),2,32)");
   EXPECT_EQ(calc("flat_divide((8,8),[2,4])"), "(2,4,4,2):(1,8,2,32)");
   EXPECT_EQ(calc("logical_product((2,2):(4,1),6:1)"), "((2,2),(2,3)):((4,1),(2,8))");
+  // By mode: 2:1 x 2:1 repeats at 2:2; 3:2 x 4:1 repeats at complement(3:2, 12) = (2,2):(1,6)
+  // (it fills the hole at stride 1 first) — why CuTe recommends blocked/raked products instead.
+  EXPECT_EQ(calc("zipped_product((2,3),[2,4])"), "((2,3),(2,(2,2))):((1,2),(2,(1,6)))");
+  EXPECT_EQ(calc("tiled_product((2,3),[2,4])"), "((2,3),2,(2,2)):((1,2),2,(1,6))");
+  EXPECT_EQ(calc("flat_product((2,3),[2,4])"), "(2,3,2,(2,2)):(1,2,2,(1,6))");
   EXPECT_EQ(calc("blocked_product((2,5):(5,1),(3,4):(1,3))"), "((2,3),(5,4)):((5,10),(1,30))");
   EXPECT_EQ(calc("raked_product((2,5):(5,1),(3,4):(1,3))"), "((3,2),(4,5)):((10,5),(30,1))");
   EXPECT_EQ(calc("right_inverse((4,2):(2,1))"), "(2,4):(4,1)");

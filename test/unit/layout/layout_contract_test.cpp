@@ -326,6 +326,44 @@ TEST(LayoutContract, LogicalProduct) {
   }
 }
 
+// zipped / tiled / flat products regroup a by-mode logical_product: check by coordinates.
+TEST(LayoutContract, ZippedTiledFlatProduct) {
+  LayoutGen g(18);
+  int defined = 0;
+  for (int t = 0; t < kTrials / 2; ++t) {
+    Layout a = make_layout({g.permutation(1, 4), g.permutation(1, 4), g.permutation(1, 3)});
+    Tiler tiler({Tiler(g.permutation(1, 3)), Tiler(g.complementable(1, 3, 2))});
+    Layout lp, zp, tp, fp;
+    try {
+      lp = logical_product(a, tiler);
+      zp = zipped_product(a, tiler);
+      tp = tiled_product(a, tiler);
+      fp = flat_product(a, tiler);
+    } catch (const UserError&) {
+      continue;
+    }
+    ++defined;
+    SCOPED_TRACE("A = " + a.str() + ", tiler " + tiler.str() + ": lp " + lp.str() + ", zp " +
+                 zp.str());
+    ASSERT_EQ(tp.rank(), 4);
+    ASSERT_EQ(fp.rank(), 5);
+    int64 b0n = lp.mode(0).mode(0).size(), b1n = lp.mode(1).mode(0).size();
+    int64 t0n = lp.mode(0).mode(1).size(), t1n = lp.mode(1).mode(1).size(), en = a.mode(2).size();
+    for (int64 b0 = 0; b0 < b0n; ++b0)
+      for (int64 b1 = 0; b1 < b1n; ++b1)
+        for (int64 t0 = 0; t0 < t0n; ++t0)
+          for (int64 t1 = 0; t1 < t1n; ++t1)
+            for (int64 e = 0; e < en; ++e) {
+              using T = IntTuple;
+              int64 want = lp(T::tuple({T::tuple({b0, t0}), T::tuple({b1, t1}), e}));
+              ASSERT_EQ(zp(T::tuple({T::tuple({b0, b1}), T::tuple({t0, t1, e})})), want);
+              ASSERT_EQ(tp(T::tuple({T::tuple({b0, b1}), t0, t1, e})), want);
+              ASSERT_EQ(fp(T::tuple({b0, b1, t0, t1, e})), want);
+            }
+  }
+  EXPECT_GT(defined, kTrials / 4);
+}
+
 TEST(LayoutContract, BlockedAndRakedProduct) {
   LayoutGen g(11);
   for (int t = 0; t < kTrials; ++t) {
