@@ -150,7 +150,7 @@ class Generator {
     if (r == 7)
       return "tv(" + expr(depth + 1) + ",(" + std::to_string(uniform(1, 16)) + "," +
              std::to_string(uniform(1, 16)) + "))";
-    return binary[uniform(0, 14)] + std::string("(") + expr(depth + 1) + "," + expr(depth + 1) +
+    return binary[uniform(0, 17)] + std::string("(") + expr(depth + 1) + "," + expr(depth + 1) +
            ")";
   }
   std::string mutate(std::string s) {
