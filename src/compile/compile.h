@@ -40,8 +40,9 @@ struct TensorArg {
 using KernelArg = std::variant<TensorArg, double, int64_t>;
 
 struct CompileTimes {
+  // pipeline_ms covers the passes, or parsing the cached lowered IR on a disk hit.
   double pipeline_ms = 0, emit_ms = 0, nvrtc_ms = 0, total_ms = 0;
-  bool cache_hit = false;
+  bool cache_hit = false;  // an in-process hit (everything reused) or NVRTC's cubin cache hit
 };
 
 class CompiledKernel {

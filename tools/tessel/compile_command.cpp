@@ -14,7 +14,7 @@ namespace {
 
 int run_compile(const std::vector<std::string>& args) {
   std::string file, emit = "cuda", kernel_name, arch = "sm_90a", output;
-  bool print_after_all = false, time_passes = false;
+  bool print_after_all = false, time_passes = false, time_compile = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     auto value = [&](const std::string& flag) -> std::string {
@@ -39,6 +39,8 @@ int run_compile(const std::vector<std::string>& args) {
       print_after_all = true;
     } else if (arg == "--time-passes") {
       time_passes = true;
+    } else if (arg == "--time") {
+      time_compile = true;
     } else if (arg.rfind("--", 0) == 0) {
       user_error(SourceLocation::unknown(), "unknown option '", arg,
                  "' (see `tessel help compile`)");
@@ -87,12 +89,13 @@ int run_compile(const std::vector<std::string>& args) {
     if (!out) user_error(SourceLocation::unknown(), "cannot write '", output, "'");
     out << result;
   }
-  if (time_passes) {
+  if (time_passes || time_compile) {
     std::cerr << timing.str();
     char line[200];
-    std::snprintf(line, sizeof line, "pipeline %.3f ms, emit %.3f ms, nvrtc %.3f ms%s\n",
+    std::snprintf(line, sizeof line,
+                  "pipeline %.3f ms, emit %.3f ms, nvrtc %.3f ms%s, total %.3f ms\n",
                   compiled.times().pipeline_ms, compiled.times().emit_ms, compiled.times().nvrtc_ms,
-                  compiled.times().cache_hit ? " (cache hit)" : "");
+                  compiled.times().cache_hit ? " (cache hit)" : "", compiled.times().total_ms);
     std::cerr << line;
   }
   return 0;
@@ -101,11 +104,14 @@ int run_compile(const std::vector<std::string>& args) {
 const bool registered = register_command(
     {"compile", "compile a textual kernel to lowered IR, CUDA C++, PTX or a cubin",
      "usage: tessel compile FILE [--emit=ir|cuda|ptx|cubin] [--target=sm_90a|sm_80]\n"
-     "                      [--kernel NAME] [-o FILE] [--print-after-all] [--time-passes]\n"
+     "                      [--kernel NAME] [-o FILE] [--print-after-all] [--time-passes] "
+     "[--time]\n"
      "  Runs the pass pipeline on the kernel (the first in FILE unless --kernel), then prints the\n"
      "  lowered IR, the generated CUDA C++ (default) or its PTX, or writes the cubin (-o needed).\n"
      "  Register tensors need thread-value layouts (pinned, or from layout synthesis).\n"
-     "  TESSEL_DUMP_IR=1 or --print-after-all prints the IR after every pass.\n",
+     "  TESSEL_DUMP_IR=1 or --print-after-all prints the IR after every pass; --time-passes times\n"
+     "  each pass (and so runs them all); --time prints the compile's phases, cache hits "
+     "included.\n",
      &run_compile});
 
 }  // namespace

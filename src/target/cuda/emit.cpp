@@ -405,12 +405,32 @@ class Emitter {
         s *= leaf.extent;
       }
     }
-    for (int64_t v = 0; v < plan->values; ++v)
-      plan->value_coord.push_back(decompose(tv.index(0, v)));
+    // Integer evaluation of each mode (the layout library evaluates symbolically: too slow for
+    // every element of a tile).
+    auto table = [](const layout::Layout& mode) {
+      std::vector<layout::Extent> sh = layout::leaves(mode.shape());
+      std::vector<layout::Extent> st = layout::leaves(mode.stride());
+      int64_t size = 1;
+      for (const auto& e : sh) size *= e.constant();
+      std::vector<int64_t> out(size, 0);
+      for (int64_t i = 0; i < size; ++i) {
+        int64_t rest = i, offset = 0;
+        for (size_t k = 0; k < sh.size(); ++k) {
+          offset += (rest % sh[k].constant()) * st[k].constant();
+          rest /= sh[k].constant();
+        }
+        out[i] = offset;
+      }
+      return out;
+    };
+    std::vector<int64_t> thread_offset = table(thr), value_offset = table(tv.value_layout());
+    for (int64_t v = 0; v < plan->values; ++v) {
+      plan->value_coord.push_back(decompose(value_offset[v]));
+    }
     // The split must reproduce the layout exactly.
     for (int64_t t = 0; t < plan->threads; ++t) {
       for (int64_t v = 0; v < plan->values; ++v) {
-        if (plan->coord(t, v) != decompose(tv.index(t, v))) {
+        if (plan->coord(t, v) != decompose(thread_offset[t] + value_offset[v])) {
           unsupported(op, "result layout " + plan->text +
                               " does not split into per-dimension thread and value parts");
         }
