@@ -310,7 +310,7 @@ class Synthesis {
                                                            int64_t threads) {
       if (so_far >= best) return;
       if (i == mmas.size()) {
-        State s = solve(mmas, choices, pick, threads ? threads : 128, /*dry=*/true);
+        State s = solve(mmas, choices, pick, threads ? threads : 128);
         double total = so_far + s.rearrange_cycles;
         if (report_enabled("search")) {
           std::string line = "search " + kernel_->signature().name + ": threads " +
@@ -352,7 +352,7 @@ class Synthesis {
       const MmaChoice& c = choices[i][best_pick[i]];
       report("search", "chose for " + where(*mmas[i]) + ": " + c.str());
     }
-    State s = solve(mmas, choices, best_pick, threads, /*dry=*/false);
+    State s = solve(mmas, choices, best_pick, threads);
     apply(s, mmas, choices, best_pick, threads);
   }
 
@@ -684,9 +684,12 @@ class Synthesis {
     }
   }
 
+  // The layouts for one assignment of mma choices: pins, then anchors, then coalesced copies and
+  // defaults, each followed by propagation. The IR is not touched (apply() does that), so the
+  // search calls it at every leaf.
   State solve(const std::vector<Operation*>& mmas,
               const std::vector<std::vector<MmaChoice>>& choices, const std::vector<int>& pick,
-              int64_t threads, bool dry) {
+              int64_t threads) {
     State s;
     // Pinned values first: they are facts.
     auto pin = [&](Value* v) {
@@ -749,7 +752,6 @@ class Synthesis {
         drain(s);
       }
     }
-    (void)dry;
     return s;
   }
 
@@ -777,9 +779,8 @@ class Synthesis {
       auto op = std::make_unique<Operation>(OpKind::rearrange, def ? def->loc() : SourceLocation{});
       op->add_operand(v);
       Value* nv = op->add_result(v->type().with_layout(held), v->name() + "_r");
-      Operation* inserted = block->insert(pos, std::move(op));
+      block->insert(pos, std::move(op));
       for (const Use& u : users) u.op->set_operand(u.index, nv);
-      (void)inserted;
     }
     for (const OperandFix& f : s.fixes) {
       Value* v = f.op->operand(f.index);
@@ -804,8 +805,8 @@ class Synthesis {
       // The loop over atom repetitions each executing group runs (Hexcute §6): along M, N, K.
       int64_t m = c.c.tile_shape()[0].as_int(), n = c.c.tile_shape()[1].as_int();
       int64_t k = c.a.tile_shape()[1].as_int();
-      op->set_attr("repeat", ir::Attribute::ints({m / (c.atom.m * c.tm), n / (c.atom.n * c.tn),
-                                                  k / c.atom.k}));
+      op->set_attr("repeat", ir::Attribute::ints(
+                                 {m / (c.atom.m * c.tm), n / (c.atom.n * c.tn), k / c.atom.k}));
       if (op->operand(0)->type().space() == MemorySpace::shared && c.atom.a_in_registers)
         op->set_attr("a_fragment", ir::Attribute::layout(text(c.a)));
       if (op->operand(1)->type().space() == MemorySpace::shared && c.atom.group_threads != 128)

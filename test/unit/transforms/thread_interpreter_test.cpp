@@ -208,6 +208,40 @@ TEST(ExamplesErrors, Fp8GemmWithoutAlignmentFactsHasNoAtom) {
   }
 }
 
+// The thread-level run catches a wrong layout: the synthesized GEMM with its accumulator's layout
+// replaced everywhere by another bijection (two thread bits swapped) fails in the mma, which finds
+// a thread that does not hold the element the atom gives it.
+TEST(ThreadLevelErrors, CorruptedAccumulatorLayoutIsCaught) {
+  auto m = ir::parse_module(read("test/lit/run/gemm_interpret.tir"), "gemm.tir");
+  synthesize_layouts(*m);
+  synthesize_shared_layouts(*m);
+  const std::string good = "(((4,8),2,2),((2,2),2)):(((64,1),16,256),((32,8),512))";
+  const std::string bad = "(((4,8),2,2),((2,2),2)):(((1,64),16,256),((32,8),512))";
+  int changed = 0;
+  walk(m->kernels[0].get(), [&](ir::Operation* op) {
+    auto fix = [&](ir::Value* v) {
+      if (v->type().is_tensor() && v->type().layout() == good) {
+        v->set_type(v->type().with_layout(bad));
+        ++changed;
+      }
+    };
+    for (const auto& r : op->results()) fix(r.get());
+    for (const auto& region : op->regions())
+      for (const auto& a : region->arguments()) fix(a.get());
+  });
+  ASSERT_GE(changed, 4);
+  interp::HostTensor A(ScalarKind::f16, {40, 24}), B(ScalarKind::f16, {50, 24}),
+      C(ScalarKind::f16, {40, 50});
+  interp::RunOptions options;
+  options.sizes = {{"M", 40}, {"N", 50}, {"K", 24}};
+  try {
+    interp::interpret_threads(*m->kernels[0], {&A, &B, &C}, options);
+    FAIL() << "the corrupted layout went unnoticed";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("mma: thread "), std::string::npos) << e.what();
+  }
+}
+
 // A layout that does not fit the op is caught thread by thread, naming the op and the thread.
 TEST(ThreadLevelErrors, InconsistentLayoutIsCaught) {
   std::string text = R"(
