@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -137,10 +138,13 @@ class Generator {
                                    "tiled_divide",      "flat_divide",    "logical_product",
                                    "blocked_product",   "raked_product",  "max_common_vector",
                                    "max_common_layout", "complement",     "make_layout",
-                                   "coalesce",          "mode",           "eval"};
+                                   "coalesce",          "mode",           "eval",
+                                   "zipped_product",    "tiled_product",  "flat_product"};
+    const int n_unary = static_cast<int>(std::size(unary)) - 1;
+    const int n_binary = static_cast<int>(std::size(binary)) - 1;
     int r = depth > 3 ? 0 : uniform(0, 9);
     if (r <= 2) return literal();
-    if (r == 3) return unary[uniform(0, 11)] + std::string("(") + expr(depth + 1) + ")";
+    if (r == 3) return unary[uniform(0, n_unary)] + std::string("(") + expr(depth + 1) + ")";
     if (r == 4) return "<" + expr(depth + 1) + "," + expr(depth + 1) + ">";
     if (r == 5) return std::to_string(uniform(0, 64));
     if (r == 6) {
@@ -150,8 +154,8 @@ class Generator {
     if (r == 7)
       return "tv(" + expr(depth + 1) + ",(" + std::to_string(uniform(1, 16)) + "," +
              std::to_string(uniform(1, 16)) + "))";
-    return binary[uniform(0, 17)] + std::string("(") + expr(depth + 1) + "," + expr(depth + 1) +
-           ")";
+    return binary[uniform(0, n_binary)] + std::string("(") + expr(depth + 1) + "," +
+           expr(depth + 1) + ")";
   }
   std::string mutate(std::string s) {
     static const std::string alphabet = "()<>[],:+-*/%=0123456789MNKoSw_ x\t\x01\xff";
