@@ -265,6 +265,32 @@ Atom mma_sync_m16n8k16(ir::ScalarKind ab) {
   return a;
 }
 
+Atom mma_sync_m16n8k32_fp8(ir::ScalarKind ab) {
+  if (ab != ir::ScalarKind::f8e4m3 && ab != ir::ScalarKind::f8e5m2) {
+    user_error(SourceLocation::unknown(), "mma.sync m16n8k32 takes f8e4m3 or f8e5m2, not ",
+               ir::to_string(ab));
+  }
+  Atom a;
+  a.name = "mma.sync.m16n8k32.f32." + std::string(ir::to_string(ab));
+  a.kind = AtomKind::mma;
+  a.min_sm = 89;
+  a.group_threads = 32;
+  a.thread_layout = Layout(IntTuple(32), IntTuple(1));
+  a.m = 16, a.n = 8, a.k = 32;
+  a.ab_type = ab;
+  a.acc_type = ir::ScalarKind::f32;
+  a.a_in_registers = true;
+  a.elem_bits = 8;
+  // A (16,32): lane q + 4g holds row g (+8), columns 4q..4q+3 (+16).
+  a.a = tv("((4,8),(4,2,2)):((64,1),(16,8,256))", tile2(16, 32));
+  // B (8,32): column n = g, k = 4q..4q+3 (+16).
+  a.b = tv("((4,8),(4,2)):((32,1),(8,128))", tile2(8, 32));
+  a.c = tv("((4,8),(2,2)):((32,1),(16,8))", tile2(16, 8));
+  double macs = 16.0 * 8 * 32;
+  a.cost = {macs / (2 * kMmaSyncMacsPerCycle), 33};
+  return a;
+}
+
 Atom wgmma(ir::ScalarKind ab, int n, bool a_in_registers) {
   bool fp8 = ab == ir::ScalarKind::f8e4m3 || ab == ir::ScalarKind::f8e5m2;
   bool half = ab == ir::ScalarKind::f16 || ab == ir::ScalarKind::bf16;

@@ -101,6 +101,9 @@ Atom tma_copy(bool load, int64_t rows, int64_t cols, int elem_bits, int swizzle_
 
 // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: one warp; A, B, C in registers.
 Atom mma_sync_m16n8k16(ir::ScalarKind ab);
+// mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2} (sm_89 and later): one warp; the 8-bit
+// fragments of PTX's m16n8k32 figures (4 elements per 32-bit register).
+Atom mma_sync_m16n8k32_fp8(ir::ScalarKind ab);
 // wgmma.mma_async m64nNk16 (f16/bf16, f32 accumulator) or m64nNk32 (f8e4m3/f8e5m2): one
 // warpgroup; B from shared memory, A from shared (`a_in_registers` false) or registers.
 // UserError when N is not a multiple of 8 in [8, 256] or the type has no wgmma.

@@ -59,6 +59,7 @@ std::vector<Atom> Target::mma_atoms(ir::ScalarKind ab, ir::ScalarKind acc) const
     }
   }
   if (half) out.push_back(mma_sync_m16n8k16(ab));
+  if (fp8 && sm_ >= 89) out.push_back(mma_sync_m16n8k32_fp8(ab));
   return out;
 }
 

@@ -25,7 +25,7 @@ class Target {
   // shared <-> register), TMA is not listed here (its box depends on the tile: tma_copy).
   std::vector<Atom> copy_atoms(ir::MemorySpace src, ir::MemorySpace dst, int elem_bits) const;
   // Every mma atom for inputs of type `ab` and accumulator `acc`: wgmma (sm_90a: every N that is
-  // a multiple of 8, A in shared and in registers), then mma.sync.
+  // a multiple of 8, A in shared and in registers), then mma.sync (m16n8k32 for fp8 from sm_89).
   std::vector<Atom> mma_atoms(ir::ScalarKind ab, ir::ScalarKind acc) const;
   // Every atom this target has (with 16-bit elements for the element-generic copies), for listing.
   std::vector<Atom> all_atoms() const;

@@ -56,6 +56,31 @@ TEST(MmaSync, M16N8K16MatchesPtxFragments) {
   EXPECT_THROW(mma_sync_m16n8k16(ScalarKind::f32), UserError);
 }
 
+// PTX m16n8k32 with 8-bit A/B: a_i at row g + 8((i>>2)&1), column 4q + (i&3) + 16(i>>3);
+// b_i at k = 4q + (i&3) + 16(i>>2), n = g; C as m16n8k16.
+TEST(MmaSync, M16N8K32Fp8MatchesPtxFragments) {
+  Atom a = mma_sync_m16n8k32_fp8(ScalarKind::f8e4m3);
+  EXPECT_EQ(a.min_sm, 89);
+  for (int lane = 0; lane < 32; ++lane) {
+    int g = lane >> 2, q = lane & 3;
+    for (int i = 0; i < 16; ++i) {
+      auto [r, c] = rc(*a.a, lane, i);
+      EXPECT_EQ(r, g + 8 * ((i >> 2) & 1));
+      EXPECT_EQ(c, 4 * q + (i & 3) + 16 * (i >> 3));
+    }
+    for (int i = 0; i < 8; ++i) {
+      auto [n, k] = rc(*a.b, lane, i);
+      EXPECT_EQ(k, 4 * q + (i & 3) + 16 * (i >> 2));
+      EXPECT_EQ(n, g);
+    }
+  }
+  expect_bijection(*a.a);
+  expect_bijection(*a.b);
+  EXPECT_EQ(a.c->layout(), mma_sync_m16n8k16(ScalarKind::f16).c->layout());
+  EXPECT_THROW(mma_sync_m16n8k32_fp8(ScalarKind::f16), UserError);
+  EXPECT_TRUE(Target::sm80().mma_atoms(ScalarKind::f8e4m3, ScalarKind::f32).empty());
+}
+
 TEST(Wgmma, AccumulatorMatchesHopperFormula) {
   for (int n : {8, 16, 64, 120, 256}) {
     Atom a = wgmma(ScalarKind::bf16, n, false);
