@@ -205,17 +205,21 @@ class SharedSynthesis {
   }
 
   // The ways threads can read a register fragment (table over the root tile) from the tile.
+  // With `store`, the same analysis for threads writing the fragment into the tile (stmatrix, which
+  // has ldmatrix's contract, on sm_90; st.shared).
   std::vector<Option> reader_options(const std::string& who, const std::vector<int64_t>& table,
-                                     int64_t T, int64_t V, int64_t rows, int64_t cols, int bits) {
+                                     int64_t T, int64_t V, int64_t rows, int64_t cols, int bits,
+                                     bool store = false) {
     std::vector<Option> out;
-    if (bits == 16 && T % 32 == 0) {
+    if (bits == 16 && T % 32 == 0 && (!store || target_.sm() >= 90)) {
       for (int count : {4, 2, 1}) {
         for (bool trans : {false, true}) {
           for (int d : {1, 0}) {
             std::optional<SharedAccess> a =
                 match_ldmatrix(table, T, V, rows, cols, count, trans, d);
             if (!a) continue;
-            Atom ld = target::cuda::ldmatrix(count, trans);
+            Atom ld =
+                store ? target::cuda::stmatrix(count, trans) : target::cuda::ldmatrix(count, trans);
             a->who = who + " (" + ld.name + ")";
             out.push_back({ld.name, *a, (T / 32) * (V / (2 * count)), ld.cost.issue_cycles});
           }
@@ -227,8 +231,10 @@ class SharedSynthesis {
       for (int d : {1, 0}) {
         if (!vector_along(table, T, V, rows, w, d)) continue;
         int bytes = static_cast<int>(std::max<int64_t>(1, w * bits / 8));
-        Atom a = target::cuda::vector_copy(MemorySpace::shared, MemorySpace::reg, bytes,
-                                           bits < 8 ? 8 : bits);
+        Atom a = store ? target::cuda::vector_copy(MemorySpace::reg, MemorySpace::shared, bytes,
+                                                   bits < 8 ? 8 : bits)
+                       : target::cuda::vector_copy(MemorySpace::shared, MemorySpace::reg, bytes,
+                                                   bits < 8 ? 8 : bits);
         SharedAccess acc;
         acc.who = who + " (" + a.name + ")";
         acc.table = table;
@@ -238,7 +244,9 @@ class SharedSynthesis {
         out.push_back({a.name, acc, ((T + 31) / 32) * (V / w), a.cost.issue_cycles});
         break;
       }
-      if (!out.empty() && out.back().atom.rfind("ld.shared", 0) == 0) break;
+      if (!out.empty() && (out.back().atom.rfind("ld.shared", 0) == 0 ||
+                           out.back().atom.rfind("st.shared", 0) == 0))
+        break;
     }
     std::stable_sort(out.begin(), out.end(), [](const Option& x, const Option& y) {
       return x.instructions * x.issue_cycles < y.instructions * y.issue_cycles;
@@ -415,7 +423,25 @@ class SharedSynthesis {
         sites.push_back(
             {r.op, "",
              reader_options(who, t, tv.num_threads(), tv.num_values(), rows, cols, bits)});
+        continue;
       }
+      // Threads storing a register tensor into the tile.
+      if (r.op->kind() == OpKind::copy && r.index == 1 && r.op->num_operands() == 2 &&
+          r.op->operand(0)->type().space() == MemorySpace::reg &&
+          r.op->operand(0)->type().has_layout()) {
+        const ir::Type& rt = r.op->operand(0)->type();
+        TVLayout tv(layout::parse_layout(rt.layout()),
+                    IntTuple::tuple({rt.static_shape()[0], rt.static_shape()[1]}));
+        std::vector<int64_t> t = tv_table(tv);
+        for (int64_t& x : t) x = r.map(x);
+        sites.push_back({r.op, "",
+                         reader_options(who, t, tv.num_threads(), tv.num_values(), rows, cols, bits,
+                                        /*store=*/true)});
+        continue;
+      }
+      // Anything else that touches the tile constrains nothing this pass knows about: say so.
+      if (r.op->kind() != OpKind::mma)
+        report("banks", "  " + who + ": not modelled (" + std::string(r.op->name()) + ")");
     }
     // A pinned layout: keep the options that it serves.
     std::optional<layout::ComposedLayout> pinned;

@@ -125,6 +125,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"test/lit/transforms/attention_sm90.tir", {{"S", 128}}, 0},
         Case{"test/lit/transforms/attention_sm80.tir", {{"S", 128}}, 0},
         Case{"test/lit/transforms/attention_pinned_rearrange.tir", {{"S", 128}}, 0},
+        Case{"test/lit/transforms/epilogue_stmatrix.tir", {}, 0},
         Case{"examples/tile/softmax.tir", {{"M", 19}, {"N", 70}}, 1e-6},
         // The re-associated f32 sum may move the f16 output by one unit in the last place.
         Case{"examples/tile/rmsnorm.tir", {{"M", 9}, {"N", 100}}, 2e-3}),
