@@ -60,6 +60,8 @@ int run_memory_bench(const std::vector<std::string>& args) {
     std::istringstream in(kernel_list);
     for (std::string k; std::getline(in, k, ',');) kernels.push_back(k);
   }
+  // Line-buffered, so that rows printed before a timeout or a crash are not lost in a pipe.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string reason;
   if (!runtime::gpu_available(&reason)) {
     user_error(SourceLocation::unknown(), "tessel bench needs a GPU: ", reason);

@@ -24,10 +24,10 @@ echo "== unpinned tile programs through layout synthesis, on the GPU vs the inte
 for f in examples/tile/rmsnorm.tir examples/tile/softmax.tir; do
   timeout 60 $B/tessel run $f --gpu --check --size M=37,N=1000 --show 0 2>&1 | grep -E "relative|error"
 done
+echo "== bench memory-bound 8192x8192 f16"
+timeout 300 $B/tessel bench memory-bound --json $OUT/memory_bench.jsonl 2>&1 | tee $OUT/bench.log
 echo "== memcheck / racecheck (small shapes via the GPU test's ragged list)"
 for tool in memcheck racecheck; do
   timeout 150 compute-sanitizer --tool $tool $B/kernels_gpu_test > $OUT/$tool.log 2>&1
   echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/$tool.log | head -2 | tr '\n' ' ') $(grep -cE '^\[       OK' $OUT/$tool.log) tests ok"
 done
-echo "== bench memory-bound 8192x8192 f16"
-timeout 120 $B/tessel bench memory-bound --json $OUT/memory_bench.jsonl 2>&1 | tee $OUT/bench.log
