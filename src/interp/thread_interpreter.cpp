@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -639,6 +640,12 @@ class ThreadRun {
           store(op, dst.g, coord_of(r.elem(t, v), r.shape), r.at(t, v));
       return;
     }
+    if (dst.kind == RV::reg && src.kind == RV::shared) {
+      load_shared(
+          op, op.has_attr("atom") ? op.str_attr("atom") : "", src.sh, dst.r,
+          [](int64_t i) { return i; }, ir::bit_width(op.operand(0)->type().element()));
+      return;
+    }
     if (dst.kind == RV::reg) {
       fill_regs(op, dst.r, src, dst.r.shape);
       return;
@@ -653,6 +660,58 @@ class ThreadRun {
   }
 
   // Each thread loads the elements of its own values.
+  // Loads a register fragment from a shared tile by executing the chosen instruction lane by lane:
+  // ldmatrix.x{N}[.trans]: lanes 8j..8j+7 give the 16-byte row addresses of matrix j (taken, as
+  // the emitter would, from the element the fragment puts first in that row), and lane l receives
+  // the two elements at row (l/4) + 2(l%4) (.trans: rows 2(l%4)+h, element l/4) — so a layout
+  // that does not keep each row contiguous delivers the wrong values; ld.shared.bX: each thread
+  // reads X bits from the offset of the first value of each vector. `shared_index` maps the
+  // fragment's tile index to the shared view's. Other atoms (and none) load element by element.
+  void load_shared(const Operation& op, const std::string& atom, const Shared& sh, const Regs& regs,
+                   const std::function<int64_t(int64_t)>& shared_index, int bits) {
+    auto offset = [&](int64_t t, int64_t v) {
+      return sh.table[size_t(shared_index(regs.elem(t, v)))];
+    };
+    auto mem = [&](int64_t off) {
+      if (off < 0 || off >= int64_t(sh.mem->size()))
+        user_error(op.loc(), op.name(), ": ", atom, " reads shared offset ", off,
+                   " outside the tile");
+      return (*sh.mem)[size_t(off)];
+    };
+    int count = 0;
+    bool trans = atom.find(".trans") != std::string::npos;
+    if (std::sscanf(atom.c_str(), "ldmatrix.x%d", &count) == 1 && regs.T % 32 == 0 &&
+        regs.V % (2 * count) == 0) {
+      for (int64_t w = 0; w < regs.T / 32; ++w)
+        for (int64_t c = 0; c < regs.V / (2 * count); ++c)
+          for (int j = 0; j < count; ++j) {
+            int64_t row[8];
+            for (int r = 0; r < 8; ++r)
+              row[r] = trans ? offset(32 * w + r / 2, c * 2 * count + 2 * j + r % 2)
+                             : offset(32 * w + 4 * r, c * 2 * count + 2 * j);
+            for (int l = 0; l < 32; ++l)
+              for (int h = 0; h < 2; ++h)
+                regs.at(32 * w + l, c * 2 * count + 2 * j + h) =
+                    trans ? mem(row[2 * (l % 4) + h] + l / 4) : mem(row[l / 4] + 2 * (l % 4) + h);
+          }
+      return;
+    }
+    int vbits = 0;
+    if (std::sscanf(atom.c_str(), "ld.shared.b%d", &vbits) == 1 && vbits >= bits) {
+      int64_t w = vbits / bits;
+      if (regs.V % w == 0) {
+        for (int64_t t = 0; t < regs.T; ++t)
+          for (int64_t v = 0; v < regs.V; v += w) {
+            int64_t base = offset(t, v);
+            for (int64_t u = 0; u < w; ++u) regs.at(t, v + u) = mem(base + u);
+          }
+        return;
+      }
+    }
+    for (int64_t t = 0; t < regs.T; ++t)
+      for (int64_t v = 0; v < regs.V; ++v) regs.at(t, v) = mem(offset(t, v));
+  }
+
   void fill_regs(const Operation& op, const Regs& regs, const RV& src,
                  const std::vector<int64_t>& shape) {
     for (int64_t t = 0; t < regs.T; ++t) {
@@ -835,14 +894,17 @@ class ThreadRun {
         o.regs.T = l.mode(0).size();
         o.regs.V = l.mode(1).size();
         o.regs.data = std::make_shared<std::vector<double>>(size_t(o.regs.T * o.regs.V));
-        for (int64_t t = 0; t < o.regs.T; ++t)
-          for (int64_t v = 0; v < o.regs.V; ++v) {
-            std::vector<int64_t> c = coord_of(o.regs.elem(t, v), frag_shape);
-            // B fragments are over (N,K); the operand is [K,N].
-            std::vector<int64_t> oc = i == 1 ? std::vector<int64_t>{c[1], c[0]} : c;
-            int64_t idx = colex(oc, x.sh.shape);
-            o.regs.at(t, v) = (*x.sh.mem)[size_t(x.sh.table[size_t(idx)])];
-          }
+        const char* load_attr = i == 0 ? "a_load" : "b_load";
+        std::vector<int64_t> view_shape = x.sh.shape;
+        load_shared(
+            op, op.has_attr(load_attr) ? op.str_attr(load_attr) : "", x.sh, o.regs,
+            [&, i](int64_t e) {
+              std::vector<int64_t> c = coord_of(e, frag_shape);
+              // B fragments are over (N,K); the operand is [K,N].
+              std::vector<int64_t> oc = i == 1 ? std::vector<int64_t>{c[1], c[0]} : c;
+              return colex(oc, view_shape);
+            },
+            ir::bit_width(at.element()));
       } else {
         o.whole = true;
         o.sh = &x.sh;

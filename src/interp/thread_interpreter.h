@@ -6,15 +6,19 @@
 // gives it, value v being element layout(t, v) of the tile; an op never looks at another thread's
 // registers except through an instruction that does so on the hardware. A shared tensor is a flat
 // array addressed through its (swizzled) layout, so shared memory is laid out as synthesis chose.
-//  - copy global/shared -> register: each thread loads the elements of its own values;
+//  - copy global -> register: each thread loads the elements of its own values; shared ->
+//    register (and mma.sync fragments read from shared memory) execute the chosen instruction:
+//    ldmatrix lane by lane (row addresses from 8 lanes, two elements per lane from each row, so a
+//    layout that breaks a 16-byte row delivers wrong values), ld.shared as whole vectors;
 //    register -> global: each thread stores its own; global -> shared: every element lands at its
 //    layout's offset.
 //  - mma: executed atom by atom, as the hardware sees it: for each executing group (a warp for
 //    mma.sync, a warpgroup for wgmma) and each repetition, the atom's A, B and C tiles are gathered
 //    from the lanes' registers through the atom's own fragment layouts (target/cuda/atoms.h), the
 //    product is accumulated over k in order, and D is scattered back through the C fragment. A
-//    shared operand is read into the fragment `a_fragment`/`b_fragment` names (mma.sync), or
-//    whole through the descriptor (wgmma).
+//    shared operand is loaded into the fragment `a_fragment`/`b_fragment` names by its
+//    `a_load`/`b_load` instruction (mma.sync), or read whole through the layout (wgmma's
+//    descriptor; the descriptor encoding itself is not simulated).
 //  - elementwise ops and cast: each thread on its own values (operands must share the layout).
 //  - reduce: each thread folds its own values per output element, then the threads that share an
 //    output combine their partials by an xor butterfly over the lanes that the projected layout

@@ -251,6 +251,45 @@ TEST(ThreadLevelErrors, CorruptedAccumulatorLayoutIsCaught) {
   }
 }
 
+// ldmatrix is executed lane by lane: with the tiles' swizzle replaced by one that splits the
+// 16-byte rows (Sw<1,2,3> flips bit 2 of the element offset inside a row), the copies still put
+// every element where the layout says, but ldmatrix delivers the wrong elements (or reads past
+// the tile): the thread-level run no longer matches.
+TEST(ThreadLevelErrors, SwizzleThatSplitsLdmatrixRowsChangesTheResult) {
+  auto m = ir::parse_module(read("test/lit/run/gemm_interpret.tir"), "gemm.tir");
+  synthesize_layouts(*m);
+  synthesize_shared_layouts(*m);
+  std::string text = ir::print(*m);
+  ASSERT_NE(text.find("a_load = \"ldmatrix.x4.b16\""), std::string::npos) << text;
+  std::string broken = text;
+  for (size_t at = broken.find("Sw<1,3,3>"); at != std::string::npos; at = broken.find("Sw<1,3,3>"))
+    broken.replace(at, 9, "Sw<1,2,3>");
+  ASSERT_NE(broken, text);
+  std::map<std::string, int64_t> sizes = {{"M", 32}, {"N", 32}, {"K", 16}};
+  auto run = [&](const std::string& t) {
+    auto mod = ir::parse_module(t, "gemm.tir");
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    interp::HostTensor A(ScalarKind::f16, {32, 16}), B(ScalarKind::f16, {32, 16}),
+        C(ScalarKind::f16, {32, 32});
+    for (int64_t i = 0; i < A.size(); ++i) A.set_float(i, dist(rng));
+    for (int64_t i = 0; i < B.size(); ++i) B.set_float(i, dist(rng));
+    interp::RunOptions options;
+    options.sizes = sizes;
+    interp::interpret_threads(*mod->kernels[0], {&A, &B, &C}, options);
+    return C.bytes();
+  };
+  std::vector<uint8_t> good = run(text);
+  EXPECT_EQ(good, run(text));
+  try {
+    EXPECT_NE(good, run(broken));
+  } catch (const UserError& e) {
+    // A row that the broken swizzle moves past the tile is read out of bounds: also caught.
+    EXPECT_NE(std::string(e.what()).find("ldmatrix.x4.b16 reads shared offset"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A layout that does not fit the op is caught thread by thread, naming the op and the thread.
 TEST(ThreadLevelErrors, InconsistentLayoutIsCaught) {
   std::string text = R"(
