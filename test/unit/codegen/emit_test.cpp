@@ -33,6 +33,19 @@ TEST(Emit, EveryExampleKernelCompilesForSm90aAndSm80) {
   }
 }
 
+TEST(Emit, Bf16KernelsConvertThroughF32) {
+  std::string text = examples::lowered_kernels().at("bias_gelu");
+  for (size_t at = text.find("<f16"); at != std::string::npos; at = text.find("<f16", at)) {
+    text.replace(at, 4, "<bf16");
+  }
+  EmittedKernel k = emit_text(text);
+  EXPECT_NE(k.source.find("tsl_load16<8>(p, &rX[0], true)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("tsl_round_bf16("), std::string::npos);
+  runtime::CompileOptions options;
+  options.use_cache = false;
+  EXPECT_GT(runtime::compile_cuda(k.source, options).cubin.size(), 0u);
+}
+
 TEST(Emit, ParametersAreTensorsScalarsThenSizes) {
   EmittedKernel k = emit_text(examples::lowered_kernels().at("rmsnorm"));
   ASSERT_EQ(k.params.size(), 6u);
