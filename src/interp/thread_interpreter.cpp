@@ -651,9 +651,8 @@ class ThreadRun {
       return;
     }
     if (src.kind == RV::reg && dst.kind == RV::shared) {
-      for (int64_t t = 0; t < src.r.T; ++t)
-        for (int64_t v = 0; v < src.r.V; ++v)
-          (*dst.sh.mem)[size_t(dst.sh.table[size_t(src.r.elem(t, v))])] = src.r.at(t, v);
+      store_shared(op, op.has_attr("atom") ? op.str_attr("atom") : "", dst.sh, src.r,
+                   ir::bit_width(op.operand(0)->type().element()));
       return;
     }
     unsupported(op);
@@ -710,6 +709,50 @@ class ThreadRun {
     }
     for (int64_t t = 0; t < regs.T; ++t)
       for (int64_t v = 0; v < regs.V; ++v) regs.at(t, v) = mem(offset(t, v));
+  }
+
+  // Stores a register tensor into a shared tile by executing the chosen instruction: stmatrix lane
+  // by lane (the mirror of ldmatrix), st.shared.bX as whole vectors, else element by element.
+  void store_shared(const Operation& op, const std::string& atom, const Shared& sh,
+                    const Regs& regs, int bits) {
+    auto offset = [&](int64_t t, int64_t v) { return sh.table[size_t(regs.elem(t, v))]; };
+    auto put = [&](int64_t off, double x) {
+      if (off < 0 || off >= int64_t(sh.mem->size()))
+        user_error(op.loc(), op.name(), ": ", atom, " writes shared offset ", off,
+                   " outside the tile");
+      (*sh.mem)[size_t(off)] = x;
+    };
+    int count = 0;
+    bool trans = atom.find(".trans") != std::string::npos;
+    if (std::sscanf(atom.c_str(), "stmatrix.x%d", &count) == 1 && regs.T % 32 == 0 &&
+        regs.V % (2 * count) == 0) {
+      for (int64_t w = 0; w < regs.T / 32; ++w)
+        for (int64_t c = 0; c < regs.V / (2 * count); ++c)
+          for (int j = 0; j < count; ++j) {
+            int64_t row[8];
+            for (int r = 0; r < 8; ++r)
+              row[r] = trans ? offset(32 * w + r / 2, c * 2 * count + 2 * j + r % 2)
+                             : offset(32 * w + 4 * r, c * 2 * count + 2 * j);
+            for (int l = 0; l < 32; ++l)
+              for (int h = 0; h < 2; ++h)
+                put(trans ? row[2 * (l % 4) + h] + l / 4 : row[l / 4] + 2 * (l % 4) + h,
+                    regs.at(32 * w + l, c * 2 * count + 2 * j + h));
+          }
+      return;
+    }
+    int vbits = 0;
+    if (std::sscanf(atom.c_str(), "st.shared.b%d", &vbits) == 1 && vbits >= bits &&
+        regs.V % (vbits / bits) == 0) {
+      int64_t w = vbits / bits;
+      for (int64_t t = 0; t < regs.T; ++t)
+        for (int64_t v = 0; v < regs.V; v += w) {
+          int64_t base = offset(t, v);
+          for (int64_t u = 0; u < w; ++u) put(base + u, regs.at(t, v + u));
+        }
+      return;
+    }
+    for (int64_t t = 0; t < regs.T; ++t)
+      for (int64_t v = 0; v < regs.V; ++v) put(offset(t, v), regs.at(t, v));
   }
 
   void fill_regs(const Operation& op, const Regs& regs, const RV& src,

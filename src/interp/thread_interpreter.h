@@ -10,6 +10,7 @@
 //    register (and mma.sync fragments read from shared memory) execute the chosen instruction:
 //    ldmatrix lane by lane (row addresses from 8 lanes, two elements per lane from each row, so a
 //    layout that breaks a 16-byte row delivers wrong values), ld.shared as whole vectors;
+//    register -> shared likewise (stmatrix lane by lane, st.shared as vectors);
 //    register -> global: each thread stores its own; global -> shared: every element lands at its
 //    layout's offset.
 //  - mma: executed atom by atom, as the hardware sees it: for each executing group (a warp for
