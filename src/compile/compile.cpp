@@ -68,6 +68,7 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   }
   CompiledKernel out;
   out.name_ = kernel.signature().name;
+  out.loc_ = kernel.loc();
   out.arch_ = target.name();
   runtime::KernelCache disk(options.cache_directory);
   std::optional<std::string> lowered;
@@ -85,12 +86,15 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
     pipeline_options.timing = options.timing;
     pipeline::lower(*out.module_, pipeline_options);
     out.lowered_ir_ = ir::print(*out.module_);
-    if (options.use_cache) disk.store("lowered-" + key, out.lowered_ir_);
   }
   out.times_.pipeline_ms = ms_since(start);
 
   auto emit_start = Clock::now();
   out.emitted_ = target::cuda::emit_cuda(*out.module_->kernels.front());
+  // Only IR that emits is cached: the cached text has no source locations, so errors must come
+  // from a run of the passes on the user's own kernel.
+  if (!lowered && options.use_cache && may_skip_passes)
+    disk.store("lowered-" + key, out.lowered_ir_);
   out.times_.emit_ms = ms_since(emit_start);
 
   if (options.compile_cubin) {
@@ -117,7 +121,7 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
 std::map<std::string, int64_t> CompiledKernel::bind(const std::vector<KernelArg>& args) const {
   const ir::Operation& kernel = *module_->kernels.front();
   const ir::Block& body = *kernel.region(0);
-  const SourceLocation& loc = kernel.loc();
+  const SourceLocation& loc = loc_;  // the user's kernel, also when the IR came from the cache
   if (args.size() != body.arguments().size()) {
     user_error(loc, "launch of @", name_, ": expected ", body.arguments().size(),
                " arguments, got ", args.size());

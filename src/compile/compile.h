@@ -70,6 +70,7 @@ class CompiledKernel {
   friend CompiledKernel compile(const ir::Operation&, const target::cuda::Target&,
                                 const CompileOptions&);
   std::string name_, lowered_ir_, cubin_, cache_key_, arch_;
+  SourceLocation loc_;  // the input kernel's location, for launch errors
   target::cuda::EmittedKernel emitted_;
   CompileTimes times_;
   std::shared_ptr<ir::Module> module_;  // the lowered kernel (grid evaluation, declaration checks)
