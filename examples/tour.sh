@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A tour of what tessel can do so far: the layout calculator (CuTe's layout algebra, parametric
-# extents, swizzles, thread-value layouts) with tables and SVG pictures.
+# extents, swizzles, thread-value layouts) with tables and SVG pictures; the tile IR in the CPU
+# interpreter; layout synthesis and CUDA generation; on a GPU, compiled kernels against baselines.
 # Usage: examples/tour.sh PATH/TO/tessel   (pictures go to <build dir>/tour/, next to bin/)
 set -euo pipefail
 tessel=${1:-build/bin/tessel}
@@ -76,3 +77,7 @@ for f in "${svgs[@]}"; do echo "$f"; done
 # The tile IR and its CPU interpreter: a GEMM and a softmax written in the tile language, run on
 # random inputs with ragged sizes (examples/tile/tour.sh).
 "$(dirname "$0")/tile/tour.sh" "$tessel"
+
+# The compiler end to end: layout synthesis, generated CUDA, and on a GPU the compiled kernels and
+# the reference GEMM against their baselines (examples/compile_tour.sh).
+"$(dirname "$0")/compile_tour.sh" "$tessel"
