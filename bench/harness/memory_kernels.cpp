@@ -1,6 +1,8 @@
 #include "bench/harness/memory_kernels.h"
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <random>
 
 #include "interp/interpreter.h"
@@ -14,6 +16,23 @@ namespace {
 
 using Tensors = std::vector<std::vector<double>>;
 
+// The base kernel whose reference a kernel (or variant: `<base>_<anything>`) uses.
+std::string reference_name(const std::string& kernel) {
+  for (const char* base : {"bias_gelu", "softmax", "rmsnorm", "layernorm", "gemv", "row_scale"}) {
+    std::string b = base;
+    if (kernel == b || kernel.rfind(b + "_", 0) == 0) return b;
+  }
+  return kernel;
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) user_error(SourceLocation::unknown(), "cannot read kernel file '", path, "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 double gelu(double h) {
   return 0.5 * h * (1.0 + std::tanh(0.7978845608 * (h + 0.044715 * h * h * h)));
 }
@@ -21,11 +40,8 @@ double gelu(double h) {
 // The float64 reference of each kernel, from the decoded inputs (in parameter order).
 std::vector<double> reference_for(const std::string& kernel, const Tensors& in, int64_t m,
                                   int64_t n, double eps) {
-  // rmsnorm_n8192 and friends compute what rmsnorm does, for N = 8192.
-  std::string name = kernel;
-  if (name.size() > 6 && name.compare(name.size() - 6, 6, "_n8192") == 0) {
-    name.resize(name.size() - 6);
-  }
+  // Variants (rmsnorm_n8192, gemv_t2048, a file's stem) compute what their base kernel does.
+  std::string name = reference_name(kernel);
   std::vector<double> out;
   if (name == "gemv") {
     out.assign(m, 0.0);
@@ -82,6 +98,13 @@ MemoryCase::MemoryCase(const std::string& kernel, int64_t rows, int64_t cols, ui
                        const std::string& source)
     : name_(kernel), rows_(rows), cols_(cols) {
   std::string text = source;
+  // A path to a .tir file: the kernel is its text, named by the file's stem.
+  if (text.empty() && kernel.size() > 4 && kernel.compare(kernel.size() - 4, 4, ".tir") == 0) {
+    text = read_text_file(kernel);
+    size_t slash = kernel.find_last_of('/');
+    name_ = kernel.substr(slash == std::string::npos ? 0 : slash + 1);
+    name_.resize(name_.size() - 4);
+  }
   if (text.empty()) {
     auto it = examples::lowered_kernels().find(kernel);
     if (it == examples::lowered_kernels().end()) {
@@ -89,7 +112,7 @@ MemoryCase::MemoryCase(const std::string& kernel, int64_t rows, int64_t cols, ui
     }
     text = it->second;
   }
-  auto module = ir::parse_module(text, kernel + ".tir");
+  auto module = ir::parse_module(text, name_ + ".tir");
   const ir::Operation& k = *module->kernels.front();
   compiled_ = std::make_unique<CompiledKernel>(compile(k, target::cuda::Target::sm90a()));
   std::map<std::string, int64_t> sizes;
@@ -98,7 +121,8 @@ MemoryCase::MemoryCase(const std::string& kernel, int64_t rows, int64_t cols, ui
   if (symbols.size() > 1) sizes[symbols[1]] = cols;
   std::mt19937_64 rng(seed);
   // row_scale divides by row sums: keep them away from zero.
-  double lo = kernel == "row_scale" ? 0.5 : -1.0, hi = kernel == "row_scale" ? 1.5 : 1.0;
+  bool positive = reference_name(name_) == "row_scale";
+  double lo = positive ? 0.5 : -1.0, hi = positive ? 1.5 : 1.0;
   std::uniform_real_distribution<double> real(lo, hi);
   const ir::Block& body = *k.region(0);
   for (const auto& param : body.arguments()) {
@@ -141,13 +165,25 @@ void MemoryCase::run() {
 
 const std::vector<double>& MemoryCase::reference() {
   if (reference_.empty()) {
+    // The reference covers the checked rows only (every row_step_-th): the inputs of those rows of
+    // the first operand (X or A), and the other operands (vectors over the columns) whole.
+    int64_t checked = (rows_ + row_step_ - 1) / row_step_;
     Tensors in;
     for (int i = 0; i < output_; ++i) {
-      std::vector<double> v(host_[i].size());
-      for (int64_t e = 0; e < host_[i].size(); ++e) v[e] = host_[i].get_float(e);
+      const interp::HostTensor& h = host_[i];
+      std::vector<double> v;
+      if (i == 0 && h.size() == rows_ * cols_) {
+        v.resize(checked * cols_);
+        for (int64_t r = 0; r < checked; ++r) {
+          for (int64_t j = 0; j < cols_; ++j) v[r * cols_ + j] = h.get_float(r * row_step_ * cols_ + j);
+        }
+      } else {
+        v.resize(h.size());
+        for (int64_t e = 0; e < h.size(); ++e) v[e] = h.get_float(e);
+      }
       in.push_back(std::move(v));
     }
-    reference_ = reference_for(name_, in, rows_, cols_, eps_);
+    reference_ = reference_for(name_, in, checked, cols_, eps_);
   }
   return reference_;
 }
@@ -155,9 +191,12 @@ const std::vector<double>& MemoryCase::reference() {
 double MemoryCase::relative_error() {
   const std::vector<double>& ref = reference();
   const interp::HostTensor& out = host_[output_];
+  // Output element of reference element e: GEMV's output has one element per row.
+  int64_t per_row = out.size() == rows_ ? 1 : cols_;
   double num = 0, den = 0;
-  for (int64_t e = 0; e < out.size(); ++e) {
-    double d = out.get_float(e) - ref[e];
+  for (int64_t e = 0; e < static_cast<int64_t>(ref.size()); ++e) {
+    int64_t r = e / per_row, j = e % per_row;
+    double d = out.get_float(r * row_step_ * per_row + j) - ref[e];
     num += d * d;
     den += ref[e] * ref[e];
   }

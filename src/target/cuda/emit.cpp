@@ -54,6 +54,52 @@ __device__ __forceinline__ float tsl_load(const unsigned short* p, bool bf) {
 __device__ __forceinline__ unsigned short tsl_cvt16(float f, bool bf) {
   return bf ? tsl_f32_to_bf16(f) : tsl_f32_to_f16(f);
 }
+// Masked vector loads in two steps: every fetch of a tile first (a predicated 16/8/4-byte load of
+// raw words, zeros where out of bounds), then the conversions. Converting right after each load
+// inside its bounds branch made every load wait for the one before (one load in flight a thread).
+template <int W> struct tsl_raw16 { unsigned w[W / 2]; };
+template <int W>
+__device__ __forceinline__ tsl_raw16<W> tsl_fetch16(const unsigned short* p, bool ok) {
+  tsl_raw16<W> r;
+  if constexpr (W == 8) {
+    uint4 u = ok ? *reinterpret_cast<const uint4*>(p) : make_uint4(0, 0, 0, 0);
+    r.w[0] = u.x; r.w[1] = u.y; r.w[2] = u.z; r.w[3] = u.w;
+  } else if constexpr (W == 4) {
+    uint2 u = ok ? *reinterpret_cast<const uint2*>(p) : make_uint2(0, 0);
+    r.w[0] = u.x; r.w[1] = u.y;
+  } else {
+    r.w[0] = ok ? *reinterpret_cast<const unsigned*>(p) : 0u;
+  }
+  return r;
+}
+template <int W>
+__device__ __forceinline__ void tsl_unpack16(const tsl_raw16<W>& r, float* o, bool bf, bool ok, float pad) {
+#pragma unroll
+  for (int i = 0; i < W / 2; ++i) {
+    float lo = bf ? tsl_bf16_to_f32(r.w[i] & 0xffffu) : tsl_f16_to_f32(r.w[i] & 0xffffu);
+    float hi = bf ? tsl_bf16_to_f32(r.w[i] >> 16) : tsl_f16_to_f32(r.w[i] >> 16);
+    o[2 * i] = ok ? lo : pad;
+    o[2 * i + 1] = ok ? hi : pad;
+  }
+}
+template <int W> struct tsl_raw32 { float f[W]; };
+template <int W>
+__device__ __forceinline__ tsl_raw32<W> tsl_fetch32(const float* p, bool ok) {
+  tsl_raw32<W> r;
+  if constexpr (W == 4) {
+    float4 u = ok ? *reinterpret_cast<const float4*>(p) : make_float4(0.f, 0.f, 0.f, 0.f);
+    r.f[0] = u.x; r.f[1] = u.y; r.f[2] = u.z; r.f[3] = u.w;
+  } else {
+    float2 u = ok ? *reinterpret_cast<const float2*>(p) : make_float2(0.f, 0.f);
+    r.f[0] = u.x; r.f[1] = u.y;
+  }
+  return r;
+}
+template <int W>
+__device__ __forceinline__ void tsl_unpack32(const tsl_raw32<W>& r, float* o, bool ok, float pad) {
+#pragma unroll
+  for (int i = 0; i < W; ++i) o[i] = ok ? r.f[i] : pad;
+}
 // W 16-bit elements (W = 2, 4, 8) from 4*W/2 aligned bytes into o[0..W).
 template <int W>
 __device__ __forceinline__ void tsl_load16(const unsigned short* p, float* o, bool bf) {
@@ -674,6 +720,7 @@ class Emitter {
     std::string bf = g.element == ScalarKind::bf16 ? "true" : "false";
     int64_t bytes = g.element == ScalarKind::f32 ? 4 : 2;
     size_t last = rank - 1;
+    std::vector<std::string> unpacks;  // conversions of masked vector loads, after all fetches
     for (int64_t v = 0; v < plan.values;) {
       int64_t w = vector_width(g, plan, v, bytes);
       const auto& vc = plan.value_coord[v];
@@ -705,7 +752,17 @@ class Emitter {
           stmt = slot + " = " +
                  (bytes == 2 ? "tsl_load(" + addr + ", " + bf + ")" : "*(" + addr + ")") + ";";
         }
-        if (!pred.empty()) {
+        if (!pred.empty() && w > 1) {
+          // Fetch now, convert after the tile's last fetch (see tsl_fetch16).
+          std::string n = std::to_string(v), ws = std::to_string(w);
+          line("const bool ok" + n + " = " + pred + ";");
+          stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
+                 ">(" + addr + ", ok" + n + ");";
+          unpacks.push_back(bytes == 2 ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " +
+                                             bf + ", ok" + n + ", " + float_literal(g.pad) + ");"
+                                       : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot +
+                                             ", ok" + n + ", " + float_literal(g.pad) + ");");
+        } else if (!pred.empty()) {
           std::string pad;
           for (int64_t i = 0; i < w; ++i) {
             pad += r.name + "[" + std::to_string(v + i) + "] = " + float_literal(g.pad) + "; ";
@@ -730,6 +787,7 @@ class Emitter {
       line(stmt);
       v += w;
     }
+    for (const std::string& u : unpacks) line(u);
     --indent_;
     line("}");
   }
