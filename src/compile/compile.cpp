@@ -130,28 +130,30 @@ std::map<std::string, int64_t> CompiledKernel::bind(const std::vector<KernelArg>
   for (size_t i = 0; i < args.size(); ++i) {
     const ir::Value* param = body.argument(static_cast<int>(i));
     const ir::Type& t = param->type();
-    const std::string what =
-        "launch of @" + name_ + ": argument " + std::to_string(i) + " (%" + param->name() + ")";
+    // Built only for an error message: a launch's checks stay cheap (host launch overhead).
+    auto what = [&] {
+      return "launch of @" + name_ + ": argument " + std::to_string(i) + " (%" + param->name() + ")";
+    };
     if (t.is_tensor()) {
       const TensorArg* tensor = std::get_if<TensorArg>(&args[i]);
-      if (!tensor) user_error(loc, what, " must be a tensor of type ", t.str());
+      if (!tensor) user_error(loc, what(), " must be a tensor of type ", t.str());
       if (tensor->element != t.element()) {
-        user_error(loc, what, " has element type ", ir::to_string(tensor->element),
+        user_error(loc, what(), " has element type ", ir::to_string(tensor->element),
                    " but the kernel declares ", t.str());
       }
       if (static_cast<int>(tensor->shape.size()) != t.rank()) {
-        user_error(loc, what, " has shape ", shape_str(tensor->shape), " of rank ",
+        user_error(loc, what(), " has shape ", shape_str(tensor->shape), " of rank ",
                    tensor->shape.size(), " but the kernel declares ", t.str());
       }
       if (tensor->data % 16 != 0) {
-        user_error(loc, what, " is not 16-byte aligned (vector accesses need it)");
+        user_error(loc, what(), " is not 16-byte aligned (vector accesses need it)");
       }
       for (int d = 0; d < t.rank(); ++d) {
         const ir::Extent& e = t.shape()[d];
         int64_t got = tensor->shape[d];
         if (e.is_static()) {
           if (got != e.value) {
-            user_error(loc, what, " has shape ", shape_str(tensor->shape),
+            user_error(loc, what(), " has shape ", shape_str(tensor->shape),
                        " but the kernel declares ", t.str(), " (extent ", d, " must be ", e.value,
                        ")");
           }
@@ -159,19 +161,19 @@ std::map<std::string, int64_t> CompiledKernel::bind(const std::vector<KernelArg>
         }
         auto [it, fresh] = sizes.emplace(e.symbol, got);
         if (!fresh && it->second != got) {
-          user_error(loc, what, " has shape ", shape_str(tensor->shape), ", which sets ", e.symbol,
+          user_error(loc, what(), " has shape ", shape_str(tensor->shape), ", which sets ", e.symbol,
                      " = ", got, ", but an earlier argument set ", e.symbol, " = ", it->second);
         }
       }
     } else {
       if (std::holds_alternative<TensorArg>(args[i])) {
-        user_error(loc, what, " must be a scalar of type ", t.str(), ", not a tensor");
+        user_error(loc, what(), " must be a scalar of type ", t.str(), ", not a tensor");
       }
       if (ir::is_float(t.element()) && !std::holds_alternative<double>(args[i])) {
-        user_error(loc, what, " must be a floating-point scalar (", t.str(), ")");
+        user_error(loc, what(), " must be a floating-point scalar (", t.str(), ")");
       }
       if (!ir::is_float(t.element()) && !std::holds_alternative<int64_t>(args[i])) {
-        user_error(loc, what, " must be an integer scalar (", t.str(), ")");
+        user_error(loc, what(), " must be an integer scalar (", t.str(), ")");
       }
     }
   }
@@ -217,7 +219,12 @@ runtime::LaunchConfig CompiledKernel::launch_config(
 
 void CompiledKernel::launch(const std::vector<KernelArg>& args, CUstream stream) {
   std::map<std::string, int64_t> sizes = bind(args);
-  runtime::LaunchConfig config = launch_config(sizes);
+  // The grid comes from evaluating the kernel's block_grid; relaunches with the same sizes reuse it.
+  if (!last_config_ || sizes != last_sizes_) {
+    last_config_ = launch_config(sizes);
+    last_sizes_ = sizes;
+  }
+  runtime::LaunchConfig config = *last_config_;
   config.stream = stream;
   if (config.grid.count() == 0) return;  // an empty problem
   if (cubin_.empty()) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <variant>
@@ -76,6 +77,8 @@ class CompiledKernel {
   std::shared_ptr<ir::Module> module_;  // the lowered kernel (grid evaluation, declaration checks)
   std::shared_ptr<runtime::Module> loaded_;
   runtime::Function function_;
+  std::map<std::string, int64_t> last_sizes_;  // the sizes of the last launch, and its config
+  std::optional<runtime::LaunchConfig> last_config_;
 };
 
 // Compiles one kernel op for `target` ("sm_80" or "sm_90a"). The input is not modified. Needs no

@@ -29,3 +29,15 @@ for f in examples/kernels/{softmax_n8192,rmsnorm_n8192,layernorm_n8192,gemv}.tir
     "$(cuobjdump -res-usage /tmp/$k.cubin 2>&1 | grep -oE 'REG:[0-9]+' | head -1)"
   cat /tmp/$k.sass >> $OUT/sass.txt
 done
+if [ -x $B/bin/tessel-oldemit ]; then
+  # Ablation: the same kernels from a tessel built with the previous emitter (masked vector loads
+  # converted inside their bounds branch, one after another).
+  echo "== ablation: previous emitter"
+  timeout 90 $B/bin/tessel-oldemit bench memory-bound \
+    --kernels softmax_n8192,rmsnorm_n8192,layernorm_n8192,gemv 2>&1 | tee $OUT/ablation.log
+fi
+if [ -n "${MEMCHECK:-}" ]; then
+  echo "== memcheck (kernels_gpu_test)"
+  timeout 150 compute-sanitizer --tool memcheck $B/test/kernels_gpu_test > $OUT/memcheck.log 2>&1
+  echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' $OUT/memcheck.log | head -1) $(grep -cE '^\[       OK' $OUT/memcheck.log) tests ok"
+fi
