@@ -2,11 +2,11 @@
 #include "interp/interpreter.h"
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <sstream>
 #include <unordered_map>
 
+#include "interp/element_ops.h"
 #include "ir/int_arith.h"
 #include "layout/parse.h"
 
@@ -19,36 +19,6 @@ using ir::Operation;
 using ir::OpKind;
 using ir::Type;
 using ir::Value;
-
-// One element at its exact value: `f` for float kinds, `i` for integer kinds.
-struct Num {
-  double f = 0;
-  int64_t i = 0;
-};
-
-Num from_double(ScalarKind kind, double v) {
-  Num n;
-  if (ir::is_float(kind)) {
-    n.f = round_to(kind, v);
-  } else {
-    n.i = float_to_int(kind, v);
-  }
-  return n;
-}
-
-Num from_int(ScalarKind kind, int64_t v) {
-  Num n;
-  if (ir::is_float(kind)) {
-    n.f = kind == ScalarKind::f32 ? static_cast<float>(v) : round_to(kind, static_cast<double>(v));
-  } else {
-    n.i = ir::wrap_integer(kind, v);
-  }
-  return n;
-}
-
-double as_double(ScalarKind kind, Num n) {
-  return ir::is_float(kind) ? n.f : static_cast<double>(n.i);
-}
 
 std::string index_str(const std::vector<int64_t>& index) {
   std::string out = "[";
@@ -63,7 +33,7 @@ std::string value_str(const Value* v) {
 struct Storage {
   ScalarKind element = ScalarKind::f32;
   HostTensor* host = nullptr;    // global memory
-  std::vector<Num> data;         // shared / register memory
+  std::vector<Element> data;     // shared / register memory
   std::vector<uint8_t> written;  // per element, only for alloc'd tensors
   int64_t size() const { return host ? host->size() : static_cast<int64_t>(data.size()); }
 };
@@ -77,7 +47,7 @@ struct View {
   std::vector<int64_t> shape, strides;
   std::vector<int64_t> valid;  // per dim: coordinates below this lie inside the tensor
   bool masked = false;
-  Num pad;
+  Element pad;
   std::string root_name;
   std::vector<int64_t> root_shape, origin;
   std::vector<int> dim_map;  // view dim -> root dim
@@ -90,7 +60,7 @@ struct View {
 
 struct RtValue {
   bool is_tensor = false;
-  Num scalar;
+  Element scalar;
   View tensor;
 };
 
@@ -124,7 +94,7 @@ View fresh_tensor(ScalarKind element, const std::vector<int64_t>& shape, const s
   View v;
   v.storage = std::make_shared<Storage>();
   v.storage->element = element;
-  v.storage->data.assign(static_cast<size_t>(product(shape)), Num{});
+  v.storage->data.assign(static_cast<size_t>(product(shape)), Element{});
   if (track_writes) v.storage->written.assign(v.storage->data.size(), 0);
   v.element = element;
   v.shape = shape;
@@ -225,9 +195,9 @@ class Machine {
           for (size_t d = 0; d < shape.size(); ++d) v.map_dim.push_back(static_cast<int>(d));
         }
       } else if (const double* d = std::get_if<double>(&args[i])) {
-        value.scalar = from_double(t.element(), *d);
+        value.scalar = element_from_double(t.element(), *d);
       } else if (const int64_t* n = std::get_if<int64_t>(&args[i])) {
-        value.scalar = from_int(t.element(), *n);
+        value.scalar = element_from_int(t.element(), *n);
       } else {
         user_error(kernel.loc(), "argument ", i, " (", value_str(param), ") must be a scalar");
       }
@@ -271,11 +241,11 @@ class Machine {
     TESSEL_ASSERT(it != env_.end(), "interpreting a use of an undefined value ", value_str(v));
     return it->second;
   }
-  Num scalar(const Value* v) { return get(v).scalar; }
+  Element scalar(const Value* v) { return get(v).scalar; }
   int64_t index(const Value* v) { return get(v).scalar.i; }
 
   void set(const Value* v, RtValue value) { env_[v] = std::move(value); }
-  void set_scalar(const Value* v, Num n) {
+  void set_scalar(const Value* v, Element n) {
     RtValue r;
     r.scalar = n;
     env_[v] = r;
@@ -328,7 +298,7 @@ class Machine {
                " (a partial tile needs a masked tile)");
   }
 
-  Num read(const Operation& op, const View& v, const std::vector<int64_t>& c) {
+  Element read(const Operation& op, const View& v, const std::vector<int64_t>& c) {
     if (!inside(v, c)) {
       if (v.masked) return v.pad;
       out_of_bounds(op, v, c, "reading");
@@ -336,7 +306,7 @@ class Machine {
     int64_t a = address(op, v, c);
     const Storage& s = *v.storage;
     if (s.host) {
-      Num n;
+      Element n;
       if (ir::is_float(s.element)) {
         n.f = s.host->get_float(a);
       } else {
@@ -351,7 +321,7 @@ class Machine {
     return s.data[a];
   }
 
-  void write(const Operation& op, View& v, const std::vector<int64_t>& c, Num n) {
+  void write(const Operation& op, View& v, const std::vector<int64_t>& c, Element n) {
     if (!inside(v, c)) {
       if (v.masked) return;
       out_of_bounds(op, v, c, "writing");
@@ -368,111 +338,6 @@ class Machine {
     }
     s.data[a] = n;
     if (!s.written.empty()) s.written[a] = 1;
-  }
-
-  // ---- arithmetic ----
-  Num unary(const Operation& op, ScalarKind k, Num a) {
-    if (ir::is_integer(k)) {
-      auto r = ir::eval_integer(op.kind(), k, a.i, 0);
-      TESSEL_ASSERT(r, op.name(), " has no integer meaning");
-      return Num{0, *r};
-    }
-    if (k == ScalarKind::f64) return Num{unary_float<double>(op.kind(), a.f), 0};
-    return Num{round_to(k, unary_float<float>(op.kind(), static_cast<float>(a.f))), 0};
-  }
-
-  template <typename T>
-  static T unary_float(OpKind kind, T x) {
-    switch (kind) {
-      case OpKind::neg:
-        return -x;
-      case OpKind::abs:
-        return std::fabs(x);
-      case OpKind::exp:
-        return std::exp(x);
-      case OpKind::exp2:
-        return std::exp2(x);
-      case OpKind::log:
-        return std::log(x);
-      case OpKind::log2:
-        return std::log2(x);
-      case OpKind::sqrt:
-        return std::sqrt(x);
-      case OpKind::rsqrt:
-        return T(1) / std::sqrt(x);
-      case OpKind::tanh:
-        return std::tanh(x);
-      case OpKind::sigmoid:
-        return T(1) / (T(1) + std::exp(-x));
-      case OpKind::floor:
-        return std::floor(x);
-      default:
-        TESSEL_ASSERT(false, "not a unary float op");
-        return x;
-    }
-  }
-
-  template <typename T>
-  static std::optional<T> binary_float(OpKind kind, T a, T b) {
-    switch (kind) {
-      case OpKind::add:
-        return a + b;
-      case OpKind::sub:
-        return a - b;
-      case OpKind::mul:
-        return a * b;
-      case OpKind::div:
-        return a / b;
-      case OpKind::rem:
-        return std::fmod(a, b);
-      case OpKind::max:
-        return std::fmax(a, b);
-      case OpKind::min:
-        return std::fmin(a, b);
-      default:
-        return std::nullopt;
-    }
-  }
-
-  static bool compare(const std::string& pred, double a, double b) {
-    if (pred == "lt") return a < b;
-    if (pred == "le") return a <= b;
-    if (pred == "gt") return a > b;
-    if (pred == "ge") return a >= b;
-    if (pred == "eq") return a == b;
-    return a != b;
-  }
-
-  Num binary(const Operation& op, ScalarKind k, Num a, Num b) {
-    if (op.kind() == OpKind::cmp) {
-      const std::string& pred = op.str_attr("pred");
-      if (ir::is_float(k)) return Num{0, compare(pred, a.f, b.f) ? 1 : 0};
-      return Num{0, *ir::eval_integer(OpKind::cmp, k, a.i, b.i, pred)};
-    }
-    if (ir::is_integer(k)) {
-      auto r = ir::eval_integer(op.kind(), k, a.i, b.i);
-      if (!r) user_error(op.loc(), op.name(), ": integer division by zero");
-      return Num{0, *r};
-    }
-    if (k == ScalarKind::f64) return Num{*binary_float<double>(op.kind(), a.f, b.f), 0};
-    auto r = binary_float<float>(op.kind(), static_cast<float>(a.f), static_cast<float>(b.f));
-    TESSEL_ASSERT(r, op.name(), " is not a binary float op");
-    return Num{round_to(k, *r), 0};
-  }
-
-  Num ternary(const Operation& op, ScalarKind k, Num a, Num b, Num c) {
-    if (op.kind() == OpKind::select) return a.i ? b : c;
-    // fma
-    if (k == ScalarKind::f64) return Num{std::fma(a.f, b.f, c.f), 0};
-    return Num{round_to(k, std::fma(static_cast<float>(a.f), static_cast<float>(b.f),
-                                    static_cast<float>(c.f))),
-               0};
-  }
-
-  Num convert(ScalarKind from, ScalarKind to, Num n) {
-    if (ir::is_float(from)) return from_double(to, n.f);
-    if (to == ScalarKind::i1) return Num{0, n.i != 0};
-    return from_int(to, n.i);
   }
 
   // ---- ops ----
@@ -492,16 +357,14 @@ class Machine {
     if (ir::is_elementwise(op.kind())) return elementwise(op);
     switch (op.kind()) {
       case OpKind::size:
-        return set_scalar(op.result(), Num{0, options_.sizes.at(op.str_attr("name"))});
+        return set_scalar(op.result(), Element{0, options_.sizes.at(op.str_attr("name"))});
       case OpKind::constant: {
-        const ir::Attribute& a = *op.attr("value");
-        ScalarKind k = op.result()->type().element();
-        return set_scalar(op.result(), a.kind == ir::Attribute::Kind::real ? from_double(k, a.f)
-                                                                           : from_int(k, a.i));
+        return set_scalar(op.result(),
+                          element_from_attr(op.result()->type().element(), *op.attr("value")));
       }
       case OpKind::block_grid:
         for (int i = 0; i < op.num_results(); ++i) {
-          set_scalar(op.result(i), Num{0, block_index_.at(i)});
+          set_scalar(op.result(i), Element{0, block_index_.at(i)});
         }
         return;
       case OpKind::tile:
@@ -509,7 +372,7 @@ class Machine {
       case OpKind::tile_extent: {
         const View& v = get(op.operand(0)).tensor;
         int64_t d = op.int_attr("dim");
-        return set_scalar(op.result(), Num{0, std::clamp<int64_t>(v.valid[d], 0, v.shape[d])});
+        return set_scalar(op.result(), Element{0, std::clamp<int64_t>(v.valid[d], 0, v.shape[d])});
       }
       case OpKind::transpose:
         return transpose(op);
@@ -572,7 +435,7 @@ class Machine {
     if (op.has_attr("masked")) {
       t.masked = true;
       double pad = op.has_attr("pad") ? op.real_attr("pad") : 0.0;
-      t.pad = from_double(src.element, pad);
+      t.pad = element_from_double(src.element, pad);
     }
     // Drop squeezed dimensions (their extent is 1 and their coordinate is fixed by `start`). When
     // a squeezed dimension lies outside the tensor, so does every element of the tile.
@@ -646,14 +509,12 @@ class Machine {
     View v = fresh_tensor(t.element(), t.static_shape(), value_str(op.result()),
                           op.kind() == OpKind::alloc);
     if (op.kind() == OpKind::fill) {
-      const ir::Attribute& a = *op.attr("value");
-      Num n = a.kind == ir::Attribute::Kind::real ? from_double(t.element(), a.f)
-                                                  : from_int(t.element(), a.i);
+      Element n = element_from_attr(t.element(), *op.attr("value"));
       std::fill(v.storage->data.begin(), v.storage->data.end(), n);
     } else if (op.kind() == OpKind::iota) {
       int64_t dim = op.int_attr("dim");
       for_each_coord(v.shape, [&](const std::vector<int64_t>& c) {
-        write(op, v, c, from_int(t.element(), c[dim]));
+        write(op, v, c, element_from_int(t.element(), c[dim]));
       });
     }
     set_tensor(op.result(), v);
@@ -675,7 +536,7 @@ class Machine {
     }
     View dst = get(op.operand(1)).tensor;
     // Read everything first: a copy between overlapping views behaves as if through a temporary.
-    std::vector<Num> values;
+    std::vector<Element> values;
     values.reserve(static_cast<size_t>(product(src.shape)));
     for_each_coord(src.shape,
                    [&](const std::vector<int64_t>& c) { values.push_back(read(op, src, c)); });
@@ -692,33 +553,14 @@ class Machine {
     int64_t m_extent = a.shape[0], k_extent = a.shape[1], n_extent = b.shape[1];
     View out = fresh_tensor(acc_kind, c.shape, value_str(op.result()), false);
     // Read the operands once (bounds- and initialization-checked) into flat arrays.
-    std::vector<Num> av, bv;
+    std::vector<Element> av, bv;
     for_each_coord(a.shape, [&](const std::vector<int64_t>& x) { av.push_back(read(op, a, x)); });
     for_each_coord(b.shape, [&](const std::vector<int64_t>& x) { bv.push_back(read(op, b, x)); });
     for (int64_t m = 0; m < m_extent; ++m) {
       for (int64_t n = 0; n < n_extent; ++n) {
-        Num acc = read(op, c, {m, n});
-        if (ir::is_integer(in)) {
-          int64_t s = acc.i;
-          for (int64_t k = 0; k < k_extent; ++k) {
-            s = ir::wrap_integer(acc_kind, s + av[m * k_extent + k].i * bv[k * n_extent + n].i);
-          }
-          acc.i = s;
-        } else if (acc_kind == ScalarKind::f64) {
-          double s = acc.f;
-          for (int64_t k = 0; k < k_extent; ++k)
-            s = s + av[m * k_extent + k].f * bv[k * n_extent + n].f;
-          acc.f = s;
-        } else {
-          float s = static_cast<float>(acc.f);
-          for (int64_t k = 0; k < k_extent; ++k) {
-            float p = static_cast<float>(av[m * k_extent + k].f) *
-                      static_cast<float>(bv[k * n_extent + n].f);
-            s = s + p;
-            if (acc_kind != ScalarKind::f32) s = static_cast<float>(round_to(acc_kind, s));
-          }
-          acc.f = s;
-        }
+        Element acc = read(op, c, {m, n});
+        for (int64_t k = 0; k < k_extent; ++k)
+          acc = multiply_add(in, acc_kind, acc, av[m * k_extent + k], bv[k * n_extent + n]);
         write(op, out, {m, n}, acc);
       }
     }
@@ -760,7 +602,6 @@ class Machine {
     const auto& dims = op.ints_attr("dims");
     const std::string& kind = op.str_attr("kind");
     OpKind combine = kind == "sum" ? OpKind::add : kind == "max" ? OpKind::max : OpKind::min;
-    Operation combiner(combine, op.loc());
     std::vector<int64_t> kept, reduced;
     for (int d = 0; d < static_cast<int>(src.shape.size()); ++d) {
       bool r = std::find(dims.begin(), dims.end(), d) != dims.end();
@@ -773,11 +614,11 @@ class Machine {
       std::vector<int64_t> c(src.shape.size());
       for (size_t i = 0; i < kept.size(); ++i) c[kept[i]] = outer[i];
       bool first = true;
-      Num acc;
+      Element acc;
       for_each_coord(red_shape, [&](const std::vector<int64_t>& r) {
         for (size_t i = 0; i < reduced.size(); ++i) c[reduced[i]] = r[i];
-        Num x = read(op, src, c);
-        acc = first ? x : binary(combiner, src.element, acc, x);
+        Element x = read(op, src, c);
+        acc = first ? x : *binary(combine, src.element, acc, x);
         first = false;
       });
       return acc;
@@ -791,21 +632,17 @@ class Machine {
   void elementwise(const Operation& op) {
     int arity = ir::op_info(op.kind()).arity;
     ScalarKind k = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
-    auto apply = [&](const std::vector<Num>& x) {
-      if (arity == 1) return unary(op, k, x[0]);
-      if (arity == 2) return binary(op, k, x[0], x[1]);
-      return ternary(op, k, x[0], x[1], x[2]);
-    };
+    auto apply = [&](const std::vector<Element>& x) { return apply_elementwise(op, k, x.data()); };
     const Type& t = op.result()->type();
     if (t.is_scalar()) {
-      std::vector<Num> x;
+      std::vector<Element> x;
       for (const Value* v : op.operands()) x.push_back(scalar(v));
       return set_scalar(op.result(), apply(x));
     }
     View out = fresh_tensor(t.element(), t.static_shape(), value_str(op.result()), false);
     std::vector<const RtValue*> in;
     for (const Value* v : op.operands()) in.push_back(&get(v));
-    std::vector<Num> x(arity);
+    std::vector<Element> x(arity);
     for_each_coord(out.shape, [&](const std::vector<int64_t>& c) {
       for (int i = 0; i < arity; ++i)
         x[i] = in[i]->is_tensor ? read(op, in[i]->tensor, c) : in[i]->scalar;
@@ -821,7 +658,7 @@ class Machine {
     for (int i = 3; i < op.num_operands(); ++i) carried.push_back(get(op.operand(i)));
     const Block& body = *op.region(0);
     for (int64_t k = lo; k < hi; k += step) {
-      set_scalar(body.argument(0), Num{0, k});
+      set_scalar(body.argument(0), Element{0, k});
       for (size_t i = 0; i < carried.size(); ++i)
         set(body.argument(static_cast<int>(i) + 1), carried[i]);
       std::vector<RtValue> next = run_ops(body);
@@ -842,7 +679,7 @@ class Machine {
     for (size_t i = 0; i < args.size(); ++i) {
       const Value* v = op.operand(static_cast<int>(i));
       if (!v->type().is_tensor()) {
-        args[i].scalar = as_double(v->type().element(), scalar(v));
+        args[i].scalar = element_as_double(v->type().element(), scalar(v));
         continue;
       }
       const View& view = get(v).tensor;
@@ -850,7 +687,7 @@ class Machine {
       HostTensor& copy = *copies.back();
       int64_t k = 0;
       for_each_coord(view.shape, [&](const std::vector<int64_t>& c) {
-        Num n = read(op, view, c);
+        Element n = read(op, view, c);
         if (ir::is_float(view.element)) {
           copy.set_float(k++, n.f);
         } else {
@@ -866,7 +703,7 @@ class Machine {
       View view = get(v).tensor;
       int64_t k = 0;
       for_each_coord(view.shape, [&](const std::vector<int64_t>& c) {
-        Num n;
+        Element n;
         if (ir::is_float(view.element)) {
           n.f = args[i].tensor->get_float(k++);
         } else {
@@ -883,7 +720,7 @@ class Machine {
       const Type& t = op.result(i)->type();
       if (t.is_tensor())
         user_error(op.loc(), "call_external: the interpreter returns scalars only");
-      set_scalar(op.result(i), from_double(t.element(), results[i]));
+      set_scalar(op.result(i), element_from_double(t.element(), results[i]));
     }
   }
 

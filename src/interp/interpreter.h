@@ -17,6 +17,8 @@
 //  - reduce folds the reduced coordinates in row-major order: acc = x[first]; acc = acc op x[next];
 //  - elementwise, cast, broadcast, fill, iota visit elements in row-major order.
 // So a plain C++ loop that computes in the same order gets bit-identical results.
+// The element rules above are implemented once, in interp/element_ops.h, which the thread-level
+// interpreter calls too.
 //
 // Memory. A global tensor parameter is a HostTensor (device encoding, row-major, or addressed
 // through the parameter type's layout when it has one). `tile`, `transpose` and `global_view` make

@@ -2,7 +2,6 @@
 #include "interp/thread_interpreter.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -11,10 +10,11 @@
 #include <optional>
 #include <unordered_map>
 
+#include "interp/element_ops.h"
 #include "interp/numerics.h"
-#include "ir/int_arith.h"
 #include "layout/parse.h"
 #include "layout/swizzle.h"
+#include "layout/table.h"
 #include "support/diagnostics.h"
 #include "target/cuda/atoms.h"
 #include "target/cuda/target.h"
@@ -29,31 +29,6 @@ using ir::Value;
 
 std::string vname(const Value* v) {
   return "%" + v->name();
-}
-
-// L(i) for every i < size(L) (integer arithmetic over the flattened modes).
-std::vector<int64_t> table_of(const layout::Layout& l) {
-  layout::Layout flat = layout::flatten(l);
-  std::vector<int64_t> shape, stride;
-  for (const layout::Extent& e : layout::leaves(flat.shape())) shape.push_back(e.constant());
-  for (const layout::Extent& e : layout::leaves(flat.stride())) stride.push_back(e.constant());
-  int64_t size = 1;
-  for (int64_t s : shape) size *= s;
-  std::vector<int64_t> out(static_cast<size_t>(size));
-  std::vector<int64_t> coord(shape.size(), 0);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < size; ++i) {
-    out[size_t(i)] = offset;
-    for (size_t m = 0; m < shape.size(); ++m) {
-      if (++coord[m] < shape[m]) {
-        offset += stride[m];
-        break;
-      }
-      offset -= stride[m] * (shape[m] - 1);
-      coord[m] = 0;
-    }
-  }
-  return out;
 }
 
 int64_t product(const std::vector<int64_t>& s) {
@@ -79,11 +54,6 @@ std::vector<int64_t> coord_of(int64_t i, const std::vector<int64_t>& shape) {
   }
   return c;
 }
-
-struct Scalar {
-  double f = 0;
-  int64_t i = 0;
-};
 
 struct Global {
   HostTensor* host = nullptr;
@@ -112,7 +82,7 @@ struct Regs {
 
 struct RV {
   enum Kind { scalar, global, shared, reg } kind = scalar;
-  Scalar s;
+  Element s;
   Global g;
   Shared sh;
   Regs r;
@@ -140,9 +110,9 @@ class ThreadRun {
         v.g.origin.assign(v.g.shape.size(), 0);
         for (size_t d = 0; d < v.g.shape.size(); ++d) v.g.dim_map.push_back(int(d));
       } else if (std::holds_alternative<double>(args[i])) {
-        v.s.f = std::get<double>(args[i]);
+        v.s = element_from_double(p->type().element(), std::get<double>(args[i]));
       } else {
-        v.s.i = std::get<int64_t>(args[i]);
+        v.s = element_from_int(p->type().element(), std::get<int64_t>(args[i]));
       }
       env_[p] = v;
     }
@@ -189,7 +159,7 @@ class ThreadRun {
     TESSEL_ASSERT(it != env_.end(), "value ", vname(v), " has no value");
     return it->second;
   }
-  Scalar scalar(const Value* v) { return get(v).s; }
+  Element scalar(const Value* v) { return get(v).s; }
 
   [[noreturn]] void unsupported(const Operation& op) {
     user_error(op.loc(), "thread interpreter: ", op.name(), " is not supported");
@@ -204,7 +174,7 @@ class ThreadRun {
     Regs r;
     r.shape = t.static_shape();
     layout::Layout l = layout::parse_layout(t.layout());
-    r.table = table_of(l);
+    r.table = layout::layout_table(l);
     r.T = l.mode(0).size();
     r.V = l.mode(1).size();
     if (r.T > threads_)
@@ -233,7 +203,7 @@ class ThreadRun {
     const std::string& text = t.layout();
     size_t o = text.rfind(" o ");
     layout::Layout base = layout::parse_layout(o == std::string::npos ? text : text.substr(o + 3));
-    s.table = table_of(base);
+    s.table = layout::layout_table(base);
     if (o != std::string::npos) {
       int b = 0, m = 0, sh = 0;
       long long off = 0;
@@ -286,167 +256,8 @@ class ThreadRun {
     }
   }
 
-  // ---- arithmetic ----
-  static double round_elem(ir::ScalarKind k, double x) {
-    if (k == ir::ScalarKind::f32) return double(float(x));
-    if (ir::is_float(k)) return round_to(k, x);
-    return x;
-  }
-  static double unary(OpKind k, ir::ScalarKind t, double a) {
-    if (t == ir::ScalarKind::f64) {
-      switch (k) {
-        case OpKind::neg:
-          return -a;
-        case OpKind::abs:
-          return std::fabs(a);
-        case OpKind::exp:
-          return std::exp(a);
-        case OpKind::exp2:
-          return std::exp2(a);
-        case OpKind::log:
-          return std::log(a);
-        case OpKind::log2:
-          return std::log2(a);
-        case OpKind::sqrt:
-          return std::sqrt(a);
-        case OpKind::rsqrt:
-          return 1.0 / std::sqrt(a);
-        case OpKind::tanh:
-          return std::tanh(a);
-        case OpKind::sigmoid:
-          return 1.0 / (1.0 + std::exp(-a));
-        case OpKind::floor:
-          return std::floor(a);
-        default:
-          break;
-      }
-    }
-    float x = float(a);
-    float r = 0;
-    switch (k) {
-      case OpKind::neg:
-        r = -x;
-        break;
-      case OpKind::abs:
-        r = std::fabs(x);
-        break;
-      case OpKind::exp:
-        r = expf(x);
-        break;
-      case OpKind::exp2:
-        r = exp2f(x);
-        break;
-      case OpKind::log:
-        r = logf(x);
-        break;
-      case OpKind::log2:
-        r = log2f(x);
-        break;
-      case OpKind::sqrt:
-        r = sqrtf(x);
-        break;
-      case OpKind::rsqrt:
-        r = 1.0f / sqrtf(x);
-        break;
-      case OpKind::tanh:
-        r = tanhf(x);
-        break;
-      case OpKind::sigmoid:
-        r = 1.0f / (1.0f + expf(-x));
-        break;
-      case OpKind::floor:
-        r = floorf(x);
-        break;
-      default:
-        TESSEL_ASSERT(false, "not unary");
-    }
-    return round_elem(t, r);
-  }
-  static double binary(OpKind k, ir::ScalarKind t, double a, double b) {
-    if (t == ir::ScalarKind::f64) {
-      switch (k) {
-        case OpKind::add:
-          return a + b;
-        case OpKind::sub:
-          return a - b;
-        case OpKind::mul:
-          return a * b;
-        case OpKind::div:
-          return a / b;
-        case OpKind::max:
-          return std::fmax(a, b);
-        case OpKind::min:
-          return std::fmin(a, b);
-        default:
-          break;
-      }
-    }
-    float x = float(a), y = float(b), r = 0;
-    switch (k) {
-      case OpKind::add:
-        r = x + y;
-        break;
-      case OpKind::sub:
-        r = x - y;
-        break;
-      case OpKind::mul:
-        r = x * y;
-        break;
-      case OpKind::div:
-        r = x / y;
-        break;
-      case OpKind::max:
-        r = fmaxf(x, y);
-        break;
-      case OpKind::min:
-        r = fminf(x, y);
-        break;
-      default:
-        TESSEL_ASSERT(false, "not binary");
-    }
-    return round_elem(t, r);
-  }
-  Scalar index_op(const Operation& op) {
-    Scalar a = scalar(op.operand(0)), b = scalar(op.operand(1));
-    Scalar r;
-    const ir::Type& t = op.result()->type();
-    if (ir::is_float(t.element())) {
-      r.f = binary(op.kind(), t.element(), a.f, b.f);
-      return r;
-    }
-    switch (op.kind()) {
-      case OpKind::add:
-        r.i = a.i + b.i;
-        break;
-      case OpKind::sub:
-        r.i = a.i - b.i;
-        break;
-      case OpKind::mul:
-        r.i = a.i * b.i;
-        break;
-      case OpKind::div:
-        r.i = b.i ? a.i / b.i : 0;
-        break;
-      case OpKind::rem:
-        r.i = b.i ? a.i % b.i : 0;
-        break;
-      case OpKind::max:
-        r.i = std::max(a.i, b.i);
-        break;
-      case OpKind::min:
-        r.i = std::min(a.i, b.i);
-        break;
-      case OpKind::cdiv:
-        r.i = b.i ? (a.i + b.i - 1) / b.i : 0;
-        break;
-      default:
-        unsupported(op);
-    }
-    return r;
-  }
-
   // ---- ops ----
-  void set_scalar(const Value* v, Scalar s) {
+  void set_scalar(const Value* v, Element s) {
     RV r;
     r.s = s;
     env_[v] = r;
@@ -463,24 +274,17 @@ class ThreadRun {
     if (ir::is_elementwise(k)) return elementwise(op);
     switch (k) {
       case OpKind::size: {
-        Scalar s;
+        Element s;
         s.i = options_.sizes.at(op.str_attr("name"));
         return set_scalar(op.result(), s);
       }
       case OpKind::constant: {
-        const ir::Attribute* a = op.attr("value");
-        Scalar s;
-        if (a->kind == ir::Attribute::Kind::real) {
-          s.f = a->f;
-        } else {
-          s.i = a->i;
-          s.f = double(a->i);
-        }
-        return set_scalar(op.result(), s);
+        return set_scalar(op.result(),
+                          element_from_attr(op.result()->type().element(), *op.attr("value")));
       }
       case OpKind::block_grid:
         for (int i = 0; i < op.num_results(); ++i) {
-          Scalar s;
+          Element s;
           s.i = block_index_[size_t(i)];
           set_scalar(op.result(i), s);
         }
@@ -519,7 +323,7 @@ class ThreadRun {
         if (v.kind != RV::global) unsupported(op);
         int64_t d = op.int_attr("dim");
         int root = v.g.dim_map[size_t(d)];
-        Scalar e;
+        Element e;
         e.i = std::clamp<int64_t>(v.g.root_shape[size_t(root)] - v.g.origin[size_t(root)], 0,
                                   v.g.shape[size_t(d)]);
         return set_scalar(op.result(), e);
@@ -548,7 +352,9 @@ class ThreadRun {
     }
     if (op.has_attr("masked")) {
       out.masked = true;
-      out.pad = op.has_attr("pad") ? op.real_attr("pad") : 0.0;
+      ir::ScalarKind k = g.host->element();
+      out.pad = element_as_double(
+          k, element_from_double(k, op.has_attr("pad") ? op.real_attr("pad") : 0.0));
     }
     RV r;
     r.kind = RV::global;
@@ -592,9 +398,8 @@ class ThreadRun {
     double fill = 0;
     bool is_fill = op.kind() == OpKind::fill;
     if (is_fill) {
-      const ir::Attribute* a = op.attr("value");
-      fill = a->kind == ir::Attribute::Kind::real ? a->f : double(a->i);
-      fill = round_elem(v->type().element(), fill);
+      ir::ScalarKind k = v->type().element();
+      fill = element_as_double(k, element_from_attr(k, *op.attr("value")));
     }
     if (v->type().space() == MemorySpace::shared) {
       RV r;
@@ -771,76 +576,37 @@ class ThreadRun {
     }
   }
 
-  // One element of an elementwise op, as the tile interpreter computes it (the compute type is the
-  // first operand's, the second's for select).
-  double apply(const Operation& op, ir::ScalarKind k, ir::ScalarKind out, const double* x) {
-    OpKind kind = op.kind();
-    int arity = ir::op_info(kind).arity;
-    if (kind == OpKind::select) return x[0] != 0 ? x[1] : x[2];
-    if (kind == OpKind::fma) {
-      if (k == ir::ScalarKind::f64) return std::fma(x[0], x[1], x[2]);
-      return round_elem(k, std::fma(float(x[0]), float(x[1]), float(x[2])));
-    }
-    if (kind == OpKind::cmp) {
-      const std::string& pred = op.str_attr("pred");
-      if (ir::is_float(k)) {
-        double a = x[0], b = x[1];
-        bool r = pred == "lt"   ? a < b
-                 : pred == "le" ? a <= b
-                 : pred == "gt" ? a > b
-                 : pred == "ge" ? a >= b
-                 : pred == "eq" ? a == b
-                                : a != b;
-        return r ? 1 : 0;
-      }
-      return double(*ir::eval_integer(kind, k, int64_t(x[0]), int64_t(x[1]), pred));
-    }
-    if (ir::is_integer(k)) {
-      if (arity != 2) unsupported(op);
-      auto r = ir::eval_integer(kind, k, int64_t(x[0]), int64_t(x[1]));
-      if (!r) user_error(op.loc(), op.name(), ": integer division by zero");
-      return double(*r);
-    }
-    (void)out;
-    return arity == 1 ? unary(kind, k, x[0]) : binary(kind, k, x[0], x[1]);
-  }
-
+  // Each thread computes its own values with the tile interpreter's element semantics
+  // (interp/element_ops.h); registers hold elements as doubles.
   void elementwise(const Operation& op) {
     const Value* res = op.result();
+    ir::ScalarKind out_kind = res->type().element();
     int arity = ir::op_info(op.kind()).arity;
     ir::ScalarKind k = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
-    auto scalar_value = [&](int i) {
-      const Scalar& x = get(op.operand(i)).s;
-      return ir::is_float(op.operand(i)->type().element()) ? x.f : double(x.i);
-    };
+    Element x[3];
     if (!res->type().is_tensor()) {
-      double x[3];
-      for (int i = 0; i < arity; ++i) x[i] = scalar_value(i);
-      double r = apply(op, k, res->type().element(), x);
-      Scalar s;
-      if (ir::is_float(res->type().element())) {
-        s.f = r;
-      } else {
-        s.i = int64_t(r);
-      }
-      return set_scalar(res, s);
+      for (int i = 0; i < arity; ++i) x[i] = scalar(op.operand(i));
+      return set_scalar(res, apply_elementwise(op, k, x));
     }
     Regs out = new_regs(res, op);
     std::vector<const RV*> in;
+    std::vector<ir::ScalarKind> kinds;
     for (const Value* v : op.operands()) {
       in.push_back(&get(v));
+      kinds.push_back(v->type().element());
       if (in.back()->kind == RV::reg && in.back()->r.table != out.table)
         user_error(op.loc(), op.name(), ": operand ", vname(v),
                    " is distributed differently from the result (", v->type().layout(), " vs ",
                    res->type().layout(), ")");
       if (in.back()->kind == RV::global || in.back()->kind == RV::shared) unsupported(op);
     }
-    double x[3];
     for (int64_t th = 0; th < out.T; ++th) {
       for (int64_t v = 0; v < out.V; ++v) {
-        for (int i = 0; i < arity; ++i)
-          x[i] = in[size_t(i)]->kind == RV::reg ? in[size_t(i)]->r.at(th, v) : scalar_value(i);
-        out.at(th, v) = apply(op, k, res->type().element(), x);
+        for (int i = 0; i < arity; ++i) {
+          const RV& a = *in[size_t(i)];
+          x[i] = a.kind == RV::reg ? element_of_double(kinds[size_t(i)], a.r.at(th, v)) : a.s;
+        }
+        out.at(th, v) = element_as_double(out_kind, apply_elementwise(op, k, x));
       }
     }
     set_regs(res, out);
@@ -848,32 +614,28 @@ class ThreadRun {
 
   void iota(const Operation& op) {
     Regs out = new_regs(op.result(), op);
+    ir::ScalarKind k = op.result()->type().element();
     int64_t dim = op.int_attr("dim");
     for (int64_t t = 0; t < out.T; ++t)
       for (int64_t v = 0; v < out.V; ++v)
-        out.at(t, v) = double(coord_of(out.elem(t, v), out.shape)[size_t(dim)]);
+        out.at(t, v) = element_as_double(
+            k, element_from_int(k, coord_of(out.elem(t, v), out.shape)[size_t(dim)]));
     set_regs(op.result(), out);
   }
 
   void cast(const Operation& op) {
     const Value* res = op.result();
     const RV& src = get(op.operand(0));
+    ir::ScalarKind from = op.operand(0)->type().element();
     ir::ScalarKind to = res->type().element();
-    if (!res->type().is_tensor()) {
-      Scalar s;
-      double x = ir::is_float(op.operand(0)->type().element()) ? src.s.f : double(src.s.i);
-      if (ir::is_float(to)) {
-        s.f = round_elem(to, x);
-      } else {
-        s.i = int64_t(x);
-      }
-      return set_scalar(res, s);
-    }
+    if (!res->type().is_tensor()) return set_scalar(res, convert(from, to, src.s));
     Regs out = new_regs(res, op);
     if (src.r.table != out.table)
       user_error(op.loc(), "cast: ", vname(op.operand(0)), " is distributed differently from ",
                  vname(res));
-    for (size_t i = 0; i < out.data->size(); ++i) (*out.data)[i] = round_elem(to, (*src.r.data)[i]);
+    for (size_t i = 0; i < out.data->size(); ++i)
+      (*out.data)[i] =
+          element_as_double(to, convert(from, to, element_of_double(from, (*src.r.data)[i])));
     set_regs(res, out);
   }
 
@@ -933,7 +695,7 @@ class ThreadRun {
         // mma.sync from shared memory: each thread loads its fragment (what ldmatrix delivers).
         o.regs.shape = frag_shape;
         layout::Layout l = layout::parse_layout(op.str_attr(frag_attr));
-        o.regs.table = table_of(l);
+        o.regs.table = layout::layout_table(l);
         o.regs.T = l.mode(0).size();
         o.regs.V = l.mode(1).size();
         o.regs.data = std::make_shared<std::vector<double>>(size_t(o.regs.T * o.regs.V));
@@ -975,7 +737,9 @@ class ThreadRun {
     const layout::TVLayout& fb = *atom->b;
     const layout::TVLayout& fc = *atom->c;
     int64_t ma = atom->m, na = atom->n, ka = atom->k;
-    std::vector<double> ta(size_t(ma * ka)), tb(size_t(na * ka)), tc(size_t(ma * na));
+    ir::ScalarKind in_kind = at.element(), acc_kind = ct.element();
+    std::vector<Element> ta(size_t(ma * ka)), tb(size_t(na * ka));
+    std::vector<double> tc(size_t(ma * na));
     for (int64_t j = 0; j < tn; ++j)
       for (int64_t i = 0; i < tm; ++i)
         for (int64_t b = 0; b < rn; ++b)
@@ -994,19 +758,22 @@ class ThreadRun {
               for (int64_t l = 0; l < fa.num_threads(); ++l)
                 for (int64_t v = 0; v < fa.num_values(); ++v) {
                   int64_t e = fa.index(l, v);
-                  ta[size_t(e)] = read(A, t0 + l, r0 + e % ma, k0 + e / ma, M, false);
+                  ta[size_t(e)] = element_of_double(
+                      in_kind, read(A, t0 + l, r0 + e % ma, k0 + e / ma, M, false));
                 }
               for (int64_t l = 0; l < fb.num_threads(); ++l)
                 for (int64_t v = 0; v < fb.num_values(); ++v) {
                   int64_t e = fb.index(l, v);
-                  tb[size_t(e)] = read(B, t0 + l, c0 + e % na, k0 + e / na, N, true);
+                  tb[size_t(e)] = element_of_double(
+                      in_kind, read(B, t0 + l, c0 + e % na, k0 + e / na, N, true));
                 }
               for (int64_t c = 0; c < na; ++c)
                 for (int64_t r = 0; r < ma; ++r) {
-                  float acc = float(tc[size_t(r + ma * c)]);
+                  Element acc = element_of_double(acc_kind, tc[size_t(r + ma * c)]);
                   for (int64_t q = 0; q < ka; ++q)
-                    acc = acc + float(ta[size_t(r + ma * q)]) * float(tb[size_t(c + na * q)]);
-                  tc[size_t(r + ma * c)] = acc;
+                    acc = multiply_add(in_kind, acc_kind, acc, ta[size_t(r + ma * q)],
+                                       tb[size_t(c + na * q)]);
+                  tc[size_t(r + ma * c)] = element_as_double(acc_kind, acc);
                 }
               ++stats_.mma_atoms;
             }
@@ -1030,9 +797,10 @@ class ThreadRun {
     ir::ScalarKind t = op.operand(0)->type().element();
     if (!op.result()->type().is_tensor()) unsupported(op);
     Regs out = new_regs(op.result(), op);
+    OpKind fold = kind == "sum" ? OpKind::add : kind == "max" ? OpKind::max : OpKind::min;
     auto combine = [&](double a, double b) {
-      return kind == "sum" ? binary(OpKind::add, t, a, b)
-                           : binary(kind == "max" ? OpKind::max : OpKind::min, t, a, b);
+      return element_as_double(t,
+                               *binary(fold, t, element_of_double(t, a), element_of_double(t, b)));
     };
     auto out_index = [&](int64_t e) {
       std::vector<int64_t> c = coord_of(e, src.shape), keep;
@@ -1100,7 +868,7 @@ class ThreadRun {
     Regs out = new_regs(op.result(), op);
     std::vector<int64_t> dims = op.ints_attr("dims");
     if (src.kind == RV::scalar) {
-      double x = ir::is_float(op.operand(0)->type().element()) ? src.s.f : double(src.s.i);
+      double x = element_as_double(op.operand(0)->type().element(), src.s);
       std::fill(out.data->begin(), out.data->end(), x);
       return set_regs(op.result(), out);
     }
@@ -1140,7 +908,7 @@ class ThreadRun {
     std::vector<RV> carried;
     for (int i = 3; i < op.num_operands(); ++i) carried.push_back(clone(get(op.operand(i))));
     for (int64_t k = lo; k < hi; k += step) {
-      Scalar s;
+      Element s;
       s.i = k;
       set_scalar(body.argument(0), s);
       for (size_t i = 0; i < carried.size(); ++i) env_[body.argument(int(i) + 1)] = carried[i];

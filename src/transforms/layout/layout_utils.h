@@ -5,15 +5,13 @@
 #include <vector>
 
 #include "layout/swizzle.h"
+#include "layout/table.h"
 #include "layout/tv_layout.h"
 
 namespace tessel::transforms {
 
-// L(i) for every i < size(L), by integer arithmetic over the flattened modes (the layout library
-// evaluates through symbolic extents, which is too slow for whole tiles). L must be constant.
-std::vector<int64_t> layout_table(const layout::Layout& l);
-// The same for a swizzled layout: swizzle(offset + L(i)).
-std::vector<int64_t> layout_table(const layout::ComposedLayout& l);
+// L(i) for every i < size(L) (layout/table.h; the thread interpreter shares it).
+using layout::layout_table;
 
 // An atom's TV layout over its (ma, na) tile, tiled over an (M, N) tile: `tm` x `tn` copies of the
 // atom's threads (tm along M fastest, then tn along N), and the rest of the tile as repeated

@@ -39,18 +39,35 @@ int log2_exact(int64_t v) {
   return (int64_t(1) << b) == v ? b : -1;
 }
 
-// The tile-index steps of thread 0's first vector as a layout (vec:stride), when they are evenly
-// spaced.
+// Thread 0's first vector as a layout of tile-index steps (relative to its first element): modes
+// found greedily, each the next index not yet reached repeated as often as the pattern holds.
+// Evenly spaced vectors give (vec):(step); a packed ldmatrix row gives several modes.
 std::optional<Layout> vector_layout(const SharedAccess& a) {
   int64_t vec = a.vector_elems;
   if (a.values < vec || a.threads == 0) return std::nullopt;
-  int64_t base = a.table[0];
-  int64_t step = vec > 1 ? a.table[static_cast<size_t>(a.threads)] - base : 1;
-  if (step <= 0) return std::nullopt;
-  for (int64_t u = 1; u < vec; ++u) {
-    if (a.table[static_cast<size_t>(a.threads * u)] != base + u * step) return std::nullopt;
+  std::vector<int64_t> idx(static_cast<size_t>(vec));
+  for (int64_t u = 0; u < vec; ++u)
+    idx[size_t(u)] = a.table[static_cast<size_t>(a.threads * u)] - a.table[0];
+  if (vec == 1) return Layout(IntTuple(1), IntTuple(0));
+  std::vector<IntTuple> shape, stride;
+  int64_t len = 1;
+  while (len < vec) {
+    int64_t step = idx[size_t(len)];
+    if (step <= 0) return std::nullopt;
+    int64_t c = 1;
+    auto block_ok = [&](int64_t b) {
+      for (int64_t u = 0; u < len; ++u)
+        if (idx[size_t(len * b + u)] != idx[size_t(u)] + b * step) return false;
+      return true;
+    };
+    while (len * (c + 1) <= vec && block_ok(c)) ++c;
+    if (c == 1 || vec % (len * c) != 0) return std::nullopt;
+    shape.emplace_back(c);
+    stride.emplace_back(step);
+    len *= c;
   }
-  return Layout(IntTuple(vec), IntTuple(vec == 1 ? 0 : step));
+  if (shape.size() == 1) return Layout(shape[0], stride[0]);
+  return Layout(IntTuple(std::move(shape)), IntTuple(std::move(stride)));
 }
 
 // The candidate layout that puts `a`'s vectors first and the rest of the tile after them in
@@ -73,6 +90,69 @@ std::optional<Layout> candidate_from(const IntTuple& tile_shape, const SharedAcc
 }
 
 }  // namespace
+
+std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, int64_t T,
+                                           int64_t V, int64_t rows, int64_t cols, int count,
+                                           bool trans, int d, int elem_bits) {
+  if (elem_bits > 16 || 16 % elem_bits != 0) return std::nullopt;
+  const int64_t p = 16 / elem_bits;  // elements per 16-bit unit
+  if (p > 1 && trans) return std::nullopt;
+  if (T % 32 != 0 || V % (2 * count * p) != 0) return std::nullopt;
+  int64_t step = d == 1 ? rows : 1;
+  int64_t extent = d == 1 ? cols : rows;
+  int64_t chunks = V / (2 * count * p);
+  SharedAccess a;
+  a.kind = AccessKind::threads;
+  a.threads = T;
+  a.values = chunks * 8 * p;
+  a.vector_elems = static_cast<int>(8 * p);
+  a.active_lanes = 8 * count;
+  a.table.assign(size_t(T * a.values), 0);
+  auto at = [&](int64_t t, int64_t v) { return table[size_t(t + T * v)]; };
+  for (int64_t w = 0; w < T / 32; ++w) {
+    for (int64_t c = 0; c < chunks; ++c) {
+      for (int j = 0; j < count; ++j) {
+        int64_t unit0 = c * 2 * count + 2 * j;  // the lane's first unit from matrix j
+        // row[r][u]: tile index of element u of row r of matrix j.
+        std::vector<std::vector<int64_t>> row(8, std::vector<int64_t>(size_t(8 * p)));
+        if (p == 1) {
+          for (int r = 0; r < 8; ++r) {
+            int64_t base = trans ? at(32 * w + r / 2, unit0 + r % 2) : at(32 * w + 4 * r, unit0);
+            int64_t coord = d == 1 ? base / rows : base % rows;
+            if (coord % 8 != 0 || coord + 8 > extent) return std::nullopt;
+            for (int u = 0; u < 8; ++u) row[size_t(r)][size_t(u)] = base + u * step;
+          }
+          for (int l = 0; l < 32; ++l) {
+            int g = l / 4, q = l % 4;
+            for (int h = 0; h < 2; ++h) {
+              int64_t expect = trans ? row[size_t(2 * q + h)][0] + g * step
+                                     : row[size_t(g)][size_t(2 * q + h)];
+              if (at(32 * w + l, unit0 + h) != expect) return std::nullopt;
+            }
+          }
+        } else {
+          // The row is whatever the lanes hold: unit k of row r is lane 4r + k/2's unit k%2.
+          for (int r = 0; r < 8; ++r)
+            for (int64_t u = 0; u < 8 * p; ++u) {
+              int64_t k = u / p;
+              row[size_t(r)][size_t(u)] =
+                  at(32 * w + 4 * r + k / 2, (unit0 + k % 2) * p + u % p);
+            }
+        }
+        for (int l = 0; l < 32; ++l) {
+          int lane = l % (8 * count);
+          if (lane / 8 != j) continue;
+          for (int64_t u = 0; u < 8 * p; ++u) {
+            // lanes past 8*count repeat the addresses of the first ones
+            for (int64_t rep = l; rep < 32; rep += 8 * count)
+              a.table[size_t(32 * w + rep + T * (c * 8 * p + u))] = row[size_t(lane % 8)][size_t(u)];
+          }
+        }
+      }
+    }
+  }
+  return a;
+}
 
 SharedAccess SharedAccess::from_tv(std::string who, const layout::TVLayout& tv, int vector_elems,
                                    int active_lanes) {

@@ -17,6 +17,7 @@
 // layouts (HOPPER.md §2-3), built by canonical_tma_layout.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,21 @@ struct SharedLayoutChoice {
   std::vector<AccessReport> accesses;
   std::string reason;  // why this layout (printable)
 };
+
+// The access of ldmatrix.x{count}[.trans] (or stmatrix, the same contract) that delivers a
+// register fragment, when the fragment has its contract; `table[t + T*v]` is the tile index
+// (colexicographic over rows x cols) of value v of thread t. ldmatrix moves 16-bit units: lane l
+// of each warp receives units 2(l%4)+h (h = 0, 1) of row l/4 of matrix j (.trans: unit l/4 of
+// rows 2(l%4)+h) as its units 2j+h of each chunk of 2*count units, and lanes 8j..8j+7 give the
+// 16-byte row addresses of matrix j. A unit is one 16-bit element, or 16/elem_bits consecutive
+// values of a thread for packed sub-byte elements (int4: four), which must lie in one unit of
+// shared memory in value order. For 16-bit elements each row is 8 elements along dimension d,
+// aligned to 8; a packed row is any 8*16/elem_bits elements (the shared layout puts them
+// together), which is what lets an int4 tile reach the mma fragment with no shuffle (Hexcute
+// §7.3). The access's vectors are the rows: vector_elems = 8 units, active_lanes = 8 * count.
+std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, int64_t T,
+                                           int64_t V, int64_t rows, int64_t cols, int count,
+                                           bool trans, int d, int elem_bits = 16);
 
 // The problem when `m` does not give the access contiguous aligned vectors, else "".
 std::string check_alignment(const layout::ComposedLayout& m, const SharedAccess& access);

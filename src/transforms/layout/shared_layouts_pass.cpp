@@ -211,17 +211,23 @@ class SharedSynthesis {
                                      int64_t T, int64_t V, int64_t rows, int64_t cols, int bits,
                                      bool store = false) {
     std::vector<Option> out;
-    if (bits == 16 && T % 32 == 0 && (!store || target_.sm() >= 90)) {
+    // ldmatrix moves 16-bit units: 16-bit elements one per unit, packed sub-byte elements
+    // (int4: four per unit) as whole units, untransposed (a transpose would move units, not the
+    // elements inside them). The rows of packed data need not be lines of the tile.
+    bool packed = bits < 8 && 16 % bits == 0;  // sub-byte only: 8-bit operands keep ld.shared
+    if ((bits == 16 || packed) && T % 32 == 0 && (!store || target_.sm() >= 90)) {
       for (int count : {4, 2, 1}) {
         for (bool trans : {false, true}) {
           for (int d : {1, 0}) {
+            if (packed && (trans || d == 0 || store)) continue;
             std::optional<SharedAccess> a =
-                match_ldmatrix(table, T, V, rows, cols, count, trans, d);
+                match_ldmatrix(table, T, V, rows, cols, count, trans, d, bits);
             if (!a) continue;
             Atom ld =
                 store ? target::cuda::stmatrix(count, trans) : target::cuda::ldmatrix(count, trans);
             a->who = who + " (" + ld.name + ")";
-            out.push_back({ld.name, *a, (T / 32) * (V / (2 * count)), ld.cost.issue_cycles});
+            out.push_back({ld.name, *a, (T / 32) * (V / (2 * count * (16 / bits))),
+                           ld.cost.issue_cycles});
           }
         }
       }
@@ -271,57 +277,6 @@ class SharedSynthesis {
       }
     }
     return true;
-  }
-
-  // ldmatrix.x{count}[.trans] with its 16-byte rows along dimension d: lane l of each warp holds
-  // (non-trans) row l/4, elements 2(l%4)+h of matrix j in its values 2j+h of each chunk of 2*count
-  // values; .trans holds element l/4 of rows 2(l%4)+h. Returns the row-address access.
-  static std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, int64_t T,
-                                                    int64_t V, int64_t rows, int64_t cols,
-                                                    int count, bool trans, int d) {
-    if (T % 32 != 0 || V % (2 * count) != 0) return std::nullopt;
-    int64_t step = d == 1 ? rows : 1;
-    int64_t extent = d == 1 ? cols : rows;
-    int64_t chunks = V / (2 * count);
-    SharedAccess a;
-    a.kind = AccessKind::threads;
-    a.threads = T;
-    a.values = chunks * 8;
-    a.vector_elems = 8;
-    a.active_lanes = 8 * count;
-    a.table.assign(size_t(T * a.values), 0);
-    auto at = [&](int64_t t, int64_t v) { return table[size_t(t + T * v)]; };
-    for (int64_t w = 0; w < T / 32; ++w) {
-      for (int64_t c = 0; c < chunks; ++c) {
-        for (int j = 0; j < count; ++j) {
-          int64_t base[8];
-          for (int r = 0; r < 8; ++r) {
-            base[r] = trans ? at(32 * w + r / 2, c * 2 * count + 2 * j + r % 2)
-                            : at(32 * w + 4 * r, c * 2 * count + 2 * j);
-            int64_t coord = d == 1 ? base[r] / rows : base[r] % rows;
-            if (trans) coord -= 0;
-            if (coord % 8 != 0 || coord + 8 > extent) return std::nullopt;
-          }
-          for (int l = 0; l < 32; ++l) {
-            int g = l / 4, q = l % 4;
-            for (int h = 0; h < 2; ++h) {
-              int64_t expect = trans ? base[2 * q + h] + g * step : base[g] + (2 * q + h) * step;
-              if (at(32 * w + l, c * 2 * count + 2 * j + h) != expect) return std::nullopt;
-            }
-          }
-          for (int l = 0; l < 32; ++l) {
-            int lane = l % (8 * count);
-            if (lane / 8 != j) continue;
-            for (int u = 0; u < 8; ++u) {
-              // lanes past 8*count repeat the addresses of the first ones
-              for (int64_t rep = l; rep < 32; rep += 8 * count)
-                a.table[size_t(32 * w + rep + T * (c * 8 + u))] = base[lane % 8] + u * step;
-            }
-          }
-        }
-      }
-    }
-    return a;
   }
 
   // ---- solving ----
@@ -412,10 +367,15 @@ class SharedSynthesis {
              reader_options(who, t, tv.num_threads(), tv.num_values(), rows, cols, bits)});
         continue;
       }
-      if (r.op->kind() == OpKind::copy && r.index == 0 && r.op->num_operands() == 2 &&
-          r.op->operand(1)->type().space() == MemorySpace::reg &&
-          r.op->operand(1)->type().has_layout()) {
-        const ir::Type& rt = r.op->operand(1)->type();
+      // Threads reading the tile into a register tensor: `copy %s, %r` or `%r = copy %s`.
+      const Value* reg_dst = nullptr;
+      if (r.op->kind() == OpKind::copy && r.index == 0) {
+        if (r.op->num_operands() == 2) reg_dst = r.op->operand(1);
+        if (r.op->num_operands() == 1 && r.op->num_results() == 1) reg_dst = r.op->result();
+      }
+      if (reg_dst && reg_dst->type().space() == MemorySpace::reg && reg_dst->type().has_layout() &&
+          reg_dst->type().rank() == 2) {
+        const ir::Type& rt = reg_dst->type();
         TVLayout tv(layout::parse_layout(rt.layout()),
                     IntTuple::tuple({rt.static_shape()[0], rt.static_shape()[1]}));
         std::vector<int64_t> t = tv_table(tv);

@@ -182,3 +182,62 @@ TEST(SharedLayout, TmaTileReadByLdmatrixIsConflictFree) {
 
 }  // namespace
 }  // namespace tessel::transforms
+
+namespace tessel::transforms {
+namespace {
+
+// Known answer (Hexcute §7.3): the shared layout ((8,2,8),(2,64)):((4,2,2048),(1,32)) of a 128x128
+// int4 tile [K, N] that ldmatrix loads straight into mma.sync B fragments. ldmatrix moves 16-bit
+// units, four int4 each; under that layout one unit is {n, n+1} x {k, k+8} (offsets 1 and 2), the
+// 8 units of a 16-byte row are k, k+1, ..., k+7 (offset 4), and a row holds 16 k x 2 n. The
+// register fragment here is what x4 ldmatrix delivers from that layout to 4 warps (warp w, chunk
+// c, matrix j, row r reads row r + 8j + 32c + 128w). The test checks that this fragment is an mma
+// m16n8k16 B fragment (lane l holds k in {2(l%4), +1, +8, +9} mod 16 of column l/4 of an n-atom
+// whose 8 columns are interleaved by 2), and that synthesis, knowing only the fragment, recovers
+// exactly Hexcute's layout (as a function), with no swizzle and no bank conflict.
+TEST(SharedLayoutKnownAnswer, HexcutePackedInt4LayoutForLdmatrix) {
+  const int64_t K = 128, N = 128, T = 128, V = K * N / T;
+  Layout hexcute = layout::parse_layout("((8,2,8),(2,64)):((4,2,2048),(1,32))");
+  std::vector<int64_t> h = layout_table(hexcute);  // tile index k + K*n -> int4 offset
+  std::vector<int64_t> inverse(h.size(), -1);
+  for (size_t i = 0; i < h.size(); ++i) inverse[size_t(h[i])] = int64_t(i);
+  std::vector<int64_t> table(size_t(T * V));
+  for (int64_t w = 0; w < 4; ++w)
+    for (int64_t c = 0; c < 4; ++c)
+      for (int64_t j = 0; j < 4; ++j)
+        for (int64_t l = 0; l < 32; ++l)
+          for (int64_t hh = 0; hh < 2; ++hh)
+            for (int64_t e = 0; e < 4; ++e) {
+              int64_t row = l / 4 + 8 * j + 32 * c + 128 * w;
+              int64_t off = 32 * row + 4 * (2 * (l % 4) + hh) + e;
+              int64_t v = (c * 8 + 2 * j + hh) * 4 + e;
+              table[size_t(32 * w + l + T * v)] = inverse[size_t(off)];
+            }
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t v = 0; v < V; ++v) {
+      int64_t i = table[size_t(t + T * v)], k = i % K, n = i / K, q = (t % 32) % 4;
+      int64_t kk = k % 16;
+      EXPECT_TRUE(kk == 2 * q || kk == 2 * q + 1 || kk == 2 * q + 8 || kk == 2 * q + 9)
+          << "thread " << t << " value " << v << " k " << k;
+      EXPECT_EQ((n / 2) % 8, (t % 32) / 4) << "thread " << t << " value " << v << " n " << n;
+    }
+  // 16-bit matching does not apply; the packed one does, with 32-element rows.
+  EXPECT_FALSE(match_ldmatrix(table, T, V, K, N, 4, false, 1, 16).has_value());
+  std::optional<SharedAccess> a = match_ldmatrix(table, T, V, K, N, 4, false, 1, 4);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->vector_elems, 32);
+  a->who = "copy (ldmatrix.x4.b16)";
+  SharedLayoutChoice choice = synthesize_shared_layout(shape2(K, N), 4, {*a}, "%sW");
+  EXPECT_TRUE(choice.layout.swizzle().is_identity()) << choice.layout.str();
+  EXPECT_EQ(layout_table(choice.layout), h) << choice.layout.str();
+  EXPECT_EQ(layout::to_string(choice.layout.layout()), "((8,2,8),(2,64)):((4,2,2048),(1,32))");
+  ASSERT_EQ(choice.accesses.size(), 1u);
+  EXPECT_EQ(choice.accesses[0].banks.wavefronts, choice.accesses[0].banks.ideal)
+      << choice.accesses[0].banks.str();
+  // A swizzle that reorders the int4 values inside a unit (Sw<1,1,5> flips offset bit 1, k vs
+  // k+8, in every other pair of rows) breaks the contract.
+  EXPECT_NE(check_alignment(ComposedLayout(Swizzle(1, 1, 5), 0, hexcute), *a), "");
+}
+
+}  // namespace
+}  // namespace tessel::transforms

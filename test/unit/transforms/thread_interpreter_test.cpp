@@ -135,6 +135,24 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
+// The f16 x int4 GEMM with W staged through shared memory: synthesis reads W with ldmatrix in 16-bit
+// units of four int4 values straight into the mma B fragment (no rearrange), and the thread-level
+// run, which executes ldmatrix lane by lane unit by unit, equals the tile-level run at ragged
+// sizes (K not a multiple of the 16-wide K tile: masked, zero-padded tiles).
+TEST(ThreadLevelInt4, LdmatrixPackedInt4EqualsTileLevel) {
+  const std::string file = "test/lit/transforms/gemm_int4_ldmatrix.tir";
+  std::string text = read(file);
+  auto m = ir::parse_module(text, file);
+  synthesize_layouts(*m);
+  synthesize_shared_layouts(*m);
+  std::string printed = ir::print(*m);
+  EXPECT_EQ(printed.find("rearrange"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("%rW = copy %sW {atom = \"ldmatrix.x1.b16\""), std::string::npos)
+      << printed;
+  check(text, Case{file, {{"M", 70}, {"N", 90}, {"K", 37}, {"G", 3}}, 0}, 11);
+  check(text, Case{file, {{"M", 33}, {"N", 130}, {"K", 64}, {"G", 4}}, 0}, 12);
+}
+
 // Every example kernel of the tile language (examples/tile/kernels.h) at ragged sizes that honour
 // its facts.
 struct ExampleCase {
