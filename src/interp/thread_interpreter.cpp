@@ -484,7 +484,26 @@ class ThreadRun {
     };
     int count = 0;
     bool trans = atom.find(".trans") != std::string::npos;
-    if (std::sscanf(atom.c_str(), "ldmatrix.x%d", &count) == 1 && regs.T % 32 == 0 &&
+    // Packed sub-byte elements (int4) travel as 16-bit units of 16/bits elements: lane l's unit
+    // is its 16/bits consecutive values, read from consecutive offsets of the row.
+    const int64_t p = bits < 16 && 16 % bits == 0 ? 16 / bits : 1;
+    if (p > 1 && !trans && std::sscanf(atom.c_str(), "ldmatrix.x%d", &count) == 1 &&
+        regs.T % 32 == 0 && regs.V % (2 * count * p) == 0) {
+      for (int64_t w = 0; w < regs.T / 32; ++w)
+        for (int64_t c = 0; c < regs.V / (2 * count * p); ++c)
+          for (int j = 0; j < count; ++j) {
+            int64_t unit0 = c * 2 * count + 2 * j;
+            int64_t row[8];
+            for (int r = 0; r < 8; ++r) row[r] = offset(32 * w + 4 * r, unit0 * p);
+            for (int l = 0; l < 32; ++l)
+              for (int h = 0; h < 2; ++h)
+                for (int64_t e = 0; e < p; ++e)
+                  regs.at(32 * w + l, (unit0 + h) * p + e) =
+                      mem(row[l / 4] + (2 * (l % 4) + h) * p + e);
+          }
+      return;
+    }
+    if (p == 1 && std::sscanf(atom.c_str(), "ldmatrix.x%d", &count) == 1 && regs.T % 32 == 0 &&
         regs.V % (2 * count) == 0) {
       for (int64_t w = 0; w < regs.T / 32; ++w)
         for (int64_t c = 0; c < regs.V / (2 * count); ++c)
