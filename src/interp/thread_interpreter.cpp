@@ -431,7 +431,14 @@ class ThreadRun {
       }
       if (dst->type().space() == MemorySpace::reg) {
         Regs regs = new_regs(dst, op);
-        fill_regs(op, regs, src, shape);
+        if (src.kind == RV::shared) {
+          // `%r = copy %s`: executed by its atom like `copy %s, %r` (ldmatrix lane by lane).
+          load_shared(
+              op, op.has_attr("atom") ? op.str_attr("atom") : "", src.sh, regs,
+              [](int64_t i) { return i; }, ir::bit_width(op.operand(0)->type().element()));
+        } else {
+          fill_regs(op, regs, src, shape);
+        }
         set_regs(dst, regs);
         return;
       }

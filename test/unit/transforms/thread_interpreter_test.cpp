@@ -153,6 +153,45 @@ TEST(ThreadLevelInt4, LdmatrixPackedInt4EqualsTileLevel) {
   check(text, Case{file, {{"M", 33}, {"N", 130}, {"K", 64}, {"G", 4}}, 0}, 12);
 }
 
+// ldmatrix of packed int4 is executed unit by unit: with W's shared layout replaced by one that
+// keeps every element's place known to the copies but orders the four int4 values inside each
+// 16-bit unit differently (k+1 and k+8 swapped), the st.shared side still stores correctly, yet
+// ldmatrix hands each lane whole units in memory order, so the dequantized fragment is wrong.
+TEST(ThreadLevelInt4, UnitOrderThatLdmatrixCannotDeliverChangesTheResult) {
+  const std::string file = "test/lit/transforms/gemm_int4_ldmatrix.tir";
+  auto m = ir::parse_module(read(file), file);
+  synthesize_layouts(*m);
+  synthesize_shared_layouts(*m);
+  std::string text = ir::print(*m);
+  const std::string good_layout = "((32,2),(2,4,2)):((32,4),(1,8,2))";
+  const std::string bad_layout = "((32,2),(2,4,2)):((32,4),(2,8,1))";
+  std::string broken = text;
+  int replaced = 0;
+  for (size_t at = broken.find(good_layout); at != std::string::npos;
+       at = broken.find(good_layout)) {
+    broken.replace(at, good_layout.size(), bad_layout);
+    ++replaced;
+  }
+  ASSERT_GE(replaced, 1) << text;
+  std::map<std::string, int64_t> sizes = {{"M", 16}, {"N", 64}, {"K", 16}, {"G", 1}};
+  auto run = [&](const std::string& t) {
+    auto mod = ir::parse_module(t, file);
+    std::mt19937 rng(5);
+    interp::HostTensor A(ScalarKind::f16, {16, 16}), W(ScalarKind::i4, {64, 16}),
+        S(ScalarKind::f16, {64, 1}), C(ScalarKind::f16, {16, 64});
+    for (int64_t i = 0; i < A.size(); ++i) A.set_float(i, double(int64_t(rng() % 5) - 2));
+    for (int64_t i = 0; i < W.size(); ++i) W.set_int(i, int64_t(rng() % 15) - 7);
+    for (int64_t i = 0; i < S.size(); ++i) S.set_float(i, 1.0);
+    interp::RunOptions options;
+    options.sizes = sizes;
+    interp::interpret_threads(*mod->kernels[0], {&A, &W, &S, &C}, options);
+    return C.bytes();
+  };
+  std::vector<uint8_t> good = run(text);
+  EXPECT_EQ(good, run(text));
+  EXPECT_NE(good, run(broken));
+}
+
 // Every example kernel of the tile language (examples/tile/kernels.h) at ragged sizes that honour
 // its facts.
 struct ExampleCase {
