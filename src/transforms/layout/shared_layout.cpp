@@ -91,9 +91,9 @@ std::optional<Layout> candidate_from(const IntTuple& tile_shape, const SharedAcc
 
 }  // namespace
 
-std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, int64_t T,
-                                           int64_t V, int64_t rows, int64_t cols, int count,
-                                           bool trans, int d, int elem_bits) {
+std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, int64_t T, int64_t V,
+                                           int64_t rows, int64_t cols, int count, bool trans, int d,
+                                           int elem_bits) {
   if (elem_bits > 16 || 16 % elem_bits != 0) return std::nullopt;
   const int64_t p = 16 / elem_bits;  // elements per 16-bit unit
   if (p > 1 && trans) return std::nullopt;
@@ -125,8 +125,8 @@ std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, in
           for (int l = 0; l < 32; ++l) {
             int g = l / 4, q = l % 4;
             for (int h = 0; h < 2; ++h) {
-              int64_t expect = trans ? row[size_t(2 * q + h)][0] + g * step
-                                     : row[size_t(g)][size_t(2 * q + h)];
+              int64_t expect =
+                  trans ? row[size_t(2 * q + h)][0] + g * step : row[size_t(g)][size_t(2 * q + h)];
               if (at(32 * w + l, unit0 + h) != expect) return std::nullopt;
             }
           }
@@ -135,8 +135,7 @@ std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, in
           for (int r = 0; r < 8; ++r)
             for (int64_t u = 0; u < 8 * p; ++u) {
               int64_t k = u / p;
-              row[size_t(r)][size_t(u)] =
-                  at(32 * w + 4 * r + k / 2, (unit0 + k % 2) * p + u % p);
+              row[size_t(r)][size_t(u)] = at(32 * w + 4 * r + k / 2, (unit0 + k % 2) * p + u % p);
             }
         }
         for (int l = 0; l < 32; ++l) {
@@ -145,7 +144,8 @@ std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, in
           for (int64_t u = 0; u < 8 * p; ++u) {
             // lanes past 8*count repeat the addresses of the first ones
             for (int64_t rep = l; rep < 32; rep += 8 * count)
-              a.table[size_t(32 * w + rep + T * (c * 8 * p + u))] = row[size_t(lane % 8)][size_t(u)];
+              a.table[size_t(32 * w + rep + T * (c * 8 * p + u))] =
+                  row[size_t(lane % 8)][size_t(u)];
           }
         }
       }

@@ -72,9 +72,9 @@ struct SharedLayoutChoice {
 // aligned to 8; a packed row is any 8*16/elem_bits elements (the shared layout puts them
 // together), which is what lets an int4 tile reach the mma fragment with no shuffle (Hexcute
 // §7.3). The access's vectors are the rows: vector_elems = 8 units, active_lanes = 8 * count.
-std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, int64_t T,
-                                           int64_t V, int64_t rows, int64_t cols, int count,
-                                           bool trans, int d, int elem_bits = 16);
+std::optional<SharedAccess> match_ldmatrix(const std::vector<int64_t>& table, int64_t T, int64_t V,
+                                           int64_t rows, int64_t cols, int count, bool trans, int d,
+                                           int elem_bits = 16);
 
 // The problem when `m` does not give the access contiguous aligned vectors, else "".
 std::string check_alignment(const layout::ComposedLayout& m, const SharedAccess& access);

@@ -226,8 +226,8 @@ class SharedSynthesis {
             Atom ld =
                 store ? target::cuda::stmatrix(count, trans) : target::cuda::ldmatrix(count, trans);
             a->who = who + " (" + ld.name + ")";
-            out.push_back({ld.name, *a, (T / 32) * (V / (2 * count * (16 / bits))),
-                           ld.cost.issue_cycles});
+            out.push_back(
+                {ld.name, *a, (T / 32) * (V / (2 * count * (16 / bits))), ld.cost.issue_cycles});
           }
         }
       }

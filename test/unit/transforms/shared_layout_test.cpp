@@ -234,6 +234,12 @@ TEST(SharedLayoutKnownAnswer, HexcutePackedInt4LayoutForLdmatrix) {
   ASSERT_EQ(choice.accesses.size(), 1u);
   EXPECT_EQ(choice.accesses[0].banks.wavefronts, choice.accesses[0].banks.ideal)
       << choice.accesses[0].banks.str();
+  // Packed units have no transposed form, and a fragment whose thread holds fewer values than
+  // one ldmatrix.x4 delivers per lane (8 units of 4) has no x4 match.
+  EXPECT_FALSE(match_ldmatrix(table, T, V, K, N, 4, true, 1, 4).has_value());
+  std::vector<int64_t> shorter(table.begin(), table.begin() + T * 16);
+  EXPECT_FALSE(match_ldmatrix(shorter, T, 16, K, N, 4, false, 1, 4).has_value());
+  EXPECT_TRUE(match_ldmatrix(shorter, T, 16, K, N, 2, false, 1, 4).has_value());
   // A swizzle that reorders the int4 values inside a unit (Sw<1,1,5> flips offset bit 1, k vs
   // k+8, in every other pair of rows) breaks the contract.
   EXPECT_NE(check_alignment(ComposedLayout(Swizzle(1, 1, 5), 0, hexcute), *a), "");

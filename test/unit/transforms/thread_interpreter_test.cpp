@@ -126,6 +126,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"test/lit/transforms/attention_sm80.tir", {{"S", 128}}, 0},
         Case{"test/lit/transforms/attention_pinned_rearrange.tir", {{"S", 128}}, 0},
         Case{"test/lit/transforms/epilogue_stmatrix.tir", {}, 0},
+        Case{"test/lit/transforms/gemm_int4_ldmatrix_128.tir",
+             {{"M", 70}, {"N", 150}, {"K", 140}, {"G", 2}},
+             0},
         Case{"examples/tile/softmax.tir", {{"M", 19}, {"N", 70}}, 1e-6},
         // The re-associated f32 sum may move the f16 output by one unit in the last place.
         Case{"examples/tile/rmsnorm.tir", {{"M", 9}, {"N", 100}}, 2e-3}),
@@ -135,10 +138,10 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
-// The f16 x int4 GEMM with W staged through shared memory: synthesis reads W with ldmatrix in 16-bit
-// units of four int4 values straight into the mma B fragment (no rearrange), and the thread-level
-// run, which executes ldmatrix lane by lane unit by unit, equals the tile-level run at ragged
-// sizes (K not a multiple of the 16-wide K tile: masked, zero-padded tiles).
+// The f16 x int4 GEMM with W staged through shared memory: synthesis reads W with ldmatrix in
+// 16-bit units of four int4 values straight into the mma B fragment (no rearrange), and the
+// thread-level run, which executes ldmatrix lane by lane unit by unit, equals the tile-level run at
+// ragged sizes (K not a multiple of the 16-wide K tile: masked, zero-padded tiles).
 TEST(ThreadLevelInt4, LdmatrixPackedInt4EqualsTileLevel) {
   const std::string file = "test/lit/transforms/gemm_int4_ldmatrix.tir";
   std::string text = read(file);
