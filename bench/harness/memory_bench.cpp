@@ -1,11 +1,11 @@
 #include "bench/harness/memory_bench.h"
 
 #include <chrono>
-#include <functional>
-#include <memory>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "bench/harness/memory_kernels.h"
@@ -215,10 +215,10 @@ int run_memory_bench(const std::vector<std::string>& args) {
         stream.synchronize();
         auto start = std::chrono::steady_clock::now();
         for (int i = 0; i < kBatch; ++i) launch();
-        samples.push_back(std::chrono::duration<double, std::micro>(
-                              std::chrono::steady_clock::now() - start)
-                              .count() /
-                          kBatch);
+        samples.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                .count() /
+            kBatch);
       }
       stream.synchronize();
       return runtime::median(samples);

@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <fstream>
-#include <sstream>
 #include <random>
+#include <sstream>
 
 #include "interp/interpreter.h"
 #include "ir/parser.h"
@@ -175,7 +175,8 @@ const std::vector<double>& MemoryCase::reference() {
       if (i == 0 && h.size() == rows_ * cols_) {
         v.resize(checked * cols_);
         for (int64_t r = 0; r < checked; ++r) {
-          for (int64_t j = 0; j < cols_; ++j) v[r * cols_ + j] = h.get_float(r * row_step_ * cols_ + j);
+          for (int64_t j = 0; j < cols_; ++j)
+            v[r * cols_ + j] = h.get_float(r * row_step_ * cols_ + j);
         }
       } else {
         v.resize(h.size());

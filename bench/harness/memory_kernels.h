@@ -31,7 +31,10 @@ class MemoryCase {
   void launch(CUstream stream);  // launch only (for timing)
   // ||out - ref|| / ||ref|| of the last run against the float64 reference, over every
   // `step`-th row (1: all rows; the bench checks a sample of its 8192 rows to stay quick).
-  void check_every_nth_row(int64_t step) { row_step_ = step; reference_.clear(); }
+  void check_every_nth_row(int64_t step) {
+    row_step_ = step;
+    reference_.clear();
+  }
   double relative_error();
   // Bytes the kernel must move at least: every input read once, the output written once.
   int64_t ideal_bytes() const { return ideal_bytes_; }

@@ -89,8 +89,7 @@ TEST(Emit, StaticExtentsDropPredicatesAndCrossWarpReductionsUseSharedMemory) {
   // Column tile 0 of a static extent 8192 with tile width 8192 is full: only rows are checked.
   EXPECT_NE(k.source.find("const int c1 = thr0_d1;"), std::string::npos) << k.source;
   EXPECT_NE(k.source.find("const bool ok8 = c0 < M;"), std::string::npos) << k.source;
-  EXPECT_NE(k.source.find("tsl_fetch16<8>(p + 2048, ok8);"),
-            std::string::npos);
+  EXPECT_NE(k.source.find("tsl_fetch16<8>(p + 2048, ok8);"), std::string::npos);
   EXPECT_EQ(k.source.find("< 8192"), std::string::npos);
   // 8 warps per row: lanes shuffle, warps meet in shared memory (2 rows x 8 warps floats).
   EXPECT_EQ(k.dynamic_shared_bytes, 64);
