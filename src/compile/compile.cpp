@@ -17,6 +17,7 @@
 #include "runtime/device_headers.h"
 #include "runtime/kernel_cache.h"
 #include "support/diagnostics.h"
+#include "tessel/lowering_hash.h"  // generated: the hash of the lowering code
 #include "support/hash.h"
 
 namespace tessel {
@@ -45,7 +46,10 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   // A hit in this process returns the compiled object; a hit on disk (runtime::KernelCache) skips
   // the passes and re-emits from the stored lowered IR. Dumps and timings force the passes.
   Sha256 hasher;
-  hasher.update("tessel-compile-v1\n" + target.name() + "\n" + ir::print_kernel(kernel));
+  // TESSEL_LOWERING_HASH covers the sources of every pass and of the emitter: lowered IR cached by
+  // an older tessel is never reused by a newer one.
+  hasher.update(std::string("tessel-compile-v2\n") + TESSEL_LOWERING_HASH + "\n" + target.name() +
+                "\n" + ir::print_kernel(kernel));
   for (const std::string& pass : pipeline::lowering_passes()) hasher.update(pass + ",");
   for (const std::string& flag : options.nvrtc_flags) hasher.update(flag + ",");
   std::string key = hasher.hex();
@@ -90,7 +94,16 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   out.times_.pipeline_ms = ms_since(start);
 
   auto emit_start = Clock::now();
-  out.emitted_ = target::cuda::emit_cuda(*out.module_->kernels.front());
+  try {
+    out.emitted_ = target::cuda::emit_cuda(*out.module_->kernels.front());
+  } catch (const UserError&) {
+    if (!lowered) throw;
+    // Cached IR has no source locations. Should it fail to emit (a corrupt entry), drop it and
+    // lower the user's own kernel again, so that any error names the user's source.
+    CompileOptions uncached = options;
+    uncached.use_cache = false;
+    return compile(kernel, target, uncached);
+  }
   // Only IR that emits is cached: the cached text has no source locations, so errors must come
   // from a run of the passes on the user's own kernel.
   if (!lowered && options.use_cache && may_skip_passes)

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -61,6 +63,21 @@ int run_test(const std::string& file, const std::string& tool_dir) {
   std::istringstream lines(text);
   std::string line;
   int line_number = 0, runs = 0;
+  // Each test file gets its own empty kernel cache, so that no result depends on what an earlier
+  // run (or another tessel build) left in ~/.cache/tessel.
+  std::string cache_dir = (std::filesystem::temp_directory_path() / "tessel-lit-XXXXXX").string();
+  if (mkdtemp(cache_dir.data()) == nullptr) {
+    std::cerr << file << ": cannot create a temporary cache directory\n";
+    return 1;
+  }
+  setenv("TESSEL_CACHE_DIR", cache_dir.c_str(), 1);
+  struct RemoveOnExit {
+    std::string dir;
+    ~RemoveOnExit() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } remove_cache{cache_dir};
   static const std::regex filecheck_re(R"(\|\s*FileCheck\s+%s(\s+--check-prefix=(\S+))?\s*$)");
   while (std::getline(lines, line)) {
     ++line_number;
