@@ -39,7 +39,12 @@ TEST(Emit, Bf16KernelsConvertThroughF32) {
     text.replace(at, 4, "<bf16");
   }
   EmittedKernel k = emit_text(text);
-  EXPECT_NE(k.source.find("tsl_load16<8>(p, &rX[0], true)"), std::string::npos) << k.source;
+  // Masked 16-byte loads: fetched raw first, converted (as bf16) after the tile's last fetch.
+  size_t fetch = k.source.find("const auto raw0 = tsl_fetch16<8>(p, ok0);");
+  size_t unpack = k.source.find("tsl_unpack16<8>(raw0, &rX[0], true, ok0, ");
+  EXPECT_NE(fetch, std::string::npos) << k.source;
+  EXPECT_NE(unpack, std::string::npos) << k.source;
+  EXPECT_LT(k.source.find("tsl_fetch16<8>(p + 256, ok8)"), unpack) << k.source;
   EXPECT_NE(k.source.find("tsl_round_bf16("), std::string::npos);
   runtime::CompileOptions options;
   options.use_cache = false;
@@ -64,13 +69,14 @@ TEST(Emit, ParametersAreTensorsScalarsThenSizes) {
 TEST(Emit, FactsDecideVectorWidthAndPredicates) {
   std::string text = examples::lowered_kernels().at("rmsnorm");
   EmittedKernel with = emit_text(text);
-  EXPECT_NE(with.source.find("tsl_load16<8>"), std::string::npos);
+  EXPECT_NE(with.source.find("tsl_fetch16<8>"), std::string::npos);
   EXPECT_NE(with.source.find("c1 < N"), std::string::npos);  // 512 does not divide N
   // Without N % 8 the rows are not 16-byte aligned: scalar accesses.
   std::string no_fact = text;
   no_fact.replace(no_fact.find(" facts(N % 8 == 0)"), 18, "");
   EmittedKernel without = emit_text(no_fact);
   EXPECT_EQ(without.source.find("tsl_load16<"), std::string::npos);
+  EXPECT_EQ(without.source.find("tsl_fetch16<"), std::string::npos);
   EXPECT_NE(without.source.find("tsl_load(p + 1, false)"), std::string::npos);
   // With N % 512 and M % 8 every tile is full: no predicates at all.
   std::string full = text;
