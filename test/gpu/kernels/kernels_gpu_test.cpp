@@ -8,6 +8,8 @@
 #include "bench/harness/memory_kernels.h"
 #include "cross_warp_tir.h"
 #include "gpu/gpu_test.h"
+#include "support/diagnostics.h"
+#include "tessel/example_kernels.h"
 
 namespace tessel {
 namespace {
@@ -56,6 +58,31 @@ TEST_F(KernelsGpuTest, LayerNormN8192) {
 }
 TEST_F(KernelsGpuTest, Gemv) {
   check_kernel("gemv");
+}
+// A variant named <base>_<anything> is checked against its base's reference (the bench's kernel
+// variants); the bench's sampled check (every n-th row) agrees with the full one.
+TEST_F(KernelsGpuTest, VariantsUseTheirBaseReferenceAndRowSamplesCheck) {
+  std::string text = examples::lowered_kernels().at("gemv");
+  text.replace(text.find("@gemv["), 6, "@gemv_copy[");
+  check_kernel("gemv_copy", text);
+  bench::MemoryCase c("rmsnorm", 130, 4104, 11);
+  c.run();
+  double full = c.relative_error();
+  c.check_every_nth_row(32);
+  double sampled = c.relative_error();
+  EXPECT_LT(full, 3e-3);
+  EXPECT_LT(sampled, 3e-3);
+  EXPECT_NE(full, sampled);  // a different set of rows
+}
+// Needs no GPU: the file is read before anything touches the device.
+TEST(MemoryCaseErrors, UnreadableKernelFileIsNamed) {
+  try {
+    bench::MemoryCase c("no/such/variant.tir", 8, 8, 1);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("cannot read kernel file 'no/such/variant.tir'"), std::string::npos)
+        << e.message();
+  }
 }
 // f32, no divisibility facts (scalar, predicated accesses), reduction and broadcast through
 // shared memory across warps.
