@@ -54,10 +54,18 @@ void expect_appendix_b(const MmaChoice& c, int64_t m, int64_t n, int64_t k) {
     for (RC e : held(c.b, whole_b ? 0 : g * group, whole_b ? 1 : group))
       brow.insert(e.r), bk.insert(e.c);
     EXPECT_EQ(int64_t(cs.size()), int64_t(crow.size() * ccol.size())) << "C block of group " << g;
-    if (!whole_a) EXPECT_EQ(arow, crow) << c.str();
-    if (!whole_b) EXPECT_EQ(brow, ccol) << c.str();
-    if (whole_a) EXPECT_EQ(int64_t(arow.size()), m);
-    if (whole_b) EXPECT_EQ(int64_t(brow.size()), n);
+    if (!whole_a) {
+      EXPECT_EQ(arow, crow) << c.str();
+    }
+    if (!whole_b) {
+      EXPECT_EQ(brow, ccol) << c.str();
+    }
+    if (whole_a) {
+      EXPECT_EQ(int64_t(arow.size()), m);
+    }
+    if (whole_b) {
+      EXPECT_EQ(int64_t(brow.size()), n);
+    }
     EXPECT_EQ(int64_t(ak.size()), k);
     EXPECT_EQ(int64_t(bk.size()), k);
   }
@@ -105,7 +113,9 @@ TEST(MmaChoices, CooperativeTileNeedsTwoWarpgroups) {
   EXPECT_EQ(list[0].threads, 256);
   EXPECT_EQ(list[0].c.num_values(), 128);
   for (const MmaChoice& c : list) {
-    if (c.threads == 128) EXPECT_FALSE(c.feasible) << c.str();
+    if (c.threads == 128) {
+      EXPECT_FALSE(c.feasible) << c.str();
+    }
   }
   // sm_80 has only mma.sync; fp8 there has nothing.
   auto sm80 =
@@ -198,8 +208,9 @@ TEST(Pass, RearrangeOnlyWhenTheMappingForcesIt) {
   // Every register tensor has a layout now.
   walk(pinned->kernels[0].get(), [&](ir::Operation* op) {
     for (const auto& r : op->results()) {
-      if (r->type().is_tensor() && r->type().space() == ir::MemorySpace::reg)
+      if (r->type().is_tensor() && r->type().space() == ir::MemorySpace::reg) {
         EXPECT_TRUE(r->type().has_layout()) << r->name();
+      }
     }
   });
 }
