@@ -8,7 +8,7 @@ set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=/tmp/tessel-cache
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-T=build-gpu/test; B=build-gpu/bin/reference_bench
+T=build-gpu/test; B="build-gpu/bin/tessel bench gemm-reference"
 steps="${*:-tests sanitize bench sweep}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 for step in $steps; do
@@ -29,18 +29,13 @@ for step in $steps; do
     ;;
   bench)
     echo "== reference GEMM vs cuBLAS (product path)"
-    $B --compile-times
-    for dt in f16 bf16; do
-      $B --dtype $dt --iterations 50 --json $OUT/reference_$dt.json \
-        8192x8192x8192,8192x8192x4096,4096x4096x4096,1000x1000x1000,8191x4097x520 2>&1 | grep -v "^#"
-    done
+    $B --iterations 50 --json $OUT/reference.jsonl \
+      --shapes 8192x8192x8192,8192x8192x4096,4096x4096x4096,1000x1000x1000,8191x4097x520
     ;;
   sweep)
     echo "== M=N=8192 K sweep"
-    for dt in f16 bf16; do
-      $B --dtype $dt --iterations 30 --json $OUT/sweep_$dt.json \
-        8192x8192x256,8192x8192x512,8192x8192x1024,8192x8192x2048,8192x8192x4096,8192x8192x8192,8192x8192x16384 2>&1 | grep -v "^#"
-    done
+    $B --iterations 30 --json $OUT/sweep.jsonl \
+      --shapes 8192x8192x256,8192x8192x512,8192x8192x1024,8192x8192x2048,8192x8192x4096,8192x8192x8192,8192x8192x16384
     ;;
   esac
 done
