@@ -32,10 +32,16 @@ namespace tessel::target::cuda {
 // One kernel parameter in launch order: the kernel's own parameters (global tensors as pointers,
 // scalars by value), then one `int` per size symbol.
 struct KernelParam {
-  enum class Kind { tensor, scalar, size };
+  enum class Kind { tensor, scalar, size, tma_descriptor };
   Kind kind = Kind::tensor;
   std::string name;
-  ir::Type type;  // the tensor or scalar type; `index` for sizes
+  ir::Type type;  // the tensor or scalar type; `index` for sizes; the tensor's for descriptors
+  // A TMA descriptor (a `const __grid_constant__ CUtensorMap` built by the host at launch) of the
+  // global tensor params[tensor], row-major, with this box (innermost dimension first, elements)
+  // and swizzle (0, 32, 64 or 128 bytes); out-of-bounds elements are filled with zeros.
+  int tensor = -1;
+  std::vector<int64_t> box;
+  int swizzle_bytes = 0;
 };
 
 struct EmittedKernel {

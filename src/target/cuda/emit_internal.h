@@ -1,0 +1,216 @@
+// The CUDA emitter's shared state: the Emitter class and the values it tracks (Plan, View, Reg),
+// declared here so that the emitter's parts can live in separate files: emit.cpp (parameters,
+// register-layout index plans, global <-> register copies, elementwise, reductions, loops) and
+// emit_mainloop.cpp (shared-memory tiles, TMA and cp.async copies, mma, pipelined loops).
+// Internal to src/target/cuda; see emit.h for what the emitter does.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/ir.h"
+#include "target/cuda/emit.h"
+
+namespace tessel::target::cuda::detail {
+
+using ir::MemorySpace;
+using ir::Operation;
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+using ir::Value;
+
+bool is_register_float(ScalarKind k);
+// A C float literal for `v` (NaN and infinities by bit pattern).
+std::string float_literal(double v);
+
+// One leaf of a TV layout's thread mode: thread index t contributes ((t / prefix) % extent) *
+// coef[d] to the tile coordinate in dimension d.
+struct Leaf {
+  int64_t extent = 1, prefix = 1;
+  std::vector<int64_t> coef;
+};
+
+// A register layout turned into index arithmetic: coordinate(t, v)[d] = thread part(t)[d] +
+// value_coord[v][d].
+struct Plan {
+  std::string text;
+  int id = 0;
+  int64_t threads = 0, values = 0;
+  std::vector<int64_t> tile;
+  std::vector<Leaf> leaves;
+  std::vector<std::vector<int64_t>> value_coord;
+  std::vector<std::string> var;  // per dimension: the C variable holding the thread part, or "0"
+
+  std::vector<int64_t> thread_part(int64_t t) const {
+    std::vector<int64_t> c(tile.size(), 0);
+    for (const Leaf& l : leaves) {
+      int64_t x = (t / l.prefix) % l.extent;
+      for (size_t d = 0; d < c.size(); ++d) c[d] += x * l.coef[d];
+    }
+    return c;
+  }
+  std::vector<int64_t> coord(int64_t t, int64_t v) const {
+    std::vector<int64_t> c = thread_part(t);
+    for (size_t d = 0; d < c.size(); ++d) c[d] += value_coord[v][d];
+    return c;
+  }
+};
+
+// The C expression of leaf `l`'s thread coordinate, `(tid / prefix) % extent`.
+std::string leaf_coord_expr(const Leaf& l, int64_t threads);
+
+// What a value is in the generated code.
+struct View {  // a global tensor or a tile of one
+  std::string base;
+  ScalarKind element = ScalarKind::f32;
+  std::vector<std::string> extent, stride, origin;  // C expressions, per dimension
+  std::vector<int64_t> extent_divisor;              // a known divisor of each extent
+  std::vector<int64_t> shape;                       // the tile's static shape
+  std::vector<int64_t> origin_align;                // a known divisor of each origin
+  std::vector<bool> full;                           // proven inside the tensor in this dimension
+  bool masked = false;
+  double pad = 0;
+  bool is_tile = false;
+};
+struct Reg {
+  std::string name;
+  const Plan* plan = nullptr;
+  ScalarKind element = ScalarKind::f32;
+};
+
+// A tile in shared memory (the result of a copy into shared memory, or a transpose of one): a
+// region of the kernel's one dynamic allocation in the layout synthesis chose. In a pipelined
+// loop the region has `stages` slots and `base` names the current slot.
+struct SharedTile {
+  std::string base;  // C expression: `unsigned char*` to the tile's first byte (this slot)
+  ScalarKind element = ScalarKind::f16;
+  std::vector<int64_t> shape;     // the IR type's shape (a transpose swaps it)
+  std::string layout;             // the IR type's layout text: coordinate -> element offset
+  bool transposed = false;        // a transpose view of `source`'s tile
+  const Value* source = nullptr;  // the copy result that fills the region
+  int64_t bytes = 0;              // bytes of one slot
+};
+
+class Emitter {
+ public:
+  explicit Emitter(const Operation& kernel) : kernel_(kernel) {}
+
+  EmittedKernel run();
+
+ private:
+  // ---- names and facts ---------------------------------------------------------------------
+
+  std::string c_name(const std::string& hint);
+  std::string fresh(const std::string& hint);
+  std::string extent_expr(const ir::Extent& e);
+  int64_t extent_divisor(const ir::Extent& e);
+  static const char* storage_type(ScalarKind k);
+  void line(const std::string& s) { body_ << std::string(2 * indent_, ' ') << s << "\n"; }
+
+  [[noreturn]] void unsupported(const Operation& op, const std::string& why);
+
+  // ---- layouts ------------------------------------------------------------------------------
+
+  void collect_plans(const ir::Block& block);
+
+  const Plan* plan_for(const Operation& op, const Type& t);
+
+  std::string thread_expr(const Plan& plan, size_t d);
+
+  // ---- values -------------------------------------------------------------------------------
+
+  std::string scalar(const Operation& op, const Value* v);
+  const Reg& reg(const Operation& op, const Value* v);
+  std::optional<int64_t> const_int(const Value* v);
+  // Whether `v` is the size of extent `e`.
+  bool is_extent(const Value* v, const ir::Extent& e);
+  // Whether index `idx` is known to lie in [0, cdiv(e, s)).
+  bool below_cdiv(const Value* idx, const ir::Extent& e, int64_t s);
+
+  // ---- ops ----------------------------------------------------------------------------------
+
+  void block(const ir::Block& b);
+
+  void emit(const Operation& op);
+
+  const View& view(const Operation& op, const Value* v);
+
+  void tile(const Operation& op);
+
+  Reg& new_reg(const Operation& op, int result = 0);
+
+  std::string round_to(ScalarKind k, const std::string& e);
+
+  // copy global tile -> register (a result) or register -> global tile (no result).
+  void copy(const Operation& op);
+
+  // The widest vector (elements) that values v, v+1, ... of `plan` form in `g`: consecutive
+  // elements of the contiguous last dimension, aligned by the facts, wholly in or out of bounds.
+  int64_t vector_width(const View& g, const Plan& plan, int64_t v, int64_t bytes);
+
+  void cast(const Operation& op);
+
+  std::string apply(OpKind k, const std::vector<std::string>& a, bool is_f);
+
+  void elementwise(const Operation& op);
+
+  // A scratch array of `count` floats carved from the one dynamic shared allocation.
+  std::string scratch(const std::string& hint, int64_t count);
+
+  // Whether thread t holds the element of `dst` value v2's kept coordinate as its own value v1.
+  std::optional<int64_t> local_source(const Plan& src, const Plan& dst, size_t kept, int64_t v2,
+                                      const std::vector<int64_t>& candidates_coord);
+
+  // A condition true in exactly one thread of each group that holds the same data: leaves that
+  // do not move the coordinate (stride 0) or that `ignore` marks are at 0.
+  std::string representative(const Plan& plan, const std::vector<bool>& ignore);
+
+  void broadcast(const Operation& op);
+
+  // A register tensor to another layout over the same tile: through shared memory (each element
+  // written once by one of its holders, then every thread reads what its new layout gives it).
+  void rearrange(const Operation& op);
+
+  void reduce(const Operation& op);
+
+  void for_op(const Operation& op);
+
+  // ---- shared memory, mma and pipelined loops ----------------------------------------------
+  // A loop whose body copies global tiles into shared memory is a mainloop: its copies run
+  // `stages` iterations ahead of their consumers (the loop's `stages` attribute, 1 when absent).
+  bool is_mainloop(const Operation& for_op) const;
+  // Reserves `bytes` of the dynamic allocation at a multiple of `align`; returns the offset.
+  int64_t alloc_shared(int64_t bytes, int64_t align);
+  // sm_90a (emit_tma_wgmma.cpp): TMA loads completing on mbarriers, wgmma from shared memory.
+  void tma_wgmma_mainloop(const Operation& for_op);
+  // sm_80 (emit_cp_async_mma.cpp): cp.async (or plain) copies, ldmatrix, mma.sync.
+  void cp_async_mma_mainloop(const Operation& for_op);
+
+  const Operation& kernel_;
+  EmittedKernel out_;
+  std::ostringstream body_;
+  int indent_ = 1;
+  int64_t threads_ = 0;
+  int64_t smem_bytes_ = 0;
+  std::set<std::string> used_;
+  std::map<std::string, int64_t> divisor_;
+  std::vector<std::unique_ptr<Plan>> plans_;
+  std::map<std::string, const Plan*> plan_index_;
+  std::unordered_map<const Value*, std::string> scalars_;
+  std::unordered_map<const Value*, Reg> regs_;
+  std::unordered_map<const Value*, View> views_;
+  std::unordered_map<const Value*, SharedTile> shared_;
+  int64_t smem_align_ = 16;  // the alignment the dynamic allocation's base is rounded up to
+  std::vector<std::string> prologue_;  // lines emitted at the top of the kernel, after the layouts
+};
+
+}  // namespace tessel::target::cuda::detail
