@@ -30,7 +30,10 @@ double ms_since(Clock::time_point start) {
 
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(shape[i]);
+  }
   return s + "]";
 }
 
@@ -84,6 +87,15 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
     out.module_ = std::make_shared<ir::Module>();
     std::unordered_map<const ir::Value*, ir::Value*> mapping;
     out.module_->kernels.push_back(ir::clone(kernel, mapping));
+    // The passes read the target from the block grid (a kernel may pin it there).
+    ir::walk(out.module_->kernels.front().get(), [&](ir::Operation* op) {
+      if (op->kind() != ir::OpKind::block_grid) return;
+      if (op->has_attr("target") && op->str_attr("target") != target.name()) {
+        user_error(op->loc(), "compile: the kernel pins target ", op->str_attr("target"),
+                   " but is compiled for ", target.name());
+      }
+      op->set_attr("target", ir::Attribute::string(target.name()));
+    });
     pipeline::PipelineOptions pipeline_options;
     pipeline_options.print_after_all = options.print_after_all;
     pipeline_options.dump = options.dump;
