@@ -2,6 +2,7 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -16,9 +17,10 @@
 #include "runtime/compiler.h"
 #include "runtime/device_headers.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/tma.h"
 #include "support/diagnostics.h"
-#include "tessel/lowering_hash.h"  // generated: the hash of the lowering code
 #include "support/hash.h"
+#include "tessel/lowering_hash.h"  // generated: the hash of the lowering code
 
 namespace tessel {
 namespace {
@@ -157,7 +159,8 @@ std::map<std::string, int64_t> CompiledKernel::bind(const std::vector<KernelArg>
     const ir::Type& t = param->type();
     // Built only for an error message: a launch's checks stay cheap (host launch overhead).
     auto what = [&] {
-      return "launch of @" + name_ + ": argument " + std::to_string(i) + " (%" + param->name() + ")";
+      return "launch of @" + name_ + ": argument " + std::to_string(i) + " (%" + param->name() +
+             ")";
     };
     if (t.is_tensor()) {
       const TensorArg* tensor = std::get_if<TensorArg>(&args[i]);
@@ -186,8 +189,9 @@ std::map<std::string, int64_t> CompiledKernel::bind(const std::vector<KernelArg>
         }
         auto [it, fresh] = sizes.emplace(e.symbol, got);
         if (!fresh && it->second != got) {
-          user_error(loc, what(), " has shape ", shape_str(tensor->shape), ", which sets ", e.symbol,
-                     " = ", got, ", but an earlier argument set ", e.symbol, " = ", it->second);
+          user_error(loc, what(), " has shape ", shape_str(tensor->shape), ", which sets ",
+                     e.symbol, " = ", got, ", but an earlier argument set ", e.symbol, " = ",
+                     it->second);
         }
       }
     } else {
@@ -244,7 +248,8 @@ runtime::LaunchConfig CompiledKernel::launch_config(
 
 void CompiledKernel::launch(const std::vector<KernelArg>& args, CUstream stream) {
   std::map<std::string, int64_t> sizes = bind(args);
-  // The grid comes from evaluating the kernel's block_grid; relaunches with the same sizes reuse it.
+  // The grid comes from evaluating the kernel's block_grid; relaunches with the same sizes reuse
+  // it.
   if (!last_config_ || sizes != last_sizes_) {
     last_config_ = launch_config(sizes);
     last_sizes_ = sizes;
@@ -269,8 +274,17 @@ void CompiledKernel::launch(const std::vector<KernelArg>& args, CUstream stream)
   ints.reserve(emitted_.params.size());
   std::vector<void*> slots;
   size_t next_arg = 0;
+  size_t next_descriptor = 0;
   for (const target::cuda::KernelParam& p : emitted_.params) {
     using Kind = target::cuda::KernelParam::Kind;
+    if (p.kind == Kind::tma_descriptor) {
+      // cuLaunchKernelEx copies the 128-byte map from this address (the kernel's parameter is
+      // `const __grid_constant__`); nothing writes through it.
+      const CUtensorMap& map =
+          tma_descriptor(next_descriptor++, p, std::get<TensorArg>(args.at(p.tensor)));
+      slots.push_back(const_cast<CUtensorMap*>(&map));
+      continue;
+    }
     if (p.kind == Kind::size) {
       ints.push_back(static_cast<int>(sizes.at(p.name)));
       slots.push_back(&ints.back());
@@ -289,6 +303,48 @@ void CompiledKernel::launch(const std::vector<KernelArg>& args, CUstream stream)
     }
   }
   function_.launch(config, slots.data());
+}
+
+const CUtensorMap& CompiledKernel::tma_descriptor(size_t index,
+                                                  const target::cuda::KernelParam& param,
+                                                  const TensorArg& tensor) {
+  if (tma_descriptors_.size() <= index) tma_descriptors_.resize(index + 1);
+  CachedDescriptor& cached = tma_descriptors_[index];
+  if (cached.valid && cached.data == tensor.data && cached.shape == tensor.shape) return cached.map;
+  runtime::TmaSpec spec;
+  switch (tensor.element) {
+    case ir::ScalarKind::f16:
+      spec.element = runtime::TmaElement::f16;
+      break;
+    case ir::ScalarKind::bf16:
+      spec.element = runtime::TmaElement::bf16;
+      break;
+    case ir::ScalarKind::f32:
+      spec.element = runtime::TmaElement::f32;
+      break;
+    default:
+      TESSEL_ASSERT(false, "TMA descriptor for element type ", ir::to_string(tensor.element));
+  }
+  spec.address = tensor.data;
+  // Row-major: the last dimension is TMA's innermost. An empty extent still needs a legal map
+  // (its loops run zero times, so the map is never read).
+  uint64_t stride = static_cast<uint64_t>(runtime::element_bytes(spec.element));
+  for (size_t d = tensor.shape.size(); d-- > 0;) {
+    uint64_t extent = static_cast<uint64_t>(std::max<int64_t>(tensor.shape[d], 1));
+    spec.shape.push_back(extent);
+    if (d + 1 < tensor.shape.size()) spec.strides_bytes.push_back(stride);
+    stride *= extent;
+  }
+  for (int64_t b : param.box) spec.box.push_back(static_cast<uint32_t>(b));
+  spec.swizzle = param.swizzle_bytes == 128  ? runtime::TmaSwizzle::b128
+                 : param.swizzle_bytes == 64 ? runtime::TmaSwizzle::b64
+                 : param.swizzle_bytes == 32 ? runtime::TmaSwizzle::b32
+                                             : runtime::TmaSwizzle::none;
+  cached.map = runtime::make_tma_descriptor(spec);
+  cached.data = tensor.data;
+  cached.shape = tensor.shape;
+  cached.valid = true;
+  return cached.map;
 }
 
 std::string compile_ptx(const std::string& source, const std::string& arch) {

@@ -79,6 +79,16 @@ class CompiledKernel {
   runtime::Function function_;
   std::map<std::string, int64_t> last_sizes_;  // the sizes of the last launch, and its config
   std::optional<runtime::LaunchConfig> last_config_;
+  // TMA descriptors, rebuilt only when their tensor's address or shape changes.
+  struct CachedDescriptor {
+    bool valid = false;
+    CUdeviceptr data = 0;
+    std::vector<int64_t> shape;
+    CUtensorMap map;
+  };
+  std::vector<CachedDescriptor> tma_descriptors_;
+  const CUtensorMap& tma_descriptor(size_t index, const target::cuda::KernelParam& param,
+                                    const TensorArg& tensor);
 };
 
 // Compiles one kernel op for `target` ("sm_80" or "sm_90a"). The input is not modified. Needs no

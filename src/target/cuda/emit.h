@@ -37,8 +37,9 @@ struct KernelParam {
   std::string name;
   ir::Type type;  // the tensor or scalar type; `index` for sizes; the tensor's for descriptors
   // A TMA descriptor (a `const __grid_constant__ CUtensorMap` built by the host at launch) of the
-  // global tensor params[tensor], row-major, with this box (innermost dimension first, elements)
-  // and swizzle (0, 32, 64 or 128 bytes); out-of-bounds elements are filled with zeros.
+  // kernel's tensor argument number `tensor` (its position among the kernel's arguments),
+  // row-major, with this box (innermost dimension first, elements) and swizzle (0, 32, 64 or 128
+  // bytes); out-of-bounds elements read as zeros. It takes no argument of its own.
   int tensor = -1;
   std::vector<int64_t> box;
   int swizzle_bytes = 0;
