@@ -194,6 +194,11 @@ class Emitter {
   void tma_wgmma_mainloop(const Operation& for_op);
   // sm_80 (emit_cp_async_mma.cpp): cp.async (or plain) copies, ldmatrix, mma.sync.
   void cp_async_mma_mainloop(const Operation& for_op);
+  // ---- sm_80 path (owned by emit_cp_async_mma.cpp) ----
+  // The sm_80 mainloop's machinery (copy plans, fragment maps, the stage ring) lives in a
+  // file-local class of emit_cp_async_mma.cpp that emits through this Emitter.
+  friend class Sm80Mainloop;
+  // ---- end of the sm_80 block ----
 
   const Operation& kernel_;
   EmittedKernel out_;
