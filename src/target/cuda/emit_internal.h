@@ -216,6 +216,8 @@ class Emitter {
   std::unordered_map<const Value*, SharedTile> shared_;
   int64_t smem_align_ = 16;  // the alignment the dynamic allocation's base is rounded up to
   std::vector<std::string> prologue_;  // lines emitted at the top of the kernel, after the layouts
+  // Declarations of parameters added while emitting the body (out_.params has their entries).
+  std::vector<std::string> extra_params_;
 };
 
 }  // namespace tessel::target::cuda::detail
