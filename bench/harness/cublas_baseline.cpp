@@ -8,7 +8,9 @@
 
 namespace tessel::bench {
 
-std::string to_string(GemmElement element) { return element == GemmElement::f16 ? "f16" : "bf16"; }
+std::string to_string(GemmElement element) {
+  return element == GemmElement::f16 ? "f16" : "bf16";
+}
 
 struct CublasBaseline::Api {
   using Create = cublasStatus_t (*)(cublasHandle_t*);
@@ -40,8 +42,8 @@ CublasBaseline::CublasBaseline() {
   void* library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) library = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
-    user_error(SourceLocation::unknown(), "cuBLAS (libcublas.so.13) could not be loaded: ",
-               dlerror());
+    user_error(SourceLocation::unknown(),
+               "cuBLAS (libcublas.so.13) could not be loaded: ", dlerror());
   }
   api_ = new Api();
   auto resolve = [&](const char* name) {
@@ -64,17 +66,17 @@ CublasBaseline::~CublasBaseline() {
 }
 
 void CublasBaseline::gemm_abt(GemmElement element, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
-                              int m, int n, int k, CUstream stream) {
+                              int m, int n, int k, CUstream stream, bool f32_output) {
   auto handle = static_cast<cublasHandle_t>(handle_);
   check_cublas(api_->set_stream(handle, reinterpret_cast<cudaStream_t>(stream)), "cublasSetStream");
   cudaDataType type = element == GemmElement::f16 ? CUDA_R_16F : CUDA_R_16BF;
   float alpha = 1.0f, beta = 0.0f;
-  check_cublas(api_->gemm_ex(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha,
-                             reinterpret_cast<const void*>(b), type, k,
-                             reinterpret_cast<const void*>(a), type, k, &beta,
-                             reinterpret_cast<void*>(c), type, n, CUBLAS_COMPUTE_32F,
-                             CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx");
+  check_cublas(
+      api_->gemm_ex(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha,
+                    reinterpret_cast<const void*>(b), type, k, reinterpret_cast<const void*>(a),
+                    type, k, &beta, reinterpret_cast<void*>(c), f32_output ? CUDA_R_32F : type, n,
+                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmEx");
 }
 
 }  // namespace tessel::bench

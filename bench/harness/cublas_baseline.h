@@ -22,8 +22,9 @@ class CublasBaseline {
   // C = A·Bᵀ with A (M×K), B (N×K), C (M×N) all row-major in `element`, f32 accumulation — the
   // same contract as tessel's GEMMs. Row-major C = A·Bᵀ is column-major Cᵀ = B·Aᵀ, so this calls
   // cublasGemmEx(transa = T, transb = N, m = N, n = M, k = K) on the column-major views.
+  // With `f32_output`, C is f32 (the product before rounding: the reference of epilogue checks).
   void gemm_abt(GemmElement element, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int m, int n,
-                int k, CUstream stream);
+                int k, CUstream stream, bool f32_output = false);
 
  private:
   struct Api;

@@ -13,7 +13,6 @@
 #include "support/diagnostics.h"
 
 namespace tessel::bench {
-namespace {
 
 std::string json_string(const std::string& text) {
   std::string out = "\"";
@@ -38,6 +37,8 @@ std::string json_number(double value) {
   out << std::setprecision(6) << value;
   return out.str();
 }
+
+namespace {
 
 std::string git_head() {
   FILE* pipe = popen("git rev-parse HEAD 2>/dev/null", "r");
@@ -70,8 +71,8 @@ void print_table(const std::vector<BenchRecord>& records) {
               "ms", "TFLOP/s", "baseline", "base ms", "TFLOP/s", "ratio", "rel_err", "check");
   for (const BenchRecord& r : records) {
     std::printf("%-16s %-5s %-16s %9.4f %8.1f %-8s %9.4f %8.1f %7.3f %9.2e %s\n", r.name.c_str(),
-                r.dtype.c_str(), r.shape.c_str(), r.ms, r.tflops, r.baseline.c_str(),
-                r.baseline_ms, r.baseline_tflops, r.ratio, r.rel_err, r.passed ? "ok" : "FAIL");
+                r.dtype.c_str(), r.shape.c_str(), r.ms, r.tflops, r.baseline.c_str(), r.baseline_ms,
+                r.baseline_tflops, r.ratio, r.rel_err, r.passed ? "ok" : "FAIL");
   }
   std::fflush(stdout);
 }
@@ -83,13 +84,15 @@ void write_json(const std::string& path, const std::vector<BenchRecord>& records
   for (const BenchRecord& r : records) {
     out << "{\"name\": " << json_string(r.name) << ", \"dtype\": " << json_string(r.dtype)
         << ", \"shape\": " << json_string(r.shape) << ", \"ms\": " << json_number(r.ms)
-        << ", \"tflops\": " << json_number(r.tflops) << ", \"baseline\": "
-        << json_string(r.baseline) << ", \"baseline_ms\": " << json_number(r.baseline_ms)
+        << ", \"tflops\": " << json_number(r.tflops)
+        << ", \"baseline\": " << json_string(r.baseline)
+        << ", \"baseline_ms\": " << json_number(r.baseline_ms)
         << ", \"baseline_tflops\": " << json_number(r.baseline_tflops)
         << ", \"ratio\": " << json_number(r.ratio) << ", \"rel_err\": " << json_number(r.rel_err)
         << ", \"rel_err_vs_baseline\": " << json_number(r.rel_err_vs_baseline)
-        << ", \"passed\": " << (r.passed ? "true" : "false")
-        << ", \"date\": " << json_string(provenance.date)
+        << ", \"passed\": " << (r.passed ? "true" : "false");
+    for (const auto& [key, value] : r.extra) out << ", " << json_string(key) << ": " << value;
+    out << ", \"date\": " << json_string(provenance.date)
         << ", \"device\": " << json_string(provenance.device)
         << ", \"commit\": " << json_string(provenance.commit)
         << ", \"command\": " << json_string(provenance.command) << "}\n";

@@ -2,25 +2,32 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessel::bench {
 
 // One measured row: a tessel kernel against a library on the same inputs in the same process.
 struct BenchRecord {
-  std::string name;      // e.g. "gemm-reference"
-  std::string dtype;     // "f16", "bf16"
-  std::string shape;     // e.g. "8192x8192x4096" (MxNxK)
-  double ms = 0;         // tessel, median of event timings
+  std::string name;   // e.g. "gemm-reference"
+  std::string dtype;  // "f16", "bf16"
+  std::string shape;  // e.g. "8192x8192x4096" (MxNxK)
+  double ms = 0;      // tessel, median of event timings
   double tflops = 0;
   std::string baseline;  // e.g. "cublas"
   double baseline_ms = 0;
   double baseline_tflops = 0;
-  double ratio = 0;      // baseline_ms / ms: above 1 means tessel is faster
-  double rel_err = 0;    // ‖out − ref‖/‖ref‖ against the float64 reference (sampled entries)
+  double ratio = 0;    // baseline_ms / ms: above 1 means tessel is faster
+  double rel_err = 0;  // ‖out − ref‖/‖ref‖ against the float64 reference (sampled entries)
   double rel_err_vs_baseline = 0;  // ‖out − library‖/‖library‖ over every element
-  bool passed = false;   // rel_err within the precision's tolerance
+  bool passed = false;             // rel_err within the precision's tolerance
+  // Further fields of this suite's records, written after the common ones: (name, JSON value).
+  std::vector<std::pair<std::string, std::string>> extra;
 };
+
+// JSON text of a string and of a number (null when not finite), for BenchRecord::extra.
+std::string json_string(const std::string& text);
+std::string json_number(double value);
 
 // Where and when a run happened: written with every record.
 struct Provenance {

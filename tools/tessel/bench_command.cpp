@@ -4,10 +4,12 @@
 #include <memory>
 #include <sstream>
 
+#include "bench/harness/compiled_gemm_bench.h"
 #include "bench/harness/cublas_baseline.h"
 #include "bench/harness/gemm_bench.h"
 #include "bench/harness/memory_bench.h"
 #include "bench/harness/report.h"
+#include "bench/harness/summary.h"
 #include "bench/reference/reference_gemm.h"
 #include "runtime/driver.h"
 #include "support/diagnostics.h"
@@ -17,6 +19,24 @@ namespace tessel::tool {
 namespace {
 
 constexpr const char* kUsage =
+    "usage: tessel bench gemm [--kernels a,b.tir,...] [--shapes MxNxK,...] [--dtype f16|bf16|all]\n"
+    "                         [--json FILE] [--iterations N] [--warmup N] [--compile-only]\n"
+    "\n"
+    "Compiles GEMM kernels written in tile IR (names of examples/kernels, default gemm,gemm_bf16;\n"
+    "or paths to .tir files) and runs each on every shape against cuBLAS in one process. The\n"
+    "kernel's roles (A [M,K], B [N,K], outputs [M,N], epilogue inputs such as a bias [N]) and its\n"
+    "epilogue are read from the kernel; the epilogue is replayed on the host over cuBLAS's f32\n"
+    "products to check every output element, and over float64 products on sampled entries. "
+    "Timing:\n"
+    "the kernel and cuBLAS (one GemmEx per product, no epilogue) interleaved, medians; ratio =\n"
+    "cuBLAS time / tessel time. Prints compile times (cold or disk-cache hit, then an in-process\n"
+    "hit). --compile-only needs no GPU. Default shapes: "
+    "8192x8192x8192,8192x8192x4096,8191x4097x520.\n"
+    "\n"
+    "usage: tessel bench summary FILE.jsonl...\n"
+    "Prints one table over the --json records of the gemm, gemm-reference and memory-bound "
+    "suites.\n"
+    "\n"
     "usage: tessel bench gemm-reference [--shapes MxNxK,...] [--dtype f16|bf16|all]\n"
     "                                   [--json FILE] [--iterations N] [--warmup N]\n"
     "\n"
@@ -83,7 +103,7 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
   if (parsed.suite.empty()) user_error(SourceLocation::unknown(), "which suite?\n", kUsage);
   if (parsed.suite != "gemm-reference") {
     user_error(SourceLocation::unknown(), "unknown suite '", parsed.suite,
-               "' (known: gemm-reference, memory-bound)");
+               "' (known: gemm, gemm-reference, memory-bound, summary)");
   }
   if (parsed.dtype != "f16" && parsed.dtype != "bf16" && parsed.dtype != "all") {
     user_error(SourceLocation::unknown(), "--dtype must be f16, bf16 or all, not '", parsed.dtype,
@@ -95,6 +115,12 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
 int run_bench(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "memory-bound") {  // bench/harness/memory_bench.h
     return bench::run_memory_bench(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (!args.empty() && args[0] == "gemm") {  // bench/harness/compiled_gemm_bench.h
+    return bench::run_gemm_bench(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (!args.empty() && args[0] == "summary") {  // bench/harness/summary.h
+    return bench::run_summary(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   BenchArgs parsed = parse_args(args);
   std::vector<bench::GemmShape> shapes = bench::parse_gemm_shapes(parsed.shapes);

@@ -1,0 +1,386 @@
+#include "bench/harness/compiled_gemm_bench.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "bench/harness/cublas_baseline.h"
+#include "bench/harness/gemm_bench.h"
+#include "bench/harness/gemm_kernels.h"
+#include "bench/harness/report.h"
+#include "compile/compile.h"
+#include "interp/interpreter.h"
+#include "runtime/buffer.h"
+#include "runtime/context.h"
+#include "runtime/driver.h"
+#include "runtime/numerics.h"
+#include "runtime/timing.h"
+#include "support/diagnostics.h"
+
+namespace tessel::bench {
+namespace {
+
+using ir::ScalarKind;
+
+struct Options {
+  std::vector<std::string> kernels = default_gemm_kernels();
+  std::string shapes = kDefaultGemmShapes;
+  std::string dtype = "all";
+  std::string json;
+  int iterations = 50;
+  int warmup = 10;
+  bool compile_only = false;
+};
+
+int positive(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value <= 0 || value > 1000000) {
+    user_error(SourceLocation::unknown(), flag, " expects a positive integer, got '", text, "'");
+  }
+  return static_cast<int>(value);
+}
+
+Options parse(const std::vector<std::string>& args) {
+  Options o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), arg, " needs a value");
+      return args[++i];
+    };
+    if (arg == "--kernels") {
+      o.kernels.clear();
+      std::istringstream in(value());
+      for (std::string k; std::getline(in, k, ',');) {
+        if (!k.empty()) o.kernels.push_back(k);
+      }
+      if (o.kernels.empty()) user_error(SourceLocation::unknown(), "--kernels lists no kernel");
+    } else if (arg == "--shapes") {
+      o.shapes = value();
+    } else if (arg == "--dtype") {
+      o.dtype = value();
+      if (o.dtype != "f16" && o.dtype != "bf16" && o.dtype != "all") {
+        user_error(SourceLocation::unknown(), "--dtype must be f16, bf16 or all, not '", o.dtype,
+                   "'");
+      }
+    } else if (arg == "--json") {
+      o.json = value();
+    } else if (arg == "--iterations") {
+      o.iterations = positive(arg, value());
+    } else if (arg == "--warmup") {
+      o.warmup = positive(arg, value());
+    } else if (arg == "--compile-only") {
+      o.compile_only = true;
+    } else {
+      user_error(SourceLocation::unknown(), "gemm: unknown option '", arg, "'");
+    }
+  }
+  return o;
+}
+
+runtime::HostFloat host_float(ScalarKind kind, const std::string& what) {
+  switch (kind) {
+    case ScalarKind::f16:
+      return runtime::HostFloat::f16;
+    case ScalarKind::bf16:
+      return runtime::HostFloat::bf16;
+    case ScalarKind::f32:
+      return runtime::HostFloat::f32;
+    default:
+      user_error(SourceLocation::unknown(), "tessel bench gemm: ", what, " has element type ",
+                 ir::to_string(kind), "; the bench fills and reads f16, bf16 and f32 tensors");
+  }
+}
+
+size_t element_bytes(ScalarKind kind) {
+  return kind == ScalarKind::f32 ? 4 : 2;
+}
+
+// Runs body(first_row, last_row, worker) over [0, rows) on all cores.
+template <typename F>
+void parallel_rows(int64_t rows, int workers, F&& body) {
+  std::vector<std::thread> threads;
+  int64_t chunk = (rows + workers - 1) / workers;
+  for (int w = 0; w < workers; ++w) {
+    int64_t lo = w * chunk, hi = std::min<int64_t>(rows, lo + chunk);
+    if (lo >= hi) break;
+    threads.emplace_back([&, lo, hi, w] { body(lo, hi, w); });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+// One compiled kernel: its analysis, and the compile times measured on the way.
+struct GemmCase {
+  std::string name, target;
+  std::unique_ptr<ir::Module> module;
+  std::unique_ptr<GemmKernelInfo> info;
+  std::unique_ptr<CompiledKernel> compiled;
+  double compile_ms = 0, hit_ms = 0;
+  bool first_was_cached = false;
+  CompileTimes first;
+};
+
+GemmCase compile_case(const std::string& spec) {
+  GemmCase c;
+  c.module = load_gemm_kernel(spec, &c.name);
+  const ir::Operation& kernel = *c.module->kernels.front();
+  c.info = std::make_unique<GemmKernelInfo>(kernel);
+  c.target = gemm_target_name(kernel, c.name);
+  target::cuda::Target target = target::cuda::Target::named(c.target);
+  c.compiled = std::make_unique<CompiledKernel>(compile(kernel, target));
+  c.first = c.compiled->times();
+  c.compile_ms = c.first.total_ms;
+  c.first_was_cached = c.first.cache_hit;
+  // The same kernel again in this process: the in-process cache.
+  CompiledKernel again = compile(kernel, target);
+  c.hit_ms = again.times().total_ms;
+  return c;
+}
+
+void print_compile(const GemmCase& c) {
+  std::printf("%s (%s): %s\n", c.name.c_str(), c.target.c_str(), c.info->describe().c_str());
+  std::printf(
+      "  compile %.1f ms (%s: passes %.1f, emit %.1f, NVRTC %.1f ms); again in this process "
+      "%.3f ms\n",
+      c.compile_ms, c.first_was_cached ? "disk cache hit" : "cold", c.first.pipeline_ms,
+      c.first.emit_ms, c.first.nvrtc_ms, c.hit_ms);
+}
+
+BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
+                       CublasBaseline& cublas) {
+  const ir::Operation& kernel = *c.module->kernels.front();
+  const ir::Block& body = *kernel.region(0);
+  const GemmRoles& roles = c.info->roles();
+  const int products = c.info->products();
+  GemmElement element = roles.element == ScalarKind::f16 ? GemmElement::f16 : GemmElement::bf16;
+  host_float(roles.element, "A");  // a UserError for element types the bench cannot fill
+  std::map<std::string, int64_t> sizes = {
+      {roles.m, shape.m}, {roles.n, shape.n}, {roles.k, shape.k}};
+  const int64_t mn = static_cast<int64_t>(shape.m) * shape.n;
+  std::uint64_t seed = runtime::fresh_seed();
+
+  // Every tensor parameter: random contents for inputs, poison (all bits set: NaN) for outputs.
+  std::vector<runtime::DeviceBuffer> device(body.arguments().size());
+  std::vector<std::vector<float>> host(body.arguments().size());  // decoded inputs
+  std::vector<KernelArg> args;
+  for (int p = 0; p < static_cast<int>(body.arguments().size()); ++p) {
+    const ir::Type& t = body.argument(p)->type();
+    std::vector<int64_t> extents = interp::concrete_shape(t, sizes);
+    int64_t count = 1;
+    for (int64_t e : extents) count *= e;
+    bool output = std::find(roles.outputs.begin(), roles.outputs.end(), p) != roles.outputs.end();
+    runtime::HostFloat format = host_float(t.element(), "%" + body.argument(p)->name());
+    if (output) {
+      device[p] = runtime::DeviceBuffer(std::max<size_t>(count * element_bytes(t.element()), 16));
+      device[p].fill_bytes(0xff);
+    } else {
+      auto bytes = runtime::random_values(format, static_cast<size_t>(count), seed + 7919 * p);
+      device[p] = runtime::DeviceBuffer::from_host(bytes);
+      host[p] = runtime::to_floats(format, bytes);
+    }
+    args.emplace_back(TensorArg{device[p].ptr(), extents, t.element()});
+  }
+  runtime::Stream stream;
+  c.compiled->launch(args, stream.handle());
+  // The reference products, in f32 (cuBLAS rounds nothing before the epilogue replays).
+  std::vector<runtime::DeviceBuffer> reference;
+  for (int p = 0; p < products; ++p) {
+    reference.emplace_back(static_cast<size_t>(mn) * 4);
+    cublas.gemm_abt(element, device[roles.a].ptr(), device[roles.b[p]].ptr(),
+                    reference.back().ptr(), shape.m, shape.n, shape.k, stream.handle(), true);
+  }
+  stream.synchronize();
+  std::vector<std::vector<float>> product_values;
+  for (const auto& r : reference) product_values.push_back(r.to_host<float>());
+  std::vector<std::vector<float>> outputs;
+  for (int out : roles.outputs) {
+    ScalarKind kind = body.argument(out)->type().element();
+    std::vector<std::uint8_t> bytes(static_cast<size_t>(mn) * element_bytes(kind));
+    device[out].download(bytes.data(), bytes.size());
+    outputs.push_back(runtime::to_floats(host_float(kind, "an output"), bytes));
+  }
+  std::map<int, std::vector<double>> input_values;
+  for (int in : roles.inputs) input_values[in].assign(host[in].begin(), host[in].end());
+  EpilogueInputs inputs{&input_values, shape.n};
+
+  // Every element against the kernel's epilogue replayed over cuBLAS's products.
+  int workers = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  std::vector<double> num(workers, 0), den(workers, 0);
+  parallel_rows(shape.m, workers, [&](int64_t lo, int64_t hi, int w) {
+    double p_at[8] = {};
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      for (int64_t i = lo; i < hi; ++i) {
+        for (int64_t j = 0; j < shape.n; ++j) {
+          int64_t e = i * shape.n + j;
+          for (int p = 0; p < products && p < 8; ++p) p_at[p] = product_values[p][e];
+          double ref = c.info->evaluate(static_cast<int>(o), p_at, i, j, inputs);
+          double d = outputs[o][e] - ref;
+          num[w] += d * d;
+          den[w] += ref * ref;
+        }
+      }
+    }
+  });
+  double total_num = 0, total_den = 0;
+  for (int w = 0; w < workers; ++w) {
+    total_num += num[w];
+    total_den += den[w];
+  }
+  BenchRecord record;
+  record.name = c.name;
+  record.dtype = to_string(element);
+  record.shape = shape.str();
+  record.baseline = products == 1 ? "cublas" : "cublas x" + std::to_string(products);
+  record.rel_err_vs_baseline = std::isfinite(total_num) && total_den > 0
+                                   ? std::sqrt(total_num / total_den)
+                                   : (total_num == 0 ? 0 : INFINITY);
+
+  // Sampled entries (every corner, then random ones) against float64 dot products.
+  std::vector<std::pair<int64_t, int64_t>> entries = {
+      {0, 0}, {0, shape.n - 1}, {shape.m - 1, 0}, {shape.m - 1, shape.n - 1}};
+  std::mt19937_64 generator(seed);
+  for (int s = 0; s < 1024; ++s) entries.emplace_back(generator() % shape.m, generator() % shape.n);
+  std::vector<float> sampled_out;
+  std::vector<double> sampled_ref, library_ref;
+  for (auto [i, j] : entries) {
+    double exact[8] = {}, library[8] = {};
+    for (int p = 0; p < products && p < 8; ++p) {
+      const float* a = &host[roles.a][static_cast<size_t>(i) * shape.k];
+      const float* b = &host[roles.b[p]][static_cast<size_t>(j) * shape.k];
+      double sum = 0;
+      for (int q = 0; q < shape.k; ++q) sum += static_cast<double>(a[q]) * b[q];
+      exact[p] = sum;
+      library[p] = product_values[p][i * shape.n + j];
+    }
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      sampled_out.push_back(outputs[o][i * shape.n + j]);
+      sampled_ref.push_back(c.info->evaluate(static_cast<int>(o), exact, i, j, inputs));
+      library_ref.push_back(c.info->evaluate(static_cast<int>(o), library, i, j, inputs));
+    }
+  }
+  record.rel_err = runtime::relative_error(std::span<const float>(sampled_out),
+                                           std::span<const double>(sampled_ref));
+  std::vector<float> library_sampled(library_ref.begin(), library_ref.end());
+  double library_err = runtime::relative_error(std::span<const float>(library_sampled),
+                                               std::span<const double>(sampled_ref));
+  double tolerance = gemm_tolerance(element);
+  record.passed = record.rel_err <= tolerance && record.rel_err_vs_baseline <= 2 * tolerance;
+  if (!record.passed) {
+    std::fprintf(stderr,
+                 "check failed for %s %s: rel_err %.3e (cuBLAS + epilogue: %.3e), vs cuBLAS + "
+                 "epilogue %.3e, seed %llu\n",
+                 c.name.c_str(), record.shape.c_str(), record.rel_err, library_err,
+                 record.rel_err_vs_baseline, static_cast<unsigned long long>(seed));
+  }
+  product_values.clear();
+  reference.clear();
+
+  // Timing: the kernel and cuBLAS (one GemmEx per product, output in the input type), launch by
+  // launch.
+  std::vector<runtime::DeviceBuffer> scratch;
+  for (int p = 0; p < products; ++p) scratch.emplace_back(static_cast<size_t>(mn) * 2);
+  auto [mine, library_timing] = runtime::time_interleaved(
+      [&](CUstream s) { c.compiled->launch(args, s); },
+      [&](CUstream s) {
+        for (int p = 0; p < products; ++p) {
+          cublas.gemm_abt(element, device[roles.a].ptr(), device[roles.b[p]].ptr(),
+                          scratch[p].ptr(), shape.m, shape.n, shape.k, s);
+        }
+      },
+      o.warmup, o.iterations, stream.handle());
+  double flops = 2.0 * products * shape.m * shape.n * static_cast<double>(shape.k);
+  record.ms = mine.median_ms;
+  record.baseline_ms = library_timing.median_ms;
+  record.tflops = flops / (record.ms * 1e-3) / 1e12;
+  record.baseline_tflops = flops / (record.baseline_ms * 1e-3) / 1e12;
+  record.ratio = record.baseline_ms / record.ms;
+  record.extra = {{"target", json_string(c.target)},
+                  {"epilogue", json_string(c.info->describe())},
+                  {"compile_ms", json_number(c.compile_ms)},
+                  {"compile_cached", c.first_was_cached ? "true" : "false"},
+                  {"compile_hit_ms", json_number(c.hit_ms)},
+                  {"min_ms", json_number(mine.min_ms)},
+                  {"baseline_min_ms", json_number(library_timing.min_ms)}};
+  return record;
+}
+
+}  // namespace
+
+std::vector<std::string> default_gemm_kernels() {
+  return {"gemm", "gemm_bf16"};
+}
+
+int run_gemm_bench(const std::vector<std::string>& args) {
+  Options o = parse(args);
+  std::vector<GemmShape> shapes = parse_gemm_shapes(o.shapes);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows survive a timeout in a pipe
+  std::string reason;
+  bool gpu = runtime::gpu_available(&reason);
+  if (!gpu && !o.compile_only) {
+    user_error(SourceLocation::unknown(), "tessel bench needs a GPU: ", reason,
+               " (tessel bench gemm --compile-only runs without one)");
+  }
+  std::ostringstream command;
+  command << "tessel bench gemm";
+  for (const std::string& a : args) command << " " << a;
+  std::unique_ptr<CublasBaseline> cublas;
+  Provenance provenance;
+  if (!o.compile_only) {
+    provenance = collect_provenance(command.str());
+    std::cout << "device: " << provenance.device << "   commit: " << provenance.commit << "\n";
+    cublas = std::make_unique<CublasBaseline>();
+  }
+  int failures = 0, ran = 0;
+  std::vector<BenchRecord> records;
+  for (const std::string& spec : o.kernels) {
+    GemmCase c;
+    try {
+      c = compile_case(spec);
+    } catch (const std::exception& e) {
+      std::printf("%s: FAILED: %s\n", spec.c_str(), e.what());
+      ++failures;
+      continue;
+    }
+    std::string dtype(ir::to_string(c.info->roles().element));
+    if (o.dtype != "all" && dtype != o.dtype) continue;
+    if (dtype != "f16" && dtype != "bf16") {
+      std::printf("%s: FAILED: cuBLAS baselines take f16 or bf16 inputs, not %s\n", c.name.c_str(),
+                  dtype.c_str());
+      ++failures;
+      continue;
+    }
+    ++ran;
+    print_compile(c);
+    if (o.compile_only) continue;
+    for (const GemmShape& shape : shapes) {
+      try {
+        BenchRecord r = bench_case(c, shape, o, *cublas);
+        failures += r.passed ? 0 : 1;
+        std::printf("  %-14s %.4f ms  %.1f TFLOP/s  (cuBLAS %.4f ms)  ratio %.3f  rel_err %.2e%s\n",
+                    r.shape.c_str(), r.ms, r.tflops, r.baseline_ms, r.ratio, r.rel_err,
+                    r.passed ? "" : "  FAILED");
+        records.push_back(std::move(r));
+      } catch (const std::exception& e) {
+        std::printf("  %s: FAILED: %s\n", shape.str().c_str(), e.what());
+        ++failures;
+      }
+    }
+  }
+  if (ran == 0 && failures == 0) {
+    user_error(SourceLocation::unknown(), "tessel bench gemm: no kernel has element type ",
+               o.dtype);
+  }
+  if (!o.compile_only) {
+    print_table(records);
+    if (!o.json.empty()) write_json(o.json, records, provenance);
+  }
+  return failures ? 1 : 0;
+}
+
+}  // namespace tessel::bench

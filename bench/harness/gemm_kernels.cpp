@@ -1,0 +1,439 @@
+#include "bench/harness/gemm_kernels.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "ir/parser.h"
+#include "support/diagnostics.h"
+#include "tessel/example_kernels.h"
+
+namespace tessel::bench {
+namespace {
+
+using ir::OpKind;
+using Step = GemmEpilogue::Step;
+
+// The kernel parameter that `v` views, following the ops that move or reshape a tensor without
+// computing on it (tile, copy, transpose, global_view, rearrange); -1 when `v` comes from anything
+// else. `transposes` counts the transposes on the way.
+int traced_param(const ir::Block& body, const ir::Value* v, int* transposes = nullptr) {
+  while (v != nullptr) {
+    const ir::Operation* def = v->def();
+    if (def == nullptr) return v->owner_block() == &body ? v->index() : -1;
+    switch (def->kind()) {
+      case OpKind::transpose:
+        if (transposes) ++*transposes;
+        v = def->operand(0);
+        break;
+      case OpKind::tile:
+      case OpKind::global_view:
+      case OpKind::rearrange:
+        v = def->operand(0);
+        break;
+      case OpKind::copy:
+        if (def->num_operands() != 1) return -1;
+        v = def->operand(0);
+        break;
+      default:
+        return -1;
+    }
+  }
+  return -1;
+}
+
+std::string format_number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+// Compiles the epilogue of one store: the stored value, back to the products and the inputs.
+class EpilogueCompiler {
+ public:
+  EpilogueCompiler(const ir::Operation& kernel, const std::map<const ir::Value*, int>& products,
+                   const std::vector<int>& grid_axis, const std::vector<int64_t>& tile_shape,
+                   GemmRoles& roles, GemmEpilogue& out)
+      : kernel_(kernel),
+        body_(*kernel.region(0)),
+        products_(products),
+        grid_axis_(grid_axis),
+        tile_shape_(tile_shape),
+        roles_(roles),
+        out_(out) {}
+
+  int compile(const ir::Value* v) {
+    auto found = memo_.find(v);
+    if (found != memo_.end()) return found->second;
+    int step = build(v);
+    memo_[v] = step;
+    return step;
+  }
+
+ private:
+  [[noreturn]] void unsupported(const ir::Operation& op, const std::string& why) {
+    user_error(op.loc(), "tessel bench gemm: the epilogue of @", kernel_.signature().name, " ",
+               why);
+  }
+
+  int add(Step step) {
+    out_.steps.push_back(std::move(step));
+    return static_cast<int>(out_.steps.size()) - 1;
+  }
+
+  // The output axis (0: rows i, 1: columns j) that a tile coordinate follows: a block_grid result
+  // that indexes an output dimension.
+  int axis_of(const ir::Operation& load, const ir::Value* coordinate) {
+    const ir::Operation* def = coordinate->def();
+    if (def != nullptr && def->kind() == OpKind::block_grid) {
+      int r = coordinate->index();
+      if (r < static_cast<int>(grid_axis_.size()) && grid_axis_[r] >= 0) return grid_axis_[r];
+    }
+    unsupported(load, "reads a tile whose coordinate %" + coordinate->name() +
+                          " is not a block index of the output tile");
+  }
+
+  // A register tile loaded from a global tensor of the kernel: an input of the epilogue.
+  int input(const ir::Operation& load, const ir::Value* v) {
+    const ir::Operation* t = load.operand(0)->def();
+    while (t != nullptr && t->kind() == OpKind::copy && t->num_operands() == 1)
+      t = t->operand(0)->def();  // global -> shared -> register
+    int p = traced_param(body_, load.operand(0));
+    if (t == nullptr || t->kind() != OpKind::tile || p < 0 || t->operand(0)->def() != nullptr) {
+      unsupported(load, "computes %" + v->name() + " from something other than a tile of a " +
+                            "kernel parameter");
+    }
+    const ir::Type& param = body_.argument(p)->type();
+    const auto& shape = t->ints_attr("shape");
+    if (t->has_attr("squeeze") || param.rank() != t->num_operands() - 1 || param.rank() > 2) {
+      unsupported(load,
+                  "reads %" + body_.argument(p)->name() +
+                      " in a way the bench cannot replay (expected a [N], [M] or [M,N] tile)");
+    }
+    Step step{};
+    step.what = Step::Kind::input;
+    step.index = p;
+    step.element = v->type().element();
+    for (int d = 0; d < param.rank(); ++d) {
+      int axis = axis_of(*t, t->operand(d + 1));
+      if (shape[d] != tile_shape_[axis]) {
+        unsupported(*t, "reads %" + body_.argument(p)->name() + " in tiles of " +
+                            std::to_string(shape[d]) + " along the output's dimension " +
+                            std::to_string(axis) + ", whose tiles are " +
+                            std::to_string(tile_shape_[axis]));
+      }
+      if (param.rank() == 1) step.axis = axis;
+      if (param.rank() == 2 && axis != d) {
+        unsupported(*t, "reads %" + body_.argument(p)->name() + " transposed");
+      }
+    }
+    step.rank2 = param.rank() == 2;
+    if (std::find(roles_.inputs.begin(), roles_.inputs.end(), p) == roles_.inputs.end())
+      roles_.inputs.push_back(p);
+    return add(step);
+  }
+
+  int build(const ir::Value* v) {
+    const ir::Operation* def = v->def();
+    if (def == nullptr) {
+      user_error(kernel_.loc(), "tessel bench gemm: the epilogue of @", kernel_.signature().name,
+                 " stores %", v->name(), " directly; expected values computed from the products");
+    }
+    ir::ScalarKind kind = v->type().element();
+    Step step{};
+    step.element = kind;
+    switch (def->kind()) {
+      case OpKind::for_: {
+        auto it = products_.find(v);
+        if (it == products_.end()) {
+          unsupported(*def, "uses the loop result %" + v->name() + ", which no mma computes");
+        }
+        step.what = Step::Kind::product;
+        step.index = it->second;
+        return add(step);
+      }
+      case OpKind::constant:
+      case OpKind::fill:
+        step.what = Step::Kind::constant;
+        step.value = interp::element_from_attr(kind, *def->attr("value"));
+        return add(step);
+      case OpKind::cast:
+        step.what = Step::Kind::convert;
+        step.from = def->operand(0)->type().element();
+        step.args = {compile(def->operand(0))};
+        return add(step);
+      case OpKind::rearrange:
+        return compile(def->operand(0));
+      case OpKind::broadcast: {
+        int arg = compile(def->operand(0));
+        const Step& src = out_.steps[arg];
+        const auto& dims = def->ints_attr("dims");
+        // [X] broadcast along dims [d] of an [.., ..] tile keeps dimension 1 - d: the vector must
+        // follow that axis.
+        if (src.what == Step::Kind::input && !src.rank2 && dims.size() == 1 &&
+            src.axis != 1 - dims[0]) {
+          unsupported(*def, "broadcasts %" + def->operand(0)->name() +
+                                " along the dimension it is indexed by");
+        }
+        return arg;
+      }
+      case OpKind::copy:
+        if (def->num_operands() == 1) return input(*def, v);
+        break;
+      default:
+        if (ir::is_elementwise(def->kind())) {
+          step.what = Step::Kind::elementwise;
+          step.op = def;
+          int typed = def->kind() == OpKind::select ? 1 : 0;
+          step.compute = def->operand(typed)->type().element();
+          for (const ir::Value* operand : def->operands()) step.args.push_back(compile(operand));
+          return add(step);
+        }
+    }
+    unsupported(*def, "uses `" + std::string(def->name()) +
+                          "`, which the bench cannot replay on the host (it replays casts, " +
+                          "broadcasts and elementwise ops over the products)");
+  }
+
+  const ir::Operation& kernel_;
+  const ir::Block& body_;
+  const std::map<const ir::Value*, int>& products_;
+  const std::vector<int>& grid_axis_;
+  const std::vector<int64_t>& tile_shape_;
+  GemmRoles& roles_;
+  GemmEpilogue& out_;
+  std::map<const ir::Value*, int> memo_;
+};
+
+}  // namespace
+
+std::string GemmEpilogue::describe() const {
+  std::vector<std::string> text(steps.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const Step& step = steps[s];
+    switch (step.what) {
+      case Step::Kind::product:
+        text[s] = "P" + std::to_string(step.index);
+        break;
+      case Step::Kind::input:
+        text[s] = "#" + std::to_string(step.index) +
+                  (step.rank2       ? "[i,j]"
+                   : step.axis == 0 ? "[i]"
+                                    : "[j]");
+        break;
+      case Step::Kind::constant:
+        text[s] = format_number(interp::element_as_double(step.element, step.value));
+        break;
+      case Step::Kind::convert:
+        text[s] = std::string(ir::to_string(step.element)) + "(" + text[step.args[0]] + ")";
+        break;
+      case Step::Kind::elementwise: {
+        std::string call = std::string(step.op->name()) + "(";
+        for (size_t a = 0; a < step.args.size(); ++a) call += (a ? ", " : "") + text[step.args[a]];
+        text[s] = call + ")";
+        break;
+      }
+    }
+  }
+  return text.empty() ? "" : text.back();
+}
+
+GemmKernelInfo::GemmKernelInfo(const ir::Operation& kernel) : kernel_(kernel) {
+  const std::string& name = kernel.signature().name;
+  const ir::Block& body = *kernel.region(0);
+  auto fail = [&](const std::string& why) {
+    user_error(kernel.loc(), "tessel bench gemm: @", name,
+               " is not a GEMM the bench can run: ", why);
+  };
+  // Products: each top-level loop result that the loop's body yields from an mma.
+  std::map<const ir::Value*, int> products;
+  for (const auto& op : body.ops()) {
+    if (op->kind() != OpKind::for_) continue;
+    const ir::Operation* yield = op->region(0)->terminator();
+    for (int r = 0; r < op->num_results() && yield != nullptr; ++r) {
+      const ir::Value* yielded = yield->operand(r);
+      while (yielded->def() != nullptr && yielded->def()->kind() == OpKind::rearrange)
+        yielded = yielded->def()->operand(0);
+      const ir::Operation* mma = yielded->def();
+      if (mma == nullptr || mma->kind() != OpKind::mma) continue;
+      int a_transposes = 0, b_transposes = 0;
+      int a = traced_param(body, mma->operand(0), &a_transposes);
+      int b = traced_param(body, mma->operand(1), &b_transposes);
+      if (a < 0 || b < 0) fail("an mma's operands do not come from tiles of its parameters");
+      if (a_transposes % 2 != 0 || b_transposes % 2 != 1) {
+        fail("expected mma(A, transpose(B)) with A [M,K] and B [N,K] (C = A·Bᵀ)");
+      }
+      if (roles_.a >= 0 && roles_.a != a) fail("its products do not share one A operand");
+      roles_.a = a;
+      products[op->result(r)] = static_cast<int>(roles_.b.size());
+      roles_.b.push_back(b);
+    }
+  }
+  if (roles_.b.empty()) fail("no loop yields the result of an mma");
+  const ir::Type& a_type = body.argument(roles_.a)->type();
+  roles_.element = a_type.element();
+  for (int b : roles_.b) {
+    const ir::Type& b_type = body.argument(b)->type();
+    if (a_type.rank() != 2 || b_type.rank() != 2 || b_type.element() != roles_.element ||
+        !(b_type.shape()[1] == a_type.shape()[1])) {
+      fail("A and B must be [M,K] and [N,K] tensors of one element type");
+    }
+    if (!roles_.n.empty() && b_type.shape()[0].symbol != roles_.n)
+      fail("its B operands have different N");
+    roles_.n = b_type.shape()[0].symbol;
+  }
+  roles_.m = a_type.shape()[0].symbol;
+  roles_.k = a_type.shape()[1].symbol;
+  if (roles_.m.empty() || roles_.n.empty() || roles_.k.empty())
+    fail("M, N and K must be size parameters (the bench picks them)");
+
+  // Outputs: top-level stores into tiles of [M,N] parameters; the tile's coordinates say which
+  // block index runs along the rows and which along the columns.
+  for (const auto& op : body.ops()) {
+    if (op->kind() != OpKind::copy || op->num_operands() != 2) continue;
+    const ir::Operation* tile = op->operand(1)->def();
+    int out = traced_param(body, op->operand(1));
+    if (tile == nullptr || tile->kind() != OpKind::tile || out < 0) continue;
+    const ir::Type& t = body.argument(out)->type();
+    if (t.rank() != 2 || t.shape()[0].symbol != roles_.m || t.shape()[1].symbol != roles_.n)
+      fail("it stores to %" + body.argument(out)->name() + ", which is not an [M,N] tensor");
+    std::vector<int> grid_axis;
+    for (int d = 0; d < 2; ++d) {
+      const ir::Value* coordinate = tile->operand(d + 1);
+      if (coordinate->def() == nullptr || coordinate->def()->kind() != OpKind::block_grid)
+        fail("its output tiles are not indexed by block indices");
+      int r = coordinate->index();
+      if (static_cast<int>(grid_axis.size()) <= r) grid_axis.resize(r + 1, -1);
+      grid_axis[r] = d;
+    }
+    GemmEpilogue epilogue;
+    epilogue.output = out;
+    EpilogueCompiler compiler(kernel, products, grid_axis, tile->ints_attr("shape"), roles_,
+                              epilogue);
+    compiler.compile(op->operand(0));
+    roles_.outputs.push_back(out);
+    epilogues_.push_back(std::move(epilogue));
+  }
+  if (epilogues_.empty()) fail("it stores no [M,N] output tile after its loops");
+  // Every tensor parameter has a role; anything else could not be filled by the bench.
+  for (int p = 0; p < static_cast<int>(body.arguments().size()); ++p) {
+    const ir::Value* arg = body.argument(p);
+    bool known =
+        p == roles_.a || std::find(roles_.b.begin(), roles_.b.end(), p) != roles_.b.end() ||
+        std::find(roles_.outputs.begin(), roles_.outputs.end(), p) != roles_.outputs.end() ||
+        std::find(roles_.inputs.begin(), roles_.inputs.end(), p) != roles_.inputs.end();
+    if (!arg->type().is_tensor()) fail("its parameter %" + arg->name() + " is a scalar");
+    if (!known)
+      fail("its parameter %" + arg->name() + " is neither an operand, an output nor " +
+           "read by the epilogue");
+  }
+}
+
+std::string GemmKernelInfo::describe() const {
+  const ir::Block& body = *kernel_.region(0);
+  auto name = [&](int p) { return "%" + body.argument(p)->name(); };
+  std::string text = "A=" + name(roles_.a);
+  for (size_t p = 0; p < roles_.b.size(); ++p)
+    text +=
+        " B" + (roles_.b.size() > 1 ? std::to_string(p) : std::string()) + "=" + name(roles_.b[p]);
+  for (int in : roles_.inputs) text += " in=" + name(in);
+  text += ";";
+  for (const GemmEpilogue& e : epilogues_) {
+    std::string expr = e.describe();
+    // Products and inputs by name: P0 -> A·%Bᵀ, #3[j] -> %bias[j].
+    for (size_t p = 0; p < roles_.b.size(); ++p) {
+      std::string token = "P" + std::to_string(p);
+      for (size_t at; (at = expr.find(token)) != std::string::npos;)
+        expr.replace(at, token.size(), "(A·" + name(roles_.b[p]) + "^T)");
+    }
+    for (int in : roles_.inputs) {
+      std::string token = "#" + std::to_string(in) + "[";
+      for (size_t at; (at = expr.find(token)) != std::string::npos;)
+        expr.replace(at, token.size(), name(in) + "[");
+    }
+    text += " " + name(e.output) + " = " + expr + ";";
+  }
+  text.pop_back();
+  return text;
+}
+
+double GemmKernelInfo::evaluate(int o, const double* products, int64_t i, int64_t j,
+                                const EpilogueInputs& inputs) const {
+  const GemmEpilogue& e = epilogues_[o];
+  interp::Element regs[64];
+  std::vector<interp::Element> spill;
+  interp::Element* r = regs;
+  if (e.steps.size() > 64) {
+    spill.resize(e.steps.size());
+    r = spill.data();
+  }
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    const Step& step = e.steps[s];
+    switch (step.what) {
+      case Step::Kind::product:
+        r[s] = interp::Element{products[step.index], 0};
+        break;
+      case Step::Kind::input: {
+        const std::vector<double>& t = inputs.tensors->at(step.index);
+        double x = step.rank2 ? t[i * inputs.n + j] : t[step.axis == 0 ? i : j];
+        r[s] = interp::element_of_double(step.element, x);
+        break;
+      }
+      case Step::Kind::constant:
+        r[s] = step.value;
+        break;
+      case Step::Kind::convert:
+        r[s] = interp::convert(step.from, step.element, r[step.args[0]]);
+        break;
+      case Step::Kind::elementwise: {
+        interp::Element operands[3];
+        for (size_t a = 0; a < step.args.size() && a < 3; ++a) operands[a] = r[step.args[a]];
+        r[s] = interp::apply_elementwise(*step.op, step.compute, operands);
+        break;
+      }
+    }
+  }
+  return interp::element_as_double(e.steps.back().element, r[e.steps.size() - 1]);
+}
+
+std::unique_ptr<ir::Module> load_gemm_kernel(const std::string& spec, std::string* name) {
+  std::string text;
+  if (spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".tir") == 0) {
+    std::ifstream in(spec);
+    if (!in) user_error(SourceLocation::unknown(), "cannot read kernel file '", spec, "'");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+    size_t slash = spec.find_last_of('/');
+    *name = spec.substr(slash == std::string::npos ? 0 : slash + 1);
+    name->resize(name->size() - 4);
+  } else {
+    auto it = examples::lowered_kernels().find(spec);
+    if (it == examples::lowered_kernels().end()) {
+      std::string known;
+      for (const auto& [k, unused] : examples::lowered_kernels()) {
+        if (k.find("gemm") != std::string::npos && k != "gemv")
+          known += (known.empty() ? "" : ", ") + k;
+      }
+      user_error(SourceLocation::unknown(), "no example kernel '", spec,
+                 "' (give a path to a .tir file, or one of: ", known, ")");
+    }
+    text = it->second;
+    *name = spec;
+  }
+  auto module = ir::parse_module(text, spec);
+  if (module->kernels.empty()) user_error(SourceLocation::unknown(), "'", spec, "' has no kernel");
+  return module;
+}
+
+std::string gemm_target_name(const ir::Operation& kernel, const std::string& name) {
+  std::string pinned;
+  ir::walk(const_cast<ir::Operation*>(&kernel), [&](ir::Operation* op) {
+    if (op->kind() == OpKind::block_grid && op->has_attr("target")) pinned = op->str_attr("target");
+  });
+  if (!pinned.empty()) return pinned;
+  if (name.size() >= 5 && name.compare(name.size() - 5, 5, "_sm80") == 0) return "sm_80";
+  return "sm_90a";
+}
+
+}  // namespace tessel::bench

@@ -1,0 +1,200 @@
+#include "bench/harness/summary.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "support/diagnostics.h"
+
+namespace tessel::bench {
+namespace {
+
+class Parser {
+ public:
+  Parser(const std::string& text, const std::string& file, int line)
+      : text_(text), file_(file), line_(line) {}
+
+  JsonRecord record() {
+    JsonRecord out;
+    skip();
+    expect('{');
+    skip();
+    if (peek() == '}') {
+      ++at_;
+    } else {
+      while (true) {
+        skip();
+        std::string key = string();
+        skip();
+        expect(':');
+        skip();
+        out[key] = value();
+        skip();
+        if (peek() == ',') {
+          ++at_;
+          continue;
+        }
+        expect('}');
+        break;
+      }
+    }
+    skip();
+    if (at_ != text_.size()) fail("text after the object");
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) {
+    user_error(SourceLocation::at(file_, line_, static_cast<int>(at_) + 1),
+               "bench summary: expected a flat JSON object per line: ", what);
+  }
+  char peek() const { return at_ < text_.size() ? text_[at_] : '\0'; }
+  void skip() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("'") + c + "' missing");
+    ++at_;
+  }
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (at_ < text_.size() && text_[at_] != '"') {
+      char c = text_[at_++];
+      if (c == '\\') {
+        char e = peek();
+        ++at_;
+        if (e == 'n')
+          out += '\n';
+        else if (e == 't')
+          out += '\t';
+        else if (e == 'u') {
+          if (at_ + 4 > text_.size()) fail("a short \\u escape");
+          out += static_cast<char>(std::strtol(text_.substr(at_, 4).c_str(), nullptr, 16));
+          at_ += 4;
+        } else {
+          out += e;
+        }
+      } else {
+        out += c;
+      }
+    }
+    expect('"');
+    return out;
+  }
+  JsonField value() {
+    JsonField f;
+    char c = peek();
+    if (c == '"') {
+      f.kind = JsonField::Kind::string;
+      f.text = string();
+    } else if (text_.compare(at_, 4, "true") == 0 || text_.compare(at_, 5, "false") == 0) {
+      f.kind = JsonField::Kind::boolean;
+      f.boolean = c == 't';
+      at_ += f.boolean ? 4 : 5;
+    } else if (text_.compare(at_, 4, "null") == 0) {
+      at_ += 4;
+    } else {
+      const char* start = text_.c_str() + at_;
+      char* end = nullptr;
+      f.number = std::strtod(start, &end);
+      if (end == start) fail("a value that is not a string, number, true, false or null");
+      f.kind = JsonField::Kind::number;
+      at_ += static_cast<size_t>(end - start);
+    }
+    return f;
+  }
+
+  const std::string& text_;
+  std::string file_;
+  int line_ = 0;
+  size_t at_ = 0;
+};
+
+double number(const JsonRecord& r, const std::string& key) {
+  auto it = r.find(key);
+  return it != r.end() && it->second.kind == JsonField::Kind::number ? it->second.number : NAN;
+}
+std::string text(const JsonRecord& r, const std::string& key) {
+  auto it = r.find(key);
+  return it != r.end() && it->second.kind == JsonField::Kind::string ? it->second.text : "";
+}
+bool passed(const JsonRecord& r) {
+  auto it = r.find("passed");
+  return it != r.end() && it->second.kind == JsonField::Kind::boolean && it->second.boolean;
+}
+
+}  // namespace
+
+JsonRecord parse_json_record(const std::string& text, const std::string& file, int line) {
+  return Parser(text, file, line).record();
+}
+
+std::string summary_table(const std::vector<JsonRecord>& records) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-16s %-5s %-15s %-13s %9s %13s %-8s %13s %8s\n", "kernel",
+                "dtype", "shape", "correct", "ms", "achieved", "baseline", "baseline", "fraction");
+  out += line;
+  std::string notes;
+  for (const JsonRecord& r : records) {
+    double ms = number(r, "ms");
+    if (std::isnan(ms)) {
+      // Records that are not a kernel against a baseline: host launch overhead, say.
+      std::string name = text(r, "name");
+      if (name == "launch_overhead") {
+        std::snprintf(line, sizeof(line),
+                      "host launch overhead of a compiled kernel: %.2f us (raw cuLaunchKernelEx "
+                      "%.2f us)\n",
+                      number(r, "compiled_us"), number(r, "raw_us"));
+        notes += line;
+      }
+      continue;
+    }
+    bool bandwidth = r.count("gbps") > 0;
+    double achieved = bandwidth ? number(r, "gbps") : number(r, "tflops");
+    double base = bandwidth ? number(r, "baseline_gbps") : number(r, "baseline_tflops");
+    double fraction = bandwidth ? number(r, "fraction") : number(r, "ratio");
+    const char* unit = bandwidth ? "GB/s" : "TFLOP/s";
+    char correct[32], achieved_text[32], base_text[32];
+    std::snprintf(correct, sizeof(correct), "%.1e %s", number(r, "rel_err"),
+                  passed(r) ? "ok" : "FAIL");
+    std::snprintf(achieved_text, sizeof(achieved_text), "%.1f %s", achieved, unit);
+    std::snprintf(base_text, sizeof(base_text), "%.1f %s", base, unit);
+    std::snprintf(line, sizeof(line), "%-16s %-5s %-15s %-13s %9.4f %13s %-8s %13s %8.3f\n",
+                  text(r, "name").c_str(), text(r, "dtype").c_str(), text(r, "shape").c_str(),
+                  correct, ms, achieved_text, text(r, "baseline").c_str(), base_text, fraction);
+    out += line;
+  }
+  return out + notes;
+}
+
+int run_summary(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    user_error(SourceLocation::unknown(),
+               "bench summary: which files? (JSON lines written by "
+               "tessel bench ... --json FILE)");
+  }
+  std::vector<JsonRecord> records;
+  for (const std::string& path : args) {
+    std::ifstream in(path);
+    if (!in) user_error(SourceLocation::unknown(), "bench summary: cannot read '", path, "'");
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      records.push_back(parse_json_record(line, path, n));
+    }
+  }
+  std::cout << summary_table(records);
+  int failed = 0;
+  for (const JsonRecord& r : records) {
+    if (!std::isnan(number(r, "ms")) && !passed(r)) ++failed;
+  }
+  if (failed) std::cout << failed << " row(s) failed their correctness check\n";
+  return failed ? 1 : 0;
+}
+
+}  // namespace tessel::bench
