@@ -128,6 +128,7 @@ class EpilogueCompiler {
       }
     }
     step.rank2 = param.rank() == 2;
+    if (!step.rank2) step.vector_axis = step.axis;
     if (std::find(roles_.inputs.begin(), roles_.inputs.end(), p) == roles_.inputs.end())
       roles_.inputs.push_back(p);
     return add(step);
@@ -161,6 +162,7 @@ class EpilogueCompiler {
         step.what = Step::Kind::convert;
         step.from = def->operand(0)->type().element();
         step.args = {compile(def->operand(0))};
+        step.vector_axis = out_.steps[step.args[0]].vector_axis;
         return add(step);
       case OpKind::rearrange:
         return compile(def->operand(0));
@@ -170,8 +172,7 @@ class EpilogueCompiler {
         const auto& dims = def->ints_attr("dims");
         // [X] broadcast along dims [d] of an [.., ..] tile keeps dimension 1 - d: the vector must
         // follow that axis.
-        if (src.what == Step::Kind::input && !src.rank2 && dims.size() == 1 &&
-            src.axis != 1 - dims[0]) {
+        if (src.vector_axis >= 0 && dims.size() == 1 && src.vector_axis != 1 - dims[0]) {
           unsupported(*def, "broadcasts %" + def->operand(0)->name() +
                                 " along the dimension it is indexed by");
         }
@@ -186,7 +187,11 @@ class EpilogueCompiler {
           step.op = def;
           int typed = def->kind() == OpKind::select ? 1 : 0;
           step.compute = def->operand(typed)->type().element();
-          for (const ir::Value* operand : def->operands()) step.args.push_back(compile(operand));
+          for (const ir::Value* operand : def->operands()) {
+            step.args.push_back(compile(operand));
+            if (operand->type().is_tensor() && operand->type().rank() == 1)
+              step.vector_axis = out_.steps[step.args.back()].vector_axis;
+          }
           return add(step);
         }
     }

@@ -46,6 +46,7 @@ class GemmEpilogue {
     enum class Kind { product, input, constant, convert, elementwise } what;
     int index = 0;          // product: p; input: parameter index
     int axis = 0;           // input of rank 1: 0 = indexed by the row i, 1 = by the column j
+    int vector_axis = -1;   // a vector ([M] or [N]) value: the axis it follows; -1 otherwise
     bool rank2 = false;     // input of rank 2 ([M,N]): indexed by (i, j)
     interp::Element value;  // constant
     ir::ScalarKind from = ir::ScalarKind::f32;     // convert

@@ -136,8 +136,8 @@ JsonRecord parse_json_record(const std::string& text, const std::string& file, i
 std::string summary_table(const std::vector<JsonRecord>& records) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-16s %-5s %-15s %-13s %9s %13s %-8s %13s %8s\n", "kernel",
-                "dtype", "shape", "correct", "ms", "achieved", "baseline", "baseline", "fraction");
+  std::snprintf(line, sizeof(line), "%-16s %-5s %-15s %-13s %9s %14s %-9s %14s %8s\n", "kernel",
+                "dtype", "shape", "correct", "ms", "achieved", "baseline", "", "fraction");
   out += line;
   std::string notes;
   for (const JsonRecord& r : records) {
@@ -163,8 +163,12 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
     std::snprintf(correct, sizeof(correct), "%.1e %s", number(r, "rel_err"),
                   passed(r) ? "ok" : "FAIL");
     std::snprintf(achieved_text, sizeof(achieved_text), "%.1f %s", achieved, unit);
-    std::snprintf(base_text, sizeof(base_text), "%.1f %s", base, unit);
-    std::snprintf(line, sizeof(line), "%-16s %-5s %-15s %-13s %9.4f %13s %-8s %13s %8.3f\n",
+    if (std::isnan(base)) {
+      std::snprintf(base_text, sizeof(base_text), "-");
+    } else {
+      std::snprintf(base_text, sizeof(base_text), "%.1f %s", base, unit);
+    }
+    std::snprintf(line, sizeof(line), "%-16s %-5s %-15s %-13s %9.4f %14s %-9s %14s %8.3f\n",
                   text(r, "name").c_str(), text(r, "dtype").c_str(), text(r, "shape").c_str(),
                   correct, ms, achieved_text, text(r, "baseline").c_str(), base_text, fraction);
     out += line;

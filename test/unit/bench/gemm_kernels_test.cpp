@@ -1,0 +1,250 @@
+// The GEMM bench's reading of a kernel (roles, epilogue) and its host replay of the epilogue,
+// without a GPU.
+#include "bench/harness/gemm_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "interp/numerics.h"
+#include "ir/parser.h"
+#include "support/diagnostics.h"
+
+namespace tessel::bench {
+namespace {
+
+// A GEMM with 128x256x64 tiles whose epilogue is `epilogue` (ops after the loop ending in %out,
+// register<OUT>[128,256]), its extra parameters `params` after %B.
+std::string gemm_text(const std::string& params, const std::string& epilogue,
+                      const std::string& out = "f16") {
+  return R"(kernel @g[M, N, K](%A: global<f16>[M,K], %B: global<f16>[N,K])" + params +
+         R"(, %C: global<)" + out + R"(>[M,N]) facts(K % 8 == 0) {
+  %M = size {name = M} : index
+  %N = size {name = N} : index
+  %K = size {name = K} : index
+  %c128 = const {value = 128} : index
+  %c256 = const {value = 256} : index
+  %c64 = const {value = 64} : index
+  %c0 = const {value = 0} : index
+  %c1 = const {value = 1} : index
+  %tiles_m = cdiv %M, %c128 : index
+  %tiles_n = cdiv %N, %c256 : index
+  %bm, %bn = block_grid %tiles_m, %tiles_n : index, index
+  %zero = fill {value = 0.0} : register<f32>[128,256]
+  %tiles_k = cdiv %K, %c64 : index
+  %acc = for %k = %c0 to %tiles_k step %c1 iter(%c = %zero) : register<f32>[128,256] {
+    %A_tile = tile %A, %bm, %k {masked, pad = 0.0, shape = [128,64]} : global<f16>[128,64]
+    %sA = copy %A_tile : shared<f16>[128,64]
+    %B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [256,64]} : global<f16>[256,64]
+    %sB = copy %B_tile : shared<f16>[256,64]
+    %sBt = transpose %sB : shared<f16>[64,256]
+    %c_next = mma %sA, %sBt, %c : register<f32>[128,256]
+    yield %c_next
+  }
+)" + epilogue +
+         R"(
+  %C_tile = tile %C, %bm, %bn {masked, pad = 0.0, shape = [128,256]} : global<)" +
+         out + R"(>[128,256]
+  copy %out, %C_tile
+}
+)";
+}
+
+constexpr const char* kBiasRelu = R"(
+  %bias_tile = tile %bias, %bn {masked, pad = 0.0, shape = [256]} : global<f16>[256]
+  %rbias = copy %bias_tile : register<f16>[256]
+  %fbias = cast %rbias : register<f32>[256]
+  %bias_rows = broadcast %fbias {dims = [0]} : register<f32>[128,256]
+  %h = add %acc, %bias_rows : register<f32>[128,256]
+  %f0 = const {value = 0.0} : f32
+  %y = max %h, %f0 : register<f32>[128,256]
+  %out = cast %y : register<f16>[128,256])";
+
+constexpr const char* kDual =
+    R"(kernel @dual[M, N, K](%A: global<f16>[M,K], %B0: global<f16>[N,K], %B1: global<f16>[N,K], %D: global<f16>[M,N]) facts(K % 8 == 0) {
+  %M = size {name = M} : index
+  %N = size {name = N} : index
+  %K = size {name = K} : index
+  %c128 = const {value = 128} : index
+  %c64 = const {value = 64} : index
+  %c0 = const {value = 0} : index
+  %c1 = const {value = 1} : index
+  %tiles_m = cdiv %M, %c128 : index
+  %tiles_n = cdiv %N, %c128 : index
+  %bm, %bn = block_grid %tiles_m, %tiles_n : index, index
+  %zero = fill {value = 0.0} : register<f32>[128,128]
+  %tiles_k = cdiv %K, %c64 : index
+  %gate, %up = for %k = %c0 to %tiles_k step %c1 iter(%g = %zero, %u = %zero) : register<f32>[128,128], register<f32>[128,128] {
+    %A_tile = tile %A, %bm, %k {masked, pad = 0.0, shape = [128,64]} : global<f16>[128,64]
+    %sA = copy %A_tile : shared<f16>[128,64]
+    %B0_tile = tile %B0, %bn, %k {masked, pad = 0.0, shape = [128,64]} : global<f16>[128,64]
+    %sB0 = copy %B0_tile : shared<f16>[128,64]
+    %sB0t = transpose %sB0 : shared<f16>[64,128]
+    %B1_tile = tile %B1, %bn, %k {masked, pad = 0.0, shape = [128,64]} : global<f16>[128,64]
+    %sB1 = copy %B1_tile : shared<f16>[128,64]
+    %sB1t = transpose %sB1 : shared<f16>[64,128]
+    %g_next = mma %sA, %sB0t, %g : register<f32>[128,128]
+    %u_next = mma %sA, %sB1t, %u : register<f32>[128,128]
+    yield %g_next, %u_next
+  }
+  %sig = sigmoid %gate : register<f32>[128,128]
+  %silu = mul %gate, %sig : register<f32>[128,128]
+  %prod = mul %silu, %up : register<f32>[128,128]
+  %out = cast %prod : register<f16>[128,128]
+  %D_tile = tile %D, %bm, %bn {masked, pad = 0.0, shape = [128,128]} : global<f16>[128,128]
+  copy %out, %D_tile
+}
+)";
+
+double f16(double v) {
+  return interp::round_to(ir::ScalarKind::f16, v);
+}
+
+std::string analysis_error(const std::string& text) {
+  auto module = ir::parse_module(text, "k.tir");
+  try {
+    GemmKernelInfo info(*module->kernels.front());
+    return "no error; roles: " + info.describe();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+}
+
+TEST(GemmKernels, PlainGemmRolesAndRounding) {
+  auto module =
+      ir::parse_module(gemm_text("", "  %out = cast %acc : register<f16>[128,256]"), "gemm.tir");
+  GemmKernelInfo info(*module->kernels.front());
+  const GemmRoles& roles = info.roles();
+  EXPECT_EQ(roles.a, 0);
+  EXPECT_EQ(roles.b, std::vector<int>{1});
+  EXPECT_EQ(roles.outputs, std::vector<int>{2});
+  EXPECT_TRUE(roles.inputs.empty());
+  EXPECT_EQ(roles.m + roles.n + roles.k, "MNK");
+  EXPECT_EQ(roles.element, ir::ScalarKind::f16);
+  EXPECT_EQ(info.describe(), "A=%A B=%B; %C = f16((A·%B^T))");
+  double p = 0.1;  // not an f16: the replayed cast must round it
+  EXPECT_EQ(info.evaluate(0, &p, 3, 5, {}), f16(0.1));
+  EXPECT_NE(f16(0.1), 0.1);
+}
+
+TEST(GemmKernels, BiasReluReadsTheBiasByColumn) {
+  auto module =
+      ir::parse_module(gemm_text(", %bias: global<f16>[N]", kBiasRelu), "gemm_bias_relu.tir");
+  GemmKernelInfo info(*module->kernels.front());
+  EXPECT_EQ(info.roles().inputs, std::vector<int>{2});
+  EXPECT_EQ(info.roles().outputs, std::vector<int>{3});
+  std::map<int, std::vector<double>> tensors = {{2, {0.25, -1.0, 0.125}}};
+  EpilogueInputs inputs{&tensors, 3};
+  double p = -0.5;
+  EXPECT_EQ(info.evaluate(0, &p, 7, 0, inputs), 0.0);  // relu(-0.25)
+  p = 0.5;
+  EXPECT_EQ(info.evaluate(0, &p, 7, 0, inputs), 0.75);
+  EXPECT_EQ(info.evaluate(0, &p, 0, 1, inputs), 0.0);  // column 1: relu(0.5 - 1)
+  p = 0.1;
+  EXPECT_EQ(info.evaluate(0, &p, 1, 2, inputs), f16(static_cast<float>(0.1) + 0.125f));
+  EXPECT_NE(info.describe().find("max(add((A·%B^T), f32(%bias[j])), 0)"), std::string::npos)
+      << info.describe();
+}
+
+TEST(GemmKernels, DualGemmTwoProductsOneOutput) {
+  auto module = ir::parse_module(kDual, "dual_gemm.tir");
+  GemmKernelInfo info(*module->kernels.front());
+  EXPECT_EQ(info.products(), 2);
+  EXPECT_EQ(info.roles().b, (std::vector<int>{1, 2}));
+  EXPECT_EQ(info.roles().outputs, std::vector<int>{3});
+  double p[2] = {1.5, -2.0};
+  float g = 1.5f, u = -2.0f;
+  float silu = g * (1.0f / (1.0f + std::exp(-g)));
+  EXPECT_NEAR(info.evaluate(0, p, 0, 0, {}), f16(silu * u), 1e-3);
+  EXPECT_NEAR(info.evaluate(0, p, 0, 0, {}), -2.0 * 1.5 / (1 + std::exp(-1.5)), 3e-3);
+}
+
+TEST(GemmKernels, KernelsThatAreNotGemmsAreNamed) {
+  EXPECT_NE(analysis_error(R"(kernel @copy[N](%X: global<f16>[N], %Y: global<f16>[N]) {
+  %c0 = const {value = 0} : index
+  %t = tile %X, %c0 {shape = [8]} : global<f16>[8]
+  %r = copy %t : register<f16>[8]
+  %u = tile %Y, %c0 {shape = [8]} : global<f16>[8]
+  copy %r, %u
+}
+)")
+                .find("@copy is not a GEMM the bench can run: no loop yields the result of an mma"),
+            std::string::npos);
+  // B given as [K,N] (no transpose): not the C = A·Bᵀ contract the baseline calls.
+  std::string kn = gemm_text("", "  %out = cast %acc : register<f16>[128,256]");
+  kn.replace(kn.find("%B: global<f16>[N,K]"), 20, "%B: global<f16>[K,N]");
+  kn.replace(kn.find("%B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [256,64]} : "
+                     "global<f16>[256,64]"),
+             std::string("%B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [256,64]} : "
+                         "global<f16>[256,64]")
+                 .size(),
+             "%B_tile = tile %B, %k, %bn {masked, pad = 0.0, shape = [64,256]} : "
+             "global<f16>[64,256]");
+  kn.replace(kn.find("%sB = copy %B_tile : shared<f16>[256,64]"), 40,
+             "%sBt = copy %B_tile : shared<f16>[64,256]");
+  kn.erase(kn.find("    %sBt = transpose %sB : shared<f16>[64,256]\n"), 47);
+  EXPECT_NE(analysis_error(kn).find("expected mma(A, transpose(B)) with A [M,K] and B [N,K]"),
+            std::string::npos)
+      << analysis_error(kn);
+}
+
+TEST(GemmKernels, EpiloguesItCannotReplayAreNamed) {
+  std::string reduce = gemm_text("", R"(
+  %r = reduce %acc {dims = [1], kind = sum} : register<f32>[128]
+  %rb = broadcast %r {dims = [1]} : register<f32>[128,256]
+  %h = add %acc, %rb : register<f32>[128,256]
+  %out = cast %h : register<f16>[128,256])");
+  EXPECT_NE(analysis_error(reduce).find("the epilogue of @g uses `reduce`, which the bench cannot "
+                                        "replay on the host"),
+            std::string::npos)
+      << analysis_error(reduce);
+  // A vector tiled along the rows (by %bm) but broadcast over them, as if it were per column.
+  std::string wrong_axis = gemm_text(", %bias: global<f16>[M]", R"(
+  %bias_tile = tile %bias, %bm {masked, pad = 0.0, shape = [128]} : global<f16>[128]
+  %rbias = copy %bias_tile : register<f16>[128]
+  %fbias = cast %rbias : register<f32>[128]
+  %bias_rows = broadcast %fbias {dims = [0]} : register<f32>[128,256]
+  %h = add %acc, %bias_rows : register<f32>[128,256]
+  %out = cast %h : register<f16>[128,256])");
+  EXPECT_NE(
+      analysis_error(wrong_axis).find("broadcasts %fbias along the dimension it is indexed by"),
+      std::string::npos)
+      << analysis_error(wrong_axis);
+  // A tensor parameter nothing reads: the bench would not know how to fill it.
+  std::string unused =
+      gemm_text(", %bias: global<f16>[N]", "  %out = cast %acc : register<f16>[128,256]");
+  EXPECT_NE(analysis_error(unused).find(
+                "its parameter %bias is neither an operand, an output nor read by the epilogue"),
+            std::string::npos)
+      << analysis_error(unused);
+}
+
+TEST(GemmKernels, TargetFromPinOrName) {
+  auto module =
+      ir::parse_module(gemm_text("", "  %out = cast %acc : register<f16>[128,256]"), "gemm.tir");
+  EXPECT_EQ(gemm_target_name(*module->kernels.front(), "gemm"), "sm_90a");
+  EXPECT_EQ(gemm_target_name(*module->kernels.front(), "gemm_sm80"), "sm_80");
+}
+
+TEST(GemmKernels, UnknownNamesListTheExamples) {
+  std::string name;
+  try {
+    load_gemm_kernel("no_such_gemm", &name);
+    FAIL() << "accepted an unknown kernel";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no example kernel 'no_such_gemm' (give a path to a .tir "
+                                         "file, or one of:"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    load_gemm_kernel("/nonexistent/k.tir", &name);
+    FAIL() << "accepted a missing file";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read kernel file '/nonexistent/k.tir'"),
+              std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace tessel::bench
