@@ -18,6 +18,9 @@ std::vector<std::string> lowering_passes() {
   transforms::register_passes();
   passes.push_back("synthesize-layouts");
   passes.push_back("synthesize-shared-layouts");
+  // Pipelining without warp specialization (src/transforms/async): every loop that copies global
+  // tiles into shared memory gets `stages` (and `mma_in_flight` for wgmma) within the budget.
+  passes.push_back("pipeline-loops");
   return passes;
 }
 

@@ -6,6 +6,7 @@
 
 #include "ir/pass.h"
 #include "support/diagnostics.h"
+#include "transforms/async/pipeline_loops.h"
 #include "transforms/layout/shared_layouts_pass.h"
 #include "transforms/layout/synthesize_layouts.h"
 
@@ -24,7 +25,7 @@ std::map<std::string, std::vector<std::string>>& lines() {
 }  // namespace
 
 const std::vector<std::string>& report_kinds() {
-  static const std::vector<std::string> kinds = {"search", "banks"};
+  static const std::vector<std::string> kinds = {"search", "banks", "pipeline"};
   return kinds;
 }
 
@@ -65,6 +66,11 @@ void register_passes() {
                      "shared-memory layouts and swizzles from alignment constraints and the bank "
                      "model; copy atoms for shared memory (Hexcute §5.2)",
                      [](ir::Module& m) { synthesize_shared_layouts(m); }});
+  ir::register_pass({"pipeline-loops",
+                     "stages (shared-tile slots kept in flight) and wgmma groups in flight for "
+                     "every loop that copies global tiles into shared memory, from the shared-"
+                     "memory budget",
+                     [](ir::Module& m) { pipeline_loops(m); }});
 }
 
 }  // namespace tessel::transforms

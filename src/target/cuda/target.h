@@ -2,6 +2,7 @@
 // reduce.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ class Target {
   const std::string& name() const { return name_; }
   int sm() const { return sm_; }
   bool has(const Atom& atom) const { return atom.min_sm <= sm_; }
+  // The opt-in shared memory one block may use, static plus dynamic, in bytes
+  // (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: 227 KiB on sm_90a, 163 KiB on sm_80).
+  int64_t shared_memory_per_block() const { return sm_ >= 90 ? 232448 : 166912; }
 
   // Every copy atom from `src` to `dst` for `elem_bits`-bit elements, widest first: vector ld/st
   // (global/shared <-> register), cp.async (global -> shared), ldmatrix / stmatrix (16-bit only,
