@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The compiler end to end: layout synthesis on a tile program, the CUDA C++ it becomes, and, where
-# this machine has a GPU, the compiled kernels checked against the interpreter and timed against
-# their baselines (cuBLAS for the GEMM, a copy kernel for the memory-bound ones).
+# The compiler end to end: layout synthesis on a tile program, the CUDA C++ it becomes, the GEMMs
+# (TMA + wgmma) run in the interpreter and compiled by NVRTC, and, where this machine has a GPU, the
+# compiled kernels checked and timed against their baselines (cuBLAS for the GEMMs, a copy kernel of
+# the same bytes for the memory-bound ones), ending with one table of all of them.
 # Usage: examples/compile_tour.sh PATH/TO/tessel
 set -euo pipefail
 tessel=${1:-build/bin/tessel}
@@ -24,6 +25,21 @@ cuda=$("$tessel" compile "$here/tile/rmsnorm.tir" --emit=cuda)
 sed -n '/^extern "C"/,$p' <<<"$cuda" | head -16
 run compile "$here/tile/rmsnorm.tir" --emit=cubin -o "${TMPDIR:-/tmp}/tessel_rmsnorm.cubin" --time
 
+# The GEMM example kernels (examples/kernels/): tile programs with nothing pinned; the bench reads
+# their roles and epilogue from the kernel itself.
+gemms="gemm gemm_bf16 gemm_bias_relu dual_gemm"
+gemm_paths=$(for k in $gemms; do printf '%s,' "$here/kernels/$k.tir"; done)
+gemm_paths=${gemm_paths%,}
+
+step "GEMMs in the tile language: C = A B^T on 128x256x64 tiles, in the CPU interpreter (ragged sizes)"
+run run "$here/kernels/gemm.tir" --interpret --size M=130,N=260,K=72 --show 4
+run run "$here/kernels/gemm_bias_relu.tir" --interpret --size M=130,N=260,K=72 --show 4
+run run "$here/kernels/dual_gemm.tir" --interpret --size M=130,N=260,K=72 --show 4
+
+step "The GEMMs compiled for sm_90a (TMA + wgmma, multi-stage): roles and epilogue, compile times"
+echo "$ tessel bench gemm --compile-only --kernels $gemms (examples/kernels/*.tir)"
+"$tessel" bench gemm --compile-only --kernels "$gemm_paths"
+
 gpu=$("$tessel" version | sed -n 's/^gpu: //p')
 step "GPU: $gpu"
 if [[ $gpu == none* ]]; then
@@ -33,5 +49,21 @@ if [[ $gpu == none* ]]; then
 fi
 run run "$here/tile/rmsnorm.tir" --gpu --check --size M=1000,N=777
 run run "$here/tile/softmax.tir" --gpu --check --size M=513,N=1000
-run bench memory-bound --iterations 20
-run bench gemm-reference --shapes 8192x8192x8192,8192x8192x4096 --iterations 30
+# Every suite appends its rows to one JSON-lines file; a failing row is reported, the tour goes on
+# to the table and exits 1 at the end.
+records="${TMPDIR:-/tmp}/tessel_tour_$$.jsonl"
+rm -f "$records"
+status=0
+run bench memory-bound --iterations 20 --json "$records" || status=1
+run bench gemm --kernels "$gemm_paths" --shapes 8192x8192x8192,8192x8192x4096,8191x4097x520 \
+  --iterations 30 --json "$records" || status=1
+run bench gemm-reference --shapes 8192x8192x8192 --iterations 30 --json "$records" || status=1
+
+step "The example kernels on $gpu: correctness and speed against their baselines"
+echo "correct: relative error against the reference (float64 on sampled entries; the GEMMs are also"
+echo "checked element by element against cuBLAS + the kernel's epilogue); achieved: GB/s of the"
+echo "bytes a kernel must move, or TFLOP/s; baseline: a copy kernel moving as many bytes, or cuBLAS"
+echo "(plain GEMMs, no epilogue) on the same inputs, interleaved; fraction: achieved / baseline."
+run bench summary "$records" || status=1
+rm -f "$records"
+exit $status

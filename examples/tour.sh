@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A tour of what tessel can do so far: the layout calculator (CuTe's layout algebra, parametric
 # extents, swizzles, thread-value layouts) with tables and SVG pictures; the tile IR in the CPU
-# interpreter; layout synthesis and CUDA generation; on a GPU, compiled kernels against baselines.
+# interpreter; layout synthesis and CUDA generation, the GEMMs in the interpreter and compiled; on a
+# GPU, the compiled kernels against their baselines, ending with one table (examples/compile_tour.sh).
 # Usage: examples/tour.sh PATH/TO/tessel   (pictures go to <build dir>/tour/, next to bin/)
 set -euo pipefail
 tessel=${1:-build/bin/tessel}
@@ -78,6 +79,7 @@ for f in "${svgs[@]}"; do echo "$f"; done
 # random inputs with ragged sizes (examples/tile/tour.sh).
 "$(dirname "$0")/tile/tour.sh" "$tessel"
 
-# The compiler end to end: layout synthesis, generated CUDA, and on a GPU the compiled kernels and
-# the reference GEMM against their baselines (examples/compile_tour.sh).
+# The compiler end to end: layout synthesis, generated CUDA, the GEMMs in the interpreter and through
+# NVRTC, and on a GPU every example kernel checked and timed against its baseline, in one table last
+# (examples/compile_tour.sh).
 "$(dirname "$0")/compile_tour.sh" "$tessel"
