@@ -8,6 +8,7 @@
 #include "cp_async.cuh"
 #include "ldmatrix.cuh"
 #include "mbarrier.cuh"
+#include "mma_sync.cuh"
 #include "sync.cuh"
 #include "tma.cuh"
 #include "warpgroup.cuh"
