@@ -1,0 +1,198 @@
+// The sm_80 GEMM path (src/target/cuda/emit_cp_async_mma.cpp) without a GPU: the example GEMMs
+// and a 128x128x32 GEMM in f16 and bf16, over 4 or 8 warps and 1 to 3 stages, compile through
+// tessel::compile for sm_80 and NVRTC/ptxas accept the same source for sm_90a; the text has the
+// pipeline's shape (cp.async groups waited on S-2 at a time, ldmatrix, mma.sync, the ring of S
+// slots); and what the path refuses is a user error naming the op.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "compile/compile.h"
+#include "ir/parser.h"
+#include "ir/pass.h"
+#include "pipeline/pipeline.h"
+#include "runtime/compiler.h"
+#include "target/cuda/emit.h"
+#include "tessel/example_kernels.h"
+
+namespace tessel {
+namespace {
+
+using target::cuda::Target;
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// examples/kernels/gemm_sm80.tir (8 warps, 3 stages, f16) with another element type, block size
+// and stage count.
+std::string gemm_variant(const std::string& element, int threads, int stages) {
+  std::string text = examples::lowered_kernels().at("gemm_sm80");
+  replace_all(text, "<f16>", "<" + element + ">");
+  replace_all(text, "threads = 256", "threads = " + std::to_string(threads));
+  replace_all(text, "stages = 3", "stages = " + std::to_string(stages));
+  return text;
+}
+
+CompiledKernel compile_sm80(const std::string& text, const std::string& file) {
+  auto module = ir::parse_module(text, file);
+  CompileOptions options;
+  options.use_cache = false;
+  options.compile_cubin = true;
+  return compile(*module->kernels.front(), Target::sm80(), options);
+}
+
+// ptxas accepts the source for sm_90a as well (mma.sync and cp.async run there too).
+void expect_compiles_for_sm90a(const std::string& source, const std::string& what) {
+  runtime::CompileOptions options;
+  options.arch = "sm_90a";
+  options.use_cache = false;
+  EXPECT_GT(runtime::compile_cuda(source, options).cubin.size(), 1000u) << what;
+}
+
+std::string read_source_file(const std::string& rel) {
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/" + rel);
+  EXPECT_TRUE(in) << rel;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string expect_user_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a UserError";
+  return {};
+}
+
+TEST(EmitSm80, GemmVariantsCompileForSm80AndSm90a) {
+  for (const char* element : {"f16", "bf16"}) {
+    for (int threads : {128, 256}) {
+      for (int stages : {1, 2, 3}) {
+        std::string what = std::string(element) + ", " + std::to_string(threads) + " threads, " +
+                           std::to_string(stages) + " stages";
+        CompiledKernel k = compile_sm80(gemm_variant(element, threads, stages), "gemm_sm80.tir");
+        const std::string& src = k.cuda_source();
+        EXPECT_GT(k.cubin().size(), 1000u) << what;
+        EXPECT_EQ(k.emitted().threads, threads) << what;
+        // 16-byte cp.async with zero fill at the edges (M, N, K ragged), ldmatrix.x4 fragments
+        // and in-place mma.sync of the element type.
+        EXPECT_NE(src.find("cp_async_cg16_zfill("), std::string::npos) << what;
+        EXPECT_NE(src.find("ldmatrix_x4("), std::string::npos) << what;
+        EXPECT_NE(src.find(std::string("mma_m16n8k16_f32_") + element + "(c[0], c[1], c[2], c[3]"),
+                  std::string::npos)
+            << what << "\n"
+            << src;
+        EXPECT_EQ(count(src, "ld.shared"), 0) << what;
+        // Both operands: 128x32 tiles of 8192 bytes, S slots each.
+        EXPECT_EQ(count(src, "// " + std::to_string(stages) + " x 8192 bytes: shared<"), 2) << what;
+        EXPECT_EQ(k.emitted().dynamic_shared_bytes, stages * 2 * 8192 + 112) << what;
+        // The pipeline: S-1 groups in the prologue, then wait until S-2 are pending; one stage
+        // waits for everything and synchronizes after the compute as well.
+        if (stages == 1) {
+          EXPECT_EQ(count(src, "cp_async_wait_group"), 0) << what;
+          EXPECT_EQ(count(src, "cp_async_wait_all();"), 1) << what;
+          EXPECT_EQ(count(src, "__syncthreads();"), 2) << what;
+          EXPECT_EQ(count(src, "cp_async_commit_group"), 0) << what;
+        } else {
+          EXPECT_EQ(count(src, "cp_async_wait_group<" + std::to_string(stages - 2) + ">();"), 1)
+              << what;
+          EXPECT_NE(src.find("for (int stage = 0; stage < " + std::to_string(stages - 1) +
+                             "; ++stage) {"),
+                    std::string::npos)
+              << what;
+          EXPECT_EQ(count(src, "cp_async_commit_group();"), 2) << what;
+          EXPECT_EQ(count(src, "__syncthreads();"), 1) << what;
+          EXPECT_NE(src.find("const int k_load = k + " + std::to_string(stages - 1) + ";"),
+                    std::string::npos)
+              << what;
+        }
+        // Per warp 64x32 (8 warps) or 64x64 (4 warps) of C: 2 k-steps of 4 x (4 or 8) atoms.
+        int per_thread = 2 * 4 * (threads == 256 ? 4 : 8);
+        EXPECT_EQ(count(src, "tessel::device::mma_m16n8k16_f32_"), per_thread) << what;
+        expect_compiles_for_sm90a(src, what);
+      }
+    }
+  }
+}
+
+TEST(EmitSm80, ExampleGemmWithoutAlignmentFactsCopiesElementByElement) {
+  // examples/tile/gemm.tir has no facts about K: rows may be misaligned, so the copies into
+  // shared memory are predicated ld.global + st.shared of single elements, still pipelined.
+  CompiledKernel k = compile_sm80(read_source_file("examples/tile/gemm.tir"), "gemm.tir");
+  const std::string& src = k.cuda_source();
+  EXPECT_GT(k.cubin().size(), 1000u);
+  EXPECT_EQ(count(src, "cp_async"), 0) << src;
+  EXPECT_NE(src.find("(ld.global + st.shared)"), std::string::npos) << src;
+  EXPECT_NE(src.find("*reinterpret_cast<unsigned short*>(dst + "), std::string::npos) << src;
+  EXPECT_NE(src.find("ldmatrix_x4("), std::string::npos) << src;
+  EXPECT_NE(src.find("mma_m16n8k16_f32_f16("), std::string::npos) << src;
+  expect_compiles_for_sm90a(src, "examples/tile/gemm.tir");
+}
+
+TEST(EmitSm80, ExampleKernelFileCompiles) {
+  CompiledKernel k = compile_sm80(examples::lowered_kernels().at("gemm_sm80"), "gemm_sm80.tir");
+  EXPECT_EQ(k.emitted().entry, "gemm_sm80");
+  EXPECT_EQ(k.emitted().threads, 256);
+  EXPECT_NE(k.cuda_source().find("cp_async_wait_group<1>();"), std::string::npos);
+  expect_compiles_for_sm90a(k.cuda_source(), "gemm_sm80");
+}
+
+TEST(EmitSm80, SwizzledSharedAddressesGoThroughTheLayout) {
+  // The tiles get a swizzled layout; every shared address the kernel computes goes through it.
+  CompiledKernel k = compile_sm80(gemm_variant("f16", 256, 3), "gemm_sm80.tir");
+  std::smatch m;
+  std::regex swizzled("shared<f16, Sw<(\\d),(\\d),(\\d)> o 0 o");
+  ASSERT_TRUE(std::regex_search(k.cuda_source(), m, swizzled)) << k.cuda_source();
+  std::string call =
+      "tessel::device::swizzle_offset<" + m[1].str() + ", " + m[2].str() + ", " + m[3].str() + ">(";
+  EXPECT_GE(count(k.cuda_source(), call), 3) << k.cuda_source();
+}
+
+// The loop after layout synthesis but before pipeline-loops, with `stages` set by hand.
+std::string emit_with_stages(const std::string& stages_attr) {
+  std::string text = gemm_variant("f16", 256, 3);
+  replace_all(text, " {stages = 3}", stages_attr);
+  auto module = ir::parse_module(text, "gemm_sm80.tir");
+  (void)pipeline::lowering_passes();  // registers the passes
+  ir::run_passes(*module, {"canonicalize", "synthesize-layouts", "synthesize-shared-layouts"});
+  return target::cuda::emit_cuda(*module->kernels.front()).source;
+}
+
+TEST(EmitSm80, StagesAttributeAbsentMeansOneAndBadValuesAreRefused) {
+  std::string one = emit_with_stages("");
+  EXPECT_NE(one.find("pipelined loop over %k: 1 stage"), std::string::npos) << one;
+  EXPECT_EQ(count(one, "cp_async_wait_all();"), 1);
+  std::string four = emit_with_stages(" {stages = 4}");
+  EXPECT_EQ(count(four, "cp_async_wait_group<2>();"), 1) << four;
+  std::string msg = expect_user_error([] { emit_with_stages(" {stages = 0}"); });
+  EXPECT_NE(msg.find("gemm_sm80.tir:20:3: error: emit: for has stages = 0; the sm_80 path takes "
+                     "1 to 16 stages"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(EmitSm80, NonZeroPadWithCpAsyncIsRefused) {
+  std::string text = gemm_variant("f16", 256, 2);
+  replace_all(text, "%A, %bm, %k {masked, pad = 0.0", "%A, %bm, %k {masked, pad = 1.0");
+  std::string msg = expect_user_error([&] { compile_sm80(text, "gemm_sm80.tir"); });
+  EXPECT_NE(msg.find("gemm_sm80.tir:22:5: error: emit: copy pads with 1.0f; cp.async fills "
+                     "out-of-bounds elements with zeros only (pad = 0.0)"),
+            std::string::npos)
+      << msg;
+}
+
+}  // namespace
+}  // namespace tessel
