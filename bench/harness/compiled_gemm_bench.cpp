@@ -5,9 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <sstream>
-#include <thread>
 
 #include "bench/harness/cublas_baseline.h"
 #include "bench/harness/gemm_bench.h"
@@ -102,19 +100,6 @@ size_t element_bytes(ScalarKind kind) {
   return kind == ScalarKind::f32 ? 4 : 2;
 }
 
-// Runs body(first_row, last_row, worker) over [0, rows) on all cores.
-template <typename F>
-void parallel_rows(int64_t rows, int workers, F&& body) {
-  std::vector<std::thread> threads;
-  int64_t chunk = (rows + workers - 1) / workers;
-  for (int w = 0; w < workers; ++w) {
-    int64_t lo = w * chunk, hi = std::min<int64_t>(rows, lo + chunk);
-    if (lo >= hi) break;
-    threads.emplace_back([&, lo, hi, w] { body(lo, hi, w); });
-  }
-  for (std::thread& t : threads) t.join();
-}
-
 // One compiled kernel: its analysis, and the compile times measured on the way.
 struct GemmCase {
   std::string name, target;
@@ -205,70 +190,15 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
     device[out].download(bytes.data(), bytes.size());
     outputs.push_back(runtime::to_floats(host_float(kind, "an output"), bytes));
   }
-  std::map<int, std::vector<double>> input_values;
-  for (int in : roles.inputs) input_values[in].assign(host[in].begin(), host[in].end());
-  EpilogueInputs inputs{&input_values, shape.n};
-
-  // Every element against the kernel's epilogue replayed over cuBLAS's products.
-  int workers = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
-  std::vector<double> num(workers, 0), den(workers, 0);
-  parallel_rows(shape.m, workers, [&](int64_t lo, int64_t hi, int w) {
-    double p_at[8] = {};
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      for (int64_t i = lo; i < hi; ++i) {
-        for (int64_t j = 0; j < shape.n; ++j) {
-          int64_t e = i * shape.n + j;
-          for (int p = 0; p < products && p < 8; ++p) p_at[p] = product_values[p][e];
-          double ref = c.info->evaluate(static_cast<int>(o), p_at, i, j, inputs);
-          double d = outputs[o][e] - ref;
-          num[w] += d * d;
-          den[w] += ref * ref;
-        }
-      }
-    }
-  });
-  double total_num = 0, total_den = 0;
-  for (int w = 0; w < workers; ++w) {
-    total_num += num[w];
-    total_den += den[w];
-  }
+  GemmCheck check = check_gemm(*c.info, shape, host, product_values, outputs, seed);
   BenchRecord record;
   record.name = c.name;
   record.dtype = to_string(element);
   record.shape = shape.str();
   record.baseline = products == 1 ? "cublas" : "cublas x" + std::to_string(products);
-  record.rel_err_vs_baseline = std::isfinite(total_num) && total_den > 0
-                                   ? std::sqrt(total_num / total_den)
-                                   : (total_num == 0 ? 0 : INFINITY);
-
-  // Sampled entries (every corner, then random ones) against float64 dot products.
-  std::vector<std::pair<int64_t, int64_t>> entries = {
-      {0, 0}, {0, shape.n - 1}, {shape.m - 1, 0}, {shape.m - 1, shape.n - 1}};
-  std::mt19937_64 generator(seed);
-  for (int s = 0; s < 1024; ++s) entries.emplace_back(generator() % shape.m, generator() % shape.n);
-  std::vector<float> sampled_out;
-  std::vector<double> sampled_ref, library_ref;
-  for (auto [i, j] : entries) {
-    double exact[8] = {}, library[8] = {};
-    for (int p = 0; p < products && p < 8; ++p) {
-      const float* a = &host[roles.a][static_cast<size_t>(i) * shape.k];
-      const float* b = &host[roles.b[p]][static_cast<size_t>(j) * shape.k];
-      double sum = 0;
-      for (int q = 0; q < shape.k; ++q) sum += static_cast<double>(a[q]) * b[q];
-      exact[p] = sum;
-      library[p] = product_values[p][i * shape.n + j];
-    }
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      sampled_out.push_back(outputs[o][i * shape.n + j]);
-      sampled_ref.push_back(c.info->evaluate(static_cast<int>(o), exact, i, j, inputs));
-      library_ref.push_back(c.info->evaluate(static_cast<int>(o), library, i, j, inputs));
-    }
-  }
-  record.rel_err = runtime::relative_error(std::span<const float>(sampled_out),
-                                           std::span<const double>(sampled_ref));
-  std::vector<float> library_sampled(library_ref.begin(), library_ref.end());
-  double library_err = runtime::relative_error(std::span<const float>(library_sampled),
-                                               std::span<const double>(sampled_ref));
+  record.rel_err = check.rel_err;
+  record.rel_err_vs_baseline = check.rel_err_vs_library;
+  double library_err = check.library_rel_err;
   double tolerance = gemm_tolerance(element);
   record.passed = record.rel_err <= tolerance && record.rel_err_vs_baseline <= 2 * tolerance;
   if (!record.passed) {

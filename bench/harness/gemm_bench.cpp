@@ -80,7 +80,9 @@ std::vector<GemmShape> parse_gemm_shapes(const std::string& text) {
   return shapes;
 }
 
-double gemm_tolerance(GemmElement element) { return element == GemmElement::f16 ? 2e-3 : 6e-3; }
+double gemm_tolerance(GemmElement element) {
+  return element == GemmElement::f16 ? 2e-3 : 6e-3;
+}
 
 BenchRecord bench_gemm(const GemmBenchOptions& options, const GemmShape& shape,
                        const GemmLauncher& launch, CublasBaseline& cublas) {

@@ -1,10 +1,15 @@
 #include "bench/harness/gemm_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <random>
+#include <span>
 #include <sstream>
+#include <thread>
 
 #include "ir/parser.h"
+#include "runtime/numerics.h"
 #include "support/diagnostics.h"
 #include "tessel/example_kernels.h"
 
@@ -399,6 +404,92 @@ double GemmKernelInfo::evaluate(int o, const double* products, int64_t i, int64_
     }
   }
   return interp::element_as_double(e.steps.back().element, r[e.steps.size() - 1]);
+}
+
+GemmCheck check_gemm(const GemmKernelInfo& info, const GemmShape& shape,
+                     const std::vector<std::vector<float>>& values,
+                     const std::vector<std::vector<float>>& products,
+                     const std::vector<std::vector<float>>& outputs, std::uint64_t seed) {
+  const GemmRoles& roles = info.roles();
+  const int count = info.products();
+  TESSEL_ASSERT(count <= 8 && static_cast<int>(products.size()) == count &&
+                    outputs.size() == roles.outputs.size(),
+                "check_gemm: ", count, " products, ", outputs.size(), " outputs");
+  std::map<int, std::vector<double>> tensors;
+  for (int in : roles.inputs) tensors[in].assign(values[in].begin(), values[in].end());
+  EpilogueInputs inputs{&tensors, shape.n};
+  GemmCheck check;
+
+  // Every element against the epilogue over the library's products, rows spread over the cores
+  // (8192 x 8192 outputs are 67 M replays).
+  int workers = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 32u));
+  std::vector<double> num(workers, 0), den(workers, 0);
+  std::vector<std::thread> threads;
+  int64_t chunk = (shape.m + workers - 1) / workers;
+  for (int w = 0; w < workers; ++w) {
+    int64_t lo = w * chunk, hi = std::min<int64_t>(shape.m, lo + chunk);
+    if (lo >= hi) break;
+    threads.emplace_back([&, lo, hi, w] {
+      double at[8] = {};
+      for (size_t o = 0; o < outputs.size(); ++o) {
+        for (int64_t i = lo; i < hi; ++i) {
+          for (int64_t j = 0; j < shape.n; ++j) {
+            int64_t e = i * shape.n + j;
+            for (int p = 0; p < count; ++p) at[p] = products[p][e];
+            double ref = info.evaluate(static_cast<int>(o), at, i, j, inputs);
+            double d = outputs[o][e] - ref;
+            num[w] += d * d;
+            den[w] += ref * ref;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  double total_num = 0, total_den = 0;
+  for (int w = 0; w < workers; ++w) {
+    total_num += num[w];
+    total_den += den[w];
+  }
+  // NaN (an unwritten, poisoned element) or infinity never passes; an all-zero reference passes
+  // only an all-zero output.
+  if (!std::isfinite(total_num)) {
+    check.rel_err_vs_library = INFINITY;
+  } else if (total_den == 0) {
+    check.rel_err_vs_library = total_num == 0 ? 0 : INFINITY;
+  } else {
+    check.rel_err_vs_library = std::sqrt(total_num / total_den);
+  }
+
+  // Sampled entries (every corner, then random ones) against float64 dot products.
+  std::vector<std::pair<int64_t, int64_t>> entries = {
+      {0, 0}, {0, shape.n - 1}, {shape.m - 1, 0}, {shape.m - 1, shape.n - 1}};
+  std::mt19937_64 generator(seed);
+  for (int s = 0; s < 1024; ++s) entries.emplace_back(generator() % shape.m, generator() % shape.n);
+  std::vector<float> out, library;
+  std::vector<double> exact_ref;
+  for (auto [i, j] : entries) {
+    double exact[8] = {}, from_library[8] = {};
+    for (int p = 0; p < count; ++p) {
+      const float* a = &values[roles.a][static_cast<size_t>(i) * shape.k];
+      const float* b = &values[roles.b[p]][static_cast<size_t>(j) * shape.k];
+      double sum = 0;
+      for (int q = 0; q < shape.k; ++q) sum += static_cast<double>(a[q]) * b[q];
+      exact[p] = sum;
+      from_library[p] = products[p][i * shape.n + j];
+    }
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      out.push_back(outputs[o][i * shape.n + j]);
+      exact_ref.push_back(info.evaluate(static_cast<int>(o), exact, i, j, inputs));
+      library.push_back(
+          static_cast<float>(info.evaluate(static_cast<int>(o), from_library, i, j, inputs)));
+    }
+  }
+  check.rel_err =
+      runtime::relative_error(std::span<const float>(out), std::span<const double>(exact_ref));
+  check.library_rel_err =
+      runtime::relative_error(std::span<const float>(library), std::span<const double>(exact_ref));
+  return check;
 }
 
 std::unique_ptr<ir::Module> load_gemm_kernel(const std::string& spec, std::string* name) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/harness/gemm_bench.h"
 #include "interp/element_ops.h"
 #include "ir/ir.h"
 
@@ -88,6 +89,21 @@ class GemmKernelInfo {
   GemmRoles roles_;
   std::vector<GemmEpilogue> epilogues_;
 };
+
+// The correctness figures of one run of a GEMM kernel.
+struct GemmCheck {
+  double rel_err = 0;             // sampled entries (every corner + 1024 random) vs float64
+  double rel_err_vs_library = 0;  // every element vs the epilogue over the library's products
+  double library_rel_err = 0;     // the library's products + epilogue vs float64 (context)
+};
+
+// Checks a run on the host. `values[p]`: parameter p's elements, decoded (inputs only; outputs may
+// be empty); `products[q]`: the library's f32 product A·B_qᵀ (row-major M×N); `outputs[o]`: the
+// kernel's output o (roles().outputs order), decoded. `seed` picks the sampled entries.
+GemmCheck check_gemm(const GemmKernelInfo& info, const GemmShape& shape,
+                     const std::vector<std::vector<float>>& values,
+                     const std::vector<std::vector<float>>& products,
+                     const std::vector<std::vector<float>>& outputs, std::uint64_t seed);
 
 // The parsed kernel of `spec`: a name of the embedded examples/kernels (gemm, gemm_bf16, ...) or a
 // path to a .tir file (its first kernel). `name` receives the name for tables (the file's stem).

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
+#include "interp/interpreter.h"
 #include "interp/numerics.h"
 #include "ir/parser.h"
 #include "support/diagnostics.h"
@@ -217,6 +219,91 @@ TEST(GemmKernels, EpiloguesItCannotReplayAreNamed) {
                 "its parameter %bias is neither an operand, an output nor read by the epilogue"),
             std::string::npos)
       << analysis_error(unused);
+}
+
+// A run of `text` in the interpreter on random inputs, as the bench would see it from the GPU:
+// decoded inputs, the library's f32 products (host dot products here), decoded outputs.
+struct HostRun {
+  std::unique_ptr<ir::Module> module;
+  std::unique_ptr<GemmKernelInfo> info;
+  std::vector<std::vector<float>> values, products, outputs;
+};
+
+HostRun run_in_interpreter(const std::string& text, const GemmShape& shape) {
+  HostRun run;
+  run.module = ir::parse_module(text, "k.tir");
+  const ir::Operation& kernel = *run.module->kernels.front();
+  run.info = std::make_unique<GemmKernelInfo>(kernel);
+  const GemmRoles& roles = run.info->roles();
+  std::map<std::string, int64_t> sizes = {{"M", shape.m}, {"N", shape.n}, {"K", shape.k}};
+  std::vector<interp::HostTensor> tensors;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> real(-1, 1);
+  for (const auto& param : kernel.region(0)->arguments()) {
+    tensors.emplace_back(param->type().element(), interp::concrete_shape(param->type(), sizes));
+    for (int64_t e = 0; e < tensors.back().size(); ++e) tensors.back().set_float(e, real(rng));
+  }
+  std::vector<interp::Argument> args;
+  for (interp::HostTensor& t : tensors) args.emplace_back(&t);
+  interp::RunOptions options;
+  options.sizes = sizes;
+  interp::interpret(kernel, args, options);
+  for (const interp::HostTensor& t : tensors) {
+    std::vector<float> v(t.size());
+    for (int64_t e = 0; e < t.size(); ++e) v[e] = static_cast<float>(t.get_float(e));
+    run.values.push_back(std::move(v));
+  }
+  for (int b : roles.b) {
+    std::vector<float> p(static_cast<size_t>(shape.m) * shape.n);
+    for (int i = 0; i < shape.m; ++i) {
+      for (int j = 0; j < shape.n; ++j) {
+        double sum = 0;
+        for (int q = 0; q < shape.k; ++q)
+          sum += double(run.values[roles.a][i * shape.k + q]) * run.values[b][j * shape.k + q];
+        p[i * shape.n + j] = static_cast<float>(sum);
+      }
+    }
+    run.products.push_back(std::move(p));
+  }
+  for (int o : roles.outputs) run.outputs.push_back(run.values[o]);
+  return run;
+}
+
+TEST(GemmKernels, CheckAcceptsTheInterpreterAndCatchesCorruption) {
+  GemmShape shape{130, 260, 72};  // partial tiles in M and N, two K steps
+  HostRun run = run_in_interpreter(gemm_text(", %bias: global<f16>[N]", kBiasRelu), shape);
+  GemmCheck good = check_gemm(*run.info, shape, run.values, run.products, run.outputs, 5);
+  EXPECT_LT(good.rel_err, 1e-3);
+  EXPECT_LT(good.rel_err_vs_library, 1e-3);
+  EXPECT_LT(good.library_rel_err, 1e-3);
+  // One element in a partial tile off by 20% of the output's scale: seen element by element.
+  auto bad = run.outputs;
+  bad[0][129 * 260 + 259] += 1.0f;
+  EXPECT_GT(check_gemm(*run.info, shape, run.values, run.products, bad, 5).rel_err_vs_library,
+            5 * good.rel_err_vs_library + 1e-3);
+  // An element never written (poisoned NaN) fails both checks (the corner is always sampled).
+  bad = run.outputs;
+  bad[0][129 * 260 + 259] = NAN;
+  GemmCheck poisoned = check_gemm(*run.info, shape, run.values, run.products, bad, 5);
+  EXPECT_TRUE(std::isinf(poisoned.rel_err_vs_library));
+  EXPECT_TRUE(std::isinf(poisoned.rel_err));
+  // Without the bias the epilogue no longer matches.
+  bad = run.outputs;
+  for (int64_t e = 0; e < shape.m * shape.n; ++e) bad[0][e] = std::max(0.0f, run.products[0][e]);
+  EXPECT_GT(check_gemm(*run.info, shape, run.values, run.products, bad, 5).rel_err_vs_library,
+            0.05);
+}
+
+TEST(GemmKernels, DualCheckNeedsTheProductsInOrder) {
+  GemmShape shape{129, 130, 72};
+  HostRun run = run_in_interpreter(kDual, shape);
+  GemmCheck good = check_gemm(*run.info, shape, run.values, run.products, run.outputs, 9);
+  EXPECT_LT(good.rel_err, 1e-3);
+  EXPECT_LT(good.rel_err_vs_library, 1e-3);
+  std::swap(run.products[0], run.products[1]);  // silu(up) * gate is another function
+  EXPECT_GT(
+      check_gemm(*run.info, shape, run.values, run.products, run.outputs, 9).rel_err_vs_library,
+      0.05);
 }
 
 TEST(GemmKernels, TargetFromPinOrName) {
