@@ -136,7 +136,7 @@ JsonRecord parse_json_record(const std::string& text, const std::string& file, i
 std::string summary_table(const std::vector<JsonRecord>& records) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-16s %-5s %-15s %-13s %9s %14s %-9s %14s %8s\n", "kernel",
+  std::snprintf(line, sizeof(line), "%-18s %-5s %-15s %-13s %9s %14s %-9s %14s %8s\n", "kernel",
                 "dtype", "shape", "correct", "ms", "achieved", "baseline", "", "fraction");
   out += line;
   std::string notes;
@@ -168,9 +168,13 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
     } else {
       std::snprintf(base_text, sizeof(base_text), "%.1f %s", base, unit);
     }
-    std::snprintf(line, sizeof(line), "%-16s %-5s %-15s %-13s %9.4f %14s %-9s %14s %8.3f\n",
+    char fraction_text[16] = "-";
+    if (!std::isnan(fraction))
+      std::snprintf(fraction_text, sizeof(fraction_text), "%.3f", fraction);
+    std::snprintf(line, sizeof(line), "%-18s %-5s %-15s %-13s %9.4f %14s %-9s %14s %8s\n",
                   text(r, "name").c_str(), text(r, "dtype").c_str(), text(r, "shape").c_str(),
-                  correct, ms, achieved_text, text(r, "baseline").c_str(), base_text, fraction);
+                  correct, ms, achieved_text, text(r, "baseline").c_str(), base_text,
+                  fraction_text);
     out += line;
   }
   return out + notes;

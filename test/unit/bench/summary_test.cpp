@@ -35,7 +35,7 @@ TEST(BenchSummary, OneTableForBothKindsOfRecords) {
       summary_table({parse_json_record(kMemory, "m", 1), parse_json_record(kGemm, "g", 1),
                      parse_json_record(kOverhead, "m", 2)});
   EXPECT_NE(table.find("kernel"), std::string::npos);
-  EXPECT_NE(table.find("rmsnorm_n8192    f16   8192x8192       3.1e-04 ok"), std::string::npos)
+  EXPECT_NE(table.find("rmsnorm_n8192      f16   8192x8192       3.1e-04 ok"), std::string::npos)
       << table;
   EXPECT_NE(table.find("0.0871    3082.5 GB/s copy16       2940.1 GB/s    1.048"),
             std::string::npos)
