@@ -17,12 +17,13 @@ run() {
 step "Layout synthesis: RMSNorm with no layout or instruction written; tessel chooses both"
 echo "$ tessel opt examples/tile/rmsnorm.tir --passes=synthesize-layouts,synthesize-shared-layouts"
 synthesized=$("$tessel" opt "$here/tile/rmsnorm.tir" --passes=synthesize-layouts,synthesize-shared-layouts)
-grep -E "block_grid|copy|reduce" <<<"$synthesized" | head -6
+# (sed, not head: head would close the pipe early, a SIGPIPE that pipefail turns into a failure)
+grep -E "block_grid|copy|reduce" <<<"$synthesized" | sed -n 1,6p
 
 step "The CUDA C++ it becomes (the kernel's first lines), compiled by NVRTC for sm_90a"
 echo "$ tessel compile examples/tile/rmsnorm.tir --emit=cuda"
 cuda=$("$tessel" compile "$here/tile/rmsnorm.tir" --emit=cuda)
-sed -n '/^extern "C"/,$p' <<<"$cuda" | head -16
+sed -n '/^extern "C"/,$p' <<<"$cuda" | sed -n 1,16p
 run compile "$here/tile/rmsnorm.tir" --emit=cubin -o "${TMPDIR:-/tmp}/tessel_rmsnorm.cubin" --time
 
 # The GEMM example kernels (examples/kernels/): tile programs with nothing pinned; the bench reads
