@@ -139,7 +139,7 @@ void print_compile(const GemmCase& c) {
   std::printf(
       "  compile %.1f ms (%s: passes %.1f, emit %.1f, NVRTC %.1f ms); again in this process "
       "%.3f ms\n",
-      c.compile_ms, c.first_was_cached ? "disk cache hit" : "cold", c.first.pipeline_ms,
+      c.compile_ms, c.first_was_cached ? "cubin from the disk cache" : "cold", c.first.pipeline_ms,
       c.first.emit_ms, c.first.nvrtc_ms, c.hit_ms);
 }
 
