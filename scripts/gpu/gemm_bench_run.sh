@@ -13,6 +13,7 @@
 #   tour      the README's main job on the GPU (examples/tour.sh), its GPU part and final table
 # Usage (device tool, repo root, carry build-lead/bin .commit):
 #   scripts/gpu/gemm_bench_run.sh [steps...]      default: gemm extra hit torch summary
+# (about 3 minutes; run `sanitize` and `tour` as separate calls, a few minutes each)
 # JSON records land in $OUT (gemm.jsonl, torch.jsonl), logs beside them.
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -66,7 +67,7 @@ for step in $steps; do
     for k in gemm gemm_bf16 gemm_bias_relu dual_gemm gemm_sm80; do
       [ -f "$K/$k.tir" ] || continue
       for tool in memcheck racecheck; do
-        for size in M=300,N=520,K=136 M=129,N=264,K=72; do
+        for size in M=300,N=520,K=136; do  # partial tiles in M, N and K
           timeout 240 compute-sanitizer --tool $tool $T run "$K/$k.tir" --gpu --check --size $size \
             > "$OUT/san_${k}_${tool}_${size//[=,]/_}.log" 2>&1
           rc=$?
