@@ -24,6 +24,8 @@ TEST(Emit, EveryExampleKernelCompilesForSm90aAndSm80) {
     EXPECT_EQ(k.entry, name);
     EXPECT_EQ(k.threads, name.find("_n8192") == std::string::npos ? 256 : 512) << name;
     for (const char* arch : {"sm_90a", "sm_80"}) {
+      // GEMMs lowered for sm_90a use TMA and wgmma, which sm_80 does not have.
+      if (std::string(arch) == "sm_80" && k.source.find("wgmma") != std::string::npos) continue;
       runtime::CompileOptions options;
       options.arch = arch;
       options.use_cache = false;

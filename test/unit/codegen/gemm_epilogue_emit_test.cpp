@@ -70,6 +70,32 @@ TEST(GemmEpilogueEmit, BiasReluBroadcastsInRegistersAndCompilesForSm90a) {
             std::string::npos)
       << k.source;
   EXPECT_NE(k.source.find("fmaxf(h[v], 0.0f)"), std::string::npos);
+  // Tiles inside the tensor with even rows store their column pairs as 4-byte vectors, with no
+  // predicates; the others take the predicated 2-byte path above.
+  EXPECT_NE(k.source.find("if (bm * 128 + 128 <= M && bn * 256 + 256 <= N && N % 2 == 0) {"),
+            std::string::npos)
+      << k.source;
+  EXPECT_NE(k.source.find("\n      tsl_store16<2>(p + 8 * N + 248, &out[126], false);\n"),
+            std::string::npos)
+      << k.source;
+  EXPECT_EQ(count(k.source, "tsl_store16<2>("), 64u);
+  EXPECT_EQ(count(k.source, "= tsl_cvt16("), 128u);
+  // Loads keep the one version the facts give.
+  EXPECT_EQ(count(k.source, "full tile, aligned rows"), 1u);
+  expect_compiles_for_sm90a(k);
+}
+
+TEST(GemmEpilogueEmit, RowAlignmentKnownFromFactsIsNotCheckedAtRunTime) {
+  std::string text = testing::kBiasReluEpilogueTir;
+  text.replace(text.find(") {"), 3, ") facts(N % 8 == 0) {");
+  EmittedKernel k = emit_text(text, "bias_relu_n8.tir");
+  EXPECT_NE(k.source.find("if (bm * 128 + 128 <= M && bn * 256 + 256 <= N) {"), std::string::npos)
+      << k.source;
+  EXPECT_EQ(k.source.find("N % 2"), std::string::npos);
+  // The facts already allow the vectors in the predicated version (pairs never straddle N).
+  EXPECT_NE(k.source.find("if (c0 + 8 < M && c1 + 248 < N) tsl_store16<2>(p + 8 * N + 248"),
+            std::string::npos)
+      << k.source;
   expect_compiles_for_sm90a(k);
 }
 
@@ -79,6 +105,7 @@ TEST(GemmEpilogueEmit, FactsThatMakeEveryTileFullDropThePredicates) {
   EmittedKernel k = emit_text(text, "bias_relu_full.tir");
   EXPECT_EQ(k.source.find("< N"), std::string::npos) << k.source;
   EXPECT_EQ(k.source.find("< M"), std::string::npos) << k.source;
+  EXPECT_EQ(k.source.find("full tile"), std::string::npos) << k.source;  // one version suffices
   // Rows are now 16-byte aligned: the column pairs a thread holds become 4-byte (f16) and 8-byte
   // (f32) accesses.
   EXPECT_NE(k.source.find("tsl_store16<2>"), std::string::npos) << k.source;
