@@ -32,6 +32,12 @@ gemms="gemm gemm_bf16 gemm_bias_relu dual_gemm"
 gemm_paths=$(for k in $gemms; do printf '%s,' "$here/kernels/$k.tir"; done)
 gemm_paths=${gemm_paths%,}
 
+step "The memory-bound example kernels (examples/kernels/, layouts pinned) in the CPU interpreter"
+for k in bias_gelu softmax rmsnorm layernorm gemv; do
+  echo "$ tessel run examples/kernels/$k.tir --interpret --size M=37,N=1048 --show 4"
+  "$tessel" run "$here/kernels/$k.tir" --interpret --size M=37,N=1048 --show 4 | grep -E "^kernel|first"
+done
+
 step "GEMMs in the tile language: C = A B^T on 128x256x64 tiles, in the CPU interpreter (ragged sizes)"
 run run "$here/kernels/gemm.tir" --interpret --size M=130,N=260,K=72 --show 4
 run run "$here/kernels/gemm_bias_relu.tir" --interpret --size M=130,N=260,K=72 --show 4
