@@ -280,6 +280,7 @@ GemmKernelInfo::GemmKernelInfo(const ir::Operation& kernel) : kernel_(kernel) {
     }
   }
   if (roles_.b.empty()) fail("no loop yields the result of an mma");
+  if (roles_.b.size() > 8) fail("it computes more than 8 products");
   const ir::Type& a_type = body.argument(roles_.a)->type();
   roles_.element = a_type.element();
   for (int b : roles_.b) {
