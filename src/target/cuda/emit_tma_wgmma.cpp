@@ -270,6 +270,9 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
   line("const int " + slot + " = " + k + " % " + std::to_string(stages) + ";");
   line("tessel::device::mbarrier_wait(&" + full + "[" + slot + "], (" + k + " / " +
        std::to_string(stages) + ") & 1);");
+  // Thread 0 may arrive here from its producer branch while its warp's other lanes spun on the
+  // barrier above: wgmma instructions are .sync.aligned, so the warp converges first.
+  line("__syncwarp();");
   for (const auto& c : carried) line("tessel::device::wgmma_fence_operand(" + c + ");");
   line("tessel::device::wgmma_fence();");
   for (const Operation* mma : mmas) {
@@ -368,8 +371,9 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
             ")";
       return e;
     };
-    line("// " + std::string(mma->name()) + ": " + atom + ", " + std::to_string(per_group[0].size()) +
-         " instance(s) per warpgroup x " + std::to_string(tile_k / 16) + " k-steps");
+    line("// " + std::string(mma->name()) + ": " + atom + ", " +
+         std::to_string(per_group[0].size()) + " instance(s) per warpgroup x " +
+         std::to_string(tile_k / 16) + " k-steps");
     line("{");
     ++indent_;
     for (size_t i = 0; i < per_group[0].size(); ++i) {
@@ -403,15 +407,16 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
   for (const auto& c : carried) line("tessel::device::wgmma_fence_operand(" + c + ");");
   line("tessel::device::wgmma_wait_group<" + std::to_string(in_flight) + ">();");
   for (const auto& c : carried) line("tessel::device::wgmma_fence_operand(" + c + ");");
-  // Release the slot whose reads have finished, then refill it.
+  // Iteration k - G (if any) has finished reading its slot: release it. Iteration k - G + S
+  // loads into that slot (for k < G, a slot the prologue left unused: its empty barrier is fresh,
+  // and a fresh barrier reports the parity-1 phase complete).
   std::string done = in_flight == 0 ? k : "(" + k + " - " + std::to_string(in_flight) + ")";
-  if (in_flight > 0)
-    line("if (" + k + " >= " + std::to_string(in_flight) + ") {");
-  else
-    line("{");
+  line("{");
   ++indent_;
   line("__syncwarp();");
-  line("if (tid % 32 == 0) tessel::device::mbarrier_arrive(&" + empty + "[" + done + " % " +
+  std::string releasing = "tid % 32 == 0";
+  if (in_flight > 0) releasing = k + " >= " + std::to_string(in_flight) + " && " + releasing;
+  line("if (" + releasing + ") tessel::device::mbarrier_arrive(&" + empty + "[" + done + " % " +
        std::to_string(stages) + "]);");
   line("const int " + kload + " = " + done + " + " + std::to_string(stages) + ";");
   line("if (tid == 0 && " + kload + " < " + trip + ") {");
