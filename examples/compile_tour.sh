@@ -65,12 +65,19 @@ run bench memory-bound --iterations 20 --json "$records" || status=1
 run bench gemm --kernels "$gemm_paths" --shapes 8192x8192x8192,8192x8192x4096,8191x4097x520 \
   --iterations 30 --json "$records" || status=1
 run bench gemm-reference --shapes 8192x8192x8192 --iterations 30 --json "$records" || status=1
+# PyTorch's operators for the same families, where the machine has PyTorch (rows named torch.*).
+if command -v python3 >/dev/null; then
+  echo "$ python3 bench/torch_baselines.py --iterations 30 --json ..."
+  python3 "$here/../bench/torch_baselines.py" --iterations 30 --json "$records" \
+    --gemm-shapes 8192x8192x8192,8192x8192x4096,8191x4097x520 || true
+fi
 
 step "The example kernels on $gpu: correctness and speed against their baselines"
 echo "correct: relative error against the reference (float64 on sampled entries; the GEMMs are also"
 echo "checked element by element against cuBLAS + the kernel's epilogue); achieved: GB/s of the"
 echo "bytes a kernel must move, or TFLOP/s; baseline: a copy kernel moving as many bytes, or cuBLAS"
 echo "(plain GEMMs, no epilogue) on the same inputs, interleaved; fraction: achieved / baseline."
+echo "torch.* rows: PyTorch's operators, same shapes (rel_err against PyTorch in f32 / float64)."
 run bench summary "$records" || status=1
 rm -f "$records"
 exit $status
