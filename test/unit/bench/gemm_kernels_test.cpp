@@ -148,6 +148,23 @@ TEST(GemmKernels, BiasReluReadsTheBiasByColumn) {
       << info.describe();
 }
 
+TEST(GemmKernels, ResidualReadsTheMatrixByRowAndColumn) {
+  auto module = ir::parse_module(gemm_text(", %R: global<f16>[M,N]", R"(
+  %R_tile = tile %R, %bm, %bn {masked, pad = 0.0, shape = [128,256]} : global<f16>[128,256]
+  %rR = copy %R_tile : register<f16>[128,256]
+  %fR = cast %rR : register<f32>[128,256]
+  %h = add %acc, %fR : register<f32>[128,256]
+  %out = cast %h : register<f16>[128,256])"),
+                                 "gemm_residual.tir");
+  GemmKernelInfo info(*module->kernels.front());
+  EXPECT_EQ(info.roles().inputs, std::vector<int>{2});
+  std::map<int, std::vector<double>> tensors = {{2, {1, 2, 3, 4, 5, 6}}};  // [2,3]
+  EpilogueInputs inputs{&tensors, 3};
+  double p = 0.5;
+  EXPECT_EQ(info.evaluate(0, &p, 1, 2, inputs), 6.5);
+  EXPECT_EQ(info.evaluate(0, &p, 0, 1, inputs), 2.5);
+}
+
 TEST(GemmKernels, DualGemmTwoProductsOneOutput) {
   auto module = ir::parse_module(kDual, "dual_gemm.tir");
   GemmKernelInfo info(*module->kernels.front());
