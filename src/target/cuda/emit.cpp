@@ -407,16 +407,8 @@ void Emitter::emit(const Operation& op) {
       scalars_[op.result()] = is_f ? float_literal(x) : std::to_string(static_cast<int64_t>(x));
       return;
     }
-    case OpKind::block_grid: {
-      if (op.num_results() > 3) unsupported(op, "has more than 3 dimensions");
-      const char* axes[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
-      for (int i = 0; i < op.num_results(); ++i) {
-        std::string name = fresh(op.result(i)->name());
-        line("const int " + name + " = " + axes[i] + ";");
-        scalars_[op.result(i)] = name;
-      }
-      return;
-    }
+    case OpKind::block_grid:
+      return block_grid(op);
     case OpKind::tile:
       return tile(op);
     case OpKind::tile_extent: {
@@ -708,6 +700,28 @@ void Emitter::cast(const Operation& op) {
     return;
   }
   const Reg& a = reg(op, src);
+  // A cast to f16 or bf16 whose only uses are stores into global tensors of that type needs no
+  // rounding of its own: each store rounds to nearest even as it converts, and rounding twice is
+  // rounding once. Its result names its source's registers. (Rounding a wgmma accumulator with
+  // conversion instructions right after the mainloop, for the store to convert again, made ptxas
+  // serialize the whole wgmma pipeline: C7514.)
+  bool stored_only = to.element() == ScalarKind::f16 || to.element() == ScalarKind::bf16;
+  int uses = 0;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+    for (int i = 0; i < user->num_operands(); ++i) {
+      if (user->operand(i) != op.result()) continue;
+      ++uses;
+      stored_only = stored_only && user->kind() == OpKind::copy && user->num_results() == 0 &&
+                    i == 0 && user->operand(1)->type().space() == MemorySpace::global &&
+                    user->operand(1)->type().element() == to.element();
+    }
+  });
+  if (stored_only && uses > 0 && a.plan == plan_for(op, to)) {
+    line("// " + op.result()->name() + ": " + a.name + " as " +
+         std::string(ir::to_string(to.element())) + " (rounded by the store)");
+    regs_[op.result()] = Reg{a.name, a.plan, to.element()};
+    return;
+  }
   const Reg& r = new_reg(op);
   if (a.plan != r.plan) unsupported(op, "changes the layout; rearrange first");
   line("#pragma unroll");

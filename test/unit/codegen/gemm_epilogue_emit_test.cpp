@@ -66,7 +66,7 @@ TEST(GemmEpilogueEmit, BiasReluBroadcastsInRegistersAndCompilesForSm90a) {
   EXPECT_NE(bias.find("if (c0 + 249 < N) rbias[63] = tsl_load(p + 249, false);"), std::string::npos)
       << bias;
   EXPECT_NE(k.source.find("if (c0 + 8 < M && c1 + 249 < N) *(p + 8 * N + 249) = "
-                          "tsl_cvt16(out[127], false);"),
+                          "tsl_cvt16(y[127], false);"),
             std::string::npos)
       << k.source;
   EXPECT_NE(k.source.find("fmaxf(h[v], 0.0f)"), std::string::npos);
@@ -75,13 +75,26 @@ TEST(GemmEpilogueEmit, BiasReluBroadcastsInRegistersAndCompilesForSm90a) {
   EXPECT_NE(k.source.find("if (bm * 128 + 128 <= M && bn * 256 + 256 <= N && N % 2 == 0) {"),
             std::string::npos)
       << k.source;
-  EXPECT_NE(k.source.find("\n      tsl_store16<2>(p + 8 * N + 248, &out[126], false);\n"),
+  EXPECT_NE(k.source.find("\n      tsl_store16<2>(p + 8 * N + 248, &y[126], false);\n"),
             std::string::npos)
       << k.source;
   EXPECT_EQ(count(k.source, "tsl_store16<2>("), 64u);
   EXPECT_EQ(count(k.source, "= tsl_cvt16("), 128u);
+  // The cast to f16 feeds only the store, which rounds as it converts: no rounding of its own.
+  EXPECT_NE(k.source.find("// out: y as f16 (rounded by the store)"), std::string::npos);
+  EXPECT_EQ(k.source.find("tsl_round_f16"), std::string::npos);
   // Loads keep the one version the facts give.
   EXPECT_EQ(count(k.source, "full tile, aligned rows"), 1u);
+  expect_compiles_for_sm90a(k);
+}
+
+TEST(GemmEpilogueEmit, ACastWithOtherUsesThanStoresRoundsItself) {
+  std::string text = testing::kBiasReluEpilogueTir;
+  text.replace(text.rfind("}"), 1,
+               "  %twice = add %out, %out : register<f16>[128,256]\n  copy %twice, %C_tile\n}");
+  EmittedKernel k = emit_text(text, "bias_relu_twice.tir");
+  EXPECT_NE(k.source.find("out[v] = tsl_round_f16(y[v]);"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("twice[v] = tsl_round_f16(out[v] + out[v]);"), std::string::npos);
   expect_compiles_for_sm90a(k);
 }
 
@@ -93,8 +106,9 @@ TEST(GemmEpilogueEmit, RowAlignmentKnownFromFactsIsNotCheckedAtRunTime) {
       << k.source;
   EXPECT_EQ(k.source.find("N % 2"), std::string::npos);
   // The facts already allow the vectors in the predicated version (pairs never straddle N).
-  EXPECT_NE(k.source.find("if (c0 + 8 < M && c1 + 248 < N) tsl_store16<2>(p + 8 * N + 248"),
-            std::string::npos)
+  EXPECT_NE(
+      k.source.find("if (c0 + 8 < M && c1 + 248 < N) tsl_store16<2>(p + 8 * N + 248, &y[126]"),
+      std::string::npos)
       << k.source;
   expect_compiles_for_sm90a(k);
 }
