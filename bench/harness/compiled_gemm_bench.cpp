@@ -1,8 +1,10 @@
 #include "bench/harness/compiled_gemm_bench.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -246,6 +248,39 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
   return record;
 }
 
+// Host launch overhead of a compiled GEMM: CompiledKernel::launch (argument checks, the grid,
+// TMA descriptors, cuLaunchKernelEx) on a one-tile problem, in 50 batches of 100 launches with a
+// synchronize between batches (untimed) so that the queue never fills; the median per launch, in
+// us.
+double launch_overhead_us(GemmCase& c) {
+  const ir::Block& body = *c.module->kernels.front()->region(0);
+  const GemmRoles& roles = c.info->roles();
+  std::map<std::string, int64_t> sizes = {{roles.m, 128}, {roles.n, 256}, {roles.k, 64}};
+  std::vector<runtime::DeviceBuffer> buffers;
+  std::vector<KernelArg> args;
+  for (const auto& param : body.arguments()) {
+    std::vector<int64_t> extents = interp::concrete_shape(param->type(), sizes);
+    int64_t count = 1;
+    for (int64_t e : extents) count *= e;
+    buffers.emplace_back(static_cast<size_t>(count) * element_bytes(param->type().element()));
+    buffers.back().fill_bytes(0);
+    args.emplace_back(TensorArg{buffers.back().ptr(), extents, param->type().element()});
+  }
+  runtime::Stream stream;
+  std::vector<double> samples;
+  for (int batch = 0; batch < 51; ++batch) {
+    stream.synchronize();
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100; ++i) c.compiled->launch(args, stream.handle());
+    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                    .count() /
+                100;
+    if (batch > 0) samples.push_back(us);  // the first batch loads the module
+  }
+  stream.synchronize();
+  return runtime::median(samples);
+}
+
 }  // namespace
 
 std::vector<std::string> default_gemm_kernels() {
@@ -274,6 +309,7 @@ int run_gemm_bench(const std::vector<std::string>& args) {
   }
   int failures = 0, ran = 0;
   std::vector<BenchRecord> records;
+  std::vector<std::pair<std::string, double>> overheads;  // kernel, us per launch
   for (const std::string& spec : o.kernels) {
     GemmCase c;
     try {
@@ -312,6 +348,15 @@ int run_gemm_bench(const std::vector<std::string>& args) {
         ++failures;
       }
     }
+    try {
+      double us = launch_overhead_us(c);
+      std::printf("  host launch overhead (128x256x64, median of 50 batches of 100): %.2f us\n",
+                  us);
+      overheads.emplace_back(c.name, us);
+    } catch (const std::exception& e) {
+      std::printf("  launch overhead: FAILED: %s\n", e.what());
+      ++failures;
+    }
   }
   if (ran == 0 && failures == 0) {
     user_error(SourceLocation::unknown(), "tessel bench gemm: no kernel has element type ",
@@ -319,7 +364,18 @@ int run_gemm_bench(const std::vector<std::string>& args) {
   }
   if (!o.compile_only) {
     print_table(records);
-    if (!o.json.empty()) write_json(o.json, records, provenance);
+    if (!o.json.empty()) {
+      write_json(o.json, records, provenance);
+      std::ofstream out(o.json, std::ios::app);
+      for (const auto& [kernel, us] : overheads) {
+        out << "{\"name\": \"launch_overhead\", \"kernel\": " << json_string(kernel)
+            << ", \"compiled_us\": " << json_number(us)
+            << ", \"date\": " << json_string(provenance.date)
+            << ", \"device\": " << json_string(provenance.device)
+            << ", \"commit\": " << json_string(provenance.commit)
+            << ", \"command\": " << json_string(provenance.command) << "}\n";
+      }
+    }
   }
   return failures ? 1 : 0;
 }

@@ -146,11 +146,15 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
       // Records that are not a kernel against a baseline: host launch overhead, say.
       std::string name = text(r, "name");
       if (name == "launch_overhead") {
-        std::snprintf(line, sizeof(line),
-                      "host launch overhead of a compiled kernel: %.2f us (raw cuLaunchKernelEx "
-                      "%.2f us)\n",
-                      number(r, "compiled_us"), number(r, "raw_us"));
+        std::string kernel = text(r, "kernel");
+        std::snprintf(line, sizeof(line), "host launch overhead of a compiled kernel%s%s: %.2f us",
+                      kernel.empty() ? "" : " ", kernel.c_str(), number(r, "compiled_us"));
         notes += line;
+        if (!std::isnan(number(r, "raw_us"))) {
+          std::snprintf(line, sizeof(line), " (raw cuLaunchKernelEx %.2f us)", number(r, "raw_us"));
+          notes += line;
+        }
+        notes += "\n";
       }
       continue;
     }

@@ -19,6 +19,7 @@ const char* kGemm =
     R"("ratio": 0.9, "rel_err": 0.0041, "rel_err_vs_baseline": null, "passed": false, )"
     R"("epilogue": "A \"quoted\" \u0041", "date": "d"})";
 const char* kOverhead = R"({"name":"launch_overhead","compiled_us":4.4,"raw_us":2.1})";
+const char* kGemmOverhead = R"({"name": "launch_overhead", "kernel": "gemm", "compiled_us": 6.25})";
 
 TEST(BenchSummary, ParsesFlatRecords) {
   JsonRecord r = parse_json_record(kGemm, "f.jsonl", 2);
@@ -31,9 +32,9 @@ TEST(BenchSummary, ParsesFlatRecords) {
 }
 
 TEST(BenchSummary, OneTableForBothKindsOfRecords) {
-  std::string table =
-      summary_table({parse_json_record(kMemory, "m", 1), parse_json_record(kGemm, "g", 1),
-                     parse_json_record(kOverhead, "m", 2)});
+  std::string table = summary_table(
+      {parse_json_record(kMemory, "m", 1), parse_json_record(kGemm, "g", 1),
+       parse_json_record(kOverhead, "m", 2), parse_json_record(kGemmOverhead, "g", 2)});
   EXPECT_NE(table.find("kernel"), std::string::npos);
   EXPECT_NE(table.find("rmsnorm_n8192      f16   8192x8192       3.1e-04 ok"), std::string::npos)
       << table;
@@ -44,7 +45,12 @@ TEST(BenchSummary, OneTableForBothKindsOfRecords) {
   EXPECT_NE(table.find("0.9000  610.9 TFLOP/s cublas     678.6 TFLOP/s    0.900"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("host launch overhead of a compiled kernel: 4.40 us"), std::string::npos)
+  EXPECT_NE(table.find("host launch overhead of a compiled kernel: 4.40 us (raw cuLaunchKernelEx "
+                       "2.10 us)\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("host launch overhead of a compiled kernel gemm: 6.25 us\n"),
+            std::string::npos)
       << table;
 }
 
