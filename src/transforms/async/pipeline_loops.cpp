@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,13 +48,12 @@ std::optional<int64_t> static_value(const Value* v, int depth = 0) {
     if (a && a->kind == Attribute::Kind::integer) return a->i;
     return std::nullopt;
   }
-  if (ir::op_info(def->kind()).arity != 2 || def->num_operands() != 2) return std::nullopt;
+  if (ir::op_info(def->kind()).arity != 2 || def->num_operands() != 2 || def->kind() == OpKind::cmp)
+    return std::nullopt;
   auto a = static_value(def->operand(0), depth + 1);
   auto b = a ? static_value(def->operand(1), depth + 1) : std::nullopt;
   if (!b) return std::nullopt;
-  std::string_view pred;
-  if (def->kind() == OpKind::cmp) return std::nullopt;
-  return ir::eval_integer(def->kind(), v->type().element(), *a, *b, pred);
+  return ir::eval_integer(def->kind(), v->type().element(), *a, *b);
 }
 
 // The number of iterations when the bounds and the step are static (and the step positive).
@@ -83,12 +83,11 @@ bool is_mainloop(const Operation& op) {
   return false;
 }
 
+// Shared and register tensors have static shapes (the verifier's rule).
 int64_t elements(const Operation& op, const Value* v) {
   const Type& t = v->type();
-  if (!ir::is_static(t.shape())) {
-    user_error(op.loc(), op.name(), ": ", value_str(v), " (", t.str(),
-               ") lives in shared memory, so its extents must be static to size it");
-  }
+  TESSEL_ASSERT(ir::is_static(t.shape()), op.name(), ": ", value_str(v),
+                " is not global but its shape is not static");
   int64_t n = 1;
   for (int64_t e : t.static_shape()) n *= e;
   return n;
@@ -110,8 +109,8 @@ int64_t tile_alignment(const Operation& copy, const Value* v) {
   int b = 0, m = 0, s = 0;
   if (layout.rfind("Sw<", 0) == 0 && std::sscanf(layout.c_str(), "Sw<%d,%d,%d>", &b, &m, &s) == 3 &&
       b > 0) {
-    int64_t repeat_bits = int64_t(1) << (b + m + std::abs(s));
-    align = std::max(align, (repeat_bits * ir::bit_width(v->type().element()) + 7) / 8);
+    int64_t repeat_elems = int64_t(1) << (b + m + std::abs(s));
+    align = std::max(align, (repeat_elems * ir::bit_width(v->type().element()) + 7) / 8);
   }
   const Attribute* atom = copy.attr("atom");
   if (atom && atom->kind == Attribute::Kind::string && atom->s.rfind("tma.", 0) == 0)
@@ -220,11 +219,12 @@ class Planner {
     return s + ")";
   }
 
+  // "%a 16384 B (1024-byte aligned), %w 32768 B (1024-byte aligned)".
   static std::string tiles_str(const Mainloop& l) {
     std::string s;
     for (const StagedTile& t : l.tiles) {
-      s += (s.empty() ? "" : ", ") + value_str(t.value) + " " + std::to_string(t.bytes);
-      if (t.align > 16) s += " at " + std::to_string(t.align) + "-byte alignment";
+      s += (s.empty() ? "" : ", ") + value_str(t.value) + " " + std::to_string(t.bytes) + " B";
+      if (t.align > 16) s += " (" + std::to_string(t.align) + "-byte aligned)";
     }
     return s;
   }
@@ -269,7 +269,7 @@ class Planner {
                                                  : "";
         user_error(l.op->loc(), loop_str(*l.op), ": the pinned stages = ", l.stages, " needs ",
                    l.stages, " x ", l.stage_bytes, " = ", need, " bytes of shared memory", others,
-                   ", more than the ", budget_str(), "; one stage is ", tiles_str(l), " bytes");
+                   ", more than the ", budget_str(), " (one stage: ", tiles_str(l), ")");
       }
     }
     int64_t left = budget_ - pinned_total;
@@ -295,9 +295,12 @@ class Planner {
       if (total > l.stage_bytes)
         others += " minus " + std::to_string(total - l.stage_bytes) +
                   " for one stage of each earlier loop";
+      std::string room = others.empty() ? "the " + budget_str()
+                                        : "the " + std::to_string(left - (total - l.stage_bytes)) +
+                                              " bytes left for it: the " + budget_str() + others;
       user_error(l.op->loc(), loop_str(*l.op), ": one stage of this loop copies ", l.stage_bytes,
-                 " bytes into shared memory (", tiles_str(l), "), more than the ", budget_str(),
-                 others, "; use smaller tiles");
+                 " bytes into shared memory (", tiles_str(l), "), more than ", room,
+                 "; use smaller tiles");
     }
     TESSEL_ASSERT(false, "pipeline-loops: the stage budget overflowed but no loop is to blame");
   }
