@@ -653,7 +653,10 @@ void Sm80Mainloop::emit_mma(MmaPlan& m) {
   }
   std::string fn =
       m.bf16 ? "tessel::device::mma_m16n8k16_f32_bf16" : "tessel::device::mma_m16n8k16_f32_f16";
-  for (int64_t kb = 0; kb < m.k_blocks; ++kb) {
+  // The fragments of k step kb+1 are loaded before the mmas of step kb are issued, so that
+  // shared-memory latency overlaps tensor-core work.
+  auto prepare = [&](int64_t kb) {  // emits step kb's loads; returns its mma lines
+    std::vector<std::string> lines;
     for (const auto& inst : m.instances) {
       std::string a[4], b[2];
       for (int r = 0; r < 4; ++r)
@@ -662,9 +665,16 @@ void Sm80Mainloop::emit_mma(MmaPlan& m) {
         b[r] = fragment_reg(m.b, inst.b[kb][2 * r], inst.b[kb][2 * r + 1]);
       std::string d;
       for (int i = 0; i < 4; ++i) d += m.acc + "[" + num(inst.c[i]) + "], ";
-      e_.line(fn + "(" + d + a[0] + ", " + a[1] + ", " + a[2] + ", " + a[3] + ", " + b[0] + ", " +
-              b[1] + ");");
+      lines.push_back(fn + "(" + d + a[0] + ", " + a[1] + ", " + a[2] + ", " + a[3] + ", " + b[0] +
+                      ", " + b[1] + ");");
     }
+    return lines;
+  };
+  std::vector<std::string> next = prepare(0);
+  for (int64_t kb = 0; kb < m.k_blocks; ++kb) {
+    std::vector<std::string> now = std::move(next);
+    if (kb + 1 < m.k_blocks) next = prepare(kb + 1);
+    for (const std::string& l : now) e_.line(l);
   }
   --e_.indent_;
   e_.line("}");

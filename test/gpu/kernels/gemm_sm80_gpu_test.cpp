@@ -31,6 +31,7 @@ struct Variant {
   int stages = 3;
   int threads = 256;
   bool aligned = true;  // keep facts(K % 8 == 0): 16-byte cp.async; else ld.global + st.shared
+  bool b_kn = false;    // B given as [K,N] ("NN", read with ldmatrix.trans), not [N,K]
 };
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
@@ -45,19 +46,31 @@ std::string variant_text(const Variant& v) {
   replace_all(text, "stages = 3", "stages = " + std::to_string(v.stages));
   replace_all(text, "threads = 256", "threads = " + std::to_string(v.threads));
   if (!v.aligned) replace_all(text, " facts(K % 8 == 0)", "");
+  if (v.b_kn) {
+    std::string t = bf16 ? "<bf16>" : "<f16>";
+    replace_all(text, "facts(K % 8 == 0)", "facts(K % 8 == 0, N % 8 == 0)");
+    replace_all(text, "%B: global" + t + "[N,K]", "%B: global" + t + "[K,N]");
+    replace_all(text,
+                "    %B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [128,32]} : global" +
+                    t + "[128,32]\n    %sB = copy %B_tile : shared" + t +
+                    "[128,32]\n    %sBt = transpose %sB : shared" + t + "[32,128]\n",
+                "    %B_tile = tile %B, %k, %bn {masked, pad = 0.0, shape = [32,128]} : global" +
+                    t + "[32,128]\n    %sBt = copy %B_tile : shared" + t + "[32,128]\n");
+  }
   return text;
 }
 
-// C = A B^T with A [M,K], B [N,K] row-major; returns the relative error over the checked rows.
+// C = A B^T with A [M,K], B [N,K] row-major (or C = A B with B [K,N]); returns the relative error
+// over the checked rows.
 double run_gemm(const Variant& v, Shape s) {
   auto module = ir::parse_module(variant_text(v), "gemm_sm80.tir");
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm80());
   const uint64_t seed = runtime::fresh_seed();
   std::string what = std::string(v.format == runtime::HostFloat::f16 ? "f16" : "bf16") + " " +
                      std::to_string(v.stages) + " stages " + std::to_string(v.threads) +
-                     " threads" + (v.aligned ? "" : " unaligned") + " " + std::to_string(s.m) +
-                     "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " seed " +
-                     std::to_string(seed);
+                     " threads" + (v.aligned ? "" : " unaligned") + (v.b_kn ? " B[K,N]" : "") +
+                     " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                     std::to_string(s.k) + " seed " + std::to_string(seed);
   std::fprintf(stderr, "  %s\n", what.c_str());
   SCOPED_TRACE(what);
   auto a_bits = runtime::random_values(v.format, s.m * s.k, seed);
@@ -69,7 +82,9 @@ double run_gemm(const Variant& v, Shape s) {
   dc.fill_bytes(0xFF);  // NaN in f16 and bf16: an element the kernel misses fails the check
   ir::ScalarKind element =
       v.format == runtime::HostFloat::f16 ? ir::ScalarKind::f16 : ir::ScalarKind::bf16;
-  kernel.launch({TensorArg{da.ptr(), {s.m, s.k}, element}, TensorArg{db.ptr(), {s.n, s.k}, element},
+  std::vector<int64_t> b_shape =
+      v.b_kn ? std::vector<int64_t>{s.k, s.n} : std::vector<int64_t>{s.n, s.k};
+  kernel.launch({TensorArg{da.ptr(), {s.m, s.k}, element}, TensorArg{db.ptr(), b_shape, element},
                  TensorArg{dc.ptr(), {s.m, s.n}, element}});
   runtime::context().synchronize();
   auto c_bits = dc.to_host<uint8_t>();
@@ -83,7 +98,8 @@ double run_gemm(const Variant& v, Shape s) {
   for (int64_t r : rows) {
     for (int64_t j = 0; j < s.n; ++j) {
       double sum = 0;
-      for (int64_t k = 0; k < s.k; ++k) sum += double(a[r * s.k + k]) * double(b[j * s.k + k]);
+      for (int64_t k = 0; k < s.k; ++k)
+        sum += double(a[r * s.k + k]) * double(v.b_kn ? b[k * s.n + j] : b[j * s.k + k]);
       want.push_back(sum);
       got.push_back(c[r * s.n + j]);
     }
@@ -118,6 +134,14 @@ TEST_F(GemmSm80GpuTest, UnalignedRowsCopyElementByElement) {
   for (Shape s : {Shape{257, 129, 75}, Shape{1000, 520, 263}, Shape{64, 64, 1}}) {
     EXPECT_LT(run_gemm({runtime::HostFloat::f16, 3, 256, false}, s), 2e-3);
     EXPECT_LT(run_gemm({runtime::HostFloat::bf16, 1, 256, false}, s), 1e-2);
+  }
+}
+
+// B as [K,N]: the operand reaches the mma through ldmatrix.trans (N % 8 == 0 for 16-byte rows).
+TEST_F(GemmSm80GpuTest, BGivenAsKByN) {
+  for (Shape s : {Shape{1000, 520, 264}, Shape{257, 136, 72}, Shape{2048, 2048, 2048}}) {
+    EXPECT_LT(run_gemm({runtime::HostFloat::f16, 3, 256, true, true}, s), 2e-3);
+    EXPECT_LT(run_gemm({runtime::HostFloat::bf16, 2, 256, true, true}, s), 1e-2);
   }
 }
 

@@ -40,6 +40,22 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
     text.replace(at, from.size(), to);
 }
 
+// B given as [K,N] (row-major, "NN"): copied as a [32,128] tile and used as the mma's b with no
+// transpose (synthesis reads it with ldmatrix.trans).
+void make_nn(std::string& text) {
+  replace_all(text, "facts(K % 8 == 0)", "facts(K % 8 == 0, N % 8 == 0)");
+  for (const char* e : {"f16", "bf16"}) {
+    std::string t = std::string("<") + e + ">";
+    replace_all(text, "%B: global" + t + "[N,K]", "%B: global" + t + "[K,N]");
+    replace_all(text,
+                "    %B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [128,32]} : global" +
+                    t + "[128,32]\n    %sB = copy %B_tile : shared" + t +
+                    "[128,32]\n    %sBt = transpose %sB : shared" + t + "[32,128]\n",
+                "    %B_tile = tile %B, %k, %bn {masked, pad = 0.0, shape = [32,128]} : global" +
+                    t + "[32,128]\n    %sBt = copy %B_tile : shared" + t + "[32,128]\n");
+  }
+}
+
 // examples/kernels/gemm_sm80.tir (8 warps, 3 stages, f16) with another element type, block size
 // and stage count.
 std::string gemm_variant(const std::string& element, int threads, int stages) {
@@ -276,8 +292,9 @@ double from_bits(uint16_t h, bool bf) {
   return sign ? -v : v;
 }
 
-// Relative error of C = A B^T from the simulated kernel; -1 when the simulation flagged errors.
-double run(const Library& lib, bool bf, int m, int n, int k, int threads, bool eager) {
+// Relative error of C = A B^T (B [N,K]; with b_kn, C = A B for B [K,N]) from the simulated kernel;
+// -1 when the simulation flagged errors.
+double run(const Library& lib, bool bf, int m, int n, int k, int threads, bool eager, bool b_kn) {
   std::mt19937 rng(static_cast<uint32_t>(m * 131 + n * 7 + k));
   std::uniform_int_distribution<int> dist(-16, 16);
   std::vector<uint16_t> a(size_t(m) * k), b(size_t(n) * k), c(size_t(m) * n, 0xFFFF);
@@ -291,7 +308,8 @@ double run(const Library& lib, bool bf, int m, int n, int k, int threads, bool e
   for (int i = 0; i < m; ++i) {
     for (int j = 0; j < n; ++j) {
       double want = 0;
-      for (int x = 0; x < k; ++x) want += av[size_t(i) * k + x] * bv[size_t(j) * k + x];
+      for (int x = 0; x < k; ++x)
+        want += av[size_t(i) * k + x] * (b_kn ? bv[size_t(x) * n + j] : bv[size_t(j) * k + x]);
       double got = from_bits(c[size_t(i) * n + j], bf);
       if (std::isnan(got)) return 1e9;  // an element the kernel never wrote
       num += (got - want) * (got - want);
@@ -309,23 +327,28 @@ TEST(EmitSm80, EmittedGemmRunsCorrectlyOnTheHost) {
     int threads, stages;
     bool aligned;
     int m, n, k;
+    bool nn = false;
   };
   // Ragged in M, N and K (a partial last K step), more K steps than stages, and one with no
   // K % 8 fact (element copies, odd K).
   for (const Case& c :
        {Case{"f16", 256, 3, true, 150, 136, 136}, Case{"bf16", 128, 1, true, 130, 129, 72},
-        Case{"f16", 128, 2, true, 64, 200, 104}, Case{"bf16", 256, 3, false, 131, 72, 75}}) {
+        Case{"f16", 128, 2, true, 64, 200, 104}, Case{"bf16", 256, 3, false, 131, 72, 75},
+        Case{"f16", 256, 2, true, 140, 136, 104, true}}) {
     std::string what = std::string(c.element) + " " + std::to_string(c.threads) + " threads " +
-                       std::to_string(c.stages) + " stages" + (c.aligned ? "" : " unaligned");
+                       std::to_string(c.stages) + " stages" + (c.aligned ? "" : " unaligned") +
+                       (c.nn ? " B [K,N]" : "");
     SCOPED_TRACE(what);
     std::string text = gemm_variant(c.element, c.threads, c.stages);
     if (!c.aligned) replace_all(text, " facts(K % 8 == 0)", "");
+    if (c.nn) make_nn(text);
     auto module = ir::parse_module(text, "gemm_sm80.tir");
     CompileOptions options;
     options.use_cache = false;
     options.compile_cubin = false;
     CompiledKernel k = compile(*module->kernels.front(), Target::sm80(), options);
     EXPECT_EQ(count(k.cuda_source(), "cp_async_cg16_zfill(") > 0, c.aligned);
+    EXPECT_EQ(count(k.cuda_source(), "ldmatrix_x4_trans(") > 0, c.nn) << k.cuda_source();
     // A distinct file per kernel: a library with thread_local state stays loaded after dlclose,
     // and dlopen of the same path would return it.
     static int serial = 0;
@@ -333,7 +356,7 @@ TEST(EmitSm80, EmittedGemmRunsCorrectlyOnTheHost) {
     ASSERT_NE(lib->gemm, nullptr);
     bool bf = std::string(c.element) == "bf16";
     for (bool eager : {false, true}) {
-      double err = host_sim::run(*lib, bf, c.m, c.n, c.k, c.threads, eager);
+      double err = host_sim::run(*lib, bf, c.m, c.n, c.k, c.threads, eager, c.nn);
       EXPECT_GE(err, 0) << "the simulation flagged a misaligned or pending copy";
       EXPECT_LT(err, bf ? 1e-2 : 1e-3) << (eager ? "eager" : "lazy") << " copies";
     }
