@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "bench/harness/cublas_baseline.h"
+#include "bench/harness/cublaslt_baseline.h"
 #include "bench/harness/gemm_bench.h"
 #include "bench/harness/gemm_kernels.h"
 #include "bench/harness/report.h"
@@ -145,8 +146,27 @@ void print_compile(const GemmCase& c) {
       c.first.emit_ms, c.first.nvrtc_ms, c.hit_ms);
 }
 
+// cuBLASLt with its fused bias + ReLU epilogue, made on first use; without it (not loadable),
+// bias + ReLU GEMMs are compared with plain cuBLAS, as the other GEMMs.
+struct FusedBaseline {
+  std::unique_ptr<CublasLtBiasRelu> lt;
+  bool tried = false;
+  CublasLtBiasRelu* get() {
+    if (!tried) {
+      tried = true;
+      try {
+        lt = std::make_unique<CublasLtBiasRelu>();
+      } catch (const std::exception& e) {
+        std::printf("  cuBLASLt unavailable (%s): bias + ReLU compared with plain cuBLAS\n",
+                    e.what());
+      }
+    }
+    return lt.get();
+  }
+};
+
 BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
-                       CublasBaseline& cublas) {
+                       CublasBaseline& cublas, FusedBaseline& fused_baseline) {
   const ir::Operation& kernel = *c.module->kernels.front();
   const ir::Block& body = *kernel.region(0);
   const GemmRoles& roles = c.info->roles();
@@ -198,12 +218,39 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
     device[out].download(bytes.data(), bytes.size());
     outputs.push_back(runtime::to_floats(host_float(kind, "an output"), bytes));
   }
-  GemmCheck check = check_gemm(*c.info, shape, host, product_values, outputs, seed);
+  // A bias + ReLU GEMM is timed against cuBLASLt's fused epilogue, whose own output is checked
+  // on the samples too (a baseline computing something else would make the ratio meaningless).
+  int bias = c.info->bias_relu_input();
+  CublasLtBiasRelu* fused = bias >= 0 ? fused_baseline.get() : nullptr;
+  std::vector<std::vector<float>> fused_outputs;
+  if (fused != nullptr) {
+    try {
+      fused->prepare(element, shape.m, shape.n, shape.k);
+      runtime::DeviceBuffer out(static_cast<size_t>(mn) * 2);
+      out.fill_bytes(0xff);
+      fused->run(device[roles.a].ptr(), device[roles.b[0]].ptr(), device[bias].ptr(), out.ptr(),
+                 stream.handle());
+      stream.synchronize();
+      fused_outputs.push_back(
+          runtime::to_floats(host_float(roles.element, "A"), out.to_host<std::uint8_t>()));
+    } catch (const std::exception& e) {
+      std::printf("  cuBLASLt bias + ReLU failed (%s): compared with plain cuBLAS\n", e.what());
+      fused = nullptr;
+    }
+  }
+  GemmCheck check = check_gemm(*c.info, shape, host, product_values, outputs, seed,
+                               fused != nullptr ? &fused_outputs : nullptr);
   BenchRecord record;
   record.name = c.name;
   record.dtype = to_string(element);
   record.shape = shape.str();
-  record.baseline = products == 1 ? "cublas" : "cublas x" + std::to_string(products);
+  record.baseline = fused != nullptr ? "cublasLt"
+                    : products == 1  ? "cublas"
+                                     : "cublas x" + std::to_string(products);
+  if (fused != nullptr && !(check.baseline_rel_err <= gemm_tolerance(element))) {
+    std::printf("  warning: cuBLASLt's bias + ReLU output is off (rel_err %.3e vs float64)\n",
+                check.baseline_rel_err);
+  }
   record.rel_err = check.rel_err;
   record.rel_err_vs_baseline = check.rel_err_vs_library;
   double library_err = check.library_rel_err;
@@ -219,13 +266,18 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
   product_values.clear();
   reference.clear();
 
-  // Timing: the kernel and cuBLAS (one GemmEx per product, output in the input type), launch by
-  // launch.
+  // Timing: the kernel and cuBLAS (one GemmEx per product, output in the input type; or cuBLASLt
+  // with the fused bias + ReLU), launch by launch.
   std::vector<runtime::DeviceBuffer> scratch;
   for (int p = 0; p < products; ++p) scratch.emplace_back(static_cast<size_t>(mn) * 2);
   auto [mine, library_timing] = runtime::time_interleaved(
       [&](CUstream s) { c.compiled->launch(args, s); },
       [&](CUstream s) {
+        if (fused != nullptr) {
+          fused->run(device[roles.a].ptr(), device[roles.b[0]].ptr(), device[bias].ptr(),
+                     scratch[0].ptr(), s);
+          return;
+        }
         for (int p = 0; p < products; ++p) {
           cublas.gemm_abt(element, device[roles.a].ptr(), device[roles.b[p]].ptr(),
                           scratch[p].ptr(), shape.m, shape.n, shape.k, s);
@@ -244,7 +296,10 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
                   {"compile_cached", c.first_was_cached ? "true" : "false"},
                   {"compile_hit_ms", json_number(c.hit_ms)},
                   {"min_ms", json_number(mine.min_ms)},
-                  {"baseline_min_ms", json_number(library_timing.min_ms)}};
+                  {"baseline_min_ms", json_number(library_timing.min_ms)},
+                  {"baseline_epilogue", json_string(fused != nullptr ? "bias+relu" : "none")}};
+  if (fused != nullptr)
+    record.extra.emplace_back("baseline_rel_err", json_number(check.baseline_rel_err));
   return record;
 }
 
@@ -310,6 +365,7 @@ int run_gemm_bench(const std::vector<std::string>& args) {
   int failures = 0, ran = 0;
   std::vector<BenchRecord> records;
   std::vector<std::pair<std::string, double>> overheads;  // kernel, us per launch
+  FusedBaseline fused_baseline;
   for (const std::string& spec : o.kernels) {
     GemmCase c;
     try {
@@ -331,7 +387,7 @@ int run_gemm_bench(const std::vector<std::string>& args) {
     if (o.compile_only) continue;
     for (const GemmShape& shape : shapes) {
       try {
-        BenchRecord r = bench_case(c, shape, o, *cublas);
+        BenchRecord r = bench_case(c, shape, o, *cublas, fused_baseline);
         failures += r.passed ? 0 : 1;
         std::printf("  %-14s %.4f ms  %.1f TFLOP/s  (cuBLAS %.4f ms)  ratio %.3f  rel_err %.2e%s\n",
                     r.shape.c_str(), r.ms, r.tflops, r.baseline_ms, r.ratio, r.rel_err,

@@ -368,6 +368,39 @@ std::string GemmKernelInfo::describe() const {
   return text;
 }
 
+int GemmKernelInfo::bias_relu_input() const {
+  if (products() != 1 || epilogues_.size() != 1) return -1;
+  const std::vector<Step>& st = epilogues_.front().steps;
+  auto strip = [&](int s) {  // through casts
+    while (st[s].what == Step::Kind::convert) s = st[s].args[0];
+    return s;
+  };
+  auto is = [&](int s, OpKind kind) {
+    return st[s].what == Step::Kind::elementwise && st[s].op->kind() == kind &&
+           st[s].args.size() == 2;
+  };
+  int relu = strip(static_cast<int>(st.size()) - 1);
+  if (!is(relu, OpKind::max)) return -1;
+  int x = strip(st[relu].args[0]), zero = strip(st[relu].args[1]);
+  if (st[x].what == Step::Kind::constant) std::swap(x, zero);
+  if (st[zero].what != Step::Kind::constant ||
+      interp::element_as_double(st[zero].element, st[zero].value) != 0 || !is(x, OpKind::add)) {
+    return -1;
+  }
+  int p = strip(st[x].args[0]), q = strip(st[x].args[1]);
+  if (st[p].what != Step::Kind::product) std::swap(p, q);
+  if (st[p].what != Step::Kind::product || st[q].what != Step::Kind::input || st[q].rank2 ||
+      st[q].axis != 1) {
+    return -1;
+  }
+  const ir::Block& body = *kernel_.region(0);
+  if (body.argument(st[q].index)->type().element() != roles_.element ||
+      body.argument(roles_.outputs.front())->type().element() != roles_.element) {
+    return -1;
+  }
+  return st[q].index;
+}
+
 double GemmKernelInfo::evaluate(int o, const double* products, int64_t i, int64_t j,
                                 const EpilogueInputs& inputs) const {
   const GemmEpilogue& e = epilogues_[o];
@@ -410,7 +443,8 @@ double GemmKernelInfo::evaluate(int o, const double* products, int64_t i, int64_
 GemmCheck check_gemm(const GemmKernelInfo& info, const GemmShape& shape,
                      const std::vector<std::vector<float>>& values,
                      const std::vector<std::vector<float>>& products,
-                     const std::vector<std::vector<float>>& outputs, std::uint64_t seed) {
+                     const std::vector<std::vector<float>>& outputs, std::uint64_t seed,
+                     const std::vector<std::vector<float>>* baseline_outputs) {
   const GemmRoles& roles = info.roles();
   const int count = info.products();
   TESSEL_ASSERT(count <= 8 && static_cast<int>(products.size()) == count &&
@@ -467,7 +501,7 @@ GemmCheck check_gemm(const GemmKernelInfo& info, const GemmShape& shape,
       {0, 0}, {0, shape.n - 1}, {shape.m - 1, 0}, {shape.m - 1, shape.n - 1}};
   std::mt19937_64 generator(seed);
   for (int s = 0; s < 1024; ++s) entries.emplace_back(generator() % shape.m, generator() % shape.n);
-  std::vector<float> out, library;
+  std::vector<float> out, library, baseline;
   std::vector<double> exact_ref;
   for (auto [i, j] : entries) {
     double exact[8] = {}, from_library[8] = {};
@@ -481,6 +515,7 @@ GemmCheck check_gemm(const GemmKernelInfo& info, const GemmShape& shape,
     }
     for (size_t o = 0; o < outputs.size(); ++o) {
       out.push_back(outputs[o][i * shape.n + j]);
+      if (baseline_outputs) baseline.push_back((*baseline_outputs)[o][i * shape.n + j]);
       exact_ref.push_back(info.evaluate(static_cast<int>(o), exact, i, j, inputs));
       library.push_back(
           static_cast<float>(info.evaluate(static_cast<int>(o), from_library, i, j, inputs)));

@@ -77,8 +77,11 @@ class GemmKernelInfo {
   const GemmRoles& roles() const { return roles_; }
   const std::vector<GemmEpilogue>& epilogues() const { return epilogues_; }
   int products() const { return static_cast<int>(roles_.b.size()); }
-  // One line: "A=%A B=%B C=%C bias=%bias; C = relu(p0 + bias[j])".
+  // One line: "A=%A B=%B in=%bias; %C = f16(max(add((A·%B^T), f32(%bias[j])), 0))".
   std::string describe() const;
+  // When the kernel is C = relu(A·Bᵀ + bias[j]) (casts aside) with the bias and C in A's element
+  // type — what cuBLASLt's RELU_BIAS epilogue computes — the bias parameter; else -1.
+  int bias_relu_input() const;
 
   // The value stored into output `o` at (i, j), given the products at (i, j).
   double evaluate(int o, const double* products, int64_t i, int64_t j,
@@ -95,15 +98,18 @@ struct GemmCheck {
   double rel_err = 0;             // sampled entries (every corner + 1024 random) vs float64
   double rel_err_vs_library = 0;  // every element vs the epilogue over the library's products
   double library_rel_err = 0;     // the library's products + epilogue vs float64 (context)
+  double baseline_rel_err = -1;   // a fused library baseline's own output vs float64 (sampled)
 };
 
 // Checks a run on the host. `values[p]`: parameter p's elements, decoded (inputs only; outputs may
 // be empty); `products[q]`: the library's f32 product A·B_qᵀ (row-major M×N); `outputs[o]`: the
 // kernel's output o (roles().outputs order), decoded. `seed` picks the sampled entries.
+// `baseline_outputs`, when given, are a fused library baseline's outputs, checked on the samples.
 GemmCheck check_gemm(const GemmKernelInfo& info, const GemmShape& shape,
                      const std::vector<std::vector<float>>& values,
                      const std::vector<std::vector<float>>& products,
-                     const std::vector<std::vector<float>>& outputs, std::uint64_t seed);
+                     const std::vector<std::vector<float>>& outputs, std::uint64_t seed,
+                     const std::vector<std::vector<float>>* baseline_outputs = nullptr);
 
 // The parsed kernel of `spec`: a name of the embedded examples/kernels (gemm, gemm_bf16, ...) or a
 // path to a .tir file (its first kernel). `name` receives the name for tables (the file's stem).

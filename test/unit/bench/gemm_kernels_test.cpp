@@ -146,6 +146,22 @@ TEST(GemmKernels, BiasReluReadsTheBiasByColumn) {
   EXPECT_EQ(info.evaluate(0, &p, 1, 2, inputs), f16(static_cast<float>(0.1) + 0.125f));
   EXPECT_NE(info.describe().find("max(add((A·%B^T), f32(%bias[j])), 0)"), std::string::npos)
       << info.describe();
+  EXPECT_EQ(info.bias_relu_input(), 2);  // cuBLASLt's RELU_BIAS epilogue is its baseline
+}
+
+TEST(GemmKernels, OnlyBiasReluIsMatchedToTheFusedBaseline) {
+  auto bias_relu_input = [](const std::string& text) {
+    auto module = ir::parse_module(text, "k.tir");
+    return GemmKernelInfo(*module->kernels.front()).bias_relu_input();
+  };
+  EXPECT_EQ(bias_relu_input(gemm_text("", "  %out = cast %acc : register<f16>[128,256]")), -1);
+  EXPECT_EQ(bias_relu_input(kDual), -1);
+  std::string leaky = kBiasRelu;
+  leaky.replace(leaky.find("{value = 0.0} : f32"), 19, "{value = 0.5} : f32");
+  EXPECT_EQ(bias_relu_input(gemm_text(", %bias: global<f16>[N]", leaky)), -1);
+  std::string no_relu = kBiasRelu;
+  no_relu.replace(no_relu.find("%y = max %h, %f0"), 16, "%y = min %h, %f0");
+  EXPECT_EQ(bias_relu_input(gemm_text(", %bias: global<f16>[N]", no_relu)), -1);
 }
 
 TEST(GemmKernels, ResidualReadsTheMatrixByRowAndColumn) {
