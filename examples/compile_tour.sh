@@ -76,7 +76,8 @@ step "The example kernels on $gpu: correctness and speed against their baselines
 echo "correct: relative error against the reference (float64 on sampled entries; the GEMMs are also"
 echo "checked element by element against cuBLAS + the kernel's epilogue); achieved: GB/s of the"
 echo "bytes a kernel must move, or TFLOP/s; baseline: a copy kernel moving as many bytes, or cuBLAS"
-echo "(plain GEMMs, no epilogue) on the same inputs, interleaved; fraction: achieved / baseline."
+echo "(plain GEMMs; cuBLASLt's fused bias + ReLU for that GEMM) on the same inputs, interleaved;"
+echo "fraction: achieved / baseline (GEMMs: cuBLAS time / tessel time)."
 echo "torch.* rows: PyTorch's operators, same shapes (rel_err against PyTorch in f32 / float64)."
 run bench summary "$records" || status=1
 rm -f "$records"
