@@ -389,9 +389,9 @@ int run_gemm_bench(const std::vector<std::string>& args) {
       try {
         BenchRecord r = bench_case(c, shape, o, *cublas, fused_baseline);
         failures += r.passed ? 0 : 1;
-        std::printf("  %-14s %.4f ms  %.1f TFLOP/s  (cuBLAS %.4f ms)  ratio %.3f  rel_err %.2e%s\n",
-                    r.shape.c_str(), r.ms, r.tflops, r.baseline_ms, r.ratio, r.rel_err,
-                    r.passed ? "" : "  FAILED");
+        std::printf("  %-14s %.4f ms  %.1f TFLOP/s  (%s %.4f ms)  ratio %.3f  rel_err %.2e%s\n",
+                    r.shape.c_str(), r.ms, r.tflops, r.baseline.c_str(), r.baseline_ms, r.ratio,
+                    r.rel_err, r.passed ? "" : "  FAILED");
         records.push_back(std::move(r));
       } catch (const std::exception& e) {
         std::string why = e.what();
