@@ -153,6 +153,11 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
 
   // ---- loop-carried values: the accumulators, updated in place ----
   std::vector<std::string> carried;
+  struct ZeroStart {
+    std::string name, init;
+    int64_t values = 0;
+  };
+  std::vector<ZeroStart> zero_started;
   for (int i = 3; i < op.num_operands(); ++i) {
     const Value* init = op.operand(i);
     const Value* arg = body.argument(i - 2);
@@ -161,10 +166,21 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
     }
     const Reg& a = reg(op, init);
     std::string name = fresh(arg->name());
-    line("float " + name + "[" + std::to_string(a.plan->values) + "];");
-    line("#pragma unroll");
-    line("for (int v = 0; v < " + std::to_string(a.plan->values) + "; ++v) " + name +
-         "[v] = " + a.name + "[v];");
+    // An accumulator that starts at zero is not initialized: iteration 0's first wgmma of each
+    // instance overwrites it (scale-d = 0), and a loop of no iterations copies the zeros after
+    // it. Zeroing it before the loop instead makes ptxas serialize every wgmma (warning C7515:
+    // the moves reach the loop where a group is in flight).
+    const Operation* fill = init->def();
+    bool zero_start = fill && fill->kind() == OpKind::fill && fill->real_attr("value") == 0.0;
+    line("float " + name + "[" + std::to_string(a.plan->values) + "];" +
+         (zero_start ? "  // zero: the first wgmma overwrites it" : ""));
+    if (!zero_start) {
+      line("#pragma unroll");
+      line("for (int v = 0; v < " + std::to_string(a.plan->values) + "; ++v) " + name +
+           "[v] = " + a.name + "[v];");
+    } else {
+      zero_started.push_back({name, a.name, a.plan->values});
+    }
     regs_[arg] = Reg{name, a.plan, a.element};
     regs_[op.result(i - 3)] = Reg{name, a.plan, a.element};
     carried.push_back(name);
@@ -394,17 +410,22 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
       for (size_t i = 0; i < per_group[0].size(); ++i) {
         // A k16 step inside the 128-byte swizzle row is +32 bytes of start address.
         std::string step = std::to_string(kk * 2);
+        bool overwrite =
+            kk == 0 && std::any_of(zero_started.begin(), zero_started.end(),
+                                   [&](const ZeroStart& z) { return z.name == acc.name; });
         line("tessel::device::wgmma_ss<" + std::to_string(atom_n) + ", tessel::device::MmaType::" +
              type + ">(*reinterpret_cast<float(*)[" + std::to_string(regs) + "]>(" + acc.name +
              " + " + std::to_string(per_group[0][i].base) + "), desc_a" + std::to_string(i) +
-             " + " + step + ", desc_b" + std::to_string(i) + " + " + step + ");");
+             " + " + step + ", desc_b" + std::to_string(i) + " + " + step +
+             (overwrite ? ", " + k + " > 0" : "") + ");");
       }
     }
     --indent_;
     line("}");
   }
   line("tessel::device::wgmma_commit_group();");
-  for (const auto& c : carried) line("tessel::device::wgmma_fence_operand(" + c + ");");
+  // No fence on the accumulators between the commit and the wait: ptxas counts it as a non-wgmma
+  // definition inside the group and serializes every wgmma (warning C7515).
   line("tessel::device::wgmma_wait_group<" + std::to_string(in_flight) + ">();");
   for (const auto& c : carried) line("tessel::device::wgmma_fence_operand(" + c + ");");
   // Iteration k - G (if any) has finished reading its slot: release it. Iteration k - G + S
@@ -433,6 +454,13 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
   line("}");
   line("tessel::device::wgmma_wait_group<0>();");
   for (const auto& c : carried) line("tessel::device::wgmma_fence_operand(" + c + ");");
+  for (const ZeroStart& z : zero_started) {
+    line("if (" + trip + " <= 0) {");
+    line("  #pragma unroll");
+    line("  for (int v = 0; v < " + std::to_string(z.values) + "; ++v) " + z.name +
+         "[v] = " + z.init + "[v];");
+    line("}");
+  }
 }
 
 }  // namespace tessel::target::cuda::detail
