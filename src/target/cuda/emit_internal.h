@@ -188,6 +188,9 @@ class Emitter {
   // A loop whose body copies global tiles into shared memory is a mainloop: its copies run
   // `stages` iterations ahead of their consumers (the loop's `stages` attribute, 1 when absent).
   bool is_mainloop(const Operation& for_op) const;
+  // The block indices: blockIdx, or with `raster_group = G` on a 2-D grid, blocks taken in groups
+  // of G along dimension 0 (so that concurrently running blocks share operand tiles in L2).
+  void block_grid(const Operation& op);
   // Reserves `bytes` of the dynamic allocation at a multiple of `align`; returns the offset.
   int64_t alloc_shared(int64_t bytes, int64_t align);
   // sm_90a (emit_tma_wgmma.cpp): TMA loads completing on mbarriers, wgmma from shared memory.
