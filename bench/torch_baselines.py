@@ -8,6 +8,8 @@ The operators PyTorch users would call for each kernel family that tessel compil
   layernorm   F.layer_norm(x, (N,), weight, bias, eps)
   gemv        A @ x                                          (A [M,N], x [N])
   gemm        A @ B.T                                        (A [M,K], B [N,K], cuBLAS/cuBLASLt)
+  gemm_bias_relu  torch.relu(torch.addmm(bias, A, B.T))      (f16, as examples/kernels/)
+  dual_gemm   F.silu(A @ B0.T) * (A @ B1.T)                  (f16; FLOPs of both GEMMs)
 Each is timed with CUDA events around every launch after a warm-up (the median is reported, as
 runtime/timing.h does), on fresh random inputs (uniform in [-1, 1), as tessel's benches draw
 them). Memory-bound rows report GB/s of the bytes the operation must move (every input read once,
@@ -34,6 +36,7 @@ import subprocess
 import sys
 
 MEMORY_KERNELS = ["bias_gelu", "softmax", "rmsnorm", "layernorm", "gemv"]
+GEMM_KERNELS = ["gemm", "gemm_bias_relu", "dual_gemm"]
 DEFAULT_GEMM_SHAPES = "8192x8192x8192,8192x8192x4096,8191x4097x520"
 EPS = 1e-5  # the eps of tessel's rmsnorm/layernorm kernels (bench/harness/memory_kernels.h)
 
@@ -46,8 +49,8 @@ def parse_args(argv):
                    help="RxC of the memory-bound kernels (GEMV: M x N matrix); default 8192x8192")
     p.add_argument("--gemm-shapes", default=DEFAULT_GEMM_SHAPES,
                    help="MxNxK list for A[M,K] @ B[N,K]^T; default " + DEFAULT_GEMM_SHAPES)
-    p.add_argument("--kernels", default=",".join(MEMORY_KERNELS + ["gemm"]),
-                   help="comma-separated subset of " + ",".join(MEMORY_KERNELS + ["gemm"]))
+    p.add_argument("--kernels", default=",".join(MEMORY_KERNELS + GEMM_KERNELS),
+                   help="comma-separated subset of " + ",".join(MEMORY_KERNELS + GEMM_KERNELS))
     p.add_argument("--dtype", default="all", choices=["f16", "bf16", "all"],
                    help="GEMM input type (memory-bound kernels run in f16, as tessel's do)")
     p.add_argument("--iterations", type=int, default=50)
@@ -59,7 +62,7 @@ def parse_args(argv):
                    help="print what would be measured and exit (needs neither torch nor a GPU)")
     args = p.parse_args(argv)
     args.kernels = [k for k in args.kernels.split(",") if k]
-    unknown = [k for k in args.kernels if k not in MEMORY_KERNELS + ["gemm"]]
+    unknown = [k for k in args.kernels if k not in MEMORY_KERNELS + GEMM_KERNELS]
     if unknown:
         p.error("unknown kernel(s): " + ",".join(unknown))
     try:
@@ -77,15 +80,21 @@ def parse_args(argv):
 def plan(args):
     rows = []
     for k in args.kernels:
-        if k == "gemm":
-            for dt in (["f16", "bf16"] if args.dtype == "all" else [args.dtype]):
+        if k in GEMM_KERNELS:
+            for dt in gemm_dtypes(args, k):
                 for m, n, kk in args.gemm:
-                    rows.append(("torch.gemm", dt, "%dx%dx%d" % (m, n, kk)))
+                    rows.append(("torch." + k, dt, "%dx%dx%d" % (m, n, kk)))
         else:
             rows.append(("torch." + k, "f16", "%dx%d" % (args.rows, args.cols)))
             if args.compile:
                 rows.append(("compiled." + k, "f16", "%dx%d" % (args.rows, args.cols)))
     return rows
+
+
+def gemm_dtypes(args, kernel):
+    """The GEMM's f16 and bf16 runs; the fused variants in f16, as tessel's examples are."""
+    dtypes = ["f16", "bf16"] if args.dtype == "all" else [args.dtype]
+    return dtypes if kernel == "gemm" else [d for d in dtypes if d == "f16"]
 
 
 def commit():
@@ -210,21 +219,41 @@ class Bench:
             "rel_err": err, "passed": err < 5e-3, "reference": "torch f32",
         })
 
-    def gemm(self, dtype, m, n, k):
+    def gemm(self, kernel, dtype, m, n, k):
         torch = self.torch
+        F = torch.nn.functional
         t = torch.float16 if dtype == "f16" else torch.bfloat16
-        a = torch.rand(m, k, device="cuda").mul_(2).sub_(1).to(t)
-        b = torch.rand(n, k, device="cuda").mul_(2).sub_(1).to(t)
-        c = a @ b.T
-        torch.cuda.synchronize()
+
+        def rand(*shape):
+            return torch.rand(*shape, device="cuda").mul_(2).sub_(1).to(t)
+
+        a, b = rand(m, k), rand(n, k)
         rows = torch.randint(0, m, (min(m, 256),), device="cuda")
-        ref = a[rows].double() @ b.double().T
+        if kernel == "gemm":
+            c = a @ b.T
+            fn = lambda: torch.matmul(a, b.T, out=c)  # noqa: E731
+            ref = a[rows].double() @ b.double().T
+            products = 1
+        elif kernel == "gemm_bias_relu":
+            bias = rand(n)
+            fn = lambda: torch.relu(torch.addmm(bias, a, b.T))  # noqa: E731
+            c = fn()
+            ref = torch.relu(a[rows].double() @ b.double().T + bias.double())
+            products = 1
+        else:  # dual_gemm
+            b1 = rand(n, k)
+            fn = lambda: F.silu(a @ b.T) * (a @ b1.T)  # noqa: E731
+            c = fn()
+            g = a[rows].double() @ b.double().T
+            ref = g * torch.sigmoid(g) * (a[rows].double() @ b1.double().T)
+            products = 2
+        torch.cuda.synchronize()
         err = self.rel_err(c[rows], ref)
         del ref
-        (ms,) = self.time(lambda: torch.matmul(a, b.T, out=c))
-        tflops = 2.0 * m * n * k / (ms * 1e-3) / 1e12
+        (ms,) = self.time(fn)
+        tflops = 2.0 * products * m * n * k / (ms * 1e-3) / 1e12
         self.add({
-            "name": "torch.gemm", "dtype": dtype, "shape": "%dx%dx%d" % (m, n, k), "ms": ms,
+            "name": "torch." + kernel, "dtype": dtype, "shape": "%dx%dx%d" % (m, n, k), "ms": ms,
             "tflops": tflops, "baseline": "none", "rel_err": err,
             "passed": err < (2e-3 if dtype == "f16" else 6e-3),
             "reference": "float64 on 256 sampled rows",
@@ -268,14 +297,14 @@ def main(argv):
                                                   bench.provenance["commit"]))
     failed = []
     for kernel in args.kernels:
-        variants = [(kernel, False)] + ([(kernel, True)] if args.compile and kernel != "gemm"
-                                        else [])
+        variants = [(kernel, False)] + ([(kernel, True)] if args.compile and
+                                        kernel not in GEMM_KERNELS else [])
         for name, compiled in variants:
             try:
-                if name == "gemm":
-                    for dt in (["f16", "bf16"] if args.dtype == "all" else [args.dtype]):
+                if name in GEMM_KERNELS:
+                    for dt in gemm_dtypes(args, name):
                         for m, n, k in args.gemm:
-                            bench.gemm(dt, m, n, k)
+                            bench.gemm(name, dt, m, n, k)
                 else:
                     bench.memory(name, compiled)
             except Exception as e:  # noqa: BLE001 (report and go on with the other operators)
