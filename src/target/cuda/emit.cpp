@@ -702,9 +702,8 @@ void Emitter::cast(const Operation& op) {
   const Reg& a = reg(op, src);
   // A cast to f16 or bf16 whose only uses are stores into global tensors of that type needs no
   // rounding of its own: each store rounds to nearest even as it converts, and rounding twice is
-  // rounding once. Its result names its source's registers. (Rounding a wgmma accumulator with
-  // conversion instructions right after the mainloop, for the store to convert again, made ptxas
-  // serialize the whole wgmma pipeline: C7514.)
+  // rounding once. Its result names its source's registers (a GEMM epilogue saves a conversion
+  // pair per accumulator value).
   bool stored_only = to.element() == ScalarKind::f16 || to.element() == ScalarKind::bf16;
   int uses = 0;
   ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
