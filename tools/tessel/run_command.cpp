@@ -164,7 +164,13 @@ int run_run(const std::vector<std::string>& args) {
   } else {
     // Compile, upload, poison the output, launch, download; --check interprets copies of the
     // same inputs and compares the output by ||gpu - interp|| / ||interp||.
-    CompiledKernel compiled = compile(*kernel, target::cuda::Target::sm90a());
+    // The target the kernel pins on its block grid (e.g. an sm_80-path GEMM), else sm_90a.
+    std::string target_name = "sm_90a";
+    ir::walk(const_cast<ir::Operation*>(kernel), [&](ir::Operation* op) {
+      if (op->kind() == ir::OpKind::block_grid && op->has_attr("target"))
+        target_name = op->str_attr("target");
+    });
+    CompiledKernel compiled = compile(*kernel, target::cuda::Target::named(target_name));
     std::vector<std::unique_ptr<HostTensor>> expected;
     if (check) {
       std::vector<interp::Argument> copies = arguments;
