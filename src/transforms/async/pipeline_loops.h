@@ -46,12 +46,13 @@
 // Pins. A `stages` or `mma_in_flight` the writer put on a mainloop is kept and checked, never
 // changed: both are integers; stages >= 1 and the pinned loops' S x bytes per stage fit the
 // budget (the unpinned loops then share what is left); 0 <= mma_in_flight <= 7 (the immediate of
-// wgmma.wait_group) and mma_in_flight <= stages - 1 (a pending group still reads its stage's
-// tiles, and the copy issued in iteration k refills the slot of iteration k - 1: with N pending
-// the ring must have at least N + 1 slots; so S = 1 allows only N = 0); mma_in_flight on a loop
-// whose mma is not wgmma is refused (it would mean nothing). A pinned stages larger than a static
-// trip count is allowed (the extra slots stay empty). Each refusal names the loop, the value and
-// the limit. Loops that are not mainloops are left alone, attributes and all.
+// wgmma.wait_group) and mma_in_flight <= stages - 1 (after the wait the N pending groups still
+// read their iterations' N slots and the copies can refill only the other S - N, so S >= N + 1;
+// with N = 1 the copy issued in iteration k refills iteration k - 1's slot, S - 1 iterations
+// ahead; S = 1 allows only N = 0); mma_in_flight on a loop whose mma is not wgmma is refused (it
+// would mean nothing). A pinned stages larger than a static trip count is allowed (the extra
+// slots stay empty). Each refusal names the loop, the value and the limit. Loops that are not
+// mainloops are left alone, attributes and all.
 //
 // Runs after synthesize-shared-layouts (it reads the tiles' swizzles and the mma atoms). Writes
 // one line per mainloop to `tessel opt --report=pipeline`.
