@@ -15,6 +15,7 @@
 #include "ir/printer.h"
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
+#include "runtime/context.h"
 #include "runtime/device_headers.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/tma.h"
@@ -57,6 +58,7 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
                 "\n" + ir::print_kernel(kernel));
   for (const std::string& pass : pipeline::lowering_passes()) hasher.update(pass + ",");
   for (const std::string& flag : options.nvrtc_flags) hasher.update(flag + ",");
+  hasher.update("nvrtc-arch:" + options.nvrtc_arch);
   std::string key = hasher.hex();
   bool may_skip_passes =
       !options.print_after_all && !options.timing && !std::getenv("TESSEL_DUMP_IR");
@@ -78,7 +80,7 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   CompiledKernel out;
   out.name_ = kernel.signature().name;
   out.loc_ = kernel.loc();
-  out.arch_ = target.name();
+  out.arch_ = options.nvrtc_arch.empty() ? target.name() : options.nvrtc_arch;
   runtime::KernelCache disk(options.cache_directory);
   std::optional<std::string> lowered;
   if (may_skip_passes && options.use_cache) lowered = disk.load("lowered-" + key);
@@ -127,7 +129,7 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   if (options.compile_cubin) {
     runtime::CompileOptions nvrtc;
     nvrtc.name = out.emitted_.entry + ".cu";
-    nvrtc.arch = target.name();
+    nvrtc.arch = options.nvrtc_arch.empty() ? target.name() : options.nvrtc_arch;
     nvrtc.flags = options.nvrtc_flags;
     nvrtc.use_cache = options.use_cache;
     nvrtc.cache_directory = options.cache_directory;
@@ -345,6 +347,11 @@ const CUtensorMap& CompiledKernel::tma_descriptor(size_t index,
   cached.shape = tensor.shape;
   cached.valid = true;
   return cached.map;
+}
+
+std::string native_arch() {
+  int cc = runtime::context().compute_capability();
+  return cc == 90 ? "sm_90a" : "sm_" + std::to_string(cc);
 }
 
 std::string compile_ptx(const std::string& source, const std::string& arch) {

@@ -28,6 +28,11 @@ struct CompileOptions {
   std::string cache_directory;     // empty: the runtime's default
   std::vector<std::string> nvrtc_flags;
   bool compile_cubin = true;  // false: stop after the CUDA source (no NVRTC)
+  // The architecture NVRTC compiles the cubin for; empty: the target's own. The target decides
+  // which instructions the kernel uses (sm_80: cp.async + mma.sync), this decides where the cubin
+  // loads: an sm_80-path kernel runs on an H100 when compiled with nvrtc_arch = "sm_90a" (an
+  // sm_80 cubin does not load there). See native_arch().
+  std::string nvrtc_arch;
 };
 
 // A global tensor argument: device memory and the shape it has (row-major, contiguous).
@@ -95,6 +100,10 @@ class CompiledKernel {
 // GPU; a compile error in the generated code is an internal error of tessel, reported as such.
 CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& target,
                        const CompileOptions& options = {});
+
+// The NVRTC architecture of the current device ("sm_90a" for compute capability 9.0, else
+// "sm_<cc>"); needs a GPU.
+std::string native_arch();
 
 // PTX of CUDA source for `arch` (NVRTC, not cached): for `tessel compile --emit=ptx`.
 std::string compile_ptx(const std::string& source, const std::string& arch);

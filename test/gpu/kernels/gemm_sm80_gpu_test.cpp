@@ -64,7 +64,11 @@ std::string variant_text(const Variant& v) {
 // over the checked rows.
 double run_gemm(const Variant& v, Shape s) {
   auto module = ir::parse_module(variant_text(v), "gemm_sm80.tir");
-  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm80());
+  // The sm_80 instruction path, compiled for the device at hand (an sm_80 cubin does not load
+  // on an H100).
+  CompileOptions options;
+  options.nvrtc_arch = native_arch();
+  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm80(), options);
   const uint64_t seed = runtime::fresh_seed();
   std::string what = std::string(v.format == runtime::HostFloat::f16 ? "f16" : "bf16") + " " +
                      std::to_string(v.stages) + " stages " + std::to_string(v.threads) +
