@@ -28,7 +28,13 @@ run compile "$here/tile/rmsnorm.tir" --emit=cubin -o "${TMPDIR:-/tmp}/tessel_rms
 
 # The GEMM example kernels (examples/kernels/): tile programs with nothing pinned; the bench reads
 # their roles and epilogue from the kernel itself.
-gemms="gemm gemm_bf16 gemm_bias_relu dual_gemm"
+# gemm_sm80 is the mma.sync + cp.async path (sm_80's instructions; on a GPU its cubin is built
+# for the device), for comparison.
+gemms=""
+for k in gemm gemm_bf16 gemm_bias_relu dual_gemm gemm_sm80; do
+  [ -f "$here/kernels/$k.tir" ] && gemms+="$k "
+done
+gemms=${gemms% }
 gemm_paths=$(for k in $gemms; do printf '%s,' "$here/kernels/$k.tir"; done)
 gemm_paths=${gemm_paths%,}
 
@@ -43,7 +49,7 @@ run run "$here/kernels/gemm.tir" --interpret --size M=130,N=260,K=72 --show 4
 run run "$here/kernels/gemm_bias_relu.tir" --interpret --size M=130,N=260,K=72 --show 4
 run run "$here/kernels/dual_gemm.tir" --interpret --size M=130,N=260,K=72 --show 4
 
-step "The GEMMs compiled for sm_90a (TMA + wgmma, multi-stage): roles and epilogue, compile times"
+step "The GEMMs compiled (sm_90a: TMA + wgmma; sm_80: cp.async + mma.sync): roles, epilogue, compile times"
 echo "$ tessel bench gemm --compile-only --kernels $gemms (examples/kernels/*.tir)"
 "$tessel" bench gemm --compile-only --kernels "$gemm_paths"
 
@@ -51,7 +57,7 @@ gpu=$("$tessel" version | sed -n 's/^gpu: //p')
 step "GPU: $gpu"
 if [[ $gpu == none* ]]; then
   echo "No GPU on this machine: the kernels above ran in the CPU interpreter, and their CUDA"
-  echo "compiled for sm_90a. On a GPU this step checks and times them (scripts/tour.sh there)."
+  echo "compiled (NVRTC, sm_90a and sm_80). On a GPU this step checks and times them."
   exit 0
 fi
 run run "$here/tile/rmsnorm.tir" --gpu --check --size M=1000,N=777

@@ -106,6 +106,7 @@ size_t element_bytes(ScalarKind kind) {
 // One compiled kernel: its analysis, and the compile times measured on the way.
 struct GemmCase {
   std::string name, target;
+  std::string nvrtc_arch;  // where the cubin loads: the device's own arch on a GPU
   std::unique_ptr<ir::Module> module;
   std::unique_ptr<GemmKernelInfo> info;
   std::unique_ptr<CompiledKernel> compiled;
@@ -126,19 +127,26 @@ GemmCase load_case(const std::string& spec) {
 
 // Compiles it (cold, or from the disk cache when an earlier process filled it), then again: the
 // in-process cache.
-void compile_case(GemmCase& c) {
+// On a GPU the cubin is built for the device (an sm_80-path kernel runs on the H100 as sm_90a code
+// using sm_80's instructions); without one, for the target itself.
+void compile_case(GemmCase& c, bool for_device) {
   const ir::Operation& kernel = *c.module->kernels.front();
   target::cuda::Target target = target::cuda::Target::named(c.target);
-  c.compiled = std::make_unique<CompiledKernel>(compile(kernel, target));
+  CompileOptions options;
+  if (for_device) options.nvrtc_arch = native_arch();
+  c.nvrtc_arch = options.nvrtc_arch.empty() ? c.target : options.nvrtc_arch;
+  c.compiled = std::make_unique<CompiledKernel>(compile(kernel, target, options));
   c.first = c.compiled->times();
   c.compile_ms = c.first.total_ms;
   c.first_was_cached = c.first.cache_hit;
-  CompiledKernel again = compile(kernel, target);
+  CompiledKernel again = compile(kernel, target, options);
   c.hit_ms = again.times().total_ms;
 }
 
 void print_compile(const GemmCase& c) {
-  std::printf("%s (%s): %s\n", c.name.c_str(), c.target.c_str(), c.info->describe().c_str());
+  std::string where =
+      c.target == c.nvrtc_arch ? c.target : c.target + ", cubin for " + c.nvrtc_arch;
+  std::printf("%s (%s): %s\n", c.name.c_str(), where.c_str(), c.info->describe().c_str());
   std::printf(
       "  compile %.1f ms (%s: passes %.1f, emit %.1f, NVRTC %.1f ms); again in this process "
       "%.3f ms\n",
@@ -291,6 +299,7 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
   record.baseline_tflops = flops / (record.baseline_ms * 1e-3) / 1e12;
   record.ratio = record.baseline_ms / record.ms;
   record.extra = {{"target", json_string(c.target)},
+                  {"nvrtc_arch", json_string(c.nvrtc_arch)},
                   {"epilogue", json_string(c.info->describe())},
                   {"compile_ms", json_number(c.compile_ms)},
                   {"compile_cached", c.first_was_cached ? "true" : "false"},
@@ -377,7 +386,7 @@ int run_gemm_bench(const std::vector<std::string>& args) {
                    dtype);
       }
       ++ran;
-      compile_case(c);
+      compile_case(c, !o.compile_only);
     } catch (const std::exception& e) {
       std::printf("%s: FAILED: %s\n", spec.c_str(), e.what());
       ++failures;
