@@ -1,6 +1,6 @@
 // mma.sync m16n8k16 (sm_80+): the warp-wide tensor-core multiply-add that the sm_80 GEMM path
-// issues, f32 accumulation of f16 or bf16 operands, plus the 16-bit packing helpers its fragments
-// need.
+// issues, f32 accumulation of f16 or bf16 operands, plus the small helpers that path needs
+// (16-bit packing of fragments, zero-filling 4/8-byte cp.async, the swizzle of shared offsets).
 //
 // Fragment contract (PTX ISA "Matrix Fragments for mma.m16n8k16", HOPPER.md §7), with lane l,
 // g = l / 4 and q = l % 4:
@@ -56,6 +56,18 @@ __device__ __forceinline__ unsigned short half_b16(unsigned r, int h) {
 // ldmatrix form delivers a fragment). `p` is a generic pointer into shared memory.
 __device__ __forceinline__ unsigned short ld_shared_b16(const void* p) {
   return *static_cast<const unsigned short*>(p);
+}
+
+// cp.async.ca.shared.global [dst], [src], Bytes, src_bytes (Bytes = 4 or 8, cached in L1):
+// copies `src_bytes` (0..Bytes) and zero-fills the rest, so that an out-of-bounds run reads
+// nothing. The 8- and 4-byte runs of the sm_80 path's copies when the facts prove only 8- or
+// 4-byte aligned rows (cp_async.cuh has the 16-byte .cg form).
+template <int Bytes>
+__device__ __forceinline__ void cp_async_ca_zfill(void* dst, const void* src, unsigned src_bytes) {
+  static_assert(Bytes == 4 || Bytes == 8, "cp.async.ca with src-size: 4 or 8 bytes here");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(smem_u32(dst)), "l"(src),
+               "n"(Bytes), "r"(src_bytes)
+               : "memory");
 }
 
 // CuTe's Sw<B,M,S> on an element offset (layout/swizzle.h): x ^ ((x & yyy) >> S), where yyy

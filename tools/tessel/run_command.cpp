@@ -170,7 +170,11 @@ int run_run(const std::vector<std::string>& args) {
       if (op->kind() == ir::OpKind::block_grid && op->has_attr("target"))
         target_name = op->str_attr("target");
     });
-    CompiledKernel compiled = compile(*kernel, target::cuda::Target::named(target_name));
+    // The cubin is built for the device at hand (an sm_80 cubin does not load on an H100).
+    CompileOptions compile_options;
+    compile_options.nvrtc_arch = native_arch();
+    CompiledKernel compiled =
+        compile(*kernel, target::cuda::Target::named(target_name), compile_options);
     std::vector<std::unique_ptr<HostTensor>> expected;
     if (check) {
       std::vector<interp::Argument> copies = arguments;

@@ -19,6 +19,7 @@
 // thread, or the loop is refused by name.
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 
@@ -170,8 +171,8 @@ class Sm80Mainloop {
     std::string ring;  // C name of the ring's first byte
     ScalarKind element = ScalarKind::f16;
     int64_t rows = 0, cols = 0, elem_bytes = 2, slot_bytes = 0;
-    bool async16 = false;  // cp.async of 16 bytes (else ld.global + st.shared per element)
-    int64_t vec = 1;       // elements per thread access
+    int64_t async_bytes = 0;  // cp.async of 16, 8 or 4 bytes; 0: ld.global + st.shared per element
+    int64_t vec = 1;          // elements per thread access
     // Per pass i of the thread's accesses: the tile coordinate (C expressions) and the shared
     // byte offset's C variable; `partial` when not every thread has pass i.
     std::vector<std::string> row, col, dst;
@@ -301,25 +302,27 @@ void Sm80Mainloop::plan_load(const Operation& op) {
   l.slot_bytes = (cosize * l.elem_bytes + 127) / 128 * 128;
   l.name = e_.fresh(op.result()->name());
   l.ring = e_.fresh(op.result()->name() + "_ring");
-  // 16-byte cp.async when synthesis chose it and the shared layout keeps every aligned run of
-  // 16 bytes along a row contiguous and aligned (the global side: see emit_loads).
+  // cp.async of the width synthesis chose (16 bytes: .cg; 8 or 4: .ca) when the shared layout
+  // keeps every aligned run of that many bytes along a row contiguous and aligned (the global
+  // side: see emit_loads).
   std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
-  l.vec = 16 / l.elem_bytes;
-  l.async16 = atom.rfind("cp.async.cg", 0) == 0 && atom.find(".b128") != std::string::npos &&
-              l.cols % l.vec == 0;
-  if (l.async16) {
-    for (int64_t r = 0; r < l.rows && l.async16; ++r) {
-      for (int64_t c = 0; c < l.cols && l.async16; c += l.vec) {
-        int64_t first = l.map.at(r + l.rows * c);
-        if (first % l.vec != 0) l.async16 = false;
-        for (int64_t u = 1; u < l.vec && l.async16; ++u) {
-          if (l.map.at(r + l.rows * (c + u)) != first + u) l.async16 = false;
-        }
-      }
+  if (atom.rfind("cp.async.", 0) == 0) {
+    size_t b = atom.rfind(".b");
+    int64_t bits = b == std::string::npos ? 0 : std::atoll(atom.c_str() + b + 2);
+    l.async_bytes = bits == 128 || bits == 64 || bits == 32 ? bits / 8 : 0;
+  }
+  l.vec = std::max<int64_t>(1, l.async_bytes / l.elem_bytes);
+  bool ok = l.async_bytes >= l.elem_bytes && l.cols % l.vec == 0;
+  for (int64_t r = 0; r < l.rows && ok; ++r) {
+    for (int64_t c = 0; c < l.cols && ok; c += l.vec) {
+      int64_t first = l.map.at(r + l.rows * c);
+      ok = first % l.vec == 0;
+      for (int64_t u = 1; u < l.vec && ok; ++u) ok = l.map.at(r + l.rows * (c + u)) == first + u;
     }
   }
-  if (!l.async16) l.vec = 1;
-  any_async_ = any_async_ || l.async16;
+  if (!ok) l.async_bytes = 0;
+  if (l.async_bytes == 0) l.vec = 1;
+  any_async_ = any_async_ || l.async_bytes > 0;
   // Coalesced: access c (vec elements) of the tile is row c / per_row, column (c % per_row) *
   // vec; thread tid takes accesses tid, tid + T, ...
   int64_t T = e_.threads_, per_row = l.cols / l.vec, accesses = l.rows * per_row;
@@ -553,22 +556,23 @@ void Sm80Mainloop::emit_loads(const std::string& iter, const std::string& slot) 
     const View& g = e_.view(*l.op, l.op->operand(0));
     if (g.stride[1] != "1") refuse(*l.op, "copies from a tensor whose last dimension is strided");
     bool masked = g.masked && !(g.full[0] && g.full[1]);
-    if (l.async16 && masked && g.pad != 0) {
+    if (l.async_bytes && masked && g.pad != 0) {
       refuse(*l.op, "pads with " + float_literal(g.pad) +
                         "; cp.async fills out-of-bounds elements with zeros only (pad = 0.0)");
     }
-    if (l.async16) {
-      // Each 16-byte run is wholly in or out of bounds and aligned in global memory: the row
-      // length and the tile's column origin are multiples of the run.
+    if (l.async_bytes) {
+      // Each run is wholly in or out of bounds and aligned in global memory: the row length and
+      // the tile's column origin are multiples of the run.
       int64_t div = g.extent_divisor[1], oa = g.origin_align[1];
       if (div % l.vec != 0 || (oa != 0 && oa % l.vec != 0)) {
-        refuse(*l.op, "has atom " + l.op->str_attr("atom") +
-                          " but the facts do not prove 16-byte aligned rows of " + g.base);
+        refuse(*l.op, "has atom " + l.op->str_attr("atom") + " but the facts do not prove " +
+                          num(l.async_bytes) + "-byte aligned rows of " + g.base);
       }
     }
     std::string dst_slot = l.ring + " + " + slot + " * " + num(l.slot_bytes);
     e_.line("{  // " + l.name + "[" + slot + "] <- " + g.base + " tile (" +
-            (l.async16 ? "cp.async 16 B" : "ld.global + st.shared") + ")");
+            (l.async_bytes ? "cp.async " + num(l.async_bytes) + " B" : "ld.global + st.shared") +
+            ")");
     ++e_.indent_;
     e_.line("unsigned char* const dst = " + dst_slot + ";");
     std::string o0 = g.origin[0], o1 = g.origin[1];
@@ -584,12 +588,17 @@ void Sm80Mainloop::emit_loads(const std::string& iter, const std::string& slot) 
                                              num(l.rows * l.cols / l.vec) + ") "
                                        : "";
       std::string stmt;
-      if (l.async16) {
+      if (l.async_bytes) {
+        std::string n = num(l.async_bytes);
+        std::string fn = l.async_bytes == 16 ? "tessel::device::cp_async_cg16"
+                                             : "tessel::device::cp_async_ca<" + n + ">";
+        std::string zfill = l.async_bytes == 16 ? "tessel::device::cp_async_cg16_zfill"
+                                                : "tessel::device::cp_async_ca_zfill<" + n + ">";
         if (pred.empty()) {
-          stmt = "tessel::device::cp_async_cg16(dst + " + l.dst[i] + ", " + src + ");";
+          stmt = fn + "(dst + " + l.dst[i] + ", " + src + ");";
         } else {
-          stmt = "{ const bool ok = " + pred + "; tessel::device::cp_async_cg16_zfill(dst + " +
-                 l.dst[i] + ", ok ? " + src + " : " + g.base + ", ok ? 16 : 0); }";
+          stmt = "{ const bool ok = " + pred + "; " + zfill + "(dst + " + l.dst[i] + ", ok ? " +
+                 src + " : " + g.base + ", ok ? " + n + " : 0); }";
         }
       } else {
         std::string type = l.elem_bytes == 4 ? "float" : "unsigned short";

@@ -333,20 +333,25 @@ TEST(EmitSm80, EmittedGemmRunsCorrectlyOnTheHost) {
     int m, n, k;
     bool nn = false;
     bool per_element = false;  // operands by ld.shared per element instead of ldmatrix
+    int k_divisor = 8;         // the fact K % k_divisor == 0 (4: 8-byte cp.async)
   };
   // Ragged in M, N and K (a partial last K step), more K steps than stages; one with no K % 8
   // fact (element copies, odd K); B as [K,N] (ldmatrix.trans); operands loaded per element.
   for (const Case& c :
        {Case{"f16", 256, 3, true, 150, 136, 136}, Case{"bf16", 128, 1, true, 130, 129, 72},
-        Case{"bf16", 256, 3, false, 131, 72, 75}, Case{"f16", 256, 2, true, 140, 136, 104, true},
+        Case{"bf16", 256, 3, false, 131, 72, 75},
+        Case{"f16", 256, 2, true, 131, 72, 76, false, false, 4},
+        Case{"f16", 256, 2, true, 140, 136, 104, true},
         Case{"bf16", 128, 3, true, 130, 136, 72, true, true}}) {
     std::string what = std::string(c.element) + " " + std::to_string(c.threads) + " threads " +
                        std::to_string(c.stages) + " stages" + (c.aligned ? "" : " unaligned") +
-                       (c.nn ? " B [K,N]" : "") + (c.per_element ? " per-element" : "");
+                       (c.nn ? " B [K,N]" : "") + (c.per_element ? " per-element" : "") + " K % " +
+                       std::to_string(c.k_divisor);
     SCOPED_TRACE(what);
     std::string text = gemm_variant(c.element, c.threads, c.stages);
     if (!c.aligned) replace_all(text, " facts(K % 8 == 0)", "");
     if (c.nn) make_nn(text);
+    replace_all(text, "K % 8 == 0", "K % " + std::to_string(c.k_divisor) + " == 0");
     auto module = ir::parse_module(text, "gemm_sm80.tir");
     pipeline::lower(*module);
     if (c.per_element) {  // what the emitter does when synthesis picks no ldmatrix form
@@ -357,7 +362,8 @@ TEST(EmitSm80, EmittedGemmRunsCorrectlyOnTheHost) {
       });
     }
     target::cuda::EmittedKernel k = target::cuda::emit_cuda(*module->kernels.front());
-    EXPECT_EQ(count(k.source, "cp_async_cg16_zfill(") > 0, c.aligned);
+    EXPECT_EQ(count(k.source, "cp_async_cg16_zfill(") > 0, c.aligned && c.k_divisor == 8);
+    EXPECT_EQ(count(k.source, "cp_async_ca_zfill<8>(") > 0, c.aligned && c.k_divisor == 4);
     EXPECT_EQ(count(k.source, "ldmatrix_x4_trans(") > 0, c.nn && !c.per_element) << k.source;
     EXPECT_EQ(count(k.source, "ld_shared_b16(") > 0, c.per_element) << k.source;
     auto lib = host_sim::build(k.source, k.entry);

@@ -35,7 +35,7 @@
 struct tsl_dim3 {
   unsigned x = 0, y = 0, z = 0;
 };
-inline thread_local tsl_dim3 threadIdx, blockIdx;
+inline thread_local tsl_dim3 threadIdx, blockIdx, gridDim;
 
 struct uint2 {
   unsigned x, y;
@@ -134,6 +134,7 @@ inline void run_grid(int gx, int gy, int threads, const std::function<void()>& k
         pool.emplace_back([&, t] {
           threadIdx = {unsigned(t), 0, 0};
           blockIdx = {unsigned(bx), unsigned(by), 0};
+          gridDim = {unsigned(gx), unsigned(gy), 1};
           open_group.clear();
           groups.clear();
           kernel();
@@ -295,6 +296,10 @@ inline void cp_async_cg16_zfill(void* dst, const void* src, unsigned src_bytes) 
 template <int Bytes>
 void cp_async_ca(void* dst, const void* src) {
   cp_async_push(dst, src, Bytes, Bytes);
+}
+template <int Bytes>
+void cp_async_ca_zfill(void* dst, const void* src, unsigned src_bytes) {
+  cp_async_push(dst, src, Bytes, src_bytes);
 }
 inline void cp_async_commit_group() {
   tsl_sim::groups.push_back(std::move(tsl_sim::open_group));
