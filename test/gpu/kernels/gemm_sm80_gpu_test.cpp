@@ -32,6 +32,7 @@ struct Variant {
   int threads = 256;
   bool aligned = true;  // keep facts(K % 8 == 0): 16-byte cp.async; else ld.global + st.shared
   bool b_kn = false;    // B given as [K,N] ("NN", read with ldmatrix.trans), not [N,K]
+  int k_divisor = 8;    // the fact K % k_divisor == 0 (4: 8-byte cp.async)
 };
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
@@ -46,6 +47,7 @@ std::string variant_text(const Variant& v) {
   replace_all(text, "stages = 3", "stages = " + std::to_string(v.stages));
   replace_all(text, "threads = 256", "threads = " + std::to_string(v.threads));
   if (!v.aligned) replace_all(text, " facts(K % 8 == 0)", "");
+  replace_all(text, "K % 8 == 0", "K % " + std::to_string(v.k_divisor) + " == 0");
   if (v.b_kn) {
     std::string t = bf16 ? "<bf16>" : "<f16>";
     replace_all(text, "facts(K % 8 == 0)", "facts(K % 8 == 0, N % 8 == 0)");
@@ -141,6 +143,15 @@ TEST_F(GemmSm80GpuTest, UnalignedRowsCopyElementByElement) {
   }
 }
 
+// K % 4 == 0 only: rows are 8-byte aligned, so the copies are 8-byte cp.async (zero-filled at the
+// edges).
+TEST_F(GemmSm80GpuTest, EightByteCopiesWhenKIsAMultipleOfFour) {
+  for (Shape s : {Shape{1000, 520, 260}, Shape{257, 129, 76}}) {
+    Variant v;
+    v.k_divisor = 4;
+    EXPECT_LT(run_gemm(v, s), 2e-3);
+  }
+}
 // B as [K,N]: the operand reaches the mma through ldmatrix.trans (N % 8 == 0 for 16-byte rows).
 TEST_F(GemmSm80GpuTest, BGivenAsKByN) {
   for (Shape s : {Shape{1000, 520, 264}, Shape{257, 136, 72}, Shape{2048, 2048, 2048}}) {
