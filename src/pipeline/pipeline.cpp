@@ -21,6 +21,8 @@ std::vector<std::string> lowering_passes() {
   // Pipelining without warp specialization (src/transforms/async): every loop that copies global
   // tiles into shared memory gets `stages` (and `mma_in_flight` for wgmma) within the budget.
   passes.push_back("pipeline-loops");
+  // The order of the blocks (L2 reuse between the blocks resident at once).
+  passes.push_back("raster-blocks");
   return passes;
 }
 

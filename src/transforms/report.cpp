@@ -7,6 +7,7 @@
 #include "ir/pass.h"
 #include "support/diagnostics.h"
 #include "transforms/async/pipeline_loops.h"
+#include "transforms/schedule/raster_blocks.h"
 #include "transforms/layout/shared_layouts_pass.h"
 #include "transforms/layout/synthesize_layouts.h"
 
@@ -71,6 +72,10 @@ void register_passes() {
                      "every loop that copies global tiles into shared memory, from the shared-"
                      "memory budget",
                      [](ir::Module& m) { pipeline_loops(m); }});
+  ir::register_pass({"raster-blocks",
+                     "the order of a 2-D grid's blocks for L2 reuse: groups of 8 along dimension 0 "
+                     "in kernels with a mainloop",
+                     [](ir::Module& m) { raster_blocks(m); }});
 }
 
 }  // namespace tessel::transforms
