@@ -75,9 +75,9 @@ double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape
   return runtime::relative_error(got, want);
 }
 
-const std::vector<Shape> kShapes = {{128, 256, 64},  {1, 1, 8},         {1000, 520, 264},
-                                    {257, 129, 72},  {8191, 4097, 520}, {2048, 2048, 2048},
-                                    {300, 600, 4104}};
+const std::vector<Shape> kShapes = {{128, 256, 64},   {1, 1, 8},         {1000, 520, 264},
+                                    {257, 129, 72},   {8191, 4097, 520}, {2048, 2048, 2048},
+                                    {300, 600, 4104}, {100, 200, 0}};
 
 TEST_F(GemmGpuTest, F16) {
   for (Shape s : kShapes) EXPECT_LT(run_gemm("gemm", runtime::HostFloat::f16, s), 2e-3);
