@@ -19,6 +19,7 @@
 #include "compile/compile.h"
 #include "ir/parser.h"
 #include "ir/pass.h"
+#include "ir/printer.h"
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "target/cuda/emit.h"
@@ -375,6 +376,54 @@ TEST(EmitSm80, EmittedGemmRunsCorrectlyOnTheHost) {
       EXPECT_GE(err, 0) << "the simulation flagged a misaligned or pending copy";
       EXPECT_LT(err, bf ? 1e-2 : 1e-3) << (eager ? "eager" : "lazy") << " copies";
     }
+  }
+}
+
+// The lowered IR of the 8-warp, 3-stage f16 GEMM as text, edited, re-parsed and emitted: what the
+// emitter says about lowered IR that synthesis would not produce.
+std::string emit_edited_lowering(const std::vector<std::pair<std::string, std::string>>& edits) {
+  auto module = ir::parse_module(gemm_variant("f16", 256, 3), "gemm_sm80.tir");
+  pipeline::lower(*module);
+  std::string text = ir::print(*module);
+  for (const auto& [from, to] : edits) {
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from << " in\n" << text;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  }
+  auto edited = ir::parse_module(text, "lowered.tir");
+  return target::cuda::emit_cuda(*edited->kernels.front()).source;
+}
+
+TEST(EmitSm80, LoweredIrTheMainloopCannotEmitIsRefusedByName) {
+  // Sanity: the unedited lowering emits.
+  EXPECT_NE(emit_edited_lowering({}).find("mma_m16n8k16_f32_f16("), std::string::npos);
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> edits;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      // The atom that the path does not emit.
+      {{{"atom = \"mma.sync.m16n8k16.f32.f16\"", "atom = \"mma.sync.m16n8k32.f32.e4m3\""}},
+       "error: emit: mma has atom \"mma.sync.m16n8k32.f32.e4m3\"; the sm_80 path emits "
+       "mma.sync.m16n8k16.f32.{f16,bf16}"},
+      // ldmatrix without .trans cannot deliver the fragment with .trans.
+      {{{"a_load = \"ldmatrix.x4.b16\"", "a_load = \"ldmatrix.x4.trans.b16\""}},
+       "error: emit: mma operand a: ldmatrix.x4.trans.b16 does not deliver the fragment"},
+      // A fragment whose second warp starts 8 rows down and whose values step 16 rows (loaded per
+      // element): no thread holds rows g and g + 8 of one 16-row block, as the atom needs.
+      {{{"a_fragment = layout<(((4,8),2,4),((2,2,2),4,2)):(((256,1),16,0),((128,8,1024),32,2048))>",
+         "a_fragment = "
+         "layout<(((4,8),2,4),((2,2,2),4,2)):(((256,1),8,0),((128,16,1024),32,2048))>"},
+        {"a_load = \"ldmatrix.x4.b16\"", "a_load = \"ld.shared.b16\""}},
+       "error: emit: mma cannot map mma.sync's A half"},
+      // Copies whose rows the facts no longer prove 16-byte aligned.
+      {{{" facts(K % 8 == 0)", ""}},
+       "error: emit: copy has atom cp.async.cg.shared.global.b128 but the facts do not prove "
+       "16-byte aligned rows of A"},
+  };
+  for (const Case& c : cases) {
+    std::string msg = expect_user_error([&] { emit_edited_lowering(c.edits); });
+    EXPECT_NE(msg.find(c.message), std::string::npos) << msg;
   }
 }
 
