@@ -16,7 +16,19 @@ TVLayout::TVLayout(Layout layout, IntTuple tile_shape)
   if (layout_.is_constant() && tile_shape_.is_constant() && layout_.size() <= (int64(1) << 20)) {
     int64 tile = product(tile_shape_).constant();
     int64 n = layout_.size();
-    for (int64 i = 0; i < n; ++i) {
+    // Every leaf's coordinate ranges over [0, extent) independently of the others, so the offsets
+    // of all n indices lie in [sum of negative leaf spans, sum of positive ones], and both ends are
+    // reached. Checking the ends is exact and O(leaves); the element-by-element walk below (which
+    // names the first offender) runs only when an end is out of the tile. Layout synthesis builds
+    // thousands of TV layouts of up to 2^15 elements: the walk was ~95% of its time.
+    __int128 low = 0, high = 0;
+    std::vector<Extent> shape = leaves(layout_.shape()), stride = leaves(layout_.stride());
+    for (size_t k = 0; k < shape.size(); ++k) {
+      __int128 span = static_cast<__int128>(shape[k].constant() - 1) * stride[k].constant();
+      (span < 0 ? low : high) += span;
+    }
+    bool inside = n == 0 || (low >= 0 && high < tile);
+    for (int64 i = 0; !inside && i < n; ++i) {
       int64 x = layout_(i);
       if (x < 0 || x >= tile) {
         user_error(SourceLocation::unknown(), "the TV layout ", layout_.str(), " maps (thread ",
