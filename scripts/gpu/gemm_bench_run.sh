@@ -35,7 +35,8 @@ for step in $steps; do
   case $step in
   gemm)
     echo "== tessel bench gemm (f16, bf16; cold compile: fresh cache $TESSEL_CACHE_DIR)"
-    timeout 300 $T bench gemm --iterations 100 --json "$OUT/gemm.jsonl" 2>&1 | tee "$OUT/gemm.log"
+    timeout 300 $T bench gemm --kernels $K/gemm.tir,$K/gemm_bf16.tir --iterations 100 \
+      --json "$OUT/gemm.jsonl" 2>&1 | tee "$OUT/gemm.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
     ;;
   extra)
