@@ -10,6 +10,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "compile/compiled_entry.h"
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -49,8 +50,9 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   }
   auto start = Clock::now();
   // Cached by content: the input kernel's text, the target, the pass list and the NVRTC flags.
-  // A hit in this process returns the compiled object; a hit on disk (runtime::KernelCache) skips
-  // the passes and re-emits from the stored lowered IR. Dumps and timings force the passes.
+  // Three levels: a hit in this process returns the compiled object; a whole compiled kernel on
+  // disk (compiled_entry: lowered IR, emitted CUDA, cubin) skips the passes, the emitter and NVRTC;
+  // failing that, lowered IR on disk skips the passes. Dumps and timings force the passes.
   Sha256 hasher;
   // TESSEL_LOWERING_HASH covers the sources of every pass and of the emitter: lowered IR cached by
   // an older tessel is never reused by a newer one.
@@ -62,11 +64,15 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   std::string key = hasher.hex();
   bool may_skip_passes =
       !options.print_after_all && !options.timing && !std::getenv("TESSEL_DUMP_IR");
+  runtime::KernelCache disk(options.cache_directory);
+  // The in-process memo is per cache directory: a compile against another directory (a fresh
+  // cache) reads and fills that directory.
+  std::string memo_key = key + "\n" + disk.directory();
   static std::mutex memo_mutex;
   static std::map<std::string, CompiledKernel> memo;
   if (may_skip_passes && options.use_cache && options.compile_cubin) {
     std::lock_guard<std::mutex> lock(memo_mutex);
-    auto it = memo.find(key);
+    auto it = memo.find(memo_key);
     if (it != memo.end()) {
       CompiledKernel hit = it->second;
       hit.loaded_.reset();
@@ -81,68 +87,118 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   out.name_ = kernel.signature().name;
   out.loc_ = kernel.loc();
   out.arch_ = options.nvrtc_arch.empty() ? target.name() : options.nvrtc_arch;
-  runtime::KernelCache disk(options.cache_directory);
-  std::optional<std::string> lowered;
-  if (may_skip_passes && options.use_cache) lowered = disk.load("lowered-" + key);
-  if (lowered) {
-    out.module_ = std::shared_ptr<ir::Module>(ir::parse_module(*lowered, "<cached lowered IR>"));
-    out.lowered_ir_ = *lowered;
-  } else {
-    out.module_ = std::make_shared<ir::Module>();
-    std::unordered_map<const ir::Value*, ir::Value*> mapping;
-    out.module_->kernels.push_back(ir::clone(kernel, mapping));
-    // The passes read the target from the block grid (a kernel may pin it there).
-    ir::walk(out.module_->kernels.front().get(), [&](ir::Operation* op) {
-      if (op->kind() != ir::OpKind::block_grid) return;
-      if (op->has_attr("target") && op->str_attr("target") != target.name()) {
-        user_error(op->loc(), "compile: the kernel pins target ", op->str_attr("target"),
-                   " but is compiled for ", target.name());
+  runtime::CompileOptions nvrtc;
+  nvrtc.arch = out.arch_;
+  nvrtc.flags = options.nvrtc_flags;
+  nvrtc.use_cache = options.use_cache;
+  nvrtc.cache_directory = options.cache_directory;
+  // The whole-kernel entry also depends on what makes the cubin: NVRTC, its options, the device
+  // headers (compile_environment_key; none of it is in TESSEL_LOWERING_HASH).
+  bool use_entry = may_skip_passes && options.use_cache;
+  std::string entry_key;
+  if (use_entry) {
+    Sha256 entry_hasher;
+    entry_hasher.update(std::string(compiled_entry::kFormat) + "\n" + key + "\n" +
+                        runtime::compile_environment_key(nvrtc));
+    entry_key = "kernel-" + entry_hasher.hex();
+  }
+  bool from_entry = false;  // lowered IR and emitted kernel came from the disk entry
+  if (use_entry) {
+    if (std::optional<std::string> payload = disk.load(entry_key)) {
+      std::optional<compiled_entry::Entry> entry = compiled_entry::deserialize(*payload);
+      if (entry) {
+        try {
+          out.module_ =
+              std::shared_ptr<ir::Module>(ir::parse_module(entry->lowered_ir, "<cached kernel>"));
+          from_entry = out.module_->kernels.size() == 1;
+        } catch (const UserError&) {
+          from_entry = false;
+        }
       }
-      op->set_attr("target", ir::Attribute::string(target.name()));
-    });
-    pipeline::PipelineOptions pipeline_options;
-    pipeline_options.print_after_all = options.print_after_all;
-    pipeline_options.dump = options.dump;
-    pipeline_options.timing = options.timing;
-    pipeline::lower(*out.module_, pipeline_options);
-    out.lowered_ir_ = ir::print(*out.module_);
+      if (from_entry) {
+        out.lowered_ir_ = std::move(entry->lowered_ir);
+        out.emitted_ = std::move(entry->emitted);
+        out.times_.from_disk = true;
+        if (options.compile_cubin && !entry->cubin.empty()) {
+          out.cubin_ = std::move(entry->cubin);
+          out.cache_key_ = std::move(entry->cubin_key);
+          out.times_.cache_hit = true;
+        }
+      } else {
+        // Its checksum held but it does not read back (a format this tessel does not know):
+        // drop it; the compile below writes a good one.
+        disk.remove(entry_key);
+        out.module_.reset();
+      }
+    }
+  }
+  std::optional<std::string> lowered;
+  if (!from_entry) {
+    if (may_skip_passes && options.use_cache) lowered = disk.load("lowered-" + key);
+    if (lowered) {
+      out.module_ = std::shared_ptr<ir::Module>(ir::parse_module(*lowered, "<cached lowered IR>"));
+      out.lowered_ir_ = *lowered;
+    } else {
+      out.module_ = std::make_shared<ir::Module>();
+      std::unordered_map<const ir::Value*, ir::Value*> mapping;
+      out.module_->kernels.push_back(ir::clone(kernel, mapping));
+      // The passes read the target from the block grid (a kernel may pin it there).
+      ir::walk(out.module_->kernels.front().get(), [&](ir::Operation* op) {
+        if (op->kind() != ir::OpKind::block_grid) return;
+        if (op->has_attr("target") && op->str_attr("target") != target.name()) {
+          user_error(op->loc(), "compile: the kernel pins target ", op->str_attr("target"),
+                     " but is compiled for ", target.name());
+        }
+        op->set_attr("target", ir::Attribute::string(target.name()));
+      });
+      pipeline::PipelineOptions pipeline_options;
+      pipeline_options.print_after_all = options.print_after_all;
+      pipeline_options.dump = options.dump;
+      pipeline_options.timing = options.timing;
+      pipeline::lower(*out.module_, pipeline_options);
+      out.lowered_ir_ = ir::print(*out.module_);
+    }
   }
   out.times_.pipeline_ms = ms_since(start);
 
   auto emit_start = Clock::now();
-  try {
-    out.emitted_ = target::cuda::emit_cuda(*out.module_->kernels.front());
-  } catch (const UserError&) {
-    if (!lowered) throw;
-    // Cached IR has no source locations. Should it fail to emit (a corrupt entry), drop it and
-    // lower the user's own kernel again, so that any error names the user's source.
-    CompileOptions uncached = options;
-    uncached.use_cache = false;
-    return compile(kernel, target, uncached);
+  if (!from_entry) {
+    try {
+      out.emitted_ = target::cuda::emit_cuda(*out.module_->kernels.front());
+    } catch (const UserError&) {
+      if (!lowered) throw;
+      // Cached IR has no source locations. Should it fail to emit (a corrupt entry), drop it and
+      // lower the user's own kernel again, so that any error names the user's source.
+      CompileOptions uncached = options;
+      uncached.use_cache = false;
+      return compile(kernel, target, uncached);
+    }
+    // Only IR that emits is cached: the cached text has no source locations, so errors must come
+    // from a run of the passes on the user's own kernel.
+    if (!lowered && options.use_cache && may_skip_passes)
+      disk.store("lowered-" + key, out.lowered_ir_);
   }
-  // Only IR that emits is cached: the cached text has no source locations, so errors must come
-  // from a run of the passes on the user's own kernel.
-  if (!lowered && options.use_cache && may_skip_passes)
-    disk.store("lowered-" + key, out.lowered_ir_);
   out.times_.emit_ms = ms_since(emit_start);
 
-  if (options.compile_cubin) {
-    runtime::CompileOptions nvrtc;
+  bool compiled_cubin = false;
+  if (options.compile_cubin && out.cubin_.empty()) {
     nvrtc.name = out.emitted_.entry + ".cu";
-    nvrtc.arch = options.nvrtc_arch.empty() ? target.name() : options.nvrtc_arch;
-    nvrtc.flags = options.nvrtc_flags;
-    nvrtc.use_cache = options.use_cache;
-    nvrtc.cache_directory = options.cache_directory;
     runtime::CompileResult result = runtime::compile_cuda(out.emitted_.source, nvrtc);
     out.cubin_ = std::move(result.cubin);
     out.cache_key_ = result.cache_key;
     out.times_.nvrtc_ms = result.milliseconds;
     out.times_.cache_hit = result.cache_hit;
+    compiled_cubin = true;
+  }
+  // A new entry, or one that gains its cubin.
+  if (use_entry && (!from_entry || compiled_cubin)) {
+    compiled_entry::Entry entry{out.lowered_ir_, out.emitted_, out.cubin_, out.cache_key_};
+    disk.store(entry_key, compiled_entry::serialize(entry));
   }
   out.times_.total_ms = ms_since(start);
   if (options.use_cache && options.compile_cubin) {
     std::lock_guard<std::mutex> lock(memo_mutex);
-    memo.emplace(key, out);
+    memo.emplace(memo_key, out);
   }
   return out;
 }

@@ -48,7 +48,12 @@ using KernelArg = std::variant<TensorArg, double, int64_t>;
 struct CompileTimes {
   // pipeline_ms covers the passes, or parsing the cached lowered IR on a disk hit.
   double pipeline_ms = 0, emit_ms = 0, nvrtc_ms = 0, total_ms = 0;
-  bool cache_hit = false;  // an in-process hit (everything reused) or NVRTC's cubin cache hit
+  // An in-process hit or a disk hit of the whole compiled kernel (both: no passes, no emitter, no
+  // NVRTC), or NVRTC's cubin cache hit after the emitter ran.
+  bool cache_hit = false;
+  // The lowered IR and the emitted kernel (and the cubin, when asked for) came from the disk entry
+  // of the whole compiled kernel: neither the passes nor the emitter ran.
+  bool from_disk = false;
 };
 
 class CompiledKernel {

@@ -62,6 +62,11 @@ std::optional<std::string> KernelCache::load(const std::string& key) const {
   return payload;
 }
 
+void KernelCache::remove(const std::string& key) const {
+  std::error_code ignored;
+  std::filesystem::remove(path_for(key), ignored);
+}
+
 bool KernelCache::store(const std::string& key, const std::string& payload) const {
   std::error_code error;
   std::filesystem::create_directories(directory_, error);

@@ -6,6 +6,7 @@
 
 #include "runtime/device_headers.h"
 #include "support/diagnostics.h"
+#include "support/hash.h"
 
 namespace tessel::runtime {
 namespace {
@@ -49,6 +50,26 @@ TEST(Compiler, KeyCoversSourceOptionsAndArch) {
   other_arch.arch = "sm_80";
   EXPECT_NE(compile_cache_key(kScaleKernel, other_arch), base);
   EXPECT_EQ(compile_cache_key(kScaleKernel, options), base);
+}
+
+// The key hashes the headers by the digest computed at build time: it must be the hash of what is
+// embedded (a stale digest would reuse cubins built against other headers), and the environment
+// key must move with it.
+TEST(Compiler, HeaderDigestMatchesTheEmbeddedHeaders) {
+  std::string input = "tessel-device-headers-v1\n";
+  for (const EmbeddedHeader& header : device_headers()) {
+    input += std::string(header.name) + ":" + sha256_hex(header.content) + "\n";
+  }
+  EXPECT_EQ(device_headers_digest(), sha256_hex(input));
+  CompileOptions options = options_in("env");
+  std::string env = compile_environment_key(options);
+  EXPECT_EQ(compile_environment_key(options), env);
+  CompileOptions other_arch = options;
+  other_arch.arch = "sm_80";
+  EXPECT_NE(compile_environment_key(other_arch), env);
+  CompileOptions with_flag = options;
+  with_flag.flags.push_back("-lineinfo");
+  EXPECT_NE(compile_environment_key(with_flag), env);
 }
 
 TEST(Compiler, CorruptCacheEntryIsRebuilt) {
