@@ -14,6 +14,7 @@
 #include "runtime/buffer.h"
 #include "runtime/context.h"
 #include "runtime/numerics.h"
+#include "support/diagnostics.h"
 #include "tessel/example_kernels.h"
 
 namespace tessel {
@@ -81,9 +82,9 @@ double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape
   return runtime::relative_error(got, want);
 }
 
-const std::vector<Shape> kShapes = {{128, 256, 64},   {1, 1, 8},         {1000, 520, 264},
-                                    {257, 129, 72},   {8191, 4097, 520}, {2048, 2048, 2048},
-                                    {300, 600, 4104}, {100, 200, 0}};
+const std::vector<Shape> kShapes = {{128, 256, 64},  {1, 1, 8},         {1000, 520, 264},
+                                    {257, 129, 72},  {8191, 4097, 520}, {2048, 2048, 2048},
+                                    {300, 600, 4104}};
 
 TEST_F(GemmGpuTest, F16) {
   for (Shape s : kShapes) EXPECT_LT(run_gemm("gemm", runtime::HostFloat::f16, s), 2e-3);
@@ -91,6 +92,18 @@ TEST_F(GemmGpuTest, F16) {
 TEST_F(GemmGpuTest, Bf16) {
   for (Shape s : kShapes) EXPECT_LT(run_gemm("gemm_bf16", runtime::HostFloat::bf16, s), 1e-2);
 }
+// Sizes are positive in tile IR (the interpreter's rule, which a launch shares): K = 0 is refused
+// with a message, not run.
+TEST_F(GemmGpuTest, EmptyKIsAUserError) {
+  try {
+    run_gemm("gemm", runtime::HostFloat::f16, {100, 200, 0});
+    ADD_FAILURE() << "K = 0 launched";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("size K = 0 must be positive"), std::string::npos)
+        << e.what();
+  }
+}
+
 // The pipeline's two knobs, pinned: one stage (load, wait, compute), and every stage count with
 // no wgmma group left in flight.
 TEST_F(GemmGpuTest, PinnedStagesAndGroupsInFlight) {
