@@ -200,9 +200,9 @@ class Sm80Mainloop {
     const Operation* op = nullptr;
     bool bf16 = false;
     Operand a, b;
-    std::string acc;  // C name of the accumulator array (updated in place)
-    const Value* acc_src = nullptr;
-    int64_t acc_values = 0;  // when not in place: the accumulator copied into `acc` first
+    std::string acc;                 // C name of the accumulator array (updated in place)
+    const Value* acc_src = nullptr;  // when not in place: the accumulator copied into `acc` first
+    int64_t acc_values = 0;          // the accumulator's values per thread
     // Per instance: the accumulator's value indices of d0..d3 and, per k block, the fragment
     // value indices of a's halves 0..7 and b's halves 0..3.
     struct Instance {
@@ -718,7 +718,7 @@ void Sm80Mainloop::run() {
     }
     stages_ = s->i;
   }
-  // What the body may hold, and the accumulators that mma updates in place.
+  // What the body may hold.
   for (const auto& inner : body.ops()) {
     const Operation& op = *inner;
     switch (op.kind()) {
@@ -787,7 +787,12 @@ void Sm80Mainloop::run() {
   for (const auto& inner : body.ops()) {
     const Operation& op = *inner;
     if (op.kind() == OpKind::transpose) {
-      const SharedTile& src = e_.shared_.at(op.operand(0));
+      auto it = e_.shared_.find(op.operand(0));
+      if (it == e_.shared_.end()) {
+        refuse(op, "inside a pipelined loop transposes %" + op.operand(0)->name() +
+                       ", which is not a shared tile copied in the loop");
+      }
+      const SharedTile& src = it->second;
       SharedTile t = src;
       t.shape = op.result()->type().static_shape();
       t.layout = op.result()->type().layout();
