@@ -89,6 +89,15 @@ class CompiledKernel {
   runtime::Function function_;
   std::map<std::string, int64_t> last_sizes_;  // the sizes of the last launch, and its config
   std::optional<runtime::LaunchConfig> last_config_;
+  // The launch state derived from the last arguments (see launch()).
+  void prepare_launch(const std::vector<KernelArg>& args);
+  bool launch_ready_ = false;
+  const CompiledKernel* prepared_by_ = nullptr;
+  std::vector<KernelArg> last_args_;
+  std::vector<CUdeviceptr> pointers_;
+  std::vector<float> floats_;
+  std::vector<int> ints_;
+  std::vector<void*> slots_;  // points into the three vectors above and into tma_descriptors_
   // TMA descriptors, rebuilt only when their tensor's address or shape changes.
   struct CachedDescriptor {
     bool valid = false;
