@@ -301,10 +301,26 @@ const Plan* Emitter::plan_for(const Operation& op, const Type& t) {
   for (int64_t v = 0; v < plan->values; ++v) {
     plan->value_coord.push_back(decompose(value_offset[v]));
   }
-  // The split must reproduce the layout exactly.
+  // The split must reproduce the layout exactly: coord(t, v) == decompose(offset(t) + offset(v))
+  // for every thread and value. Checked without allocating (a 128x256 accumulator over 256 threads
+  // is 32768 pairs): each thread's part once, then each pair's coordinates in place.
+  const size_t rank = tile.size();
+  std::vector<int64_t> thread_coord(static_cast<size_t>(plan->threads) * rank);
   for (int64_t t = 0; t < plan->threads; ++t) {
+    std::vector<int64_t> c = plan->thread_part(t);
+    std::copy(c.begin(), c.end(), thread_coord.begin() + t * rank);
+  }
+  for (int64_t t = 0; t < plan->threads; ++t) {
+    const int64_t* part = thread_coord.data() + t * rank;
     for (int64_t v = 0; v < plan->values; ++v) {
-      if (plan->coord(t, v) != decompose(thread_offset[t] + value_offset[v])) {
+      const std::vector<int64_t>& value = plan->value_coord[v];
+      int64_t index = thread_offset[t] + value_offset[v];
+      bool same = true;
+      for (size_t d = 0; d < rank; ++d) {
+        same = same && part[d] + value[d] == index % tile[d];
+        index /= tile[d];
+      }
+      if (!same) {
         unsupported(op, "result layout " + plan->text +
                             " does not split into per-dimension thread and value parts");
       }
