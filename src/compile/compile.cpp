@@ -366,6 +366,12 @@ void CompiledKernel::prepare_launch(const std::vector<KernelArg>& args) {
   ints_.reserve(emitted_.params.size());
   size_t next_arg = 0;
   size_t next_descriptor = 0;
+  // Every descriptor's slot exists before the first is pointed at (a resize would move them).
+  size_t descriptors = 0;
+  for (const target::cuda::KernelParam& p : emitted_.params) {
+    descriptors += p.kind == target::cuda::KernelParam::Kind::tma_descriptor;
+  }
+  if (tma_descriptors_.size() < descriptors) tma_descriptors_.resize(descriptors);
   for (const target::cuda::KernelParam& p : emitted_.params) {
     using Kind = target::cuda::KernelParam::Kind;
     if (p.kind == Kind::tma_descriptor) {
@@ -401,7 +407,7 @@ void CompiledKernel::prepare_launch(const std::vector<KernelArg>& args) {
 const CUtensorMap& CompiledKernel::tma_descriptor(size_t index,
                                                   const target::cuda::KernelParam& param,
                                                   const TensorArg& tensor) {
-  if (tma_descriptors_.size() <= index) tma_descriptors_.resize(index + 1);
+  TESSEL_ASSERT(index < tma_descriptors_.size(), "TMA descriptor slots are made before use");
   CachedDescriptor& cached = tma_descriptors_[index];
   if (cached.valid && cached.data == tensor.data && cached.shape == tensor.shape) return cached.map;
   runtime::TmaSpec spec;
