@@ -51,7 +51,9 @@ TEST(TVLayoutRange, ExtremesDecideExactlyAsTheElementWalk) {
       message = e.what();
     }
     EXPECT_EQ(constructed, expect_inside) << layout.str() << " over a tile of " << tile;
-    if (!constructed) EXPECT_NE(message.find("outside the tile"), std::string::npos) << message;
+    if (!constructed) {
+      EXPECT_NE(message.find("outside the tile"), std::string::npos) << message;
+    }
     (expect_inside ? inside : outside)++;
   }
   // Both outcomes are exercised.
