@@ -347,7 +347,19 @@ class Synthesis {
       user_error(mmas[0]->loc(), "mma: no combination of atoms fits one thread count");
     }
     int64_t threads = pinned_threads;
-    if (!threads) threads = mmas.empty() ? 128 : choices[0][best_pick[0]].threads;
+    if (!threads && !mmas.empty()) threads = choices[0][best_pick[0]].threads;
+    // Without an mma, a register layout the writer pinned fixes the block (every register tensor
+    // of a kernel spans the same threads); otherwise 128.
+    for (Operation* op : ops_) {
+      if (threads) break;
+      for (const auto& r : op->results()) {
+        if (eligible(r.get()) && r->type().has_layout()) {
+          threads = parse_tv(r.get()).num_threads();
+          break;
+        }
+      }
+    }
+    if (!threads) threads = 128;
     for (size_t i = 0; i < mmas.size(); ++i) {
       const MmaChoice& c = choices[i][best_pick[i]];
       report("search", "chose for " + where(*mmas[i]) + ": " + c.str());

@@ -22,7 +22,16 @@ TEST(Emit, EveryExampleKernelCompilesForSm90aAndSm80) {
   for (const auto& [name, text] : examples::lowered_kernels()) {
     EmittedKernel k = emit_text(text);
     EXPECT_EQ(k.entry, name);
-    EXPECT_EQ(k.threads, name.find("_n8192") == std::string::npos ? 256 : 512) << name;
+    // The block is the one the kernel's grid declares after lowering (pinned by the writer or
+    // set by synthesis), and it is a whole number of warps.
+    auto module = ir::parse_module(text, name + ".tir");
+    pipeline::lower(*module);
+    int64_t declared = 0;
+    ir::walk(module->kernels.front().get(), [&](ir::Operation* op) {
+      if (op->kind() == ir::OpKind::block_grid) declared = op->int_attr("threads");
+    });
+    EXPECT_EQ(k.threads, declared) << name;
+    EXPECT_EQ(k.threads % 32, 0) << name;
     for (const char* arch : {"sm_90a", "sm_80"}) {
       // GEMMs lowered for sm_90a use TMA and wgmma, which sm_80 does not have.
       if (std::string(arch) == "sm_80" && k.source.find("wgmma") != std::string::npos) continue;
