@@ -37,10 +37,23 @@ __device__ __forceinline__ unsigned short tsl_cvt16(float f, bool bf) {
 // raw words, zeros where out of bounds), then the conversions. Converting right after each load
 // inside its bounds branch made every load wait for the one before (one load in flight a thread).
 template <int W> struct tsl_raw16 { unsigned w[W / 2]; };
-template <int W>
+// A 16-byte streaming load: data read once (a GEMV's matrix) skips L1 and is marked first to
+// leave L2 (createpolicy's evict-first encoding, as CUTLASS writes it), so it does not push out
+// lines that other data still needs (or that are dirty and would have to be written back first).
+__device__ __forceinline__ uint4 tsl_ld_stream16(const void* p) {
+  uint4 u;
+  asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+               : "l"(p), "l"(0x12F0000000000000ull));
+  return u;
+}
+template <int W, bool Stream = false>
 __device__ __forceinline__ tsl_raw16<W> tsl_fetch16(const unsigned short* p, bool ok) {
   tsl_raw16<W> r;
-  if constexpr (W == 8) {
+  if constexpr (W == 8 && Stream) {
+    uint4 u = ok ? tsl_ld_stream16(p) : make_uint4(0, 0, 0, 0);
+    r.w[0] = u.x; r.w[1] = u.y; r.w[2] = u.z; r.w[3] = u.w;
+  } else if constexpr (W == 8) {
     uint4 u = ok ? *reinterpret_cast<const uint4*>(p) : make_uint4(0, 0, 0, 0);
     r.w[0] = u.x; r.w[1] = u.y; r.w[2] = u.z; r.w[3] = u.w;
   } else if constexpr (W == 4) {
@@ -80,10 +93,12 @@ __device__ __forceinline__ void tsl_unpack32(const tsl_raw32<W>& r, float* o, bo
   for (int i = 0; i < W; ++i) o[i] = ok ? r.f[i] : pad;
 }
 // W 16-bit elements (W = 2, 4, 8) from 4*W/2 aligned bytes into o[0..W).
-template <int W>
+template <int W, bool Stream = false>
 __device__ __forceinline__ void tsl_load16(const unsigned short* p, float* o, bool bf) {
   unsigned w[W / 2];
-  if constexpr (W == 8) {
+  if constexpr (W == 8 && Stream) {
+    uint4 u = tsl_ld_stream16(p); w[0] = u.x; w[1] = u.y; w[2] = u.z; w[3] = u.w;
+  } else if constexpr (W == 8) {
     uint4 u = *reinterpret_cast<const uint4*>(p); w[0] = u.x; w[1] = u.y; w[2] = u.z; w[3] = u.w;
   } else if constexpr (W == 4) {
     uint2 u = *reinterpret_cast<const uint2*>(p); w[0] = u.x; w[1] = u.y;

@@ -537,6 +537,15 @@ void Emitter::copy(const Operation& op) {
                         " memory is not supported yet (only global <-> register)");
   }
   const View& g = view(op, gv);
+  // `cache = "stream"` on a load: data read once, 16-byte loads that skip L1 and leave L2 first.
+  std::string stream;
+  if (op.has_attr("cache")) {
+    std::string cache = op.str_attr("cache");
+    if (cache != "stream" || !load) {
+      unsupported(op, "has cache = \"" + cache + "\"; only loads take a cache hint, \"stream\"");
+    }
+    stream = ", true";
+  }
   Reg r = load ? new_reg(op) : reg(op, rv);
   const Plan& plan = *r.plan;
   size_t rank = g.shape.size();
@@ -586,8 +595,8 @@ void Emitter::copy(const Operation& op) {
       std::string stmt;
       if (load) {
         if (w > 1) {
-          stmt = bytes == 2 ? "tsl_load16<" + std::to_string(w) + ">(" + addr + ", &" + slot +
-                                  ", " + bf + ");"
+          stmt = bytes == 2 ? "tsl_load16<" + std::to_string(w) + stream + ">(" + addr + ", &" +
+                                  slot + ", " + bf + ");"
                             : "tsl_load32<" + std::to_string(w) + ">(" + addr + ", &" + slot + ");";
         } else {
           stmt = slot + " = " +
@@ -598,7 +607,7 @@ void Emitter::copy(const Operation& op) {
           std::string n = std::to_string(v), ws = std::to_string(w);
           line("const bool ok" + n + " = " + pred + ";");
           stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
-                 ">(" + addr + ", ok" + n + ");";
+                 (bytes == 2 ? stream : "") + ">(" + addr + ", ok" + n + ");";
           unpacks.push_back(bytes == 2 ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " +
                                              bf + ", ok" + n + ", " + float_literal(g.pad) + ");"
                                        : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot +
