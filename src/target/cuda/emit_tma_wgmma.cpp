@@ -24,7 +24,10 @@
 // The accumulator is updated in place: each wgmma instance adds into the contiguous run of the
 // accumulator's values that the instance's registers are, which is checked at emission time by
 // evaluating the accumulator's layout for every thread of the warpgroup (nothing here assumes how
-// synthesis ordered the values).
+// synthesis ordered the values). An accumulator that starts at zero (a `fill 0.0`) is never
+// zeroed: iteration 0's first wgmma of each instance runs with scale-d = 0. Zeroing registers that
+// a pending wgmma group also writes makes ptxas serialize every wgmma (warning C7515, ~20% of the
+// GEMM's speed; test/unit/codegen/emit_sm90_test.cpp watches for it).
 #include <regex>
 
 #include "target/cuda/emit_internal.h"
@@ -37,10 +40,9 @@ struct TmaCopy {
   const Operation* tile = nullptr;
   int argument = -1;  // the kernel argument the tile is of
   int64_t rows = 0, cols = 0, swizzle = 0;
-  int64_t bytes = 0;    // one slot
-  int64_t offset = 0;   // of slot 0 in the dynamic allocation
-  std::string tmap;     // the descriptor parameter's name
-  std::string address;  // C variable: shared address (u32) of this iteration's slot
+  int64_t bytes = 0;   // one slot
+  int64_t offset = 0;  // of slot 0 in the dynamic allocation
+  std::string tmap;    // the descriptor parameter's name
 };
 
 // The wgmma C fragment of m64nNk16 (HOPPER.md §1): register i of thread t of the warpgroup.
