@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "layout/parse.h"
+#include "layout/table.h"
 #include "layout/tv_layout.h"
 #include "target/cuda/emit_internal.h"
 
@@ -279,25 +280,10 @@ const Plan* Emitter::plan_for(const Operation& op, const Type& t) {
       s *= leaf.extent;
     }
   }
-  // Integer evaluation of each mode (the layout library evaluates symbolically: too slow for
-  // every element of a tile).
-  auto table = [](const layout::Layout& mode) {
-    std::vector<layout::Extent> sh = layout::leaves(mode.shape());
-    std::vector<layout::Extent> st = layout::leaves(mode.stride());
-    int64_t size = 1;
-    for (const auto& e : sh) size *= e.constant();
-    std::vector<int64_t> out(size, 0);
-    for (int64_t i = 0; i < size; ++i) {
-      int64_t rest = i, offset = 0;
-      for (size_t k = 0; k < sh.size(); ++k) {
-        offset += (rest % sh[k].constant()) * st[k].constant();
-        rest /= sh[k].constant();
-      }
-      out[i] = offset;
-    }
-    return out;
-  };
-  std::vector<int64_t> thread_offset = table(thr), value_offset = table(tv.value_layout());
+  // Integer tables of each mode (the layout library evaluates symbolically one index at a time:
+  // too slow for every element of a tile).
+  std::vector<int64_t> thread_offset = layout::layout_table(thr),
+                       value_offset = layout::layout_table(tv.value_layout());
   for (int64_t v = 0; v < plan->values; ++v) {
     plan->value_coord.push_back(decompose(value_offset[v]));
   }

@@ -25,6 +25,7 @@
 
 #include "layout/parse.h"
 #include "layout/swizzle.h"
+#include "layout/table.h"
 #include "layout/tv_layout.h"
 #include "target/cuda/atoms.h"
 #include "target/cuda/emit_internal.h"
@@ -32,22 +33,8 @@
 namespace tessel::target::cuda::detail {
 namespace {
 
-// A layout evaluated on integers: offset of every colexicographic index of its domain.
-std::vector<int64_t> layout_table(const layout::Layout& l) {
-  std::vector<layout::Extent> sh = layout::leaves(l.shape()), st = layout::leaves(l.stride());
-  int64_t size = 1;
-  for (const auto& e : sh) size *= e.constant();
-  std::vector<int64_t> out(size, 0);
-  for (int64_t i = 0; i < size; ++i) {
-    int64_t rest = i, offset = 0;
-    for (size_t k = 0; k < sh.size(); ++k) {
-      offset += (rest % sh[k].constant()) * st[k].constant();
-      rest /= sh[k].constant();
-    }
-    out[i] = offset;
-  }
-  return out;
-}
+// layout_table (src/layout/table.h): a layout evaluated on integers, every index of its domain.
+using layout::layout_table;
 
 // A thread-value layout over a 2-D tile as tables: index(t, v) = thr[t] + val[v] (the tile's
 // colexicographic index), and the inverse of the value part.
