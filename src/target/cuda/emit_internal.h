@@ -1,7 +1,10 @@
 // The CUDA emitter's shared state: the Emitter class and the values it tracks (Plan, View, Reg),
-// declared here so that the emitter's parts can live in separate files: emit.cpp (parameters,
-// register-layout index plans, global <-> register copies, elementwise, reductions, loops) and
-// emit_mainloop.cpp (shared-memory tiles, TMA and cp.async copies, mma, pipelined loops).
+// declared here so that the emitter's parts can live in separate files, one op family each:
+// emit.cpp (the kernel, parameters, names, op dispatch, tiles, plain loops), emit_layout_plans.cpp
+// (register layouts as index arithmetic), emit_global_copy.cpp (global <-> register copies),
+// emit_elementwise.cpp (casts, elementwise), emit_cross_thread.cpp (broadcast, rearrange, reduce),
+// emit_mainloop.cpp (shared allocation, block order), emit_tma_wgmma.cpp (the sm_90a mainloop) and
+// emit_cp_async_mma.cpp (the sm_80 mainloop).
 // Internal to src/target/cuda; see emit.h for what the emitter does.
 #pragma once
 

@@ -1,0 +1,130 @@
+// Casts and elementwise ops over register tensors (value by value in each thread).
+#include <algorithm>
+#include <cmath>
+
+#include "target/cuda/emit_internal.h"
+
+namespace tessel::target::cuda::detail {
+
+void Emitter::cast(const Operation& op) {
+  const Value* src = op.operand(0);
+  const Type& to = op.result()->type();
+  if (to.is_scalar()) {
+    std::string name = fresh(op.result()->name());
+    std::string ctype = is_float(to.element()) ? "float" : "int";
+    line("const " + ctype + " " + name + " = (" + ctype + ")(" + scalar(op, src) + ");");
+    scalars_[op.result()] = name;
+    return;
+  }
+  const Reg& a = reg(op, src);
+  // A cast to f16 or bf16 whose only uses are stores into global tensors of that type needs no
+  // rounding of its own: each store rounds to nearest even as it converts, and rounding twice is
+  // rounding once. Its result names its source's registers (a GEMM epilogue saves a conversion
+  // pair per accumulator value).
+  bool stored_only = to.element() == ScalarKind::f16 || to.element() == ScalarKind::bf16;
+  int uses = 0;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+    for (int i = 0; i < user->num_operands(); ++i) {
+      if (user->operand(i) != op.result()) continue;
+      ++uses;
+      stored_only = stored_only && user->kind() == OpKind::copy && user->num_results() == 0 &&
+                    i == 0 && user->operand(1)->type().space() == MemorySpace::global &&
+                    user->operand(1)->type().element() == to.element();
+    }
+  });
+  if (stored_only && uses > 0 && a.plan == plan_for(op, to)) {
+    line("// " + op.result()->name() + ": " + a.name + " as " +
+         std::string(ir::to_string(to.element())) + " (rounded by the store)");
+    regs_[op.result()] = Reg{a.name, a.plan, to.element()};
+    return;
+  }
+  const Reg& r = new_reg(op);
+  if (a.plan != r.plan) unsupported(op, "changes the layout; rearrange first");
+  line("#pragma unroll");
+  line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name +
+       "[v] = " + round_to(r.element, a.name + "[v]") + ";");
+}
+
+std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_f) {
+  switch (k) {
+    case OpKind::neg:
+      return "-(" + a[0] + ")";
+    case OpKind::abs:
+      return is_f ? "fabsf(" + a[0] + ")" : "abs(" + a[0] + ")";
+    case OpKind::exp:
+      return "expf(" + a[0] + ")";
+    case OpKind::exp2:
+      return "exp2f(" + a[0] + ")";
+    case OpKind::log:
+      return "logf(" + a[0] + ")";
+    case OpKind::log2:
+      return "log2f(" + a[0] + ")";
+    case OpKind::sqrt:
+      return "sqrtf(" + a[0] + ")";
+    case OpKind::rsqrt:
+      return "(1.0f / sqrtf(" + a[0] + "))";
+    case OpKind::tanh:
+      return "tanhf(" + a[0] + ")";
+    case OpKind::sigmoid:
+      return "(1.0f / (1.0f + expf(-(" + a[0] + "))))";
+    case OpKind::floor:
+      return "floorf(" + a[0] + ")";
+    case OpKind::add:
+      return a[0] + " + " + a[1];
+    case OpKind::sub:
+      return a[0] + " - (" + a[1] + ")";
+    case OpKind::mul:
+      return "(" + a[0] + ") * (" + a[1] + ")";
+    case OpKind::div:
+      return "(" + a[0] + ") / (" + a[1] + ")";
+    case OpKind::rem:
+      return is_f ? "fmodf(" + a[0] + ", " + a[1] + ")" : "(" + a[0] + ") % (" + a[1] + ")";
+    case OpKind::max:
+      return is_f ? "fmaxf(" + a[0] + ", " + a[1] + ")" : "max(" + a[0] + ", " + a[1] + ")";
+    case OpKind::min:
+      return is_f ? "fminf(" + a[0] + ", " + a[1] + ")" : "min(" + a[0] + ", " + a[1] + ")";
+    case OpKind::cdiv:
+      return "(" + a[0] + " + " + a[1] + " - 1) / (" + a[1] + ")";
+    case OpKind::fma:
+      return "fmaf(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
+    default:
+      return {};
+  }
+}
+
+void Emitter::elementwise(const Operation& op) {
+  const Type& t = op.result()->type();
+  bool is_f = is_float(t.element());
+  if (t.is_scalar()) {
+    std::vector<std::string> args;
+    for (const Value* v : op.operands()) args.push_back(scalar(op, v));
+    std::string e = apply(op.kind(), args, is_f);
+    if (e.empty()) unsupported(op, "is not supported by the CUDA emitter yet");
+    std::string name = fresh(op.result()->name());
+    line(std::string("const ") + (is_f ? "float " : "int ") + name + " = " + e + ";");
+    scalars_[op.result()] = name;
+    return;
+  }
+  if (t.space() != MemorySpace::reg) unsupported(op, "on a " + t.str() + " is not supported yet");
+  std::vector<std::string> args;
+  for (const Value* v : op.operands()) {
+    if (v->type().is_scalar()) {
+      args.push_back(scalar(op, v));
+      continue;
+    }
+    const Reg& a = reg(op, v);
+    if (a.plan != plan_for(op, t)) {
+      unsupported(op, "mixes layouts: %" + v->name() + " has " + a.plan->text +
+                          " but the result has " + t.layout() + "; rearrange first");
+    }
+    args.push_back(a.name + "[v]");
+  }
+  std::string e = apply(op.kind(), args, true);
+  if (e.empty()) unsupported(op, "is not supported by the CUDA emitter yet");
+  const Reg& r = new_reg(op);
+  line("#pragma unroll");
+  line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name +
+       "[v] = " + round_to(r.element, e) + ";");
+}
+
+}  // namespace tessel::target::cuda::detail

@@ -1,0 +1,206 @@
+// Copies between global tiles and register tensors: vector widths from the facts, predicates
+// for partial tiles, cache hints.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "target/cuda/emit_internal.h"
+
+namespace tessel::target::cuda::detail {
+
+std::string Emitter::round_to(ScalarKind k, const std::string& e) {
+  if (k == ScalarKind::f16) return "tsl_round_f16(" + e + ")";
+  if (k == ScalarKind::bf16) return "tsl_round_bf16(" + e + ")";
+  return e;
+}
+
+// copy global tile -> register (a result) or register -> global tile (no result).
+void Emitter::copy(const Operation& op) {
+  bool load = op.num_results() == 1;
+  const Value* gv = op.operand(load ? 0 : 1);
+  const Value* rv = load ? op.result() : op.operand(0);
+  if (gv->type().space() != MemorySpace::global || rv->type().space() != MemorySpace::reg) {
+    unsupported(op, "between " + std::string(to_string(op.operand(0)->type().space())) + " and " +
+                        std::string(to_string(load ? op.result()->type().space()
+                                                   : op.operand(1)->type().space())) +
+                        " memory is not supported yet (only global <-> register)");
+  }
+  const View& g = view(op, gv);
+  // `cache = "stream"` on a load: data read once, 16-byte loads that skip L1 and leave L2 first.
+  std::string stream;
+  if (op.has_attr("cache")) {
+    std::string cache = op.str_attr("cache");
+    if (cache != "stream" || !load) {
+      unsupported(op, "has cache = \"" + cache + "\"; only loads take a cache hint, \"stream\"");
+    }
+    stream = ", true";
+  }
+  Reg r = load ? new_reg(op) : reg(op, rv);
+  const Plan& plan = *r.plan;
+  size_t rank = g.shape.size();
+  if (plan.tile != g.shape) unsupported(op, "between tiles of different shapes");
+  if (load && r.element != g.element) unsupported(op, "changes the element type; cast instead");
+  line("{  // " + std::string(load ? "load " : "store ") + r.name + (load ? " <- " : " -> ") +
+       g.base + " tile");
+  ++indent_;
+  std::string off;
+  for (size_t d = 0; d < rank; ++d) {
+    std::string c = "c" + std::to_string(d);
+    std::string e = g.origin[d];
+    if (plan.var[d] != "0") e = e == "0" ? plan.var[d] : e + " + " + plan.var[d];
+    line("const int " + c + " = " + e + ";");
+    std::string term = g.stride[d] == "1" ? c : "(long long)" + c + " * " + g.stride[d];
+    off += (off.empty() ? "" : " + ") + term;
+  }
+  std::string ptype = std::string(load ? "const " : "") + storage_type(g.element) + "*";
+  line(ptype + " p = " + g.base + " + " + off + ";");
+  std::string bf = g.element == ScalarKind::bf16 ? "true" : "false";
+  int64_t bytes = g.element == ScalarKind::f32 ? 4 : 2;
+  size_t last = rank - 1;
+  // The accesses of the whole tile as `view` describes it (its facts decide predicates and widths).
+  auto accesses = [&](const View& g) {
+    std::vector<std::string> unpacks;  // conversions of masked vector loads, after all fetches
+    for (int64_t v = 0; v < plan.values;) {
+      int64_t w = vector_width(g, plan, v, bytes);
+      const auto& vc = plan.value_coord[v];
+      std::string voff;
+      for (size_t d = 0; d < rank; ++d) {
+        if (vc[d] == 0) continue;
+        std::string term = g.stride[d] == "1" ? std::to_string(vc[d])
+                                              : std::to_string(vc[d]) + " * " + g.stride[d];
+        voff += (voff.empty() ? "" : " + ") + term;
+      }
+      std::string addr = voff.empty() ? "p" : "p + " + voff;
+      std::string pred;
+      if (g.masked) {
+        for (size_t d = 0; d < rank; ++d) {
+          if (g.full[d]) continue;
+          pred += (pred.empty() ? "" : " && ") + std::string("c") + std::to_string(d) +
+                  (vc[d] ? " + " + std::to_string(vc[d]) : "") + " < " + g.extent[d];
+        }
+      }
+      (void)last;
+      std::string slot = r.name + "[" + std::to_string(v) + "]";
+      std::string stmt;
+      if (load) {
+        if (w > 1) {
+          stmt = bytes == 2 ? "tsl_load16<" + std::to_string(w) + stream + ">(" + addr + ", &" +
+                                  slot + ", " + bf + ");"
+                            : "tsl_load32<" + std::to_string(w) + ">(" + addr + ", &" + slot + ");";
+        } else {
+          stmt = slot + " = " +
+                 (bytes == 2 ? "tsl_load(" + addr + ", " + bf + ")" : "*(" + addr + ")") + ";";
+        }
+        if (!pred.empty() && w > 1) {
+          // Fetch now, convert after the tile's last fetch (see tsl_fetch16).
+          std::string n = std::to_string(v), ws = std::to_string(w);
+          line("const bool ok" + n + " = " + pred + ";");
+          stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
+                 (bytes == 2 ? stream : "") + ">(" + addr + ", ok" + n + ");";
+          unpacks.push_back(bytes == 2 ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " +
+                                             bf + ", ok" + n + ", " + float_literal(g.pad) + ");"
+                                       : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot +
+                                             ", ok" + n + ", " + float_literal(g.pad) + ");");
+        } else if (!pred.empty()) {
+          std::string pad;
+          for (int64_t i = 0; i < w; ++i) {
+            pad += r.name + "[" + std::to_string(v + i) + "] = " + float_literal(g.pad) + "; ";
+          }
+          stmt = "if (" + pred + ") " + stmt + " else { " + pad + "}";
+        }
+      } else {
+        if (w > 1) {
+          stmt = bytes == 2
+                     ? "tsl_store16<" + std::to_string(w) + ">(" + addr + ", &" + slot + ", " + bf +
+                           ");"
+                     : "tsl_store32<" + std::to_string(w) + ">(" + addr + ", &" + slot + ");";
+        } else {
+          stmt = "*(" + addr +
+                 ") = " + (bytes == 2 ? "tsl_cvt16(" + slot + ", " + bf + ")" : slot) + ";";
+        }
+        // Threads that hold copies of the same element (stride-0 thread leaves): one writes.
+        std::string rep = representative(plan, std::vector<bool>(plan.leaves.size(), false));
+        if (rep != "true") pred = pred.empty() ? rep : rep + " && " + pred;
+        if (!pred.empty()) stmt = "if (" + pred + ") " + stmt;
+      }
+      line(stmt);
+      v += w;
+    }
+    for (const std::string& u : unpacks) line(u);
+  };
+  // A store of a tile the facts cannot prove full or row-aligned (a GEMM epilogue at ragged M, N:
+  // predicated 2-byte stores of the wgmma accumulator's column pairs) gets a second version for the
+  // tiles that are full and whose rows are aligned at run time (every tile but the last row and
+  // column of tiles, for every even N): no predicates, vector stores. Loads keep the one version
+  // the facts give (their widths are what the memory-bound kernels' facts were chosen for).
+  std::string fast_when;
+  View fast = g;
+  if (!load) {
+    for (size_t d = 0; d < rank; ++d) {
+      if (!g.masked || g.full[d]) continue;
+      fast_when += (fast_when.empty() ? "" : " && ") + g.origin[d] + " + " +
+                   std::to_string(g.shape[d]) + " <= " + g.extent[d];
+      fast.full[d] = true;
+    }
+    fast.masked = false;
+    const std::string& row = g.extent[last];
+    bool symbolic = !row.empty() && !std::isdigit(static_cast<unsigned char>(row[0]));
+    int64_t widest = 1;
+    if (symbolic && rank > 1) {
+      fast.extent_divisor[last] = std::lcm(g.extent_divisor[last], 16 / bytes);
+      for (int64_t v = 0; v < plan.values;) {
+        int64_t w = vector_width(fast, plan, v, bytes);
+        widest = std::max(widest, w);
+        v += w;
+      }
+      if (g.extent_divisor[last] % widest != 0) {
+        fast.extent_divisor[last] = std::lcm(g.extent_divisor[last], widest);
+        fast_when +=
+            (fast_when.empty() ? "" : " && ") + row + " % " + std::to_string(widest) + " == 0";
+      } else {
+        fast.extent_divisor[last] = g.extent_divisor[last];
+      }
+    }
+  }
+  if (fast_when.empty()) {
+    accesses(g);
+  } else {
+    line("if (" + fast_when + ") {  // full tile, aligned rows");
+    ++indent_;
+    accesses(fast);
+    --indent_;
+    line("} else {");
+    ++indent_;
+    accesses(g);
+    --indent_;
+    line("}");
+  }
+  --indent_;
+  line("}");
+}
+
+// The widest vector (elements) that values v, v+1, ... of `plan` form in `g`: consecutive
+// elements of the contiguous last dimension, aligned by the facts, wholly in or out of bounds.
+int64_t Emitter::vector_width(const View& g, const Plan& plan, int64_t v, int64_t bytes) {
+  size_t rank = g.shape.size(), last = rank - 1;
+  for (int64_t w = 16 / bytes; w >= 2; w /= 2) {
+    if (v + w > plan.values) continue;
+    bool ok = plan.value_coord[v][last] % w == 0;
+    for (int64_t i = 1; ok && i < w; ++i) {
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t expect = plan.value_coord[v][d] + (d == last ? i : 0);
+        ok = ok && plan.value_coord[v + i][d] == expect;
+      }
+    }
+    for (const Leaf& l : plan.leaves) ok = ok && l.coef[last] % w == 0;
+    ok = ok && (g.origin_align[last] == 0 || g.origin_align[last] % w == 0);
+    // Row starts aligned (the extent of the last dimension is the row stride), and a vector
+    // never straddles the end of a row.
+    bool row_ok = g.extent_divisor[last] % w == 0;
+    if (rank > 1 || (g.masked && !g.full[last])) ok = ok && row_ok;
+    if (ok) return w;
+  }
+  return 1;
+}
+
+}  // namespace tessel::target::cuda::detail
