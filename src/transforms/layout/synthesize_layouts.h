@@ -33,31 +33,10 @@
 #include "ir/ir.h"
 #include "layout/tv_layout.h"
 #include "target/cuda/target.h"
+#include "transforms/layout/mma_choices.h"
 
 namespace tessel::transforms {
 
-// One way to implement an mma: an atom tiled tm x tn over the accumulator, and what it costs.
-struct MmaChoice {
-  target::cuda::Atom atom;
-  int64_t threads = 0;       // the block's threads this choice uses
-  int64_t tm = 1, tn = 1;    // executing groups (warps / warpgroups) along M and N
-  layout::TVLayout a, b, c;  // fragments over (M,K), (N,K), (M,N)
-  bool feasible = true;      // false when it needs too many accumulator registers
-  int64_t instructions = 0;  // atom instances per block (whole K)
-  double mma_cycles = 0, smem_cycles = 0, cycles = 0;
-  std::string str() const;  // the figures, one line
-};
-
-// The thread-value layout of an atom tiled over an mma of (M,N,K): C = tile_atom(atom.c), and A
-// and B with the groups along N (for A) or M (for B) holding the same fragment (stride-0 threads).
-// UserError when the tiling does not divide the shapes.
-MmaChoice tile_mma(const target::cuda::Atom& atom, int64_t m, int64_t n, int64_t k, int64_t tm,
-                   int64_t tn);
-// Every tiling of every mma atom of `target` for the shapes, types and operand places, with its
-// cost, cheapest first (infeasible ones last). `threads` 0 means any of 128 or 256.
-std::vector<MmaChoice> mma_choices(const target::cuda::Target& target, ir::ScalarKind ab,
-                                   ir::ScalarKind acc, int64_t m, int64_t n, int64_t k,
-                                   bool a_in_registers, bool b_in_registers, int64_t threads);
 // The coalesced layout of a register tile (rank 1 or 2): each thread a vector of up to 16 bytes
 // along the last dimension, threads along it first, then down the rows.
 layout::TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits,
