@@ -26,10 +26,6 @@ std::string index_str(const std::vector<int64_t>& index) {
   return out + "]";
 }
 
-std::string value_str(const Value* v) {
-  return "%" + v->name();
-}
-
 struct Storage {
   ScalarKind element = ScalarKind::f32;
   HostTensor* host = nullptr;    // global memory
@@ -162,11 +158,12 @@ class Machine {
       if (t.is_tensor()) {
         HostTensor* const* host = std::get_if<HostTensor*>(&args[i]);
         if (!host || !*host) {
-          user_error(kernel.loc(), "argument ", i, " (", value_str(param), ") must be a tensor");
+          user_error(kernel.loc(), "argument ", i, " (", ir::value_ref(param),
+                     ") must be a tensor");
         }
         std::vector<int64_t> shape = concrete_shape(t, options_.sizes);
         if ((*host)->shape() != shape || (*host)->element() != t.element()) {
-          user_error(kernel.loc(), "argument ", value_str(param), " is ",
+          user_error(kernel.loc(), "argument ", ir::value_ref(param), " is ",
                      ir::to_string((*host)->element()), index_str((*host)->shape()),
                      " but the kernel expects ", ir::to_string(t.element()), index_str(shape));
         }
@@ -179,7 +176,7 @@ class Machine {
         v.shape = shape;
         v.strides = row_major_strides(shape);
         v.valid = shape;
-        v.root_name = value_str(param);
+        v.root_name = ir::value_ref(param);
         v.root_shape = shape;
         v.origin.assign(shape.size(), 0);
         for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
@@ -188,7 +185,7 @@ class Machine {
           v.map = std::make_shared<const layout::Layout>(
               layout::parse_layout(t.layout()).bind(options_.sizes));
           if (v.map->rank() != static_cast<int>(shape.size()) && shape.size() != 1) {
-            user_error(kernel.loc(), "argument ", value_str(param),
+            user_error(kernel.loc(), "argument ", ir::value_ref(param),
                        ": the interpreter needs a layout of the tensor's rank");
           }
           v.map_origin.assign(shape.size(), 0);
@@ -199,7 +196,7 @@ class Machine {
       } else if (const int64_t* n = std::get_if<int64_t>(&args[i])) {
         value.scalar = element_from_int(t.element(), *n);
       } else {
-        user_error(kernel.loc(), "argument ", i, " (", value_str(param), ") must be a scalar");
+        user_error(kernel.loc(), "argument ", i, " (", ir::value_ref(param), ") must be a scalar");
       }
       env_[param] = value;
     }
@@ -238,7 +235,7 @@ class Machine {
 
   RtValue& get(const Value* v) {
     auto it = env_.find(v);
-    TESSEL_ASSERT(it != env_.end(), "interpreting a use of an undefined value ", value_str(v));
+    TESSEL_ASSERT(it != env_.end(), "interpreting a use of an undefined value ", ir::value_ref(v));
     return it->second;
   }
   Element scalar(const Value* v) { return get(v).scalar; }
@@ -388,7 +385,7 @@ class Machine {
         return cast(op);
       case OpKind::rearrange:
         return set_tensor(op.result(),
-                          materialize(op, get(op.operand(0)).tensor, value_str(op.result())));
+                          materialize(op, get(op.operand(0)).tensor, ir::value_ref(op.result())));
       case OpKind::broadcast:
         return broadcast(op);
       case OpKind::reduce:
@@ -482,7 +479,7 @@ class Machine {
       v.map_dim.push_back(static_cast<int>(d));
       v.dim_map.push_back(static_cast<int>(d));
     }
-    v.root_name = value_str(op.result());
+    v.root_name = ir::value_ref(op.result());
     v.root_shape = v.shape;
     v.origin.assign(v.shape.size(), 0);
     set_tensor(op.result(), v);
@@ -506,7 +503,7 @@ class Machine {
 
   void create(const Operation& op) {
     const Type& t = op.result()->type();
-    View v = fresh_tensor(t.element(), t.static_shape(), value_str(op.result()),
+    View v = fresh_tensor(t.element(), t.static_shape(), ir::value_ref(op.result()),
                           op.kind() == OpKind::alloc);
     if (op.kind() == OpKind::fill) {
       Element n = element_from_attr(t.element(), *op.attr("value"));
@@ -531,7 +528,7 @@ class Machine {
   void copy(const Operation& op) {
     const View& src = get(op.operand(0)).tensor;
     if (op.num_operands() == 1) {
-      set_tensor(op.result(), materialize(op, src, value_str(op.result())));
+      set_tensor(op.result(), materialize(op, src, ir::value_ref(op.result())));
       return;
     }
     View dst = get(op.operand(1)).tensor;
@@ -551,7 +548,7 @@ class Machine {
     const View& c = get(op.operand(2)).tensor;
     ScalarKind in = a.element, acc_kind = c.element;
     int64_t m_extent = a.shape[0], k_extent = a.shape[1], n_extent = b.shape[1];
-    View out = fresh_tensor(acc_kind, c.shape, value_str(op.result()), false);
+    View out = fresh_tensor(acc_kind, c.shape, ir::value_ref(op.result()), false);
     // Read the operands once (bounds- and initialization-checked) into flat arrays.
     std::vector<Element> av, bv;
     for_each_coord(a.shape, [&](const std::vector<int64_t>& x) { av.push_back(read(op, a, x)); });
@@ -573,7 +570,7 @@ class Machine {
     if (from.is_scalar())
       return set_scalar(op.result(), convert(from.element(), to, scalar(op.operand(0))));
     const View& src = get(op.operand(0)).tensor;
-    View out = fresh_tensor(to, src.shape, value_str(op.result()), false);
+    View out = fresh_tensor(to, src.shape, ir::value_ref(op.result()), false);
     for_each_coord(src.shape, [&](const std::vector<int64_t>& c) {
       write(op, out, c, convert(from.element(), to, read(op, src, c)));
     });
@@ -584,7 +581,7 @@ class Machine {
     const RtValue& src = get(op.operand(0));
     const Type& t = op.result()->type();
     const auto& dims = op.ints_attr("dims");
-    View out = fresh_tensor(t.element(), t.static_shape(), value_str(op.result()), false);
+    View out = fresh_tensor(t.element(), t.static_shape(), ir::value_ref(op.result()), false);
     for_each_coord(out.shape, [&](const std::vector<int64_t>& c) {
       if (!src.is_tensor) return write(op, out, c, src.scalar);
       std::vector<int64_t> sc;
@@ -624,7 +621,7 @@ class Machine {
       return acc;
     };
     if (out_shape.empty()) return set_scalar(op.result(), fold({}));
-    View out = fresh_tensor(src.element, out_shape, value_str(op.result()), false);
+    View out = fresh_tensor(src.element, out_shape, ir::value_ref(op.result()), false);
     for_each_coord(out_shape, [&](const std::vector<int64_t>& c) { write(op, out, c, fold(c)); });
     set_tensor(op.result(), out);
   }
@@ -639,7 +636,7 @@ class Machine {
       for (const Value* v : op.operands()) x.push_back(scalar(v));
       return set_scalar(op.result(), apply(x));
     }
-    View out = fresh_tensor(t.element(), t.static_shape(), value_str(op.result()), false);
+    View out = fresh_tensor(t.element(), t.static_shape(), ir::value_ref(op.result()), false);
     std::vector<const RtValue*> in;
     for (const Value* v : op.operands()) in.push_back(&get(v));
     std::vector<Element> x(arity);

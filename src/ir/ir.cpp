@@ -277,4 +277,15 @@ std::unique_ptr<Operation> clone(const Operation& op,
   return copy;
 }
 
+std::string value_ref(const Value* v) {
+  return "%" + (v->name().empty() ? std::string("?") : v->name());
+}
+
+std::string op_where(const Operation& op) {
+  const SourceLocation& l = op.loc();
+  if (!l.is_known()) return std::string(op.name());
+  return std::string(op.name()) + " at " + (l.file.empty() ? "" : l.file + ":") +
+         std::to_string(l.line) + ":" + std::to_string(l.column);
+}
+
 }  // namespace tessel::ir

@@ -243,6 +243,11 @@ struct Module {
   Operation* find_kernel(std::string_view name) const;
 };
 
+// How diagnostics and reports name things: "%name" ("%?" for an unnamed value), and an op as
+// "NAME at FILE:LINE:COLUMN" (just NAME when its location is unknown).
+std::string value_ref(const Value* v);
+std::string op_where(const Operation& op);
+
 // Visits op and every op nested in its regions, parents before children, in program order.
 template <typename F>
 void walk(Operation* op, F&& visit) {

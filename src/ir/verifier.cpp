@@ -10,10 +10,6 @@
 namespace tessel::ir {
 namespace {
 
-std::string value_str(const Value* v) {
-  return "%" + (v->name().empty() ? std::string("?") : v->name());
-}
-
 class Verifier {
  public:
   void kernel(const Operation& op) {
@@ -37,7 +33,7 @@ class Verifier {
     for (const auto& arg : body.arguments()) {
       const Type& t = arg->type();
       if (t.is_tensor() && t.space() != MemorySpace::global) {
-        error(op, "parameter ", value_str(arg.get()), " is a ", to_string(t.space()),
+        error(op, "parameter ", value_ref(arg.get()), " is a ", to_string(t.space()),
               " tensor; kernel parameters are global tensors or scalars");
       }
       check_type(op, t);
@@ -93,7 +89,7 @@ class Verifier {
       const Value* v = op.operand(i);
       if (v == nullptr) error(op, "operand ", i, " is missing");
       if (!visible(v)) {
-        error(op, "operand ", i, " (", value_str(v),
+        error(op, "operand ", i, " (", value_ref(v),
               ") does not dominate this use: it is not defined "
               "earlier in this region or an enclosing one");
       }
@@ -172,14 +168,14 @@ class Verifier {
   void need_index(const Operation& op, int i) {
     const Type& t = op.operand(i)->type();
     if (t != Type::scalar(ScalarKind::index)) {
-      error(op, "operand ", i, " (", value_str(op.operand(i)), ") must be an index, not ", t.str());
+      error(op, "operand ", i, " (", value_ref(op.operand(i)), ") must be an index, not ", t.str());
     }
   }
 
   const Type& tensor_operand(const Operation& op, int i, std::string_view role) {
     const Type& t = op.operand(i)->type();
     if (!t.is_tensor())
-      error(op, role, " ", value_str(op.operand(i)), " must be a tensor, not ", t.str());
+      error(op, role, " ", value_ref(op.operand(i)), " must be a tensor, not ", t.str());
     return t;
   }
 
@@ -222,7 +218,7 @@ class Verifier {
     for (int i = 0; i < op.num_operands(); ++i) {
       need_index(op, i);
       if (!grid_invariant(op.operand(i))) {
-        error(op, "grid extent ", value_str(op.operand(i)),
+        error(op, "grid extent ", value_ref(op.operand(i)),
               " must be computed from sizes and constants only");
       }
       if (op.result(i)->type() != Type::scalar(ScalarKind::index))
@@ -260,7 +256,7 @@ class Verifier {
       error(op, "tiles a global or shared tensor, not a register one");
     const auto& shape = need_attr(op, "shape", Attribute::Kind::int_list, "shape = [extents]").list;
     if (static_cast<int>(shape.size()) != src.rank()) {
-      error(op, "tile shape has ", shape.size(), " extent(s) but ", value_str(op.operand(0)),
+      error(op, "tile shape has ", shape.size(), " extent(s) but ", value_ref(op.operand(0)),
             " has rank ", src.rank());
     }
     if (op.num_operands() != 1 + src.rank()) {
@@ -385,7 +381,7 @@ class Verifier {
       if (dst.space() == MemorySpace::reg) {
         const Value* root = op.operand(1);
         if (!root->def() || root->def()->kind() != OpKind::alloc) {
-          error(op, "the destination ", value_str(op.operand(1)),
+          error(op, "the destination ", value_ref(op.operand(1)),
                 " is a register value; a copy writes only into a register tensor made by alloc");
         }
       }
@@ -397,7 +393,7 @@ class Verifier {
   void same_data(const Operation& op, const Type& src, const Type& dst, const Value* a,
                  const Value* b) {
     if (src.space() == MemorySpace::global && dst.space() == MemorySpace::global) {
-      error(op, "mismatched memory spaces: ", value_str(a), " and ", value_str(b),
+      error(op, "mismatched memory spaces: ", value_ref(a), " and ", value_ref(b),
             " are both global; stage the data through shared or register memory");
     }
     if (src.element() != dst.element()) {
@@ -405,8 +401,8 @@ class Verifier {
             to_string(dst.element()), " (use cast to convert)");
     }
     if (src.shape() != dst.shape()) {
-      error(op, "shapes differ: ", value_str(a), " is ", to_string(src.shape()), " but ",
-            value_str(b), " is ", to_string(dst.shape()));
+      error(op, "shapes differ: ", value_ref(a), " is ", to_string(src.shape()), " but ",
+            value_ref(b), " is ", to_string(dst.shape()));
     }
   }
 
@@ -418,12 +414,12 @@ class Verifier {
     for (int i = 0; i < 2; ++i) {
       const Type& t = op.operand(i)->type();
       if (t.space() == MemorySpace::global) {
-        error(op, "operand ", value_str(op.operand(i)),
+        error(op, "operand ", value_ref(op.operand(i)),
               " is in global memory; mma reads shared or register tensors");
       }
     }
     if (c.space() != MemorySpace::reg)
-      error(op, "the accumulator ", value_str(op.operand(2)), " must be a register tensor");
+      error(op, "the accumulator ", value_ref(op.operand(2)), " must be a register tensor");
     if (a.rank() != 2 || b.rank() != 2 || c.rank() != 2) {
       error(op, "multiplies matrices: a, b and c must have rank 2 (", a.str(), ", ", b.str(), ", ",
             c.str(), ")");
@@ -482,7 +478,7 @@ class Verifier {
       error(op, "casts a scalar to a scalar or a tensor to a tensor");
     if (src.is_tensor()) {
       if (src.space() != MemorySpace::reg || t.space() != MemorySpace::reg) {
-        error(op, "casts register tensors; ", value_str(op.operand(0)), " is ", src.str());
+        error(op, "casts register tensors; ", value_ref(op.operand(0)), " is ", src.str());
       }
       if (src.shape() != t.shape())
         error(op, "keeps the shape: ", to_string(src.shape()), " vs ", to_string(t.shape()));
@@ -567,7 +563,7 @@ class Verifier {
       const Type& t = op.operand(i)->type();
       if (t.is_tensor()) {
         if (t.space() != MemorySpace::reg) {
-          error(op, "operand ", value_str(op.operand(i)), " is a ", to_string(t.space()),
+          error(op, "operand ", value_ref(op.operand(i)), " is a ", to_string(t.space()),
                 " tensor; elementwise ops read register tensors and scalars (copy it first)");
         }
         if (shape_from && shape_from->shape() != t.shape()) {
@@ -579,13 +575,13 @@ class Verifier {
     }
     int first_data = op.kind() == OpKind::select ? 1 : 0;
     if (op.kind() == OpKind::select && op.operand(0)->type().element() != ScalarKind::i1) {
-      error(op, "the condition ", value_str(op.operand(0)), " must be i1");
+      error(op, "the condition ", value_ref(op.operand(0)), " must be i1");
     }
     ScalarKind element = op.operand(first_data)->type().element();
     for (int i = first_data; i < arity; ++i) {
       if (op.operand(i)->type().element() != element) {
-        error(op, "element types differ: ", value_str(op.operand(first_data)), " is ",
-              to_string(element), " but ", value_str(op.operand(i)), " is ",
+        error(op, "element types differ: ", value_ref(op.operand(first_data)), " is ",
+              to_string(element), " but ", value_ref(op.operand(i)), " is ",
               to_string(op.operand(i)->type().element()));
       }
     }
@@ -641,7 +637,7 @@ class Verifier {
     for (int i = 0; i < carried; ++i) {
       const Type& init = op.operand(3 + i)->type();
       if (body.argument(1 + i)->type() != init || op.result(i)->type() != init) {
-        error(op, "loop-carried value ", value_str(body.argument(1 + i)), " is ", init.str(),
+        error(op, "loop-carried value ", value_ref(body.argument(1 + i)), " is ", init.str(),
               " on entry but ", body.argument(1 + i)->type().str(), " in the body and ",
               op.result(i)->type().str(), " as a result");
       }
@@ -655,7 +651,7 @@ class Verifier {
         const Type& init = op.operand(3 + i)->type();
         const Type& got = yield_op.operand(i)->type();
         if (got != init) {
-          error(yield_op, "loop-carried type change: ", value_str(body.argument(1 + i)),
+          error(yield_op, "loop-carried type change: ", value_ref(body.argument(1 + i)),
                 " enters the loop as ", init.str(), " but the body yields ", got.str());
         }
       }
@@ -665,7 +661,7 @@ class Verifier {
   void if_op(const Operation& op) {
     counts(op, 1, op.num_results());
     if (op.operand(0)->type() != Type::scalar(ScalarKind::i1)) {
-      error(op, "the condition ", value_str(op.operand(0)), " must be an i1 scalar, not ",
+      error(op, "the condition ", value_ref(op.operand(0)), " must be an i1 scalar, not ",
             op.operand(0)->type().str());
     }
     if (op.regions().size() != 2) error(op, "has a then region and an else region");
@@ -735,7 +731,7 @@ class Verifier {
       if (is_view || (is_store && i == 1)) continue;
       const Value* root = storage_root(op.operand(i));
       if (root->def() && root->def()->kind() == OpKind::alloc && !written_.count(root)) {
-        error(op, to_string(root->type().space()), " tensor ", value_str(root),
+        error(op, to_string(root->type().space()), " tensor ", value_ref(root),
               " is read before it is written (alloc makes it uninitialized)");
       }
     }

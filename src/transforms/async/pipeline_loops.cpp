@@ -30,12 +30,8 @@ constexpr int64_t kMaxStages = 4;
 // wgmma.wait_group takes an immediate 0..7.
 constexpr int64_t kMaxMmaInFlight = 7;
 
-std::string value_str(const Value* v) {
-  return "%" + v->name();
-}
-
 std::string loop_str(const Operation& loop) {
-  return "for " + value_str(loop.region(0)->argument(0));
+  return "for " + ir::value_ref(loop.region(0)->argument(0));
 }
 
 // The value of an index computed from constants only (const, and integer arithmetic over them).
@@ -86,7 +82,7 @@ bool is_mainloop(const Operation& op) {
 // Shared and register tensors have static shapes (the verifier's rule).
 int64_t elements(const Operation& op, const Value* v) {
   const Type& t = v->type();
-  TESSEL_ASSERT(ir::is_static(t.shape()), op.name(), ": ", value_str(v),
+  TESSEL_ASSERT(ir::is_static(t.shape()), op.name(), ": ", ir::value_ref(v),
                 " is not global but its shape is not static");
   int64_t n = 1;
   for (int64_t e : t.static_shape()) n *= e;
@@ -223,7 +219,7 @@ class Planner {
   static std::string tiles_str(const Mainloop& l) {
     std::string s;
     for (const StagedTile& t : l.tiles) {
-      s += (s.empty() ? "" : ", ") + value_str(t.value) + " " + std::to_string(t.bytes) + " B";
+      s += (s.empty() ? "" : ", ") + ir::value_ref(t.value) + " " + std::to_string(t.bytes) + " B";
       if (t.align > 16) s += " (" + std::to_string(t.align) + "-byte aligned)";
     }
     return s;

@@ -48,4 +48,17 @@ layout::TVLayout tile_atom(const layout::TVLayout& atom, int64_t m, int64_t n, i
                           IntTuple::tuple({m, n}));
 }
 
+layout::Layout single(int64_t size, int64_t stride) {
+  return layout::Layout(layout::IntTuple(size), layout::IntTuple(size == 1 ? 0 : stride));
+}
+
+layout::Layout tidy(const std::vector<layout::Layout>& modes) {
+  std::vector<layout::Layout> kept;
+  for (const layout::Layout& m : modes) {
+    if (m.size() != 1) kept.push_back(m);
+  }
+  if (kept.empty()) return layout::Layout(layout::IntTuple(1), layout::IntTuple(0));
+  return kept.size() == 1 ? kept[0] : layout::make_layout(kept);
+}
+
 }  // namespace tessel::transforms

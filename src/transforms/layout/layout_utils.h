@@ -22,6 +22,11 @@ using layout::layout_table;
 layout::TVLayout tile_atom(const layout::TVLayout& atom, int64_t m, int64_t n, int64_t tm,
                            int64_t tn);
 
+// The one-mode layout size:stride (stride 0 when size is 1), and a list of modes without its
+// size-1 ones (1:0 when nothing is left): the pieces synthesis assembles TV layouts from.
+layout::Layout single(int64_t size, int64_t stride);
+layout::Layout tidy(const std::vector<layout::Layout>& modes);
+
 // The tile index (colexicographic over `tile_shape`) of each (thread, value) index t + T*v.
 std::vector<int64_t> tv_table(const layout::TVLayout& tv);
 // Whether two TV layouts are the same function (same threads, values, tile and elements), however

@@ -16,23 +16,7 @@ using layout::Layout;
 using layout::TVLayout;
 using target::cuda::Atom;
 
-namespace {
-
-Layout single(int64_t size, int64_t stride) {
-  return Layout(IntTuple(size), IntTuple(size == 1 ? 0 : stride));
-}
-
-// Drops size-1 modes of a mode list; 1:0 when nothing is left.
-Layout tidy(const std::vector<Layout>& modes) {
-  std::vector<Layout> kept;
-  for (const Layout& m : modes) {
-    if (m.size() != 1) kept.push_back(m);
-  }
-  if (kept.empty()) return Layout(IntTuple(1), IntTuple(0));
-  return kept.size() == 1 ? kept[0] : layout::make_layout(kept);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // ---- mma tilings and their cost ----------------------------------------------------------------
 

@@ -28,17 +28,6 @@ namespace {
 
 constexpr double kIssueOverheadCycles = 1;  // every warp instruction costs an issue slot
 
-std::string value_str(const Value* v) {
-  return "%" + (v->name().empty() ? std::string("?") : v->name());
-}
-
-std::string where(const Operation& op) {
-  const SourceLocation& l = op.loc();
-  if (!l.is_known()) return std::string(op.name());
-  return std::string(op.name()) + " at " + (l.file.empty() ? "" : l.file + ":") +
-         std::to_string(l.line) + ":" + std::to_string(l.column);
-}
-
 // One way to perform one access: the access for the layout solver, and what it costs.
 struct Option {
   std::string atom;  // the instruction
@@ -165,7 +154,7 @@ class SharedSynthesis {
     bool plain_global =
         !g->def() && g->type().space() == MemorySpace::global && !g->type().has_layout();
     ir::Extent last = g->type().shape().empty() ? ir::Extent(1) : g->type().shape().back();
-    std::string name = where(*op);
+    std::string name = ir::op_where(*op);
     // TMA: the canonical layout's column slices, one box each.
     if (target_.sm() >= 90 && plain_global && !odd_pad && (cols * bits) % 128 == 0 &&
         rows % 8 == 0 && rows <= 256 && divisible(last, 128 / bits)) {
@@ -324,7 +313,7 @@ class SharedSynthesis {
         def->operand(0)->type().space() == MemorySpace::global) {
       sites.push_back({def, "", writer_options(def, root, wgmma_reads)});
       if (sites.back().options.empty()) {
-        user_error(def->loc(), "copy: ", value_str(root),
+        user_error(def->loc(), "copy: ", ir::value_ref(root),
                    " is read by wgmma, which needs the "
                    "canonical swizzled layout that only a TMA copy writes, but no TMA box fits (",
                    root->type().str(),
@@ -336,7 +325,7 @@ class SharedSynthesis {
       for (Operation* v : r.views) {
         if (std::find(views.begin(), views.end(), v) == views.end()) views.push_back(v);
       }
-      std::string who = where(*r.op);
+      std::string who = ir::op_where(*r.op);
       if (r.op->kind() == OpKind::mma && r.index < 2) {
         const ir::Attribute* atom = r.op->attr("atom");
         if (atom && atom->s.rfind("wgmma", 0) == 0) {
@@ -419,7 +408,7 @@ class SharedSynthesis {
           }
         }
         if (kept.empty()) {
-          user_error(s.op->loc(), s.op->name(), ": the access to ", value_str(root),
+          user_error(s.op->loc(), s.op->name(), ": the access to ", ir::value_ref(root),
                      " cannot use its pinned layout ", root->type().layout(), " (", why, ")");
         }
         s.options = std::move(kept);
@@ -427,7 +416,7 @@ class SharedSynthesis {
     }
     for (Site& s : sites) {
       if (s.options.empty()) {
-        user_error(s.op->loc(), s.op->name(), ": no instruction reads ", value_str(root),
+        user_error(s.op->loc(), s.op->name(), ": no instruction reads ", ir::value_ref(root),
                    " into the register fragment it needs");
       }
     }
@@ -449,7 +438,7 @@ class SharedSynthesis {
             for (const SharedAccess& a : accesses)
               c.accesses.push_back({a.who, count_conflicts(*pinned, a, bits)});
           } else {
-            c = synthesize_shared_layout(tile, bits, accesses, value_str(root));
+            c = synthesize_shared_layout(tile, bits, accesses, ir::value_ref(root));
           }
           double cost = 0;
           for (size_t j = 0; j < sites.size(); ++j) {
@@ -476,7 +465,7 @@ class SharedSynthesis {
     if (!best) {
       const SourceLocation& loc = def ? def->loc() : kernel_->loc();
       if (first_error) user_error(loc, first_error->message());
-      user_error(loc, "no shared layout for ", value_str(root));
+      user_error(loc, "no shared layout for ", ir::value_ref(root));
     }
     // Apply: the root's type, its views', the atoms and the bank figures.
     std::string text = best->layout.swizzle().is_identity() && best->layout.offset() == 0
@@ -493,7 +482,8 @@ class SharedSynthesis {
       Layout swapped = layout::make_layout({l.mode(1), l.mode(0)});
       v->result()->set_type(v->result()->type().with_layout(prefix + layout::to_string(swapped)));
     }
-    std::string line = "banks " + value_str(root) + " " + root->type().str() + ": " + best->reason;
+    std::string line =
+        "banks " + ir::value_ref(root) + " " + root->type().str() + ": " + best->reason;
     report("banks", line);
     for (size_t j = 0; j < sites.size(); ++j) {
       const Option& o = sites[j].options[best_pick[j]];

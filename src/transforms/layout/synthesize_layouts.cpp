@@ -35,35 +35,10 @@ namespace {
 // Model parameters (the shared-memory bandwidth and the register budget: mma_choices.h).
 constexpr double kRearrangeFixedCycles = 100;  // the barrier and address math of a rearrange
 
-Layout single(int64_t size, int64_t stride) {
-  return Layout(IntTuple(size), IntTuple(size == 1 ? 0 : stride));
-}
-
-// Drops size-1 modes of a mode list; 1:0 when nothing is left.
-Layout tidy(const std::vector<Layout>& modes) {
-  std::vector<Layout> kept;
-  for (const Layout& m : modes) {
-    if (m.size() != 1) kept.push_back(m);
-  }
-  if (kept.empty()) return Layout(IntTuple(1), IntTuple(0));
-  return kept.size() == 1 ? kept[0] : layout::make_layout(kept);
-}
-
 IntTuple tuple_of(const std::vector<int64_t>& shape) {
   std::vector<IntTuple> e;
   for (int64_t x : shape) e.emplace_back(x);
   return IntTuple(e);
-}
-
-std::string value_str(const Value* v) {
-  return "%" + (v->name().empty() ? std::string("?") : v->name());
-}
-
-std::string where(const Operation& op) {
-  const SourceLocation& l = op.loc();
-  if (!l.is_known()) return std::string(op.name());
-  return std::string(op.name()) + " at " + (l.file.empty() ? "" : l.file + ":") +
-         std::to_string(l.line) + ":" + std::to_string(l.column);
 }
 
 bool is_register_tensor(const Value* v) {
@@ -170,7 +145,7 @@ class Synthesis {
       choices.push_back(candidates(op, pinned_threads));
       if (report_enabled("search")) {
         int feasible = 0, infeasible = 0;
-        report("search", "candidates for " + where(*op) + " (" +
+        report("search", "candidates for " + ir::op_where(*op) + " (" +
                              std::to_string(choices.back().size()) + "):");
         for (const MmaChoice& c : choices.back()) {
           int& n = c.feasible ? feasible : infeasible;
@@ -237,7 +212,7 @@ class Synthesis {
     if (!threads) threads = 128;
     for (size_t i = 0; i < mmas.size(); ++i) {
       const MmaChoice& c = choices[i][best_pick[i]];
-      report("search", "chose for " + where(*mmas[i]) + ": " + c.str());
+      report("search", "chose for " + ir::op_where(*mmas[i]) + ": " + c.str());
     }
     State s = solve(mmas, choices, best_pick, threads);
     apply(s, mmas, choices, best_pick, threads);
@@ -275,7 +250,8 @@ class Synthesis {
       for (MmaChoice& ch : list) {
         if (ch.atom.group_threads != 128) kept.push_back(std::move(ch));
       }
-      if (kept.size() != list.size()) report("search", "no wgmma for " + where(*op) + ": " + why);
+      if (kept.size() != list.size())
+        report("search", "no wgmma for " + ir::op_where(*op) + ": " + why);
       list = std::move(kept);
     }
     // A pinned atom or tiling restricts the search to it.
@@ -314,7 +290,7 @@ class Synthesis {
         if (same_tv(ch.c, pinned)) kept.push_back(std::move(ch));
       }
       if (kept.empty()) {
-        user_error(op->loc(), "mma: the pinned layout ", pinned.str(), " of ", value_str(v),
+        user_error(op->loc(), "mma: the pinned layout ", pinned.str(), " of ", ir::value_ref(v),
                    " is not the accumulator of any atom tiling; the best tiling gives ",
                    list.empty() ? std::string("nothing") : list.front().c.str(), " (",
                    list.empty() ? std::string("no atom") : list.front().atom.name, ")");
@@ -333,7 +309,7 @@ class Synthesis {
       v = v->def()->operand(0);
     }
     auto no = [&](const std::string& w) {
-      *why = value_str(op->operand(i)) + " " + w;
+      *why = ir::value_ref(op->operand(i)) + " " + w;
       return false;
     };
     if (v->type().space() != MemorySpace::shared || !v->def() || v->def()->kind() != OpKind::copy ||
@@ -656,7 +632,8 @@ class Synthesis {
       if (s.pinned.count(v)) {
         user_error(v->def() ? v->def()->loc() : kernel_->loc(),
                    v->def() ? std::string(v->def()->name()) : std::string("for"), ": ",
-                   value_str(v), " is pinned to ", held, " but its producer makes ", text(made));
+                   ir::value_ref(v), " is pinned to ", held, " but its producer makes ",
+                   text(made));
       }
       std::vector<Use> users = uses_[v];
       v->set_type(v->type().with_layout(text(made)));
@@ -679,7 +656,7 @@ class Synthesis {
           b.create(OpKind::rearrange, {v}, {v->type().with_layout(text(f.want))}, at->loc());
       r->result()->set_name(v->name() + "_r");
       f.op->set_operand(f.index, r->result());
-      report("search", "rearrange " + value_str(v) + " for " + where(*f.op) + ": " +
+      report("search", "rearrange " + ir::value_ref(v) + " for " + ir::op_where(*f.op) + ": " +
                            v->type().layout() + " -> " + text(f.want));
     }
     if (grid_ && !grid_->has_attr("threads"))
