@@ -288,4 +288,18 @@ std::string op_where(const Operation& op) {
          std::to_string(l.line) + ":" + std::to_string(l.column);
 }
 
+bool is_mainloop(const Operation& op) {
+  if (op.kind() != OpKind::for_) return false;
+  for (const auto& inner : op.region(0)->ops()) {
+    if (inner->kind() == OpKind::copy && inner->num_results() == 1 &&
+        inner->result()->type().is_tensor() &&
+        inner->result()->type().space() == MemorySpace::shared && inner->num_operands() >= 1 &&
+        inner->operand(0)->type().is_tensor() &&
+        inner->operand(0)->type().space() == MemorySpace::global) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace tessel::ir

@@ -243,6 +243,11 @@ struct Module {
   Operation* find_kernel(std::string_view name) const;
 };
 
+// A mainloop: a `for` whose body (directly, not in a nested region) copies a global tile into
+// shared memory. The loops that pipelining (pipeline-loops) and block ordering (raster-blocks)
+// act on.
+bool is_mainloop(const Operation& op);
+
 // How diagnostics and reports name things: "%name" ("%?" for an unnamed value), and an op as
 // "NAME at FILE:LINE:COLUMN" (just NAME when its location is unknown).
 std::string value_ref(const Value* v);

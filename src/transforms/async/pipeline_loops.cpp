@@ -66,19 +66,6 @@ bool is_shared_copy(const Operation& op) {
          op.result()->type().space() == MemorySpace::shared;
 }
 
-bool is_global_to_shared_copy(const Operation& op) {
-  return is_shared_copy(op) && op.num_operands() >= 1 && op.operand(0)->type().is_tensor() &&
-         op.operand(0)->type().space() == MemorySpace::global;
-}
-
-bool is_mainloop(const Operation& op) {
-  if (op.kind() != OpKind::for_) return false;
-  for (const auto& inner : op.region(0)->ops()) {
-    if (is_global_to_shared_copy(*inner)) return true;
-  }
-  return false;
-}
-
 // Shared and register tensors have static shapes (the verifier's rule).
 int64_t elements(const Operation& op, const Value* v) {
   const Type& t = v->type();
@@ -149,7 +136,7 @@ class Planner {
     ir::walk(kernel_, [&](Operation* op) {
       if (op->kind() == OpKind::block_grid && op->has_attr("target"))
         target_ = target::cuda::Target::named(op->str_attr("target"));
-      if (is_mainloop(*op)) loops_.push_back(collect(op));
+      if (ir::is_mainloop(*op)) loops_.push_back(collect(op));
     });
     if (loops_.empty()) return;
     other_bytes_ = other_shared_bytes();

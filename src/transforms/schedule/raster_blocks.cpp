@@ -5,28 +5,15 @@
 namespace tessel::transforms {
 namespace {
 
-using ir::MemorySpace;
 using ir::Operation;
 using ir::OpKind;
-
-bool is_mainloop(const Operation& op) {
-  if (op.kind() != OpKind::for_) return false;
-  for (const auto& inner : op.region(0)->ops()) {
-    if (inner->kind() == OpKind::copy && inner->num_results() == 1 &&
-        inner->result()->type().space() == MemorySpace::shared &&
-        inner->operand(0)->type().space() == MemorySpace::global) {
-      return true;
-    }
-  }
-  return false;
-}
 
 void raster_kernel(Operation* kernel) {
   Operation* grid = nullptr;
   bool mainloop = false;
   ir::walk(kernel, [&](Operation* op) {
     if (op->kind() == OpKind::block_grid) grid = op;
-    mainloop = mainloop || is_mainloop(*op);
+    mainloop = mainloop || ir::is_mainloop(*op);
   });
   if (!grid) return;
   if (grid->has_attr("raster_group")) {
