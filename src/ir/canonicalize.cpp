@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "ir/async.h"
 #include "ir/int_arith.h"
 
 namespace tessel::ir {
@@ -24,6 +25,10 @@ bool is_pure(const Operation& op) {
   switch (op.kind()) {
     case OpKind::copy:
       return op.num_operands() == 1;  // a load into a new tensor; a store has an effect
+    case OpKind::transpose:
+    case OpKind::aref_slot:
+    case OpKind::aref:
+      return true;
     case OpKind::yield:
     case OpKind::call_external:
     case OpKind::block_grid:  // declares the grid
@@ -39,7 +44,8 @@ bool is_pure(const Operation& op) {
       return true;
     }
     default:
-      return true;
+      // Roles, aref and barrier traffic, wgmma groups: effects on other threads.
+      return !is_async_op(op.kind());
   }
 }
 

@@ -54,6 +54,22 @@ constexpr OpInfo kOps[] = {
     {OpKind::cmp, "cmp", 2},
     {OpKind::select, "select", 3},
     {OpKind::fma, "fma", 3},
+    {OpKind::warp_group, "warp_group", 0},
+    {OpKind::aref, "aref", 0},
+    {OpKind::aref_acquire, "aref_acquire", 0},
+    {OpKind::aref_commit, "aref_commit", 0},
+    {OpKind::aref_wait, "aref_wait", 0},
+    {OpKind::aref_release, "aref_release", 0},
+    {OpKind::mma_commit, "mma_commit", 0},
+    {OpKind::mma_wait, "mma_wait", 0},
+    {OpKind::mbarrier_init, "mbarrier_init", 0},
+    {OpKind::block_sync, "block_sync", 0},
+    {OpKind::aref_slot, "aref_slot", 0},
+    {OpKind::mbarrier_wait, "mbarrier_wait", 0},
+    {OpKind::mbarrier_arrive, "mbarrier_arrive", 0},
+    {OpKind::mbarrier_expect_tx, "mbarrier_expect_tx", 0},
+    {OpKind::copy_async, "copy_async", 0},
+    {OpKind::setmaxnreg, "setmaxnreg", 0},
 };
 
 }  // namespace

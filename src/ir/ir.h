@@ -87,6 +87,24 @@ enum class OpKind {
   // elementwise, ternary
   select,
   fma,
+  // asynchrony (src/ir/async.h): roles and arefs ...
+  warp_group,
+  aref,
+  aref_acquire,
+  aref_commit,
+  aref_wait,
+  aref_release,
+  mma_commit,
+  mma_wait,
+  // ... and what arefs lower to
+  mbarrier_init,
+  block_sync,
+  aref_slot,
+  mbarrier_wait,
+  mbarrier_arrive,
+  mbarrier_expect_tx,
+  copy_async,
+  setmaxnreg,
 };
 
 // Static facts about an op kind.

@@ -174,6 +174,20 @@ class Parser {
       if (peek() == '<') fail("scalar type ", head, " takes no parameters");
       return Type::scalar(*kind);
     }
+    if (head == "aref") {
+      expect('<', "after aref");
+      std::vector<Type> buffers = type_list();
+      expect('>', "to close the aref type");
+      return Type::aref(std::move(buffers));
+    }
+    if (head == "mbarrier") {
+      expect('<', "after mbarrier");
+      skip_ws();
+      int64_t count = integer();
+      if (count <= 0) fail_at(loc, "an mbarrier array needs at least one barrier");
+      expect('>', "to close the mbarrier type");
+      return Type::mbarrier(count);
+    }
     auto space = parse_memory_space(head);
     if (!space) fail_at(loc, "unknown type '", head, "'");
     if (peek() != '<') fail("expected '<' after ", head);
@@ -451,6 +465,11 @@ class Parser {
       if (peek() == ':') {
         get();
         types = type_list();
+      }
+      if (*kind == OpKind::warp_group) {
+        scopes_.emplace_back();
+        region_body(raw->add_region());
+        scopes_.pop_back();
       }
     }
     if (types.size() != result_names.size()) {

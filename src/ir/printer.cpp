@@ -114,6 +114,13 @@ class Printer {
     for (int i = 0; i < op.num_operands(); ++i) out_ << (i ? ", " : " ") << use(op.operand(i));
     attributes(op);
     result_types(op);
+    // A generic op with a region (a warp_group): the region follows, one op per line.
+    for (const auto& region : op.regions()) {
+      out_ << " {\n";
+      block(*region, depth + 1);
+      indent(depth);
+      out_ << "}";
+    }
     out_ << "\n";
   }
 

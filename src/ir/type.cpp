@@ -136,7 +136,7 @@ Type Type::scalar(ScalarKind kind) {
 
 Type Type::tensor(ScalarKind element, Shape shape, MemorySpace space, std::string layout) {
   Type t;
-  t.is_tensor_ = true;
+  t.kind_ = Kind::tensor;
   t.element_ = element;
   t.shape_ = std::move(shape);
   t.space_ = space;
@@ -168,6 +168,20 @@ Type Type::with_layout(std::string layout) const {
   return t;
 }
 
+Type Type::aref(std::vector<Type> buffers) {
+  Type t;
+  t.kind_ = Kind::aref;
+  t.buffers_ = std::move(buffers);
+  return t;
+}
+
+Type Type::mbarrier(int64_t count) {
+  Type t;
+  t.kind_ = Kind::mbarrier;
+  t.count_ = count;
+  return t;
+}
+
 std::vector<int64_t> Type::static_shape() const {
   std::vector<int64_t> out;
   for (const Extent& e : shape_) {
@@ -178,7 +192,13 @@ std::vector<int64_t> Type::static_shape() const {
 }
 
 std::string Type::str() const {
-  if (!is_tensor_) return std::string(to_string(element_));
+  if (kind_ == Kind::aref) {
+    std::string out = "aref<";
+    for (size_t i = 0; i < buffers_.size(); ++i) out += (i ? ", " : "") + buffers_[i].str();
+    return out + ">";
+  }
+  if (kind_ == Kind::mbarrier) return "mbarrier<" + std::to_string(count_) + ">";
+  if (kind_ == Kind::scalar) return std::string(to_string(element_));
   std::string out = std::string(to_string(space_)) + "<" + std::string(to_string(element_));
   if (!layout_.empty()) out += ", " + layout_;
   return out + ">" + to_string(shape_);

@@ -63,15 +63,28 @@ using Shape = std::vector<Extent>;
 std::string to_string(const Shape& shape);  // "[M,64]"
 bool is_static(const Shape& shape);
 
-// A scalar or a tensor type. Equality is structural.
+// A scalar, a tensor, or one of the two kinds of value that asynchrony is made of (src/ir/async.h):
+// an aref, `aref<T1, T2, ...>` (a ring of slots in shared memory, each slot holding one buffer of
+// each listed shared tensor type), and an array of mbarriers, `mbarrier<N>`. Equality is
+// structural.
 class Type {
  public:
+  enum class Kind { scalar, tensor, aref, mbarrier };
+
   Type() = default;
   static Type scalar(ScalarKind kind);
   static Type tensor(ScalarKind element, Shape shape, MemorySpace space, std::string layout = {});
+  static Type aref(std::vector<Type> buffers);
+  static Type mbarrier(int64_t count);
 
-  bool is_scalar() const { return !is_tensor_; }
-  bool is_tensor() const { return is_tensor_; }
+  Kind kind() const { return kind_; }
+  bool is_scalar() const { return kind_ == Kind::scalar; }
+  bool is_tensor() const { return kind_ == Kind::tensor; }
+  bool is_aref() const { return kind_ == Kind::aref; }
+  bool is_mbarrier() const { return kind_ == Kind::mbarrier; }
+  // An aref's buffer types (one per buffer of a slot); an mbarrier array's barrier count.
+  const std::vector<Type>& buffers() const { return buffers_; }
+  int64_t count() const { return count_; }
   ScalarKind element() const { return element_; }  // the scalar kind for a scalar type
   const Shape& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }
@@ -92,7 +105,9 @@ class Type {
   bool operator==(const Type&) const = default;
 
  private:
-  bool is_tensor_ = false;
+  Kind kind_ = Kind::scalar;
+  std::vector<Type> buffers_;
+  int64_t count_ = 0;
   ScalarKind element_ = ScalarKind::f32;
   Shape shape_;
   MemorySpace space_ = MemorySpace::reg;

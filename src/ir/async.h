@@ -1,0 +1,90 @@
+// Asynchrony as IR: warp roles, arefs, mbarriers and wgmma groups — their ops, text and rules.
+//
+// A tile program says what one block computes, in program order. Warp specialization (paper 001,
+// Tawa, §III) splits it into *roles* — groups of warps that run different code at the same time —
+// connected by *arefs*. Everything that makes that work is an op of this IR, created by passes
+// (src/transforms/async/), printed, parsed, verified (verify_async.cpp), run by the interpreter
+// with the roles interleaved, and translated op by op by the emitter. Two levels:
+//
+// Level 1, arefs (made by warp-specialize; depths set by pipeline):
+//
+//   %ring = aref {slots = D} : aref<shared<f16, L1>[128,64], shared<f16, L2>[256,64]>
+//       A ring of D slots in shared memory; each slot holds one buffer of each listed type. Made at
+//       the top level of a kernel, before its roles. `slots` is 1 until the pipeline pass decides.
+//   warp_group {role = producer, first_thread = 0, threads = 128, issue = one} { ... }
+//   warp_group {role = consumer, first_thread = 128, threads = 256} { ... }
+//       A role: threads [first_thread, first_thread + threads) of the block run the region, all at
+//       once with the kernel's other roles (threads is a multiple of 128: setmaxnreg acts on whole
+//       warpgroups). Register tensors in the region have thread-value layouts over the role's
+//       threads, numbered from 0. `issue = one`: the region is run by one elected thread of the
+//       role (a TMA producer), the others idle. A role has no results; roles communicate only
+//       through arefs (level 1) or barriers and shared memory (level 2). Roles sit at the top
+//       level of the kernel, after every op that all threads run; the block_grid op's `threads`
+//       is the sum of its roles' threads.
+//   %a, %b = aref_acquire %ring, %n : shared<...>, shared<...>    (producer)
+//       Waits until slot n % D is free — its previous use, sequence number n - D, was released —
+//       and returns the slot's buffers, which the producer then fills (copy into them).
+//   aref_commit %ring, %n                                          (producer)
+//       The slot of sequence number n holds its data. (Tawa's `put` is acquire + copy + commit.)
+//   %a, %b = aref_wait %ring, %n : shared<...>, shared<...>        (consumer)
+//       Waits until sequence number n was committed, returns the slot's buffers. (Tawa's `get`.)
+//   aref_release %ring, %n                                         (consumer)
+//       The consumer is done reading sequence number n; its slot may be reused. (`consumed`.)
+//   The sequence number %n is an index value: each role that uses an aref uses numbers 0, 1, 2, ...
+//   in order (in a persistent kernel they keep counting across tiles). Slot and phase are derived:
+//   slot n % D, phase n / D. One producer role and one consumer role per aref.
+//
+//   mma_commit                   closes the group of wgmma-backed mma ops issued since the last
+//                                commit (wgmma.commit_group).
+//   mma_wait {pending = P}       waits until at most P committed groups are in flight
+//                                (wgmma.wait_group P).
+//       An mma with a wgmma atom and the `async` attribute runs asynchronously: it reads its shared
+//       operands at any time until the mma_wait that retires its group, and its result may be used
+//       only by the next async mma (as its accumulator), by a yield, or after that mma_wait. An
+//       mma without `async` completes before the next op. The pipeline pass makes mmas async and
+//       moves aref_release of sequence number n to after the wait that retires n's group.
+//
+// Level 2, barriers (made by lower-arefs; after it the IR names every barrier and every wait):
+//
+//   %full = mbarrier_init {arrivals = 1} : mbarrier<D>
+//       D mbarriers in shared memory, each completing a phase when `arrivals` arrivals (and every
+//       expected transaction byte) have come. Top level of the kernel; thread 0 initializes them.
+//   block_sync                   every thread of the block (__syncthreads): after mbarrier_init.
+//   %bufs... = aref_slot %ring, %s : shared<...>, ...   the buffers of slot %s (no waiting).
+//   mbarrier_wait %bars, %i, %parity      waits until the phase of bars[i] with that parity
+//                                         (0 or 1) completed; a fresh barrier's "previous phase"
+//                                         (parity 1) counts as completed (HOPPER.md §5).
+//   mbarrier_arrive %bars, %i {by = warpgroup}   one arrival on bars[i] from each warpgroup of the
+//                                         role (`by = warp`: each warp; `thread`: each thread;
+//                                         `one`: one thread of the role).
+//   mbarrier_expect_tx %bars, %i {bytes = B}     one arrival that also expects B more bytes.
+//   copy_async %tile, %dst, %bars, %i {atom = "tma.load..."}   a TMA load of a global tile into a
+//                                         shared buffer that completes its bytes on bars[i].
+//   setmaxnreg {count = 40, mode = dec}   the role's per-thread register budget (first op of a
+//                                         role: producer down, consumers up).
+//
+// Level 2 is what the protocol check (check-protocol) reasons about, and what the emitter
+// translates: mbarrier ops become tessel::device::mbarrier_* calls, copy_async a TMA load, and so
+// on; the emitter adds no wait or arrive of its own.
+#pragma once
+
+#include <string>
+
+#include "ir/ir.h"
+
+namespace tessel::ir {
+
+// Whether `kind` is one of the ops above (warp_group and aref_* through setmaxnreg).
+bool is_async_op(OpKind kind);
+
+// The warp_group op that `op` is nested in (null outside roles).
+const Operation* enclosing_role(const Operation& op);
+
+// The `aref` op that made an aref value (null for a value that is not one).
+const Operation* aref_def(const Value* v);
+
+// Checks one async op's operands, results and attributes; throws UserError naming the op.
+// `in_role`: the op is inside a warp_group.
+void verify_async_op(const Operation& op);
+
+}  // namespace tessel::ir
