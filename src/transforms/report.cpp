@@ -6,7 +6,11 @@
 
 #include "ir/pass.h"
 #include "support/diagnostics.h"
+#include "transforms/async/check_protocol.h"
+#include "transforms/async/lower_arefs.h"
+#include "transforms/async/pipeline_arefs.h"
 #include "transforms/async/pipeline_loops.h"
+#include "transforms/async/warp_specialize.h"
 #include "transforms/schedule/raster_blocks.h"
 #include "transforms/layout/shared_layouts_pass.h"
 #include "transforms/layout/synthesize_layouts.h"
@@ -76,6 +80,22 @@ void register_passes() {
                      "the order of a 2-D grid's blocks for L2 reuse: groups of 8 along dimension 0 "
                      "in kernels with a mainloop",
                      [](ir::Module& m) { raster_blocks(m); }});
+  ir::register_pass({"warp-specialize",
+                     "a TMA producer role and consumer roles connected by an aref, from an "
+                     "unannotated mainloop (Tawa §III-C)",
+                     [](ir::Module& m) { warp_specialize(m); }});
+  ir::register_pass({"pipeline-arefs",
+                     "aref ring depth (slots) from the shared-memory budget and wgmma groups in "
+                     "flight (Tawa §III-D)",
+                     [](ir::Module& m) { pipeline_arefs(m); }});
+  ir::register_pass({"lower-arefs",
+                     "arefs to mbarriers with phase parity, arrive counts and transaction bytes; "
+                     "setmaxnreg for the register split",
+                     [](ir::Module& m) { lower_arefs(m); }});
+  ir::register_pass({"check-protocol",
+                     "the barrier protocol after lower-arefs: every wait matched, parities, arrive "
+                     "counts, no slot written before it is released",
+                     [](ir::Module& m) { check_protocol(m); }});
 }
 
 }  // namespace tessel::transforms
