@@ -58,7 +58,9 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   // an older tessel is never reused by a newer one.
   hasher.update(std::string("tessel-compile-v2\n") + TESSEL_LOWERING_HASH + "\n" + target.name() +
                 "\n" + ir::print_kernel(kernel));
-  for (const std::string& pass : pipeline::lowering_passes()) hasher.update(pass + ",");
+  for (const std::string& pass :
+       options.passes.empty() ? pipeline::lowering_passes() : options.passes)
+    hasher.update(pass + ",");
   for (const std::string& flag : options.nvrtc_flags) hasher.update(flag + ",");
   hasher.update("nvrtc-arch:" + options.nvrtc_arch);
   std::string key = hasher.hex();
@@ -155,6 +157,7 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
       pipeline_options.print_after_all = options.print_after_all;
       pipeline_options.dump = options.dump;
       pipeline_options.timing = options.timing;
+      pipeline_options.passes = options.passes;
       pipeline::lower(*out.module_, pipeline_options);
       out.lowered_ir_ = ir::print(*out.module_);
     }

@@ -33,6 +33,8 @@ struct CompileOptions {
   // loads: an sm_80-path kernel runs on an H100 when compiled with nvrtc_arch = "sm_90a" (an
   // sm_80 cubin does not load there). See native_arch().
   std::string nvrtc_arch;
+  // Passes to run instead of the default pipeline (pipeline::PipelineOptions::passes).
+  std::vector<std::string> passes;
 };
 
 // A global tensor argument: device memory and the shape it has (row-major, contiguous).

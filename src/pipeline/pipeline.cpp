@@ -45,7 +45,8 @@ void lower(ir::Module& module, const PipelineOptions& options) {
   const char* env = std::getenv("TESSEL_DUMP_IR");
   bool dump = options.print_after_all || (env && std::string(env) == "1");
   std::ostream* out = options.dump ? options.dump : &std::cerr;
-  ir::run_passes_timed(module, lowering_passes(), dump, out, options.timing);
+  ir::run_passes_timed(module, options.passes.empty() ? lowering_passes() : options.passes, dump,
+                       out, options.timing);
   check_lowered(module);
 }
 

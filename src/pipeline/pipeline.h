@@ -17,12 +17,15 @@ struct PipelineOptions {
   std::ostream* dump = nullptr;
   // One line per pass, "pass NAME: 0.123 ms (verify 0.045 ms)", when not null.
   std::ostream* timing = nullptr;
+  // Passes to run instead of lowering_passes() (e.g. {"verify"} for IR that is lowered already,
+  // hand-edited lowered IR, or a pipeline under study); empty: the default list.
+  std::vector<std::string> passes;
 };
 
 // The passes `lower` runs, in order.
 std::vector<std::string> lowering_passes();
 
-// Runs lowering_passes() on `module`, then checks that the result is lowered: every register tensor
+// Runs lowering_passes() (or options.passes) on `module`, then checks that the result is lowered: every register tensor
 // has a thread-value layout (the emitter's contract). UserError naming the first value without one.
 void lower(ir::Module& module, const PipelineOptions& options = {});
 

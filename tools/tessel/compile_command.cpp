@@ -13,7 +13,7 @@ namespace tessel::tool {
 namespace {
 
 int run_compile(const std::vector<std::string>& args) {
-  std::string file, emit = "cuda", kernel_name, arch = "sm_90a", output;
+  std::string file, emit = "cuda", kernel_name, arch = "sm_90a", output, passes_text;
   bool print_after_all = false, time_passes = false, time_compile = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -35,6 +35,8 @@ int run_compile(const std::vector<std::string>& args) {
       } else {
         output = value("--output");
       }
+    } else if (arg.rfind("--passes", 0) == 0) {
+      passes_text = value("--passes");
     } else if (arg == "--print-after-all") {
       print_after_all = true;
     } else if (arg == "--time-passes") {
@@ -76,6 +78,13 @@ int run_compile(const std::vector<std::string>& args) {
   std::ostringstream timing;
   if (time_passes) options.timing = &timing;
   options.compile_cubin = emit == "cubin";
+  // --passes=a,b replaces the default pipeline (--passes=verify: the input is lowered IR already).
+  for (size_t p = 0; !passes_text.empty() && p <= passes_text.size();) {
+    size_t q = passes_text.find(',', p);
+    if (q == std::string::npos) q = passes_text.size();
+    if (q > p) options.passes.push_back(passes_text.substr(p, q - p));
+    p = q + 1;
+  }
   CompiledKernel compiled = compile(*kernel, target, options);
   std::string result;
   if (emit == "ir") result = compiled.lowered_ir();
@@ -104,11 +113,13 @@ int run_compile(const std::vector<std::string>& args) {
 const bool registered = register_command(
     {"compile", "compile a textual kernel to lowered IR, CUDA C++, PTX or a cubin",
      "usage: tessel compile FILE [--emit=ir|cuda|ptx|cubin] [--target=sm_90a|sm_80]\n"
-     "                      [--kernel NAME] [-o FILE] [--print-after-all] [--time-passes] "
-     "[--time]\n"
+     "                      [--kernel NAME] [-o FILE] [--passes=a,b] [--print-after-all]\n"
+     "                      [--time-passes] [--time]\n"
      "  Runs the pass pipeline on the kernel (the first in FILE unless --kernel), then prints the\n"
      "  lowered IR, the generated CUDA C++ (default) or its PTX, or writes the cubin (-o needed).\n"
      "  Register tensors need thread-value layouts (pinned, or from layout synthesis).\n"
+     "  --passes=a,b runs those passes instead of the pipeline (--passes=verify: FILE is lowered\n"
+     "  IR already, e.g. the output of --emit=ir edited by hand).\n"
      "  TESSEL_DUMP_IR=1 or --print-after-all prints the IR after every pass; --time-passes times\n"
      "  each pass (and so runs them all); --time prints the compile's phases, cache hits "
      "included.\n",

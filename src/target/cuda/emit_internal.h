@@ -186,6 +186,7 @@ class Emitter {
   void reduce(const Operation& op);
 
   void for_op(const Operation& op);
+  bool zero_start_accumulator(const Operation& op, int i);
 
   // ---- shared memory, mma and pipelined loops ----------------------------------------------
   // A loop whose body copies global tiles into shared memory is a mainloop: its copies run
@@ -198,6 +199,28 @@ class Emitter {
   int64_t alloc_shared(int64_t bytes, int64_t align);
   // sm_90a (emit_tma_wgmma.cpp): TMA loads completing on mbarriers, wgmma from shared memory.
   void tma_wgmma_mainloop(const Operation& for_op);
+  // The wgmma instances of one mma over K-major 128B-swizzled shared tiles: A [a_rows, a_cols]
+  // at a_base, B the transpose of [b_rows, b_cols] at b_base (C expressions of `unsigned char*`),
+  // accumulating in place into the mma's accumulator operand; `scale_d`, when not empty, is the
+  // C condition under which the first k-step accumulates (else it overwrites). Checks that the
+  // accumulator's layout holds every instance's registers as one contiguous run.
+  void wgmma_ss(const Operation& mma, const std::string& a_base, int64_t a_rows, int64_t a_cols,
+                const std::string& b_base, int64_t b_rows, int64_t b_cols,
+                const std::string& scale_d);
+  // ---- asynchrony (emit_async.cpp): roles, arefs, mbarriers, TMA, wgmma groups ------------
+  bool has_roles() const;
+  // The threads that run `op`: its role's, or the block's outside roles.
+  int64_t threads_of(const Operation& op) const;
+  void async_op(const Operation& op);
+  void warp_group(const Operation& op);
+  void aref(const Operation& op);
+  void copy_async(const Operation& op);
+  void wgmma_op(const Operation& op);
+  void if_op(const Operation& op);
+  void cmp(const Operation& op);
+  void shared_transpose(const Operation& op);
+  // "&bars[index]" for an op whose operands i, i + 1 are an mbarrier array and an index.
+  std::string barrier(const Operation& op, int i);
   // sm_80 (emit_cp_async_mma.cpp): cp.async (or plain) copies, ldmatrix, mma.sync.
   void cp_async_mma_mainloop(const Operation& for_op);
   // ---- sm_80 path (owned by emit_cp_async_mma.cpp) ----
@@ -224,6 +247,20 @@ class Emitter {
   std::vector<std::string> prologue_;  // lines emitted at the top of the kernel, after the layouts
   // Declarations of parameters added while emitting the body (out_.params has their entries).
   std::vector<std::string> extra_params_;
+  // Asynchrony: an aref's ring (per buffer: offset of slot 0 and bytes per slot), mbarrier arrays
+  // (the C pointer), TMA descriptors by tensor:box:swizzle, whether the current role is run by one
+  // elected thread, the accumulators of the current role's async mmas (fenced after each wait),
+  // and accumulators that start at zero: the C condition under which their first wgmma adds.
+  struct Ring {
+    std::vector<int64_t> offset, bytes;
+  };
+  std::unordered_map<const Value*, Ring> rings_;
+  std::unordered_map<const Value*, std::string> barriers_;
+  std::map<std::string, std::string> descriptors_;
+  bool roles_ = false;
+  bool issue_one_ = false;
+  std::vector<std::string> async_accumulators_;
+  std::unordered_map<const Value*, std::string> zero_start_;
 };
 
 }  // namespace tessel::target::cuda::detail

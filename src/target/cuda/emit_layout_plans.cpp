@@ -26,7 +26,14 @@ const Plan* Emitter::plan_for(const Operation& op, const Type& t) {
   }
   auto key = t.layout() + "|" + ir::to_string(t.shape());
   auto it = plan_index_.find(key);
-  if (it != plan_index_.end()) return it->second;
+  if (it != plan_index_.end()) {
+    if (roles_ && it->second->threads != threads_of(op)) {
+      unsupported(op, "result has a layout over " + std::to_string(it->second->threads) +
+                          " threads but its role has " + std::to_string(threads_of(op)) + " (" +
+                          t.str() + ")");
+    }
+    return it->second;
+  }
   if (!is_static(t.shape()))
     unsupported(op, "needs a register tensor of static shape, not " + t.str());
   std::vector<int64_t> tile = t.static_shape();
@@ -40,7 +47,12 @@ const Plan* Emitter::plan_for(const Operation& op, const Type& t) {
   plan->threads = tv.num_threads();
   plan->values = tv.num_values();
   if (threads_ == 0) threads_ = plan->threads;
-  if (plan->threads != threads_) {
+  if (roles_ && plan->threads != threads_of(op)) {
+    unsupported(op, "result has a layout over " + std::to_string(plan->threads) +
+                        " threads but its role has " + std::to_string(threads_of(op)) + " (" +
+                        t.str() + ")");
+  }
+  if (!roles_ && plan->threads != threads_) {
     unsupported(op, "result has a layout over " + std::to_string(plan->threads) +
                         " threads but the kernel's other register tensors use " +
                         std::to_string(threads_) + " (" + t.str() + ")");

@@ -273,13 +273,7 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
   --indent_;
   line("}");
 
-  // ---- the wgmma instances of each mma, found by evaluating the accumulator layout ----
-  struct Instance {
-    int64_t m0 = 0, n0 = 0;  // origin in the accumulator tile
-    int64_t base = 0;        // first accumulator value
-  };
-  std::string wg = fresh("warpgroup");
-  line("const int " + wg + " = tid / 128;");
+  // ---- the loop: wait, the wgmma instances of each mma (wgmma_ss), release, refill ----
   std::string k = fresh(iv->name());
   scalars_[iv] = k;
   line("for (int " + k + " = 0; " + k + " < " + trip + "; ++" + k + ") {");
@@ -294,19 +288,6 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
   for (const auto& c : carried) line("tessel::device::wgmma_fence_operand(" + c + ");");
   line("tessel::device::wgmma_fence();");
   for (const Operation* mma : mmas) {
-    static const std::regex atom_re(R"(wgmma\.m64n(\d+)k16\.f32\.(f16|bf16)\.ss)");
-    std::smatch m;
-    std::string atom = mma->has_attr("atom") ? mma->str_attr("atom") : "";
-    if (!std::regex_match(atom, m, atom_re)) {
-      unsupported(*mma, "has atom '" + atom +
-                            "'; the TMA mainloop issues wgmma.m64nNk16.f32.{f16,bf16}.ss");
-    }
-    const int64_t atom_n = std::stoll(m[1]);
-    const std::string type = m[2] == "f16" ? "f16" : "bf16";
-    const Reg& acc = reg(*mma, mma->operand(2));
-    const Plan& plan = *acc.plan;
-    if (plan.tile.size() != 2) unsupported(*mma, "needs a 2-D accumulator");
-    const int64_t tile_m = plan.tile[0], tile_n = plan.tile[1];
     // A: a shared tile [M, K] (K-major); B: the transpose of a shared [N, K] tile (K-major).
     auto source_copy = [&](const Value* v, bool transposed) -> const TmaCopy& {
       const Value* s = v;
@@ -327,103 +308,14 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
     };
     const TmaCopy& a = source_copy(mma->operand(0), false);
     const TmaCopy& b = source_copy(mma->operand(1), true);
-    const int64_t tile_k = a.cols;
-    if (a.rows != tile_m || b.rows != tile_n || b.cols != tile_k) {
-      unsupported(*mma, "operand tiles do not match the accumulator " + std::to_string(tile_m) +
-                            "x" + std::to_string(tile_n));
-    }
-    // For every warpgroup, the atom instances it holds: origin (m0, n0) and the accumulator value
-    // that the instance's register 0 is; registers must follow contiguously, the same run for
-    // every thread of the warpgroup.
-    const int64_t regs = atom_n / 2;
-    const int64_t groups = threads_ / 128;
-    std::vector<std::vector<Instance>> per_group(groups);
-    for (int64_t g = 0; g < groups; ++g) {
-      std::map<std::vector<int64_t>, int64_t> where;  // coordinate -> value, for thread 128g
-      for (int64_t v = 0; v < plan.values; ++v) where[plan.coord(128 * g, v)] = v;
-      std::vector<bool> covered(plan.values, false);
-      for (int64_t m0 = 0; m0 < tile_m; m0 += 64) {
-        for (int64_t n0 = 0; n0 < tile_n; n0 += atom_n) {
-          auto [r0, c0] = wgmma_c(0, 0);
-          auto it = where.find({m0 + r0, n0 + c0});
-          if (it == where.end()) continue;  // another warpgroup's instance
-          Instance in{m0, n0, it->second};
-          bool ok = in.base + regs <= plan.values;
-          for (int64_t t = 0; ok && t < 128; ++t) {
-            for (int64_t i = 0; ok && i < regs; ++i) {
-              auto [r, c] = wgmma_c(t, i);
-              ok = plan.coord(128 * g + t, in.base + i) == std::vector<int64_t>{m0 + r, n0 + c};
-            }
-          }
-          if (!ok) {
-            unsupported(*mma, "accumulator layout " + plan.text +
-                                  " does not hold each wgmma instance's registers as one "
-                                  "contiguous run of values");
-          }
-          for (int64_t i = 0; i < regs; ++i) covered[in.base + i] = true;
-          per_group[g].push_back(in);
-        }
-      }
-      if (std::find(covered.begin(), covered.end(), false) != covered.end()) {
-        unsupported(*mma, "accumulator layout " + plan.text +
-                              " is not covered by wgmma instances of its warpgroup");
-      }
-    }
-    // The same instance count and value runs in every warpgroup; origins may differ.
-    for (int64_t g = 1; g < groups; ++g) {
-      bool same = per_group[g].size() == per_group[0].size();
-      for (size_t i = 0; same && i < per_group[g].size(); ++i)
-        same = per_group[g][i].base == per_group[0][i].base;
-      if (!same) unsupported(*mma, "warpgroups hold different accumulator runs");
-    }
-    auto by_group = [&](auto field) {
-      // A C expression selecting per-warpgroup values, e.g. `(warpgroup == 0 ? 0 : 64)`.
-      std::vector<int64_t> values;
-      for (int64_t g = 0; g < groups; ++g) values.push_back(field(g));
-      bool uniform =
-          std::all_of(values.begin(), values.end(), [&](int64_t x) { return x == values[0]; });
-      if (uniform) return std::to_string(values[0]);
-      std::string e = std::to_string(values.back());
-      for (int64_t g = groups - 2; g >= 0; --g)
-        e = "(" + wg + " == " + std::to_string(g) + " ? " + std::to_string(values[g]) + " : " + e +
-            ")";
-      return e;
-    };
-    line("// " + std::string(mma->name()) + ": " + atom + ", " +
-         std::to_string(per_group[0].size()) + " instance(s) per warpgroup x " +
-         std::to_string(tile_k / 16) + " k-steps");
-    line("{");
-    ++indent_;
-    for (size_t i = 0; i < per_group[0].size(); ++i) {
-      std::string row = by_group([&](int64_t g) { return per_group[g][i].m0; });
-      std::string col = by_group([&](int64_t g) { return per_group[g][i].n0; });
-      std::string da = "desc_a" + std::to_string(i), db = "desc_b" + std::to_string(i);
-      // Row r of a K-major 128B-swizzled tile starts at r * 128 bytes (8-row atoms of 1024 B).
-      line("const unsigned long long " + da +
-           " = tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(tsl_smem + " +
-           std::to_string(a.offset) + " + " + slot + " * " + std::to_string(a.bytes) + " + " + row +
-           " * 128), tessel::device::SmemSwizzle::b128);");
-      line("const unsigned long long " + db +
-           " = tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(tsl_smem + " +
-           std::to_string(b.offset) + " + " + slot + " * " + std::to_string(b.bytes) + " + " + col +
-           " * 128), tessel::device::SmemSwizzle::b128);");
-    }
-    for (int64_t kk = 0; kk < tile_k / 16; ++kk) {
-      for (size_t i = 0; i < per_group[0].size(); ++i) {
-        // A k16 step inside the 128-byte swizzle row is +32 bytes of start address.
-        std::string step = std::to_string(kk * 2);
-        bool overwrite =
-            kk == 0 && std::any_of(zero_started.begin(), zero_started.end(),
-                                   [&](const ZeroStart& z) { return z.name == acc.name; });
-        line("tessel::device::wgmma_ss<" + std::to_string(atom_n) + ", tessel::device::MmaType::" +
-             type + ">(*reinterpret_cast<float(*)[" + std::to_string(regs) + "]>(" + acc.name +
-             " + " + std::to_string(per_group[0][i].base) + "), desc_a" + std::to_string(i) +
-             " + " + step + ", desc_b" + std::to_string(i) + " + " + step +
-             (overwrite ? ", " + k + " > 0" : "") + ");");
-      }
-    }
-    --indent_;
-    line("}");
+    const Reg& acc = reg(*mma, mma->operand(2));
+    bool overwrite = std::any_of(zero_started.begin(), zero_started.end(),
+                                 [&](const ZeroStart& z) { return z.name == acc.name; });
+    wgmma_ss(*mma, "tsl_smem + " + std::to_string(a.offset) + " + " + slot + " * " +
+                       std::to_string(a.bytes), a.rows, a.cols,
+             "tsl_smem + " + std::to_string(b.offset) + " + " + slot + " * " +
+                 std::to_string(b.bytes), b.rows, b.cols,
+             overwrite ? k + " > 0" : "");
   }
   line("tessel::device::wgmma_commit_group();");
   // No fence on the accumulators between the commit and the wait: ptxas counts it as a non-wgmma
@@ -463,6 +355,119 @@ void Emitter::tma_wgmma_mainloop(const Operation& op) {
          "[v] = " + z.init + "[v];");
     line("}");
   }
+}
+
+void Emitter::wgmma_ss(const Operation& mma, const std::string& a_base, int64_t a_rows,
+                       int64_t a_cols, const std::string& b_base, int64_t b_rows, int64_t b_cols,
+                       const std::string& scale_d) {
+  static const std::regex atom_re(R"(wgmma\.m64n(\d+)k16\.f32\.(f16|bf16)\.ss)");
+  std::smatch m;
+  std::string atom = mma.has_attr("atom") ? mma.str_attr("atom") : "";
+  if (!std::regex_match(atom, m, atom_re)) {
+    unsupported(mma, "has atom '" + atom + "'; sm_90a issues wgmma.m64nNk16.f32.{f16,bf16}.ss");
+  }
+  const int64_t atom_n = std::stoll(m[1]);
+  const std::string type = m[2] == "f16" ? "f16" : "bf16";
+  const Reg& acc = reg(mma, mma.operand(2));
+  const Plan& plan = *acc.plan;
+  if (plan.tile.size() != 2) unsupported(mma, "needs a 2-D accumulator");
+  const int64_t tile_m = plan.tile[0], tile_n = plan.tile[1];
+  const int64_t tile_k = a_cols;
+  if (a_rows != tile_m || b_rows != tile_n || b_cols != tile_k) {
+    unsupported(mma, "operand tiles do not match the accumulator " + std::to_string(tile_m) + "x" +
+                         std::to_string(tile_n));
+  }
+  struct Instance {
+    int64_t m0 = 0, n0 = 0;  // origin in the accumulator tile
+    int64_t base = 0;        // first accumulator value
+  };
+  // For every warpgroup, the atom instances it holds: origin (m0, n0) and the accumulator value
+  // that the instance's register 0 is; registers must follow contiguously, the same run for
+  // every thread of the warpgroup.
+  const int64_t regs = atom_n / 2;
+  const int64_t groups = plan.threads / 128;
+  if (plan.threads % 128 != 0) unsupported(mma, "with wgmma needs whole warpgroups of threads");
+  std::vector<std::vector<Instance>> per_group(groups);
+  for (int64_t g = 0; g < groups; ++g) {
+    std::map<std::vector<int64_t>, int64_t> where;  // coordinate -> value, for thread 128g
+    for (int64_t v = 0; v < plan.values; ++v) where[plan.coord(128 * g, v)] = v;
+    std::vector<bool> covered(plan.values, false);
+    for (int64_t m0 = 0; m0 < tile_m; m0 += 64) {
+      for (int64_t n0 = 0; n0 < tile_n; n0 += atom_n) {
+        auto [r0, c0] = wgmma_c(0, 0);
+        auto it = where.find({m0 + r0, n0 + c0});
+        if (it == where.end()) continue;  // another warpgroup's instance
+        Instance in{m0, n0, it->second};
+        bool ok = in.base + regs <= plan.values;
+        for (int64_t t = 0; ok && t < 128; ++t) {
+          for (int64_t i = 0; ok && i < regs; ++i) {
+            auto [r, c] = wgmma_c(t, i);
+            ok = plan.coord(128 * g + t, in.base + i) == std::vector<int64_t>{m0 + r, n0 + c};
+          }
+        }
+        if (!ok) {
+          unsupported(mma, "accumulator layout " + plan.text +
+                               " does not hold each wgmma instance's registers as one contiguous "
+                               "run of values");
+        }
+        for (int64_t i = 0; i < regs; ++i) covered[in.base + i] = true;
+        per_group[g].push_back(in);
+      }
+    }
+    if (std::find(covered.begin(), covered.end(), false) != covered.end()) {
+      unsupported(mma, "accumulator layout " + plan.text +
+                           " is not covered by wgmma instances of its warpgroup");
+    }
+  }
+  // The same instance count and value runs in every warpgroup; origins may differ.
+  for (int64_t g = 1; g < groups; ++g) {
+    bool same = per_group[g].size() == per_group[0].size();
+    for (size_t i = 0; same && i < per_group[g].size(); ++i)
+      same = per_group[g][i].base == per_group[0][i].base;
+    if (!same) unsupported(mma, "warpgroups hold different accumulator runs");
+  }
+  auto by_group = [&](auto field) {
+    // A C expression selecting per-warpgroup values, e.g. `(tid / 128 == 0 ? 0 : 64)`.
+    std::vector<int64_t> values;
+    for (int64_t g = 0; g < groups; ++g) values.push_back(field(g));
+    bool uniform =
+        std::all_of(values.begin(), values.end(), [&](int64_t x) { return x == values[0]; });
+    if (uniform) return std::to_string(values[0]);
+    std::string e = std::to_string(values.back());
+    for (int64_t g = groups - 2; g >= 0; --g)
+      e = "(tid / 128 == " + std::to_string(g) + " ? " + std::to_string(values[g]) + " : " + e +
+          ")";
+    return e;
+  };
+  line("// " + std::string(mma.name()) + ": " + atom + ", " + std::to_string(per_group[0].size()) +
+       " instance(s) per warpgroup x " + std::to_string(tile_k / 16) + " k-steps");
+  line("{");
+  ++indent_;
+  for (size_t i = 0; i < per_group[0].size(); ++i) {
+    std::string row = by_group([&](int64_t g) { return per_group[g][i].m0; });
+    std::string col = by_group([&](int64_t g) { return per_group[g][i].n0; });
+    // Row r of a K-major 128B-swizzled tile starts at r * 128 bytes (8-row atoms of 1024 B).
+    line("const unsigned long long desc_a" + std::to_string(i) +
+         " = tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" + a_base +
+         " + " + row + " * 128), tessel::device::SmemSwizzle::b128);");
+    line("const unsigned long long desc_b" + std::to_string(i) +
+         " = tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" + b_base +
+         " + " + col + " * 128), tessel::device::SmemSwizzle::b128);");
+  }
+  for (int64_t kk = 0; kk < tile_k / 16; ++kk) {
+    for (size_t i = 0; i < per_group[0].size(); ++i) {
+      // A k16 step inside the 128-byte swizzle row is +32 bytes of start address.
+      std::string step = std::to_string(kk * 2);
+      bool overwrite = kk == 0 && !scale_d.empty();
+      line("tessel::device::wgmma_ss<" + std::to_string(atom_n) + ", tessel::device::MmaType::" +
+           type + ">(*reinterpret_cast<float(*)[" + std::to_string(regs) + "]>(" + acc.name +
+           " + " + std::to_string(per_group[0][i].base) + "), desc_a" + std::to_string(i) + " + " +
+           step + ", desc_b" + std::to_string(i) + " + " + step +
+           (overwrite ? ", " + scale_d : "") + ");");
+    }
+  }
+  --indent_;
+  line("}");
 }
 
 }  // namespace tessel::target::cuda::detail

@@ -5,6 +5,9 @@
 // nothing spills. Needs no GPU (NVRTC with ptxas's verbose output in the log).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "compile/compile.h"
 #include "ir/parser.h"
 #include "runtime/compiler.h"
@@ -13,10 +16,12 @@
 namespace tessel {
 namespace {
 
-std::string ptxas_log(const std::string& name, const std::string& text = "") {
+std::string ptxas_log(const std::string& name, const std::string& text = "",
+                      std::vector<std::string> passes = {}) {
   auto module =
       ir::parse_module(text.empty() ? examples::lowered_kernels().at(name) : text, name + ".tir");
   CompileOptions options;
+  options.passes = std::move(passes);
   options.compile_cubin = false;  // the source only; compiled below with ptxas's report
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
   runtime::CompileOptions nvrtc;
@@ -49,6 +54,20 @@ TEST(EmitSm90, NonZeroStartSerializesAndPtxasSaysSo) {
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 18, "fill {value = 1.0}");
   EXPECT_NE(ptxas_log("gemm", text).find("C7515"), std::string::npos);
+}
+
+// The warp-specialized GEMM as lower-arefs leaves it (test/lit/async/gemm_barriers.tir, emitted
+// op by op): the consumer's wgmma groups stay asynchronous, the 232 registers that setmaxnreg
+// gives the consumer are enough (nothing spills), and the producer's 40 too.
+TEST(EmitSm90, WarpSpecializedGemmStaysAsynchronousAndNothingSpills) {
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/test/lit/async/gemm_barriers.tir");
+  ASSERT_TRUE(in) << "cannot read gemm_barriers.tir";
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string log = ptxas_log("gemm_barriers", text.str(), {"verify"});
+  EXPECT_NE(log.find("Used"), std::string::npos) << "no ptxas report in the log:\n" << log;
+  EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
+  EXPECT_NE(log.find("0 bytes spill stores"), std::string::npos) << log;
 }
 
 }  // namespace

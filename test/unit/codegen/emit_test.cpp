@@ -176,8 +176,8 @@ kernel @k(%A: global<f16>[16,16], %B: global<f16>[16,8], %C: global<f32>[16,8]) 
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
     EXPECT_NE(
-        std::string(e.what()).find("test.tir:7:3: error: emit: mma is not supported by the CUDA "
-                                   "emitter yet"),
+        std::string(e.what()).find("test.tir:7:3: error: emit: mma without a wgmma atom is not "
+                                   "supported by the CUDA emitter yet"),
         std::string::npos)
         << e.what();
   }

@@ -1,0 +1,363 @@
+// The ops of asynchrony (src/ir/async.h), translated one by one: roles become thread-range
+// branches with a role-local `tid`, arefs become rings of slots in the dynamic shared allocation,
+// mbarrier ops become calls of the device library's mbarrier functions, copy_async a TMA load that
+// completes on its barrier, mma with a wgmma atom the wgmma instances over shared-memory
+// descriptors, mma_commit / mma_wait the wgmma group operations.
+//
+// Nothing here decides a wait, an arrive or a parity: the IR names every one (lower-arefs wrote
+// them and check-protocol checked them). What this file adds are the instruction contracts of the
+// ops it translates:
+//  - which thread issues: an op the IR says one thread performs (`issue = one` roles, expect_tx,
+//    copy_async in a role of many threads, `by = warpgroup` arrivals) is guarded by the thread
+//    index; in an `issue = one` role the elected thread of the role's first warp runs the region
+//    after its setmaxnreg ops (setmaxnreg is per warp: every warp of the role executes it);
+//  - wgmma is .sync.aligned: a warp converges (`__syncwarp`) before issuing, after the spin of an
+//    mbarrier wait; the accumulator registers are fenced (`wgmma_fence_operand`) around the
+//    asynchronous window so that the compiler does not move their uses across it;
+//  - mbarrier_init: thread 0 initializes the barriers and fences the initialization for the
+//    async proxy (the block_sync that the IR places after it publishes them to the block).
+#include <regex>
+
+#include "ir/async.h"
+#include "target/cuda/emit_internal.h"
+
+namespace tessel::target::cuda::detail {
+namespace {
+
+// Bytes of one buffer of a shared tensor type.
+int64_t tensor_bytes(const Type& t) {
+  int64_t n = 1;
+  for (int64_t e : t.static_shape()) n *= e;
+  return n * ir::bit_width(t.element()) / 8;
+}
+
+// A swizzled shared layout ("Sw<B,M,S> o ...") repeats every 2^(B+M+S) elements; TMA and wgmma
+// need the buffer to start at a multiple of that many bytes (1024 for the 128-byte swizzle).
+int64_t buffer_alignment(const Type& t) {
+  static const std::regex sw(R"(^Sw<(\d+),(\d+),(\d+)>)");
+  std::smatch m;
+  const std::string& l = t.layout();
+  if (std::regex_search(l, m, sw)) {
+    int64_t elems = int64_t{1} << (std::stoll(m[1]) + std::stoll(m[2]) + std::stoll(m[3]));
+    return std::max<int64_t>(128, elems * ir::bit_width(t.element()) / 8);
+  }
+  return 128;
+}
+
+}  // namespace
+
+bool Emitter::has_roles() const {
+  for (const auto& op : kernel_.region(0)->ops()) {
+    if (op->kind() == OpKind::warp_group) return true;
+  }
+  return false;
+}
+
+int64_t Emitter::threads_of(const Operation& op) const {
+  if (const Operation* role = ir::enclosing_role(op)) return role->int_attr("threads");
+  return threads_;
+}
+
+void Emitter::async_op(const Operation& op) {
+  switch (op.kind()) {
+    case OpKind::warp_group:
+      return warp_group(op);
+    case OpKind::aref:
+      return aref(op);
+    case OpKind::aref_slot: {
+      auto it = rings_.find(op.operand(0));
+      if (it == rings_.end()) unsupported(op, "uses an aref the emitter has not allocated");
+      const Ring& ring = it->second;
+      std::string slot = scalar(op, op.operand(1));
+      for (int i = 0; i < op.num_results(); ++i) {
+        SharedTile tile;
+        tile.base = "(tsl_smem + " + std::to_string(ring.offset[i]) + " + (" + slot + ") * " +
+                    std::to_string(ring.bytes[i]) + ")";
+        const Type& t = op.result(i)->type();
+        tile.element = t.element();
+        tile.shape = t.static_shape();
+        tile.layout = t.layout();
+        tile.source = op.result(i);
+        tile.bytes = ring.bytes[i];
+        shared_[op.result(i)] = tile;
+      }
+      return;
+    }
+    case OpKind::mbarrier_init: {
+      const int64_t count = op.result()->type().count();
+      int64_t offset = alloc_shared(8 * count, 8);
+      std::string name = fresh(op.result()->name());
+      barriers_[op.result()] = name;
+      line("// " + name + ": " + std::to_string(count) + " mbarrier(s), " +
+           std::to_string(op.int_attr("arrivals")) + " arrival(s) per phase");
+      line("unsigned long long* " + name +
+           " = reinterpret_cast<unsigned long long*>(tsl_smem + " + std::to_string(offset) + ");");
+      line("if (tid == 0) {");
+      line("  for (int s = 0; s < " + std::to_string(count) + "; ++s) tessel::device::mbarrier_init(&" +
+           name + "[s], " + std::to_string(op.int_attr("arrivals")) + ");");
+      line("  tessel::device::mbarrier_init_fence();");
+      line("}");
+      return;
+    }
+    case OpKind::block_sync:
+      line("__syncthreads();");
+      return;
+    case OpKind::setmaxnreg:
+      line(std::string("tessel::device::setmaxnreg_") + op.str_attr("mode") + "<" +
+           std::to_string(op.int_attr("count")) + ">();");
+      return;
+    case OpKind::mbarrier_wait:
+      line("tessel::device::mbarrier_wait(" + barrier(op, 0) + ", " + scalar(op, op.operand(2)) +
+           ");");
+      return;
+    case OpKind::mbarrier_arrive: {
+      const std::string& by = op.str_attr("by");
+      std::string call = "tessel::device::mbarrier_arrive(" + barrier(op, 0) + ");";
+      if (by == "thread" || (by == "one" && issue_one_)) {
+        line(call);
+      } else if (by == "one") {
+        line("if (tid == 0) " + call);
+      } else {
+        line("if (tid % " + std::string(by == "warp" ? "32" : "128") + " == 0) " + call);
+      }
+      return;
+    }
+    case OpKind::mbarrier_expect_tx:
+      line(std::string(issue_one_ ? "" : "if (tid == 0) ") +
+           "tessel::device::mbarrier_arrive_expect_tx(" + barrier(op, 0) + ", " +
+           std::to_string(op.int_attr("bytes")) + ");");
+      return;
+    case OpKind::copy_async:
+      return copy_async(op);
+    case OpKind::mma_commit:
+      line("tessel::device::wgmma_commit_group();");
+      return;
+    case OpKind::mma_wait:
+      // No fence on the accumulators between the commit and the wait: ptxas counts it as a
+      // non-wgmma definition inside the group and serializes every wgmma (warning C7515).
+      line("tessel::device::wgmma_wait_group<" + std::to_string(op.int_attr("pending")) + ">();");
+      for (const std::string& acc : async_accumulators_)
+        line("tessel::device::wgmma_fence_operand(" + acc + ");");
+      return;
+    default:
+      unsupported(op, "(an aref op of level 1) must be lowered by lower-arefs before emission");
+  }
+}
+
+std::string Emitter::barrier(const Operation& op, int i) {
+  auto it = barriers_.find(op.operand(i));
+  if (it == barriers_.end()) unsupported(op, "uses an mbarrier array the emitter has not made");
+  return "&" + it->second + "[" + scalar(op, op.operand(i + 1)) + "]";
+}
+
+void Emitter::warp_group(const Operation& op) {
+  const int64_t first = op.int_attr("first_thread"), threads = op.int_attr("threads");
+  const std::string role = op.str_attr("role");
+  line("if (tid >= " + std::to_string(first) + " && tid < " + std::to_string(first + threads) +
+       ") {  // role " + role + ": threads [" + std::to_string(first) + ", " +
+       std::to_string(first + threads) + ")" +
+       (op.has_attr("issue") ? ", issued by one thread" : ""));
+  ++indent_;
+  line("const int tid = static_cast<int>(threadIdx.x) - " + std::to_string(first) +
+       ";  // the thread's index in its role");
+  // The role's register layouts as index arithmetic of the role-local tid.
+  std::set<const Plan*> used;
+  ir::walk(const_cast<Operation*>(&op), [&](Operation* inner) {
+    for (const auto& r : inner->results()) {
+      if (const Plan* p = plan_for(*inner, r->type())) used.insert(p);
+    }
+  });
+  for (const auto& plan : plans_) {
+    if (!used.count(plan.get())) continue;
+    line("// layout " + std::to_string(plan->id) + ": " + plan->text);
+    for (size_t d = 0; d < plan->tile.size(); ++d) {
+      if (plan->var[d] == "0") continue;
+      line("const int " + plan->var[d] + " = " + thread_expr(*plan, d) + ";");
+    }
+  }
+  const ir::Block& body = *op.region(0);
+  size_t i = 0;
+  for (; i < body.ops().size() && body.ops()[i]->kind() == OpKind::setmaxnreg; ++i) {
+    emit(*body.ops()[i]);
+  }
+  const bool one = op.has_attr("issue");
+  if (one) {
+    line("if (tid < 32 && tessel::device::elect_one_sync()) {");
+    ++indent_;
+  }
+  issue_one_ = one;
+  async_accumulators_.clear();
+  for (; i < body.ops().size(); ++i) emit(*body.ops()[i]);
+  issue_one_ = false;
+  async_accumulators_.clear();
+  if (one) {
+    --indent_;
+    line("}");
+  }
+  --indent_;
+  line("}");
+}
+
+void Emitter::aref(const Operation& op) {
+  const Type& t = op.result()->type();
+  const int64_t slots = op.int_attr("slots");
+  Ring ring;
+  std::string what;
+  for (const Type& b : t.buffers()) {
+    int64_t bytes = tensor_bytes(b);
+    int64_t align = buffer_alignment(b);
+    bytes = (bytes + align - 1) / align * align;  // every slot starts aligned
+    ring.offset.push_back(alloc_shared(slots * bytes, align));
+    ring.bytes.push_back(bytes);
+    what += (what.empty() ? "" : " + ") + std::to_string(bytes) + " B";
+  }
+  rings_[op.result()] = ring;
+  line("// aref %" + op.result()->name() + ": " + std::to_string(slots) + " slot(s) of " + what);
+}
+
+void Emitter::copy_async(const Operation& op) {
+  static const std::regex atom_re(R"(tma\.load\.2d\.box(\d+)x(\d+)\.sw(\d+))");
+  std::smatch m;
+  std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+  if (!std::regex_match(atom, m, atom_re)) {
+    unsupported(op, "has atom '" + atom + "'; copy_async is a 2-D TMA load (tma.load.2d.box...)");
+  }
+  const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]), swizzle = std::stoll(m[3]);
+  const Operation* tile = op.operand(0)->def();
+  const ir::Block& kernel_body = *kernel_.region(0);
+  if (!tile || tile->kind() != OpKind::tile || tile->operand(0)->owner_block() != &kernel_body ||
+      tile->operand(0)->def()) {
+    unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
+  }
+  if (tile->has_attr("masked") && tile->has_attr("pad") && tile->real_attr("pad") != 0.0) {
+    unsupported(*tile, "pads with " + std::to_string(tile->real_attr("pad")) +
+                           "; TMA fills out-of-bounds elements with zeros");
+  }
+  const Type& t = op.operand(1)->type();
+  if (t.rank() != 2 || t.static_shape()[0] != rows || t.static_shape()[1] != cols) {
+    unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        " that is not its whole tile " + t.str() +
+                        " (several boxes per tile are not emitted yet)");
+  }
+  auto dst = shared_.find(op.operand(1));
+  if (dst == shared_.end()) unsupported(op, "writes %" + op.operand(1)->name() +
+                                               ", which is not a shared buffer of an aref slot");
+  const int argument = static_cast<int>(tile->operand(0)->index());
+  std::string key = std::to_string(argument) + ":" + std::to_string(rows) + "x" +
+                    std::to_string(cols) + ":" + std::to_string(swizzle);
+  auto it = descriptors_.find(key);
+  if (it == descriptors_.end()) {
+    const Value* tensor = tile->operand(0);
+    std::string name = fresh("tmap_" + tensor->name());
+    KernelParam p;
+    p.kind = KernelParam::Kind::tma_descriptor;
+    p.name = name;
+    p.type = tensor->type();
+    p.tensor = argument;
+    p.box = {cols, rows};
+    p.swizzle_bytes = static_cast<int>(swizzle);
+    out_.params.push_back(p);
+    extra_params_.push_back("const __grid_constant__ tessel::device::TmaDescriptor " + name);
+    it = descriptors_.emplace(key, name).first;
+  }
+  const View& g = view(op, op.operand(0));
+  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_load_2d(" +
+       dst->second.base + ", &" + it->second + ", " + barrier(op, 2) + ", " + g.origin[1] + ", " +
+       g.origin[0] + ");");
+}
+
+void Emitter::wgmma_op(const Operation& op) {
+  auto operand = [&](int i, bool transposed) -> const SharedTile& {
+    auto it = shared_.find(op.operand(i));
+    if (it == shared_.end() || it->second.transposed != transposed) {
+      unsupported(op, std::string("takes ") + (i == 0 ? "A" : "B") + " as " +
+                          (transposed ? "the transpose of a K-major shared tile ([N,K])"
+                                      : "a K-major shared tile ([M,K])") +
+                          "; other operand forms are not emitted yet");
+    }
+    return it->second;
+  };
+  const SharedTile& a = operand(0, false);
+  const SharedTile& b = operand(1, true);
+  for (const SharedTile* s : {&a, &b}) {
+    int64_t rows = s->transposed ? s->shape[1] : s->shape[0];
+    std::string expect = s->transposed
+                             ? "Sw<3,3,3> o 0 o (64," + std::to_string(rows) + "):(1,64)"
+                             : "Sw<3,3,3> o 0 o (" + std::to_string(rows) + ",64):(64,1)";
+    if (s->layout != expect) {
+      unsupported(op, "reads a shared tile in layout " + s->layout +
+                          "; wgmma here takes K-major 128-byte swizzled tiles (" + expect + ")");
+    }
+  }
+  // The accumulator is updated in place: nothing else may read the operand afterwards.
+  const Value* c = op.operand(2);
+  int uses = 0;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* o) {
+    for (const Value* v : o->operands()) uses += v == c;
+  });
+  if (uses != 1) {
+    unsupported(op, "accumulates into %" + c->name() +
+                        ", which other ops also use; wgmma updates its accumulator in place");
+  }
+  const Reg& acc = reg(op, c);
+  regs_[op.result()] = acc;
+  // Thread 0 of a warp may reach here from a branch its lanes did not take (or the spin of an
+  // mbarrier wait): wgmma is .sync.aligned, so the warp converges first.
+  line("__syncwarp();");
+  line("tessel::device::wgmma_fence_operand(" + acc.name + ");");
+  line("tessel::device::wgmma_fence();");
+  auto zs = zero_start_.find(c);
+  wgmma_ss(op, a.base, a.shape[0], a.shape[1], b.base, b.shape[1], b.shape[0],
+           zs == zero_start_.end() ? "" : zs->second);
+  if (op.has_attr("async")) {
+    if (std::find(async_accumulators_.begin(), async_accumulators_.end(), acc.name) ==
+        async_accumulators_.end()) {
+      async_accumulators_.push_back(acc.name);
+    }
+    return;
+  }
+  // A synchronous mma: its group completes here.
+  line("tessel::device::wgmma_commit_group();");
+  line("tessel::device::wgmma_wait_group<0>();");
+  line("tessel::device::wgmma_fence_operand(" + acc.name + ");");
+}
+
+void Emitter::if_op(const Operation& op) {
+  if (op.num_results() > 0) unsupported(op, "with results is not emitted yet");
+  line("if (" + scalar(op, op.operand(0)) + ") {");
+  ++indent_;
+  block(*op.region(0));
+  --indent_;
+  if (!op.region(1)->ops().empty()) {
+    line("} else {");
+    ++indent_;
+    block(*op.region(1));
+    --indent_;
+  }
+  line("}");
+}
+
+void Emitter::cmp(const Operation& op) {
+  if (!op.result()->type().is_scalar()) unsupported(op, "of tensors is not emitted yet");
+  static const std::map<std::string, std::string> ops = {{"lt", "<"}, {"le", "<="}, {"gt", ">"},
+                                                         {"ge", ">="}, {"eq", "=="}, {"ne", "!="}};
+  std::string name = fresh(op.result()->name());
+  line("const bool " + name + " = (" + scalar(op, op.operand(0)) + ") " +
+       ops.at(op.str_attr("pred")) + " (" + scalar(op, op.operand(1)) + ");");
+  scalars_[op.result()] = name;
+}
+
+void Emitter::shared_transpose(const Operation& op) {
+  auto it = shared_.find(op.operand(0));
+  if (it == shared_.end()) {
+    unsupported(op, "of a " + std::string(ir::to_string(op.operand(0)->type().space())) +
+                        " tensor is not supported by the CUDA emitter yet");
+  }
+  SharedTile t = it->second;
+  t.transposed = !t.transposed;
+  t.shape = op.result()->type().static_shape();
+  t.layout = op.result()->type().layout();
+  shared_[op.result()] = t;
+}
+
+}  // namespace tessel::target::cuda::detail
