@@ -78,6 +78,7 @@ int run_run(const std::vector<std::string>& args) {
   bool interpret = false, gpu = false, check = false;
   uint64_t seed = 1;
   int64_t show = 8;
+  std::vector<std::string> passes;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     auto value = [&](const std::string& flag) -> std::string {
@@ -101,6 +102,11 @@ int run_run(const std::vector<std::string>& args) {
       seed = std::stoull(value("--seed"));
     } else if (arg.rfind("--show", 0) == 0) {
       show = std::stoll(value("--show"));
+    } else if (arg.rfind("--passes", 0) == 0) {
+      std::istringstream list(value("--passes"));  // instead of the pipeline (as compile --passes)
+      for (std::string p; std::getline(list, p, ',');) {
+        if (!p.empty()) passes.push_back(p);
+      }
     } else if (arg.rfind("--", 0) == 0) {
       user_error(SourceLocation::unknown(), "unknown option '", arg, "' (see `tessel help run`)");
     } else if (file.empty()) {
@@ -172,6 +178,7 @@ int run_run(const std::vector<std::string>& args) {
     });
     // The cubin is built for the device at hand (an sm_80 cubin does not load on an H100).
     CompileOptions compile_options;
+    compile_options.passes = passes;
     compile_options.nvrtc_arch = native_arch();
     CompiledKernel compiled =
         compile(*kernel, target::cuda::Target::named(target_name), compile_options);
@@ -253,14 +260,14 @@ const bool registered = register_command(
     {"run", "run a textual kernel in the CPU interpreter or on the GPU",
      "usage: tessel run FILE (--interpret | --gpu [--check]) --size M=..,N=.. [--kernel NAME]\n"
      "                  [--output NAME]\n"
-     "                  [--seed S] [--show N]\n"
+     "                  [--seed S] [--show N] [--passes a,b]\n"
      "  Runs the kernel (the first in FILE unless --kernel) in the CPU interpreter, or compiled on "
      "the\n  GPU (--gpu; --check also interprets it and prints the relative error), on random "
      "inputs\n"
      "  (floats uniform in [-1,1), rounded to the element type; seed 1 unless --seed), then "
      "prints\n"
      "  each tensor's checksum and the first N (8) elements of the output tensor (the last tensor\n"
-     "  parameter unless --output).\n",
+     "  parameter unless --output). --passes replaces the compile pipeline (as in compile).\n",
      &run_run});
 
 }  // namespace
