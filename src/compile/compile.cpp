@@ -287,9 +287,18 @@ std::map<std::string, int64_t> CompiledKernel::bind(const std::vector<KernelArg>
   return sizes;
 }
 
+int64_t CompiledKernel::launch_sm_count() const {
+  // Only a kernel that reads sm_count (a persistent grid) asks the device.
+  bool reads = false;
+  ir::walk(module_->kernels.front().get(),
+           [&](ir::Operation* op) { reads = reads || op->kind() == ir::OpKind::sm_count; });
+  return reads ? runtime::context().sm_count() : 1;
+}
+
 runtime::LaunchConfig CompiledKernel::launch_config(
     const std::map<std::string, int64_t>& sizes) const {
-  std::vector<int64_t> grid = interp::grid_extents(*module_->kernels.front(), sizes);
+  std::vector<int64_t> grid =
+      interp::grid_extents(*module_->kernels.front(), sizes, launch_sm_count());
   runtime::LaunchConfig config;
   unsigned* dims[] = {&config.grid.x, &config.grid.y, &config.grid.z};
   if (grid.size() > 3)
@@ -387,6 +396,11 @@ void CompiledKernel::prepare_launch(const std::vector<KernelArg>& args) {
     }
     if (p.kind == Kind::size) {
       ints_.push_back(static_cast<int>(sizes.at(p.name)));
+      slots_.push_back(&ints_.back());
+      continue;
+    }
+    if (p.kind == Kind::sm_count) {
+      ints_.push_back(static_cast<int>(launch_sm_count()));
       slots_.push_back(&ints_.back());
       continue;
     }

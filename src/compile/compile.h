@@ -76,6 +76,8 @@ class CompiledKernel {
   std::map<std::string, int64_t> bind(const std::vector<KernelArg>& args) const;
   // The launch configuration for these sizes (grid from the kernel's block_grid).
   runtime::LaunchConfig launch_config(const std::map<std::string, int64_t>& sizes) const;
+  // The SM count a persistent grid is sized for (the device's; 1 when the kernel reads none).
+  int64_t launch_sm_count() const;
   // Checks the arguments, loads the cubin on first use, and launches (asynchronously) on `stream`.
   void launch(const std::vector<KernelArg>& args, CUstream stream = nullptr);
 

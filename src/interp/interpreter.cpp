@@ -222,6 +222,7 @@ class Machine {
     const Operation* def = v->def();
     TESSEL_ASSERT(def, "grid extent without a defining op");
     if (def->kind() == OpKind::size) return options_.sizes.at(def->str_attr("name"));
+    if (def->kind() == OpKind::sm_count) return options_.sm_count;
     if (def->kind() == OpKind::constant) return def->int_attr("value");
     std::vector<int64_t> args;
     for (const Value* a : def->operands()) args.push_back(grid_value(a));
@@ -355,6 +356,8 @@ class Machine {
     switch (op.kind()) {
       case OpKind::size:
         return set_scalar(op.result(), Element{0, options_.sizes.at(op.str_attr("name"))});
+      case OpKind::sm_count:
+        return set_scalar(op.result(), Element{0, options_.sm_count});
       case OpKind::constant: {
         return set_scalar(op.result(),
                           element_from_attr(op.result()->type().element(), *op.attr("value")));
@@ -745,9 +748,10 @@ std::vector<int64_t> concrete_shape(const ir::Type& type,
 }
 
 std::vector<int64_t> grid_extents(const ir::Operation& kernel,
-                                  const std::map<std::string, int64_t>& sizes) {
+                                  const std::map<std::string, int64_t>& sizes, int64_t sm_count) {
   RunOptions options;
   options.sizes = sizes;
+  options.sm_count = sm_count;
   Machine machine(options);
   machine.bind_sizes(kernel);
   return machine.grid_only(kernel);

@@ -60,6 +60,10 @@ using ExternalFunction = std::function<std::vector<double>(std::vector<ExternalA
 struct RunOptions {
   std::map<std::string, int64_t> sizes;  // a value for every size symbol of the kernel
   std::map<std::string, ExternalFunction> externals;
+  // What `sm_count` reads: the number of SMs the kernel is launched for. A persistent kernel runs
+  // min(tiles, sm_count) blocks, each looping over tiles; a small default makes the interpreter
+  // exercise that loop (blocks taking several tiles, some blocks one fewer).
+  int64_t sm_count = 3;
 };
 
 // Runs `kernel` (a kernel op) on `args` (one per kernel parameter, in order). Global tensors are
@@ -69,7 +73,8 @@ void interpret(const ir::Operation& kernel, const std::vector<Argument>& args,
 
 // The grid the kernel would run with for these sizes (1 x 1 x 1 without a block_grid op).
 std::vector<int64_t> grid_extents(const ir::Operation& kernel,
-                                  const std::map<std::string, int64_t>& sizes);
+                                  const std::map<std::string, int64_t>& sizes,
+                                  int64_t sm_count = 3);
 
 // The shape of a global tensor type with its size symbols replaced by values.
 std::vector<int64_t> concrete_shape(const ir::Type& type,

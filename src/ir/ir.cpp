@@ -70,6 +70,7 @@ constexpr OpInfo kOps[] = {
     {OpKind::mbarrier_expect_tx, "mbarrier_expect_tx", 0},
     {OpKind::copy_async, "copy_async", 0},
     {OpKind::setmaxnreg, "setmaxnreg", 0},
+    {OpKind::sm_count, "sm_count", 0},
 };
 
 }  // namespace

@@ -105,6 +105,8 @@ enum class OpKind {
   mbarrier_expect_tx,
   copy_async,
   setmaxnreg,
+  // the machine
+  sm_count,
 };
 
 // Static facts about an op kind.

@@ -145,6 +145,15 @@ class Verifier {
         error(op, "a kernel cannot be nested in another op");
       case OpKind::size:
         return size_op(op);
+      case OpKind::sm_count:
+        if (op.num_operands() != 0 || op.num_results() != 1 ||
+            op.result()->type() != Type::scalar(ScalarKind::index)) {
+          error(op, "takes nothing and makes one index: `%n = sm_count : index`");
+        }
+        if (!op.parent_op() || op.parent_op()->kind() != OpKind::kernel) {
+          error(op, "stands at the top level of the kernel");
+        }
+        return;
       case OpKind::constant:
         return constant(op);
       case OpKind::block_grid:
@@ -272,7 +281,9 @@ class Verifier {
   static bool grid_invariant(const Value* v) {
     const Operation* def = v->def();
     if (!def) return false;
-    if (def->kind() == OpKind::size || def->kind() == OpKind::constant) return true;
+    if (def->kind() == OpKind::size || def->kind() == OpKind::constant ||
+        def->kind() == OpKind::sm_count)
+      return true;
     if (!is_elementwise(def->kind())) return false;
     return std::all_of(def->operands().begin(), def->operands().end(), grid_invariant);
   }

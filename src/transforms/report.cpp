@@ -11,6 +11,7 @@
 #include "transforms/async/pipeline_arefs.h"
 #include "transforms/async/pipeline_loops.h"
 #include "transforms/async/warp_specialize.h"
+#include "transforms/schedule/persistent.h"
 #include "transforms/schedule/raster_blocks.h"
 #include "transforms/layout/shared_layouts_pass.h"
 #include "transforms/layout/synthesize_layouts.h"
@@ -88,6 +89,10 @@ void register_passes() {
                      "aref ring depth (slots) from the shared-memory budget and wgmma groups in "
                      "flight (Tawa §III-D)",
                      [](ir::Module& m) { pipeline_arefs(m); }});
+  ir::register_pass({"persistent",
+                     "a warp-specialized kernel's grid as one block per SM looping over tiles in the "
+                     "raster order; aref sequence numbers continue across tiles",
+                     [](ir::Module& m) { make_persistent(m); }});
   ir::register_pass({"lower-arefs",
                      "arefs to mbarriers with phase parity, arrive counts and transaction bytes; "
                      "setmaxnreg for the register split",

@@ -4,7 +4,7 @@
 //   // RUN: not tessel opt %s | FileCheck %s --check-prefix=ERR
 //   // CHECK: ...
 //
-// Each RUN line is run by /bin/sh with %s replaced by the test file's path, the tessel tool's
+// Each RUN line is run by /bin/sh with %s replaced by the test file's path (%S by its folder), the tessel tool's
 // folder first on PATH, and stderr merged into stdout. A command must exit 0, or, when it starts
 // with `not`, with a user error (status 1 to 69: an internal error or a crash fails the test). When
 // the line ends in `| FileCheck %s [--check-prefix=P]`, the output is checked against the file's
@@ -92,6 +92,11 @@ int run_test(const std::string& file, const std::string& tool_dir) {
       command = command.substr(0, static_cast<size_t>(m.position(0)));
     }
     command = replace_all(command, "%s", "'" + file + "'");
+    // %S: the test file's folder, for tests that run passes on another test's input.
+    std::string folder = file.substr(0, file.find_last_of('/') == std::string::npos
+                                            ? 0
+                                            : file.find_last_of('/'));
+    command = replace_all(command, "%S", "'" + (folder.empty() ? std::string(".") : folder) + "'");
     size_t first = command.find_first_not_of(" \t");
     bool expect_failure = first != std::string::npos && command.compare(first, 4, "not ") == 0;
     if (expect_failure) command = command.substr(first + 4);

@@ -276,6 +276,18 @@ void Emitter::emit(const Operation& op) {
     }
     case OpKind::block_grid:
       return block_grid(op);
+    case OpKind::sm_count: {
+      // A parameter the launch fills: the grid was sized from the same value on the host.
+      std::string name = fresh("sm_count");
+      KernelParam p;
+      p.kind = KernelParam::Kind::sm_count;
+      p.name = name;
+      p.type = Type::scalar(ScalarKind::index);
+      out_.params.push_back(p);
+      extra_params_.push_back("int " + name);
+      scalars_[op.result()] = name;
+      return;
+    }
     case OpKind::tile:
       return tile(op);
     case OpKind::tile_extent: {

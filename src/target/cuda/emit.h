@@ -32,7 +32,8 @@ namespace tessel::target::cuda {
 // One kernel parameter in launch order: the kernel's own parameters (global tensors as pointers,
 // scalars by value), then one `int` per size symbol.
 struct KernelParam {
-  enum class Kind { tensor, scalar, size, tma_descriptor };
+  // sm_count: an `int` the launch fills with the device's SM count (what `sm_count` reads).
+  enum class Kind { tensor, scalar, size, tma_descriptor, sm_count };
   Kind kind = Kind::tensor;
   std::string name;
   ir::Type type;  // the tensor or scalar type; `index` for sizes; the tensor's for descriptors

@@ -1,0 +1,186 @@
+#include "transforms/schedule/persistent.h"
+
+#include <map>
+
+#include "ir/async.h"
+#include "ir/canonicalize.h"
+
+namespace tessel::transforms {
+namespace {
+
+using ir::Attribute;
+using ir::Block;
+using ir::OpBuilder;
+using ir::OpKind;
+using ir::Operation;
+using ir::ScalarKind;
+using ir::Type;
+using ir::Value;
+
+const Type kIndex = Type::scalar(ScalarKind::index);
+
+Value* binary(OpBuilder& b, OpKind kind, Value* x, Value* y, const std::string& name,
+              const SourceLocation& loc) {
+  Operation* op = b.create(kind, {x, y}, {kIndex}, loc);
+  op->result()->set_name(name);
+  return op->result();
+}
+
+Value* constant(OpBuilder& b, int64_t value, const SourceLocation& loc) {
+  Operation* op = b.create(OpKind::constant, {}, {kIndex}, loc);
+  op->set_attr("value", Attribute::integer(value));
+  op->result()->set_name("c" + std::to_string(value));
+  return op->result();
+}
+
+bool is_sequenced(OpKind k) {
+  return k == OpKind::aref_acquire || k == OpKind::aref_commit || k == OpKind::aref_wait ||
+         k == OpKind::aref_release;
+}
+
+std::optional<int64_t> int_constant(const Value* v) {
+  const Operation* d = v->def();
+  if (!d || d->kind() != OpKind::constant || d->attr("value")->kind != Attribute::Kind::integer)
+    return std::nullopt;
+  return d->int_attr("value");
+}
+
+// How many sequence numbers a role uses per tile: the trip count of the loop (from 0 in steps of
+// 1) that holds its aref_acquire / aref_wait ops. Null when the role uses no aref.
+Value* per_tile_count(const Operation& role) {
+  Value* count = nullptr;
+  ir::walk(const_cast<Operation*>(&role), [&](Operation* op) {
+    if (op->kind() != OpKind::aref_acquire && op->kind() != OpKind::aref_wait) return;
+    const Operation* loop = op->parent_op();
+    while (loop && loop->kind() != OpKind::for_ && loop != &role) loop = loop->parent_op();
+    if (!loop || loop == &role || int_constant(loop->operand(0)) != 0 ||
+        int_constant(loop->operand(2)) != 1) {
+      user_error(op->loc(), "persistent: ", op->name(),
+                 " must stand in a loop `for %k = 0 to %n step 1` (its trip count is the number "
+                 "of sequence numbers per tile)");
+    }
+    if (count && count != loop->operand(1)) {
+      user_error(op->loc(), "persistent: the aref ops of one role stand in loops of different "
+                            "trip counts (", ir::value_ref(count), " and ",
+                 ir::value_ref(loop->operand(1)), ")");
+    }
+    count = loop->operand(1);
+  });
+  return count;
+}
+
+void make_kernel_persistent(Operation& kernel) {
+  Block& body = *kernel.region(0);
+  Operation* grid = nullptr;
+  std::vector<Operation*> roles;
+  for (const auto& op : body.ops()) {
+    if (op->kind() == OpKind::block_grid) grid = op.get();
+    if (op->kind() == OpKind::warp_group) roles.push_back(op.get());
+  }
+  if (!grid || roles.empty()) return;
+  if (const Attribute* pin = grid->attr("persistent")) {
+    if (pin->kind != Attribute::Kind::integer || (pin->i != 0 && pin->i != 1)) {
+      user_error(grid->loc(), "persistent: block_grid's `persistent` is 0 or 1, not ", pin->str());
+    }
+    if (pin->i == 0) return;
+  }
+  if (grid->num_results() > 2) {
+    user_error(grid->loc(), "persistent: a grid of ", grid->num_results(),
+               " dimensions is not made persistent (one or two; pin persistent = 0)");
+  }
+  for (const auto& r : grid->results()) {
+    ir::walk(&kernel, [&](Operation* op) {
+      for (const Value* v : op->operands()) {
+        if (v == r.get() && !ir::enclosing_role(*op)) {
+          user_error(op->loc(), "persistent: ", op->name(), " uses the block index ",
+                     ir::value_ref(v), " outside the roles; only roles may (each visits "
+                     "several tiles)");
+        }
+      }
+    });
+  }
+
+  // The grid: min(tiles, SMs) blocks.
+  const SourceLocation loc = grid->loc();
+  OpBuilder top(&body);
+  top.set_insertion_point_before(grid);
+  const bool two_d = grid->num_results() == 2;
+  Value* tiles_m = grid->operand(0);
+  Value* tiles_n = two_d ? grid->operand(1) : nullptr;
+  Value* tiles = two_d ? binary(top, OpKind::mul, tiles_m, tiles_n, "tiles", loc) : tiles_m;
+  Operation* sms = top.create(OpKind::sm_count, {}, {kIndex}, loc);
+  sms->result()->set_name("sms");
+  Value* blocks = binary(top, OpKind::min, tiles, sms->result(), "blocks", loc);
+  Operation* new_grid = top.create(OpKind::block_grid, {blocks}, {kIndex}, loc);
+  new_grid->result()->set_name("first_tile");
+  for (const auto& [key, value] : grid->attributes()) {
+    if (key != "raster_group" && key != "persistent") new_grid->set_attr(key, value);
+  }
+  const int64_t group = grid->has_attr("raster_group") ? grid->int_attr("raster_group") : 1;
+  Value* c0 = constant(top, 0, loc);
+  Value* c_group = two_d ? constant(top, group, loc) : nullptr;
+  Value* per_group = two_d ? binary(top, OpKind::mul, c_group, tiles_n, "per_group", loc) : nullptr;
+
+  for (Operation* role : roles) {
+    Value* count = per_tile_count(*role);
+    Block* role_body = role->region(0);
+    auto loop = std::make_unique<Operation>(OpKind::for_, role->loc());
+    loop->add_operand(new_grid->result());
+    loop->add_operand(tiles);
+    loop->add_operand(blocks);
+    loop->add_operand(c0);
+    Block* tile_body = loop->add_region();
+    Value* t = tile_body->add_argument(kIndex, "tile");
+    Value* base = tile_body->add_argument(kIndex, "seq_base");
+    loop->add_result(kIndex, "seq_end");
+    // The role's ops move into the loop, after the tile's coordinates.
+    std::vector<std::unique_ptr<Operation>> ops;
+    while (!role_body->ops().empty()) ops.push_back(role_body->remove(role_body->ops()[0].get()));
+    Operation* placed = role_body->append(std::move(loop));
+    OpBuilder b(tile_body);
+    std::vector<Value*> coords;
+    if (two_d) {
+      Value* group_index = binary(b, OpKind::div, t, per_group, "group", loc);
+      Value* first = binary(b, OpKind::mul, group_index, c_group, "group_first", loc);
+      Value* left = binary(b, OpKind::sub, tiles_m, first, "rows_left", loc);
+      Value* rows = binary(b, OpKind::min, left, c_group, "group_rows", loc);
+      Value* within = binary(b, OpKind::rem, t, per_group, "in_group", loc);
+      Value* row_in = binary(b, OpKind::rem, within, rows, "row_in_group", loc);
+      coords.push_back(binary(b, OpKind::add, first, row_in, grid->result(0)->name(), loc));
+      coords.push_back(binary(b, OpKind::div, within, rows, grid->result(1)->name(), loc));
+    } else {
+      coords.push_back(t);
+    }
+    for (auto& op : ops) b.insert(std::move(op));
+    for (int i = 0; i < grid->num_results(); ++i)
+      ir::replace_all_uses(*placed, grid->result(i), coords[i]);
+    // Sequence numbers continue across tiles.
+    std::vector<Operation*> sequenced;
+    ir::walk(placed, [&](Operation* op) {
+      if (is_sequenced(op->kind())) sequenced.push_back(op);
+    });
+    // One `add` per sequence number and block (an acquire and its commit share it; the earlier
+    // op of a block dominates the later ones).
+    std::map<std::pair<const Value*, const Block*>, Value*> made;
+    for (Operation* op : sequenced) {
+      Value*& seq = made[{op->operand(1), op->parent_block()}];
+      if (!seq) {
+        OpBuilder at(op->parent_block());
+        at.set_insertion_point_before(op);
+        seq = binary(at, OpKind::add, base, op->operand(1), "seq", op->loc());
+      }
+      op->set_operand(1, seq);
+    }
+    Value* next = count ? binary(b, OpKind::add, base, count, "seq_next", loc) : base;
+    b.create(OpKind::yield, {next}, {}, loc);
+  }
+  body.remove(grid);
+}
+
+}  // namespace
+
+void make_persistent(ir::Module& module) {
+  for (const auto& kernel : module.kernels) make_kernel_persistent(*kernel);
+}
+
+}  // namespace tessel::transforms
