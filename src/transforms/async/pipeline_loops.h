@@ -55,7 +55,8 @@
 // mainloops are left alone, attributes and all.
 //
 // Runs after synthesize-shared-layouts (it reads the tiles' swizzles and the mma atoms). Writes
-// one line per mainloop to `tessel opt --report=pipeline`.
+// one line per mainloop to `tessel opt --report=pipeline`. The budget and the pins are implemented
+// once, in stage_budget.h, for this pass and for pipeline-arefs (the warp-specialized path).
 #pragma once
 
 #include "ir/ir.h"
