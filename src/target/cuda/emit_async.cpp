@@ -58,6 +58,13 @@ int64_t Emitter::threads_of(const Operation& op) const {
   return threads_;
 }
 
+std::string Emitter::threads_barrier() const {
+  if (role_index_ < 0) return "__syncthreads();";
+  // Named barriers from kNamedBarrierFirstUserId up, one per role.
+  return "tessel::device::named_barrier_sync(tessel::device::kNamedBarrierFirstUserId + " +
+         std::to_string(role_index_) + ", " + std::to_string(role_threads_) + ");";
+}
+
 void Emitter::async_op(const Operation& op) {
   switch (op.kind()) {
     case OpKind::warp_group:
@@ -186,9 +193,16 @@ void Emitter::warp_group(const Operation& op) {
     ++indent_;
   }
   issue_one_ = one;
+  role_threads_ = threads;
+  role_index_ = 0;
+  for (const auto& other : kernel_.region(0)->ops()) {
+    if (other.get() == &op) break;
+    role_index_ += other->kind() == OpKind::warp_group;
+  }
   async_accumulators_.clear();
   for (; i < body.ops().size(); ++i) emit(*body.ops()[i]);
   issue_one_ = false;
+  role_index_ = -1;
   async_accumulators_.clear();
   if (one) {
     --indent_;

@@ -72,7 +72,7 @@ void Emitter::broadcast(const Operation& op) {
   }
   // Through shared memory: one writer per element, everyone reads.
   std::string s = scratch(r.name, src.tile[0]);
-  line("__syncthreads();");
+  line(threads_barrier());
   std::vector<bool> none(src.leaves.size(), false);
   line("if (" + representative(src, none) + ") {");
   for (int64_t v = 0; v < src.values; ++v) {
@@ -80,7 +80,7 @@ void Emitter::broadcast(const Operation& op) {
          "] = " + a.name + "[" + std::to_string(v) + "];");
   }
   line("}");
-  line("__syncthreads();");
+  line(threads_barrier());
   for (int64_t v = 0; v < dst.values; ++v) {
     line(r.name + "[" + std::to_string(v) + "] = " + s + "[" + dst.var[kept] + " + " +
          std::to_string(dst.value_coord[v][kept]) + "];");
@@ -117,13 +117,13 @@ void Emitter::rearrange(const Operation& op) {
     }
     return e;
   };
-  line("__syncthreads();");
+  line(threads_barrier());
   line("if (" + representative(src, std::vector<bool>(src.leaves.size(), false)) + ") {");
   for (int64_t v = 0; v < src.values; ++v) {
     line("  " + s + "[" + index(src, v) + "] = " + a.name + "[" + std::to_string(v) + "];");
   }
   line("}");
-  line("__syncthreads();");
+  line(threads_barrier());
   for (int64_t v = 0; v < dst.values; ++v) {
     line(r.name + "[" + std::to_string(v) + "] = " + s + "[" + index(dst, v) + "];");
   }
@@ -222,14 +222,14 @@ void Emitter::reduce(const Operation& op) {
   }
   std::string s = scratch(r.name, src.tile[kept] * groups);
   std::string k = src.var[kept] == "0" ? "" : src.var[kept] + " + ";
-  line("__syncthreads();");
+  line(threads_barrier());
   line("if (" + representative(src, shuffled) + ") {");
   for (int64_t p = 0; p < parts; ++p) {
     line("  " + s + "[(" + k + std::to_string(kept_coord[p]) + ") * " + std::to_string(groups) +
          " + " + g + "] = " + part + "[" + std::to_string(p) + "];");
   }
   line("}");
-  line("__syncthreads();");
+  line(threads_barrier());
   std::string dk = dst.var[0] == "0" ? "" : dst.var[0] + " + ";
   for (int64_t v = 0; v < dst.values; ++v) {
     line("{");

@@ -209,6 +209,9 @@ class Emitter {
                 const std::string& scale_d);
   // ---- asynchrony (emit_async.cpp): roles, arefs, mbarriers, TMA, wgmma groups ------------
   bool has_roles() const;
+  // The barrier over every thread that runs the current op: __syncthreads outside roles, the
+  // role's named barrier inside one (its other threads never reach a __syncthreads there).
+  std::string threads_barrier() const;
   // The threads that run `op`: its role's, or the block's outside roles.
   int64_t threads_of(const Operation& op) const;
   void async_op(const Operation& op);
@@ -259,6 +262,8 @@ class Emitter {
   std::map<std::string, std::string> descriptors_;
   bool roles_ = false;
   bool issue_one_ = false;
+  int role_index_ = -1;  // the current role's position among the kernel's roles (-1: outside)
+  int64_t role_threads_ = 0;
   std::vector<std::string> async_accumulators_;
   std::unordered_map<const Value*, std::string> zero_start_;
 };
