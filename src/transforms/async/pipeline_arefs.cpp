@@ -1,14 +1,291 @@
+// PipelineArefs: ring depth (slots) of every aref from the shared-memory budget, and wgmma groups
+// in flight in its consumer loop (the rules are in the header).
 #include "transforms/async/pipeline_arefs.h"
 
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/async.h"
 #include "support/diagnostics.h"
+#include "transforms/async/stage_budget.h"
+#include "transforms/report.h"
 
 namespace tessel::transforms {
+namespace {
 
-// Scaffolding for the pass being written this session (issue 10); replaced by the real pass.
-void pipeline_arefs(ir::Module& module) {
-  for (const auto& k : module.kernels) {
-    user_error(k->loc(), "pipeline_arefs: not implemented yet");
+using ir::Attribute;
+using ir::Block;
+using ir::Operation;
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+using ir::Value;
+
+std::string atom_of(const Operation& op) {
+  const Attribute* a = op.attr("atom");
+  return a && a->kind == Attribute::Kind::string ? a->s : std::string();
+}
+
+bool is_wgmma(const Operation& op) {
+  return op.kind() == OpKind::mma && atom_of(op).rfind("wgmma.", 0) == 0;
+}
+
+// Every (op, operand index) in `block` and the regions nested in it that reads `v`.
+std::vector<std::pair<Operation*, int>> uses(const Value* v, const Block* block) {
+  std::vector<std::pair<Operation*, int>> out;
+  for (const auto& op : block->ops()) {
+    ir::walk(op.get(), [&](Operation* inner) {
+      for (int i = 0; i < inner->num_operands(); ++i)
+        if (inner->operand(i) == v) out.push_back({inner, i});
+    });
   }
+  return out;
+}
+
+// An aref and the consumer loop that waits on it.
+struct Site {
+  Operation* aref;
+  Operation* loop;
+  Operation* wait;
+  Operation* release;
+};
+
+class Pipeliner {
+ public:
+  explicit Pipeliner(Operation* kernel) : kernel_(kernel), top_(kernel->region(0)) {}
+
+  void run() {
+    std::vector<Site> sites;
+    std::vector<Ring> rings;
+    for (const auto& op : top_->ops()) {
+      if (op->kind() != OpKind::aref) continue;
+      std::optional<Site> site = find_site(op.get());
+      if (!site) continue;
+      sites.push_back(*site);
+      rings.push_back(ring_of(*site));
+    }
+    if (sites.empty()) return;
+    StageBudget budget(kernel_, [](const Value* v) {
+      const Operation* d = v->def();
+      return d && (d->kind() == OpKind::aref_acquire || d->kind() == OpKind::aref_wait ||
+                   d->kind() == OpKind::aref_slot);
+    });
+    for (Ring& r : rings) r.read_pins();
+    budget.choose_stages(rings);
+    for (size_t i = 0; i < sites.size(); ++i) finish(sites[i], rings[i], budget);
+  }
+
+ private:
+  // The consumer loop of `aref`: the `for` whose body waits on it by the loop index and releases
+  // the same number. Null when nobody waits (nothing to pipeline) or the loop was pipelined.
+  std::optional<Site> find_site(Operation* aref) {
+    Value* ring = aref->result();
+    std::vector<Operation*> waits;
+    ir::walk(kernel_, [&](Operation* op) {
+      if (op->kind() == OpKind::aref_wait && op->operand(0) == ring) waits.push_back(op);
+    });
+    if (waits.empty()) return std::nullopt;
+    std::string what = "aref " + ir::value_ref(ring) + " at " + aref->loc().str();
+    Operation* wait = waits.front();
+    Operation* loop = wait->parent_op();
+    if (waits.size() != 1 || !loop || loop->kind() != OpKind::for_ ||
+        wait->operand(1) != loop->region(0)->argument(0)) {
+      user_error(wait->loc(), "aref_wait: pipeline-arefs pipelines ", what,
+                 " when one consumer loop waits on it once per iteration, by the loop index "
+                 "(as warp-specialize makes it)");
+    }
+    Block* body = loop->region(0);
+    bool pipelined = false;
+    Operation* release = nullptr;
+    for (const auto& op : body->ops()) {
+      pipelined |= op->kind() == OpKind::mma_commit || op->kind() == OpKind::mma_wait;
+      if (op->kind() == OpKind::aref_release && op->operand(0) == ring &&
+          op->operand(1) == body->argument(0))
+        release = op.get();
+    }
+    if (pipelined) return std::nullopt;
+    if (!release) {
+      user_error(loop->loc(), loop_str(*loop), ": pipeline-arefs needs the consumer loop of ",
+                 what, " to release the number it waits for (aref_release ",
+                 ir::value_ref(ring), ", ", ir::value_ref(body->argument(0)), ") in its body");
+    }
+    if (static_value(loop->operand(0)) != 0 || static_value(loop->operand(2)) != 1) {
+      user_error(loop->loc(), loop_str(*loop), ": the consumer loop of ", what,
+                 " numbers its slots by the loop index, so it must run from 0 with step 1");
+    }
+    return Site{aref, loop, wait, release};
+  }
+
+  // The ring's slot: the aref's buffers, named by the consumer's views, aligned for the copies
+  // that fill them.
+  Ring ring_of(const Site& s) {
+    Ring r;
+    r.loop = s.loop;
+    r.trip = trip_count(*s.loop);
+    r.wgmma = has_wgmma(*s.loop);
+    std::vector<std::string> atoms(s.wait->num_results());
+    ir::walk(kernel_, [&](Operation* op) {
+      if (op->kind() != OpKind::aref_acquire || op->operand(0) != s.aref->result()) return;
+      for (int i = 0; i < op->num_results(); ++i) {
+        for (const auto& [user, index] : uses(op->result(i), op->parent_block()))
+          if (user->kind() == OpKind::copy && index == 1) atoms[i] = atom_of(*user);
+      }
+    });
+    for (int i = 0; i < s.wait->num_results(); ++i) {
+      const Value* v = s.wait->result(i);
+      r.add_tile(v, tensor_bytes(*s.wait, v), slot_alignment(v->type(), atoms[i]));
+    }
+    return r;
+  }
+
+  void finish(const Site& s, Ring& r, const StageBudget& budget) {
+    s.aref->set_attr("slots", Attribute::integer(r.stages));
+    s.loop->remove_attr("stages");
+    s.loop->remove_attr("mma_in_flight");
+    std::string in_flight = "not set (no wgmma)";
+    if (r.wgmma) {
+      StageBudget::choose_in_flight(r);
+      pipeline_mmas(s, r.in_flight, r.trip);
+      in_flight = std::to_string(r.in_flight) + (r.pinned_in_flight ? " (pinned)" : "");
+    }
+    if (report_enabled("pipeline")) {
+      report("pipeline", "aref " + ir::value_ref(s.aref->result()) + " (" + loop_str(*s.loop) +
+                             " at " + s.loop->loc().str() + "): " + std::to_string(r.stage_bytes) +
+                             " bytes per slot (" + StageBudget::tiles_str(r) + "); budget " +
+                             budget.budget_str() + "; trip count " +
+                             (r.trip ? std::to_string(*r.trip) : std::string("dynamic")) +
+                             "; slots " + std::to_string(r.stages) +
+                             (r.pinned_stages ? " (pinned)" : "") + ", mma_in_flight " + in_flight);
+    }
+  }
+
+  // The fine-grained pipeline of the header: async mmas, commit, wait P, release n - P.
+  void pipeline_mmas(const Site& s, int64_t p, std::optional<int64_t> trip) {
+    Block* body = s.loop->region(0);
+    Value* iv = body->argument(0);
+    Value* ring = s.aref->result();
+    std::vector<Operation*> mmas;
+    for (const auto& op : body->ops())
+      if (is_wgmma(*op)) mmas.push_back(op.get());
+    ir::walk(s.loop, [&](Operation* op) {
+      if (is_wgmma(*op) && op->parent_op() != s.loop) {
+        user_error(op->loc(), "mma ", ir::value_ref(op->result()), ": pipeline-arefs makes the "
+                   "wgmma mmas of ", loop_str(*s.loop), " asynchronous, but this one is nested in ",
+                   ir::op_where(*op->parent_op()), "; only mmas directly in the loop body can be "
+                   "committed as a group");
+      }
+    });
+    check_async_uses(s, mmas);
+    for (Operation* mma : mmas) mma->set_attr("async", Attribute::unit());
+
+    // With P > 0 the release moves; it goes first so that it cannot be the insertion point.
+    if (p > 0) body->remove(s.release);
+    ir::OpBuilder b(body);
+    size_t next = ir::position_in_block(*mmas.back()) + 1;
+    if (next < body->ops().size()) b.set_insertion_point_before(body->ops()[next].get());
+    b.create(OpKind::mma_commit, {}, {}, mmas.back()->loc());
+    Operation* wait = b.create(OpKind::mma_wait, {}, {}, mmas.back()->loc());
+    wait->set_attr("pending", Attribute::integer(p));
+    if (p == 0) return;  // each group retires in its own iteration: the release stays last
+
+    // In iteration k, release k - P once k >= P.
+    Value* cp = index_const(p);
+    guarded_release(b, iv, cp, "ge", "has_prev", iv, cp, "prev", ring, s.loop->loc());
+
+    // After the loop: drain, then release the last P numbers (those the trip count reaches).
+    ir::OpBuilder after(s.loop->parent_block());
+    size_t pos = ir::position_in_block(*s.loop) + 1;
+    if (pos < s.loop->parent_block()->ops().size())
+      after.set_insertion_point_before(s.loop->parent_block()->ops()[pos].get());
+    Operation* drain = after.create(OpKind::mma_wait, {}, {}, s.loop->loc());
+    drain->set_attr("pending", Attribute::integer(0));
+    Value* n = s.loop->operand(1);
+    for (int64_t i = p; i >= 1; --i) {
+      if (trip && *trip < i) continue;  // never acquired
+      if (trip) {
+        Operation* last = after.create(OpKind::sub, {n, index_const(i)},
+                                       {Type::scalar(ScalarKind::index)}, s.loop->loc());
+        last->result()->set_name("last");
+        after.create(OpKind::aref_release, {ring, last->result()}, {}, s.loop->loc());
+      } else {
+        guarded_release(after, n, index_const(i - 1), "gt", "any", n, index_const(i), "last",
+                        ring, s.loop->loc());
+      }
+    }
+  }
+
+  // %cond = cmp %a, %b {pred}; if %cond { %num = sub %x, %y; aref_release %ring, %num }
+  static void guarded_release(ir::OpBuilder& b, Value* a, Value* c, const char* pred,
+                              const char* cond_name, Value* x, Value* y, const char* num_name,
+                              Value* ring, const SourceLocation& loc) {
+    Operation* cmp = b.create(OpKind::cmp, {a, c}, {Type::scalar(ScalarKind::i1)}, loc);
+    cmp->set_attr("pred", Attribute::ident(pred));
+    cmp->result()->set_name(cond_name);
+    Operation* guard = b.create(OpKind::if_, {cmp->result()}, {}, loc);
+    ir::OpBuilder then(guard->add_region());
+    guard->add_region();
+    Operation* num = then.create(OpKind::sub, {x, y}, {Type::scalar(ScalarKind::index)}, loc);
+    num->result()->set_name(num_name);
+    then.create(OpKind::aref_release, {ring, num->result()}, {}, loc);
+  }
+
+  // An async mma's result may feed only the next async mma's accumulator or the yield, and the
+  // carried accumulator only the mmas: other readers would see registers a pending wgmma writes.
+  void check_async_uses(const Site& s, const std::vector<Operation*>& mmas) {
+    Block* body = s.loop->region(0);
+    auto allowed = [&](Operation* user, int index) {
+      bool async_acc = index == 2 && std::find(mmas.begin(), mmas.end(), user) != mmas.end();
+      return async_acc || user == body->terminator();
+    };
+    auto refuse = [&](const Value* v, Operation* user) {
+      user_error(user->loc(), user->name(), ": reads ", ir::value_ref(v), " in ",
+                 loop_str(*s.loop), ", which pipeline-arefs makes an asynchronous wgmma "
+                 "accumulator; only the next mma (as its accumulator) and the yield may read it "
+                 "before the mma_wait that retires its group");
+    };
+    for (Operation* mma : mmas) {
+      for (const auto& [user, index] : uses(mma->result(), body))
+        if (!allowed(user, index)) refuse(mma->result(), user);
+      Value* acc = mma->operand(2);
+      if (acc->owner_block() != body || acc->def()) continue;
+      for (const auto& [user, index] : uses(acc, body))
+        if (index != 2 || std::find(mmas.begin(), mmas.end(), user) == mmas.end())
+          refuse(acc, user);
+    }
+  }
+
+  // An index constant at the top level (an existing one, else a new one before the roles).
+  Value* index_const(int64_t value) {
+    Operation* first_role = nullptr;
+    for (const auto& op : top_->ops()) {
+      if (op->kind() == OpKind::warp_group) {
+        first_role = op.get();
+        break;
+      }
+      const Attribute* a = op->attr("value");
+      if (op->kind() == OpKind::constant && a && a->kind == Attribute::Kind::integer &&
+          a->i == value && op->result()->type() == Type::scalar(ScalarKind::index))
+        return op->result();
+    }
+    ir::OpBuilder b(top_);
+    if (first_role) b.set_insertion_point_before(first_role);
+    Operation* c = b.create(OpKind::constant, {}, {Type::scalar(ScalarKind::index)});
+    c->set_attr("value", Attribute::integer(value));
+    c->result()->set_name("c" + std::to_string(value));
+    return c->result();
+  }
+
+  Operation* kernel_;
+  Block* top_;
+};
+
+}  // namespace
+
+void pipeline_arefs(ir::Module& module) {
+  for (const auto& kernel : module.kernels) Pipeliner(kernel.get()).run();
 }
 
 }  // namespace tessel::transforms

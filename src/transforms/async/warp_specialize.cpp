@@ -1,14 +1,469 @@
+// WarpSpecialize: a TMA producer role and a consumer role connected by an aref per mainloop (the
+// rules are in the header).
 #include "transforms/async/warp_specialize.h"
 
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/async.h"
 #include "support/diagnostics.h"
+#include "target/cuda/target.h"
+#include "transforms/async/stage_budget.h"
 
 namespace tessel::transforms {
+namespace {
 
-// Scaffolding for the pass being written this session (issue 10); replaced by the real pass.
-void warp_specialize(ir::Module& module) {
-  for (const auto& k : module.kernels) {
-    user_error(k->loc(), "warp_specialize: not implemented yet");
+using ir::Attribute;
+using ir::Block;
+using ir::MemorySpace;
+using ir::Operation;
+using ir::OpKind;
+using ir::Type;
+using ir::Value;
+using Mapping = std::unordered_map<const Value*, Value*>;
+
+constexpr int64_t kProducerThreads = 128;
+constexpr int64_t kWarpgroup = 128;
+
+std::string atom_of(const Operation& op) {
+  const Attribute* a = op.attr("atom");
+  return a && a->kind == Attribute::Kind::string ? a->s : std::string();
+}
+
+// `%s = copy %t : shared<...>` with %t in global memory (ir::is_mainloop's copies).
+bool is_global_to_shared(const Operation& op) {
+  return op.kind() == OpKind::copy && op.num_results() == 1 &&
+         op.result()->type().is_tensor() && op.result()->type().space() == MemorySpace::shared &&
+         op.num_operands() >= 1 && op.operand(0)->type().is_tensor() &&
+         op.operand(0)->type().space() == MemorySpace::global;
+}
+
+// Address arithmetic: what the producer may compute and what may stay at the top level. Sizes,
+// constants, scalar arithmetic and global views — ops without regions or effects whose results
+// are scalars or global tensors.
+bool is_address_op(const Operation& op) {
+  if (!op.regions().empty() || op.num_results() == 0 || ir::is_async_op(op.kind())) return false;
+  switch (op.kind()) {
+    case OpKind::size:
+    case OpKind::constant:
+    case OpKind::tile:
+    case OpKind::tile_extent:
+    case OpKind::global_view:
+    case OpKind::transpose:
+    case OpKind::cast:
+      break;
+    default:
+      if (!ir::is_elementwise(op.kind())) return false;
   }
+  return std::all_of(op.results().begin(), op.results().end(), [](const auto& r) {
+    const Type& t = r->type();
+    return t.is_scalar() || (t.is_tensor() && t.space() == MemorySpace::global);
+  });
+}
+
+// An op whose only effect is its results (dead when nobody uses them).
+bool is_pure(const Operation& op) {
+  if (!op.regions().empty() || op.num_results() == 0 || ir::is_async_op(op.kind())) return false;
+  return op.kind() != OpKind::call_external;
+}
+
+// Every value `op` and the ops nested in it read.
+std::vector<Value*> reads(Operation* op) {
+  std::vector<Value*> out;
+  ir::walk(op, [&](Operation* inner) {
+    for (Value* v : inner->operands()) out.push_back(v);
+  });
+  return out;
+}
+
+std::string made_by(const Value* v) {
+  return v->def() ? "made by " + ir::op_where(*v->def()) : std::string("a block argument");
+}
+
+// One mainloop and how it splits.
+struct Mainloop {
+  Operation* loop;
+  std::vector<Operation*> loads;           // TMA copies into shared memory, in body order
+  std::set<const Operation*> address;      // the loads' address closure inside the body
+  std::set<const Operation*> consumer;     // body ops the consumer keeps (not the loads)
+  Value* ring = nullptr;
+};
+
+class Specializer {
+ public:
+  explicit Specializer(Operation* kernel) : kernel_(kernel), top_(kernel->region(0)) {}
+
+  void run() {
+    for (const auto& op : top_->ops()) {
+      if (op->kind() == OpKind::block_grid) grid_ = op.get();
+    }
+    if (!grid_) return;
+    bool has_roles = false;
+    ir::walk(kernel_, [&](Operation* op) { has_roles |= op->kind() == OpKind::warp_group; });
+    if (has_roles) return;
+    std::optional<bool> pinned = pinned_flag();
+    if (pinned == false) return;
+    target::cuda::Target target = grid_->has_attr("target")
+                                      ? target::cuda::Target::named(grid_->str_attr("target"))
+                                      : target::cuda::Target::sm90a();
+    std::vector<Operation*> candidates;
+    ir::walk(kernel_, [&](Operation* op) {
+      if (ir::is_mainloop(*op) && has_wgmma(*op)) candidates.push_back(op);
+    });
+    if (target.name() != "sm_90a" || candidates.empty()) {
+      if (pinned == true) {
+        user_error(grid_->loc(), "block_grid: warp_specialize = true is pinned but ",
+                   target.name() != "sm_90a"
+                       ? "the target is " + target.name() + " (warp specialization needs sm_90a)"
+                       : std::string("the kernel has no mainloop that feeds wgmma from shared "
+                                     "memory"));
+      }
+      return;
+    }
+    for (Operation* loop : candidates) {
+      const Operation* parent = loop->parent_op();
+      if (parent != kernel_) {
+        user_error(loop->loc(), loop_str(*loop), ": the mainloop is nested inside ",
+                   ir::op_where(*parent),
+                   "; warp specialization splits only a mainloop at the top level of the kernel "
+                   "(roles stand there); pin warp_specialize = false on the block_grid to keep "
+                   "the non-specialized pipeline");
+      }
+    }
+    consumer_threads_ = consumer_threads();
+    for (Operation* loop : candidates) loops_.push_back(analyze(loop));
+    plan_top_level();
+    rebuild();
+  }
+
+ private:
+  // `warp_specialize` on the block_grid: true, false, or absent.
+  std::optional<bool> pinned_flag() const {
+    const Attribute* a = grid_->attr("warp_specialize");
+    if (!a) return std::nullopt;
+    if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
+        (a->s == "true" || a->s == "false"))
+      return a->s == "true";
+    user_error(grid_->loc(), "block_grid: warp_specialize must be true or false, not ",
+               a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
+  }
+
+  // T: the block's threads as synthesis chose them, checked against a pinned consumer_warpgroups.
+  int64_t consumer_threads() const {
+    const Attribute* t = grid_->attr("threads");
+    if (!t || t->kind != Attribute::Kind::integer) {
+      user_error(grid_->loc(),
+                 "block_grid: warp-specialize needs the block's threads (run synthesize-layouts "
+                 "first)");
+    }
+    int64_t threads = t->i;
+    if (threads % kWarpgroup != 0 || threads / kWarpgroup < 1 || threads / kWarpgroup > 2) {
+      user_error(grid_->loc(), "block_grid: the block's ", threads,
+                 " threads are not one or two whole warpgroups (128 or 256), so they cannot be "
+                 "the consumer role of a warp-specialized kernel");
+    }
+    if (const Attribute* pin = grid_->attr("consumer_warpgroups")) {
+      if (pin->kind != Attribute::Kind::integer || pin->i < 1 || pin->i > 2) {
+        user_error(grid_->loc(), "block_grid: the pinned consumer_warpgroups must be 1 or 2, not ",
+                   pin->kind == Attribute::Kind::unit ? std::string("a bare flag") : pin->str());
+      }
+      if (pin->i * kWarpgroup != threads) {
+        user_error(grid_->loc(), "block_grid: consumer_warpgroups = ", pin->i,
+                   " is pinned but layout synthesis laid the kernel's register tensors out over ",
+                   threads, " threads (", threads / kWarpgroup,
+                   " warpgroup(s)); the consumer role runs those layouts unchanged, so pin "
+                   "threads = ",
+                   pin->i * kWarpgroup,
+                   " on the block_grid instead (synthesis then lays them out for that many)");
+      }
+    }
+    return threads;
+  }
+
+  Mainloop analyze(Operation* loop) {
+    Mainloop m{loop, {}, {}, {}, nullptr};
+    std::string where = loop_str(*loop) + " at " + loop->loc().str();
+    if (static_value(loop->operand(0)) != 0 || static_value(loop->operand(2)) != 1) {
+      user_error(loop->loc(), loop_str(*loop),
+                 ": warp specialization numbers the aref's slots by the loop index, so the "
+                 "mainloop must run from 0 with step 1, not from ",
+                 ir::value_ref(loop->operand(0)), " with step ", ir::value_ref(loop->operand(2)));
+    }
+    Block* body = loop->region(0);
+    for (const auto& op : body->ops()) {
+      if (!is_global_to_shared(*op)) continue;
+      std::string atom = atom_of(*op);
+      if (atom.rfind("tma.", 0) != 0) {
+        user_error(op->loc(), "copy ", ir::value_ref(op->result()), ": the mainloop ", where,
+                   " copies a global tile into shared memory ",
+                   atom.empty() ? std::string("without an atom") : "with atom " + atom,
+                   ", not a TMA atom; warp specialization gives the loads to one producer thread "
+                   "and needs TMA (pin warp_specialize = false on the block_grid to keep the "
+                   "non-specialized pipeline)");
+      }
+      m.loads.push_back(op.get());
+    }
+    // The loads' address closure inside the body.
+    std::vector<std::pair<Value*, const Operation*>> work;
+    for (Operation* load : m.loads)
+      for (Value* v : load->operands()) work.push_back({v, load});
+    while (!work.empty()) {
+      auto [v, load] = work.back();
+      work.pop_back();
+      if (v->owner_block() != body) continue;  // outside the loop: plan_top_level's business
+      if (v == body->argument(0)) continue;
+      if (!v->def() || !is_address_op(*v->def())) {
+        const Value* acc = accumulator_source(v, body);
+        std::string what = v->def() ? ", " + made_by(v) : std::string(", a value the loop carries");
+        if (acc && acc != v) what += ", computed from the accumulator " + ir::value_ref(acc);
+        user_error(load->loc(), "copy ", ir::value_ref(load->result()),
+                   ": the TMA load's tile depends on ", ir::value_ref(v), what, " in the mainloop ",
+                   where,
+                   "; the producer role computes only addresses (tile ops and index arithmetic), "
+                   "so a TMA tile cannot depend on accumulators or other computed data");
+      }
+      if (m.address.insert(v->def()).second)
+        for (Value* u : v->def()->operands()) work.push_back({u, load});
+    }
+    check_carried(*loop);
+    // What the consumer keeps: effects, the yield, and what they read (the loads stay behind;
+    // their results become the aref's buffers).
+    std::set<const Value*> used;
+    for (auto it = body->ops().rbegin(); it != body->ops().rend(); ++it) {
+      Operation* op = it->get();
+      if (std::find(m.loads.begin(), m.loads.end(), op) != m.loads.end()) continue;
+      bool keep = !is_pure(*op) || std::any_of(op->results().begin(), op->results().end(),
+                                               [&](const auto& r) { return used.count(r.get()); });
+      if (!keep) continue;
+      m.consumer.insert(op);
+      for (Value* v : reads(op)) used.insert(v);
+    }
+    return m;
+  }
+
+  // The loop-carried value or mma result in `body` that `v` is computed from, if any.
+  static const Value* accumulator_source(const Value* v, const Block* body) {
+    std::vector<const Value*> work{v};
+    std::set<const Value*> seen;
+    while (!work.empty()) {
+      const Value* u = work.back();
+      work.pop_back();
+      if (u->owner_block() != body || !seen.insert(u).second) continue;
+      if (!u->def()) {
+        if (u != body->argument(0)) return u;
+        continue;
+      }
+      if (u->def()->kind() == OpKind::mma) return u;
+      for (const Value* w : u->def()->operands()) work.push_back(w);
+    }
+    return nullptr;
+  }
+
+  // Every loop-carried value must be an mma accumulator: the yielded value is the end of a chain
+  // of mmas (directly in the body) that starts at the carried value.
+  void check_carried(const Operation& loop) {
+    Block* body = loop.region(0);
+    const Operation* yield = body->terminator();
+    for (int i = 1; i < static_cast<int>(body->arguments().size()); ++i) {
+      Value* carried = body->argument(i);
+      TESSEL_ASSERT(yield && yield->num_operands() >= i, "for without its yield");
+      Value* v = yield->operand(i - 1);
+      while (v != carried && v->def() && v->def()->kind() == OpKind::mma &&
+             v->owner_block() == body && v->def()->num_operands() >= 3)
+        v = v->def()->operand(2);
+      if (v != carried) {
+        Value* y = yield->operand(i - 1);
+        user_error(loop.loc(), loop_str(loop), ": the mainloop carries ", ir::value_ref(carried),
+                   " (yielded as ", ir::value_ref(y), ", ", made_by(y),
+                   "), which is not an mma accumulator; warp specialization supports mainloops "
+                   "that carry only accumulators (pin warp_specialize = false on the block_grid "
+                   "to keep the non-specialized pipeline)");
+      }
+    }
+  }
+
+  // Which top-level ops stay where all threads run them, and which the producer clones.
+  void plan_top_level() {
+    const Operation* first = loops_.front().loop;
+    bool before = true;
+    for (const auto& op : top_->ops()) {
+      if (op.get() == first) before = false;
+      bool stays = before && (op->kind() == OpKind::block_grid ||
+                              (is_address_op(*op) &&
+                               std::all_of(op->operands().begin(), op->operands().end(),
+                                           [&](Value* v) { return available(v); })));
+      if (stays) {
+        stay_.insert(op.get());
+      } else {
+        moved_.push_back(op.get());
+      }
+    }
+    // The producer's needs from outside its loops: the bounds and the loads' closure's operands.
+    for (const Mainloop& m : loops_) {
+      std::vector<std::pair<Value*, const Operation*>> work;
+      for (int i = 0; i < 3; ++i) work.push_back({m.loop->operand(i), m.loop});
+      for (const Operation* op : m.address)
+        for (Value* v : op->operands()) work.push_back({v, op});
+      for (const Operation* load : m.loads)
+        for (Value* v : load->operands()) work.push_back({v, load});
+      while (!work.empty()) {
+        auto [v, user] = work.back();
+        work.pop_back();
+        if (v->owner_block() != top_ || available(v)) continue;
+        Operation* def = v->def();
+        if (!is_address_op(*def)) {
+          user_error(user->loc(), user->name(), ": the producer role of ", loop_str(*m.loop),
+                     " needs ", ir::value_ref(v), ", ", made_by(v),
+                     ", which is not address arithmetic (the producer computes only tile ops and "
+                     "index arithmetic, never from accumulators or register data)");
+        }
+        if (producer_prelude_.insert(def).second)
+          for (Value* u : def->operands()) work.push_back({u, def});
+      }
+    }
+  }
+
+  // A value every role can read: a kernel parameter or a result of a top-level op that stays.
+  bool available(const Value* v) const {
+    if (!v->def()) return v->owner_block() == top_;
+    return stay_.count(v->def()) > 0;
+  }
+
+  void rebuild() {
+    const Operation* first = loops_.front().loop;
+    ir::OpBuilder b(top_);
+    b.set_insertion_point_before(const_cast<Operation*>(first));
+    for (Mainloop& m : loops_) {
+      std::vector<Type> buffers;
+      for (const Operation* load : m.loads) buffers.push_back(load->result()->type());
+      Operation* aref = b.create(OpKind::aref, {}, {Type::aref(buffers)}, m.loop->loc());
+      aref->set_attr("slots", Attribute::integer(1));
+      aref->result()->set_name("ring");
+      m.ring = aref->result();
+    }
+    Operation* producer = role(b, "producer", 0, kProducerThreads);
+    producer->set_attr("issue", Attribute::ident("one"));
+    Operation* consumer = role(b, "consumer", kProducerThreads, consumer_threads_);
+
+    Mapping pmap;
+    ir::OpBuilder pb(producer->region(0));
+    for (Operation* op : moved_)
+      if (producer_prelude_.count(op)) pb.insert(ir::clone(*op, pmap));
+    for (const Mainloop& m : loops_) producer_loop(pb, m, pmap);
+
+    Mapping cmap;
+    ir::OpBuilder cb(consumer->region(0));
+    for (Operation* op : moved_) {
+      auto it = std::find_if(loops_.begin(), loops_.end(),
+                             [&](const Mainloop& m) { return m.loop == op; });
+      if (it != loops_.end()) {
+        consumer_loop(cb, *it, cmap);
+      } else {
+        cb.insert(ir::clone(*op, cmap));
+      }
+    }
+    for (auto it = moved_.rbegin(); it != moved_.rend(); ++it) top_->remove(*it);
+    grid_->set_attr("threads", Attribute::integer(kProducerThreads + consumer_threads_));
+  }
+
+  Operation* role(ir::OpBuilder& b, const char* name, int64_t first, int64_t threads) {
+    Operation* op = b.create(OpKind::warp_group, {}, {}, kernel_->loc());
+    op->set_attr("role", Attribute::ident(name));
+    op->set_attr("first_thread", Attribute::integer(first));
+    op->set_attr("threads", Attribute::integer(threads));
+    op->add_region();
+    return op;
+  }
+
+  // for %k { address ops; %bufs = aref_acquire %ring, %k; copy %tile_i, %buf_i; aref_commit }
+  static void producer_loop(ir::OpBuilder& b, const Mainloop& m, Mapping& map) {
+    const Operation& old = *m.loop;
+    auto mapped = [&](Value* v) {
+      auto it = map.find(v);
+      return it == map.end() ? v : it->second;
+    };
+    Operation* loop = b.create(
+        OpKind::for_, {mapped(old.operand(0)), mapped(old.operand(1)), mapped(old.operand(2))}, {},
+        old.loc());
+    Block* body = loop->add_region();
+    Value* old_iv = old.region(0)->argument(0);
+    Value* iv = body->add_argument(old_iv->type(), old_iv->name());
+    map[old_iv] = iv;
+    ir::OpBuilder lb(body);
+    for (const auto& op : old.region(0)->ops())
+      if (m.address.count(op.get())) lb.insert(ir::clone(*op, map));
+    std::vector<Type> types;
+    for (const Operation* load : m.loads) types.push_back(load->result()->type());
+    Operation* acquire = lb.create(OpKind::aref_acquire, {m.ring, iv}, types, old.loc());
+    for (size_t i = 0; i < m.loads.size(); ++i) {
+      const Operation* load = m.loads[i];
+      acquire->result(static_cast<int>(i))->set_name(load->result()->name());
+      std::vector<Value*> operands;
+      for (Value* v : load->operands()) operands.push_back(mapped(v));
+      operands.push_back(acquire->result(static_cast<int>(i)));
+      Operation* copy = lb.create(OpKind::copy, operands, {}, load->loc());
+      for (const auto& [key, value] : load->attributes()) copy->set_attr(key, value);
+    }
+    lb.create(OpKind::aref_commit, {m.ring, iv}, {}, old.loc());
+  }
+
+  // %acc = for %k iter(...) { %bufs = aref_wait %ring, %k; the consumer's body ops;
+  //                           aref_release %ring, %k; yield }
+  static void consumer_loop(ir::OpBuilder& b, const Mainloop& m, Mapping& map) {
+    const Operation& old = *m.loop;
+    std::vector<Value*> operands;
+    for (Value* v : old.operands()) {
+      auto it = map.find(v);
+      operands.push_back(it == map.end() ? v : it->second);
+    }
+    std::vector<Type> result_types;
+    for (const auto& r : old.results()) result_types.push_back(r->type());
+    Operation* loop = b.create(OpKind::for_, operands, result_types, old.loc());
+    for (const auto& [key, value] : old.attributes()) loop->set_attr(key, value);
+    Block* body = loop->add_region();
+    for (const auto& arg : old.region(0)->arguments())
+      map[arg.get()] = body->add_argument(arg->type(), arg->name());
+    Value* iv = body->argument(0);
+    ir::OpBuilder lb(body);
+    std::vector<Type> types;
+    for (const Operation* load : m.loads) types.push_back(load->result()->type());
+    Operation* wait = lb.create(OpKind::aref_wait, {m.ring, iv}, types, old.loc());
+    for (size_t i = 0; i < m.loads.size(); ++i) {
+      Value* buf = wait->result(static_cast<int>(i));
+      buf->set_name(m.loads[i]->result()->name());
+      map[m.loads[i]->result()] = buf;
+    }
+    const Operation* yield = old.region(0)->terminator();
+    for (const auto& op : old.region(0)->ops()) {
+      if (op.get() == yield || !m.consumer.count(op.get())) continue;
+      lb.insert(ir::clone(*op, map));
+    }
+    lb.create(OpKind::aref_release, {m.ring, iv}, {}, old.loc());
+    if (yield) lb.insert(ir::clone(*yield, map));
+    for (int i = 0; i < old.num_results(); ++i) {
+      loop->result(i)->set_name(old.result(i)->name());
+      map[old.result(i)] = loop->result(i);
+    }
+  }
+
+  Operation* kernel_;
+  Block* top_;
+  Operation* grid_ = nullptr;
+  int64_t consumer_threads_ = 0;
+  std::vector<Mainloop> loops_;
+  std::set<const Operation*> stay_;              // top-level ops all threads keep running
+  std::vector<Operation*> moved_;                // top-level ops that move into the roles, in order
+  std::set<const Operation*> producer_prelude_;  // of those, what the producer clones ahead
+};
+
+}  // namespace
+
+void warp_specialize(ir::Module& module) {
+  for (const auto& kernel : module.kernels) Specializer(kernel.get()).run();
 }
 
 }  // namespace tessel::transforms

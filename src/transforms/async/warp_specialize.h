@@ -1,11 +1,65 @@
-// WarpSpecialize: splits a kernel's mainloop into a TMA producer role and consumer roles connected by an aref.
+// WarpSpecialize: splits a kernel's mainloop into a TMA producer role and a consumer role connected
+// by an aref (Tawa §III-C; the ops are those of src/ir/async.h, level 1).
+//
+// Without warp specialization every thread of a block issues its mainloop's TMA loads, waits for
+// them and then runs the wgmma math, so load latency is hidden only as far as the emitter runs the
+// loads ahead. Tawa gives the loads to a warpgroup of their own: a *producer* role that only
+// computes addresses and issues TMA, running ahead of the *consumer* role — the warpgroups that
+// synthesis sized the block for — as far as the ring of shared buffers between them allows. The
+// ring is an aref; its depth and the consumer's wgmma overlap are pipeline-arefs' business, so this
+// pass leaves `slots = 1` and synchronous mmas: its output is already correct, just not overlapped.
+//
+// Which kernels. sm_90a kernels (the block_grid's `target`, sm_90a when absent) with a *mainloop*
+// (ir::is_mainloop: a `for` whose body copies global tiles into shared memory) that feeds a wgmma
+// mma. Kernels with roles already, sm_80 kernels, and kernels without such a loop are left
+// unchanged; so is a kernel whose block_grid pins `warp_specialize = false` (the non-specialized
+// pipeline-loops path, kept for comparison). `warp_specialize = true` demands the split: a kernel
+// that cannot have it is an error.
+//
+// Task-aware partitioning. The producer role gets, per mainloop, the TMA loads (`copy %tile :
+// shared` with a `tma.` atom) and their address arithmetic: the backward closure of the loads'
+// operands inside the loop body (`tile` ops and index arithmetic), and, ahead of its loops, the
+// address ops outside the loop they need that do not stay at the top level. These are *cloned*:
+// the consumer keeps whatever it uses too (a tile it also stores to, an index it compares). The
+// consumer role gets everything else — the mmas, the SIMT work, the accumulators, the epilogue.
+// Ops before the first mainloop that only compute indices, sizes and global views (size, const,
+// scalar arithmetic, tile, global_view, the block_grid) stay at the top level where all threads
+// run them; the other ones (the accumulator `fill`, register loads) move into the consumer, as
+// does every op after the first mainloop: once roles begin, every op belongs to one (async.h).
+//
+// Loop distribution. Each mainloop becomes two isomorphic loops over the same bounds and one aref
+// whose slot holds a buffer per TMA load, typed as the load's result (Tawa's tuple-valued aref:
+// one channel, one pair of barriers, because the tiles are consumed by the same mmas):
+//   producer:  for %k { address ops; %bufs = aref_acquire %ring, %k; copy %tile_i, %buf_i {atom};
+//                       aref_commit %ring, %k }
+//   consumer:  %acc = for %k iter(...) { %bufs = aref_wait %ring, %k; the rest of the body, with
+//                       the loads' results replaced by %bufs; aref_release %ring, %k; yield }
+// The loop index is the aref's sequence number, so the loop must run from 0 with step 1. The
+// consumer loop keeps the original loop's attributes, among them a `stages` / `mma_in_flight` a
+// person pinned for pipeline-arefs.
+//
+// Roles and threads. Producer: `{role = producer, first_thread = 0, threads = 128, issue = one}`
+// (one elected thread issues TMA). Consumer: `{role = consumer, first_thread = 128, threads = T}`
+// with T the block's threads before the pass: synthesis laid the register tensors out over T
+// threads (256: two cooperative warpgroups, each holding half the accumulator's rows; 128: one)
+// and those layouts stay valid over the consumer's threads numbered from 0. The block_grid's
+// `threads` becomes 128 + T. A pinned `consumer_warpgroups` on the block_grid must equal T / 128
+// (the layouts cannot be changed here; pin the tile or the layout instead).
+//
+// Refusals (a user error naming the op, rather than a silent miscompile): a mainloop copy into
+// shared memory without a TMA atom (the producer issues loads from one thread); a loop-carried
+// value that is not an mma accumulator (the consumer's mmas go asynchronous under pipeline-arefs);
+// a mainloop nested in other control flow (roles stand at the top level); a TMA tile whose address
+// depends on accumulators or other non-address values (the producer computes only addresses); a
+// loop not starting at 0 with step 1; a block that is not one or two whole warpgroups.
 #pragma once
 
 #include "ir/ir.h"
 
 namespace tessel::transforms {
 
-// WarpSpecialize: splits a kernel's mainloop into a TMA producer role and consumer roles connected by an aref.
+// Splits every eligible kernel of `module` into a producer and a consumer role connected by one
+// aref per mainloop (rules above); UserError for a kernel it must refuse.
 void warp_specialize(ir::Module& module);
 
 }  // namespace tessel::transforms
