@@ -201,7 +201,7 @@ class Specializer {
         user_error(op->loc(), "copy ", ir::value_ref(op->result()), ": the mainloop ", where,
                    " copies a global tile into shared memory ",
                    atom.empty() ? std::string("without an atom") : "with atom " + atom,
-                   ", not a TMA atom; warp specialization gives the loads to one producer thread "
+                   " (not a TMA load); warp specialization gives the loads to one producer thread "
                    "and needs TMA (pin warp_specialize = false on the block_grid to keep the "
                    "non-specialized pipeline)");
       }
