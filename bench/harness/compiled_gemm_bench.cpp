@@ -36,6 +36,9 @@ struct Options {
   int iterations = 50;
   int warmup = 10;
   bool compile_only = false;
+  // Lowered IR to compile instead of the kernel's own lowering (checked and timed as the kernel
+  // it replaces, which must take the same parameters): a hand-written or hand-edited variant.
+  std::string lowered;
 };
 
 int positive(const std::string& flag, const std::string& text) {
@@ -76,6 +79,8 @@ Options parse(const std::vector<std::string>& args) {
       o.iterations = positive(arg, value());
     } else if (arg == "--warmup") {
       o.warmup = positive(arg, value());
+    } else if (arg == "--lowered") {
+      o.lowered = value();
     } else if (arg == "--compile-only") {
       o.compile_only = true;
     } else {
@@ -108,6 +113,7 @@ struct GemmCase {
   std::string name, target;
   std::string nvrtc_arch;  // where the cubin loads: the device's own arch on a GPU
   std::unique_ptr<ir::Module> module;
+  std::unique_ptr<ir::Module> lowered;  // --lowered: compiled instead of `module`
   std::unique_ptr<GemmKernelInfo> info;
   std::unique_ptr<CompiledKernel> compiled;
   double compile_ms = 0, hit_ms = 0;
@@ -130,9 +136,10 @@ GemmCase load_case(const std::string& spec) {
 // On a GPU the cubin is built for the device (an sm_80-path kernel runs on the H100 as sm_90a code
 // using sm_80's instructions); without one, for the target itself.
 void compile_case(GemmCase& c, bool for_device) {
-  const ir::Operation& kernel = *c.module->kernels.front();
+  const ir::Operation& kernel = c.lowered ? *c.lowered->kernels.front() : *c.module->kernels.front();
   target::cuda::Target target = target::cuda::Target::named(c.target);
   CompileOptions options;
+  if (c.lowered) options.passes = {"verify"};
   if (for_device) options.nvrtc_arch = native_arch();
   c.nvrtc_arch = options.nvrtc_arch.empty() ? c.target : options.nvrtc_arch;
   c.compiled = std::make_unique<CompiledKernel>(compile(kernel, target, options));
@@ -386,6 +393,11 @@ int run_gemm_bench(const std::vector<std::string>& args) {
                    dtype);
       }
       ++ran;
+      if (!o.lowered.empty()) {
+        std::string lowered_name;
+        c.lowered = load_gemm_kernel(o.lowered, &lowered_name);
+        c.name += "+" + lowered_name;
+      }
       compile_case(c, !o.compile_only);
     } catch (const std::exception& e) {
       std::printf("%s: FAILED: %s\n", spec.c_str(), e.what());

@@ -21,6 +21,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: tessel bench gemm [--kernels a,b.tir,...] [--shapes MxNxK,...] [--dtype f16|bf16|all]\n"
     "                         [--json FILE] [--iterations N] [--warmup N] [--compile-only]\n"
+    "                         [--lowered FILE]\n"
     "\n"
     "Compiles GEMM kernels written in tile IR (names of examples/kernels, default gemm,gemm_bf16;\n"
     "or paths to .tir files) and runs each on every shape against cuBLAS in one process. The\n"
@@ -31,7 +32,9 @@ constexpr const char* kUsage =
     "bias) cuBLASLt with its fused RELU_BIAS epilogue) interleaved, medians;\n"
     "ratio = cuBLAS time / tessel time. Also prints compile times (cold, or the cubin from the\n"
     "disk cache; then an in-process hit) and each kernel's host launch overhead (128x256x64:\n"
-    "argument checks, TMA descriptors, launch). --compile-only needs no GPU.\n"
+    "argument checks, TMA descriptors, launch). --compile-only needs no GPU. --lowered FILE\n"
+    "compiles that lowered IR (as given: passes = verify) in place of each kernel's own lowering,\n"
+    "to check and time a hand-written variant against the same baselines.\n"
     "Default shapes: 8192x8192x8192,8192x8192x4096,8191x4097x520.\n"
     "\n"
     "usage: tessel bench summary FILE.jsonl...\n"

@@ -315,9 +315,9 @@ void Emitter::wgmma_op(const Operation& op) {
   }
   const Reg& acc = reg(op, c);
   regs_[op.result()] = acc;
-  // Thread 0 of a warp may reach here from a branch its lanes did not take (or the spin of an
-  // mbarrier wait): wgmma is .sync.aligned, so the warp converges first.
-  line("__syncwarp();");
+  // wgmma is .sync.aligned: every lane of the warp issues it together. No __syncwarp here: the
+  // IR's control flow in a role is uniform over its warps (an mbarrier wait's spin reconverges
+  // where the loop ends), as CUTLASS's consumers rely on too.
   line("tessel::device::wgmma_fence_operand(" + acc.name + ");");
   line("tessel::device::wgmma_fence();");
   auto zs = zero_start_.find(c);
