@@ -292,10 +292,14 @@ class Specializer {
     bool before = true;
     for (const auto& op : top_->ops()) {
       if (op.get() == first) before = false;
+      // Index math over the block indices moves into the roles too (each clones what it needs):
+      // later passes (persistent) give each role its own block indices.
       bool stays = before && (op->kind() == OpKind::block_grid ||
                               (is_address_op(*op) &&
                                std::all_of(op->operands().begin(), op->operands().end(),
-                                           [&](Value* v) { return available(v); })));
+                                           [&](Value* v) {
+                                             return available(v) && !is_block_index(v);
+                                           })));
       if (stays) {
         stay_.insert(op.get());
       } else {
@@ -326,6 +330,8 @@ class Specializer {
       }
     }
   }
+
+  bool is_block_index(const Value* v) const { return v->def() == grid_; }
 
   // A value every role can read: a kernel parameter or a result of a top-level op that stays.
   bool available(const Value* v) const {

@@ -24,8 +24,10 @@
 // consumer role gets everything else — the mmas, the SIMT work, the accumulators, the epilogue.
 // Ops before the first mainloop that only compute indices, sizes and global views (size, const,
 // scalar arithmetic, tile, global_view, the block_grid) stay at the top level where all threads
-// run them; the other ones (the accumulator `fill`, register loads) move into the consumer, as
-// does every op after the first mainloop: once roles begin, every op belongs to one (async.h).
+// run them — unless they read the block indices: those move into the roles with the rest, so that
+// a later pass (persistent) can give each role its own block indices. The other ones (the
+// accumulator `fill`, register loads) move into the consumer, as does every op after the first
+// mainloop: once roles begin, every op belongs to one (async.h).
 //
 // Loop distribution. Each mainloop becomes two isomorphic loops over the same bounds and one aref
 // whose slot holds a buffer per TMA load, typed as the load's result (Tawa's tuple-valued aref:
