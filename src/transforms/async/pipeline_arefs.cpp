@@ -147,9 +147,25 @@ class Pipeliner {
     s.loop->remove_attr("mma_in_flight");
     std::string in_flight = "not set (no wgmma)";
     if (r.wgmma) {
-      StageBudget::choose_in_flight(r);
-      pipeline_mmas(s, r.in_flight, r.trip);
-      in_flight = std::to_string(r.in_flight) + (r.pinned_in_flight ? " (pinned)" : "");
+      std::vector<Operation*> mmas = loop_mmas(s);
+      if (auto bad = async_violation(s, mmas)) {
+        // The coarse-grained pipeline (Tawa Algorithm 1) is not implemented: the mmas stay
+        // synchronous, which is correct, unless a person asked for groups in flight.
+        std::string why = ir::value_ref(bad->first) + " is read by " + ir::op_where(*bad->second) +
+                          " in the same iteration";
+        if (r.pinned_in_flight) {
+          user_error(s.loop->loc(), loop_str(*s.loop), ": mma_in_flight = ", *r.pinned_in_flight,
+                     " is pinned but ", why,
+                     ", so its wgmma cannot stay in flight (only the next mma, as its "
+                     "accumulator, and the yield may read an asynchronous mma's result before "
+                     "the mma_wait that retires its group)");
+        }
+        in_flight = "not set (" + why + ": the mmas stay synchronous)";
+      } else {
+        StageBudget::choose_in_flight(r);
+        pipeline_mmas(s, mmas, r.in_flight, r.trip);
+        in_flight = std::to_string(r.in_flight) + (r.pinned_in_flight ? " (pinned)" : "");
+      }
     }
     if (report_enabled("pipeline")) {
       report("pipeline", "aref " + ir::value_ref(s.aref->result()) + " (" + loop_str(*s.loop) +
@@ -162,13 +178,10 @@ class Pipeliner {
     }
   }
 
-  // The fine-grained pipeline of the header: async mmas, commit, wait P, release n - P.
-  void pipeline_mmas(const Site& s, int64_t p, std::optional<int64_t> trip) {
-    Block* body = s.loop->region(0);
-    Value* iv = body->argument(0);
-    Value* ring = s.aref->result();
+  // The wgmma mmas of the consumer loop's body; UserError for one nested deeper.
+  static std::vector<Operation*> loop_mmas(const Site& s) {
     std::vector<Operation*> mmas;
-    for (const auto& op : body->ops())
+    for (const auto& op : s.loop->region(0)->ops())
       if (is_wgmma(*op)) mmas.push_back(op.get());
     ir::walk(s.loop, [&](Operation* op) {
       if (is_wgmma(*op) && op->parent_op() != s.loop) {
@@ -178,7 +191,15 @@ class Pipeliner {
                    "committed as a group");
       }
     });
-    check_async_uses(s, mmas);
+    return mmas;
+  }
+
+  // The fine-grained pipeline of the header: async mmas, commit, wait P, release n - P.
+  void pipeline_mmas(const Site& s, const std::vector<Operation*>& mmas, int64_t p,
+                     std::optional<int64_t> trip) {
+    Block* body = s.loop->region(0);
+    Value* iv = body->argument(0);
+    Value* ring = s.aref->result();
     for (Operation* mma : mmas) mma->set_attr("async", Attribute::unit());
 
     // With P > 0 the release moves; it goes first so that it cannot be the insertion point.
@@ -234,27 +255,21 @@ class Pipeliner {
 
   // An async mma's result may feed only the next async mma's accumulator or the yield, and the
   // carried accumulator only the mmas: other readers would see registers a pending wgmma writes.
-  void check_async_uses(const Site& s, const std::vector<Operation*>& mmas) {
+  // The first value read otherwise and its reader, if any.
+  static std::optional<std::pair<const Value*, Operation*>> async_violation(
+      const Site& s, const std::vector<Operation*>& mmas) {
     Block* body = s.loop->region(0);
-    auto allowed = [&](Operation* user, int index) {
-      bool async_acc = index == 2 && std::find(mmas.begin(), mmas.end(), user) != mmas.end();
-      return async_acc || user == body->terminator();
-    };
-    auto refuse = [&](const Value* v, Operation* user) {
-      user_error(user->loc(), user->name(), ": reads ", ir::value_ref(v), " in ",
-                 loop_str(*s.loop), ", which pipeline-arefs makes an asynchronous wgmma "
-                 "accumulator; only the next mma (as its accumulator) and the yield may read it "
-                 "before the mma_wait that retires its group");
-    };
+    auto is_mma = [&](Operation* op) { return std::find(mmas.begin(), mmas.end(), op) != mmas.end(); };
     for (Operation* mma : mmas) {
       for (const auto& [user, index] : uses(mma->result(), body))
-        if (!allowed(user, index)) refuse(mma->result(), user);
+        if (!(index == 2 && is_mma(user)) && user != body->terminator())
+          return std::make_pair(mma->result(), user);
       Value* acc = mma->operand(2);
       if (acc->owner_block() != body || acc->def()) continue;
       for (const auto& [user, index] : uses(acc, body))
-        if (index != 2 || std::find(mmas.begin(), mmas.end(), user) == mmas.end())
-          refuse(acc, user);
+        if (index != 2 || !is_mma(user)) return std::make_pair(static_cast<const Value*>(acc), user);
     }
+    return std::nullopt;
   }
 
   // An index constant at the top level (an existing one, else a new one before the roles).

@@ -26,8 +26,10 @@
 // form of test/lit/async/gemm_arefs.tir, which lower-arefs consumes.
 //
 // An async mma's result may be used only by the next async mma (as its accumulator) or by the
-// yield, and the carried accumulator only by the mma; a loop that reads them otherwise is refused
-// (it would read registers a pending wgmma still writes).
+// yield, and the carried accumulator only by the mmas. A loop that reads them otherwise in the
+// same iteration (attention: S = Q·Kᵀ, exp(S), then P·V) needs Tawa's coarse-grained pipeline
+// (Algorithm 1), which is not implemented: its mmas stay synchronous — correct, not overlapped —
+// and only its ring deepens; the report says why, and a pinned mma_in_flight on it is refused.
 //
 // Pins. A person pins on the mainloop, before warp-specialize (which carries them to the
 // consumer's loop): `stages = D` and `mma_in_flight = P`, checked as pipeline-loops checks them —
