@@ -405,6 +405,26 @@ class Machine {
         return call_external(op);
       case OpKind::global_view:
         return global_view(op);
+      case OpKind::slice: {
+        View v = get(op.operand(0)).tensor;
+        const auto& offsets = op.ints_attr("offsets");
+        const auto& shape = op.ints_attr("shape");
+        for (size_t d = 0; d < shape.size(); ++d) v.offset += offsets[d] * v.strides[d];
+        v.shape.assign(shape.begin(), shape.end());
+        v.valid = v.shape;
+        return set_tensor(op.result(), materialize(op, v, ir::value_ref(op.result())));
+      }
+      // A store through shared memory: at tile level it lands at once; the ops that order it
+      // (commit, wait, the proxy fence, the role's barrier) have nothing left to order.
+      case OpKind::copy_async:
+        if (op.num_operands() == 2) return copy(op);
+        TESSEL_ASSERT(false, "no interpreter rule for a copy_async load outside roles");
+        return;
+      case OpKind::copy_async_commit:
+      case OpKind::copy_async_wait:
+      case OpKind::fence_proxy_async:
+      case OpKind::role_sync:
+        return;
       default:
         TESSEL_ASSERT(false, "no interpreter rule for ", op.name());
     }

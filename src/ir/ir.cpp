@@ -70,6 +70,11 @@ constexpr OpInfo kOps[] = {
     {OpKind::mbarrier_expect_tx, "mbarrier_expect_tx", 0},
     {OpKind::copy_async, "copy_async", 0},
     {OpKind::setmaxnreg, "setmaxnreg", 0},
+    {OpKind::copy_async_commit, "copy_async_commit", 0},
+    {OpKind::copy_async_wait, "copy_async_wait", 0},
+    {OpKind::fence_proxy_async, "fence_proxy_async", 0},
+    {OpKind::role_sync, "role_sync", 0},
+    {OpKind::slice, "slice", 0},
     {OpKind::sm_count, "sm_count", 0},
 };
 

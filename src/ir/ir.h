@@ -105,6 +105,13 @@ enum class OpKind {
   mbarrier_expect_tx,
   copy_async,
   setmaxnreg,
+  // stores through shared memory (an epilogue staged for TMA stores)
+  copy_async_commit,
+  copy_async_wait,
+  fence_proxy_async,
+  role_sync,
+  // register tensors
+  slice,
   // the machine
   sm_count,
 };

@@ -145,6 +145,33 @@ class Verifier {
         error(op, "a kernel cannot be nested in another op");
       case OpKind::size:
         return size_op(op);
+      case OpKind::slice: {
+        counts(op, 1, 1);
+        const Type& src = tensor_operand(op, 0, "the sliced tensor");
+        const Type& t = op.result()->type();
+        if (src.space() != MemorySpace::reg || !t.is_tensor() || t.space() != MemorySpace::reg ||
+            t.element() != src.element()) {
+          error(op, "takes a static part of a register tensor into a register tensor of the same "
+                    "element type");
+        }
+        const auto& offsets = need_attr(op, "offsets", Attribute::Kind::int_list, "a list").list;
+        const auto& shape = need_attr(op, "shape", Attribute::Kind::int_list, "a list").list;
+        if (static_cast<int>(offsets.size()) != src.rank() ||
+            static_cast<int>(shape.size()) != src.rank()) {
+          error(op, "needs one offset and one extent per dimension of ", src.str());
+        }
+        std::vector<int64_t> whole = src.static_shape();
+        for (int d = 0; d < src.rank(); ++d) {
+          if (offsets[d] < 0 || shape[d] <= 0 || offsets[d] + shape[d] > whole[d]) {
+            error(op, "part [", offsets[d], ", ", offsets[d] + shape[d], ") of dimension ", d,
+                  " lies outside ", src.str());
+          }
+          if (!(t.shape()[d] == Extent(shape[d]))) {
+            error(op, "the result's shape ", to_string(t.shape()), " is not the part's");
+          }
+        }
+        return;
+      }
       case OpKind::sm_count:
         if (op.num_operands() != 0 || op.num_results() != 1 ||
             op.result()->type() != Type::scalar(ScalarKind::index)) {

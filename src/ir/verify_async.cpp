@@ -106,7 +106,7 @@ void slot_results(const Operation& op) {
 }  // namespace
 
 bool is_async_op(OpKind kind) {
-  return kind >= OpKind::warp_group && kind <= OpKind::setmaxnreg;
+  return kind >= OpKind::warp_group && kind <= OpKind::role_sync;
 }
 
 const Operation* enclosing_role(const Operation& op) {
@@ -202,6 +202,23 @@ void verify_async_op(const Operation& op) {
       int_attr_in(op, "bytes", 0, int64_t{1} << 20);
       return;
     case OpKind::copy_async: {
+      if (op.num_operands() == 2 && op.num_results() == 0) {
+        // A store: a shared buffer into a global tile, completing in the issuing thread's bulk
+        // async-group (copy_async_commit / copy_async_wait).
+        const Type& src = op.operand(0)->type();
+        const Type& dst = op.operand(1)->type();
+        if (!src.is_tensor() || src.space() != MemorySpace::shared || !dst.is_tensor() ||
+            dst.space() != MemorySpace::global) {
+          fail(op, "with two operands stores a shared buffer into a global tile, not ", src.str(),
+               " into ", dst.str());
+        }
+        if (src.element() != dst.element() || src.shape() != dst.shape()) {
+          fail(op, "copies ", src.str(), " into ", dst.str(),
+               ": element types and shapes must agree");
+        }
+        need_role(op);
+        return;
+      }
       counts(op, 4, 0);
       const Type& src = op.operand(0)->type();
       const Type& dst = op.operand(1)->type();
@@ -219,6 +236,18 @@ void verify_async_op(const Operation& op) {
       need_index(op, 3, "the barrier index");
       return;
     }
+    case OpKind::copy_async_commit:
+    case OpKind::fence_proxy_async:
+      counts(op, 0, 0);
+      return;
+    case OpKind::copy_async_wait:
+      counts(op, 0, 0);
+      int_attr_in(op, "pending", 0, 7);
+      return;
+    case OpKind::role_sync:
+      counts(op, 0, 0);
+      need_role(op);
+      return;
     case OpKind::setmaxnreg: {
       counts(op, 0, 0);
       need_role(op);

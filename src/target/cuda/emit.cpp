@@ -331,6 +331,10 @@ void Emitter::emit(const Operation& op) {
       return cmp(op);
     case OpKind::transpose:
       return shared_transpose(op);
+    case OpKind::slice:
+      return slice(op);
+    case OpKind::alloc:
+      return shared_alloc(op);
     case OpKind::mma:
       if (op.has_attr("atom") && op.str_attr("atom").rfind("wgmma.", 0) == 0) return wgmma_op(op);
       unsupported(op, "without a wgmma atom is not supported by the CUDA emitter yet outside a "

@@ -135,7 +135,23 @@ void Emitter::async_op(const Operation& op) {
            std::to_string(op.int_attr("bytes")) + ");");
       return;
     case OpKind::copy_async:
-      return copy_async(op);
+      return op.num_operands() == 2 ? store_async(op) : copy_async(op);
+    // The bulk async-group of the thread that issues the role's TMA stores (thread 0 of the
+    // role): only that thread commits and waits; role_sync then tells the others.
+    case OpKind::copy_async_commit:
+      line(std::string(issue_one_ ? "" : "if (tid == 0) ") +
+           "tessel::device::tma_store_commit_group();");
+      return;
+    case OpKind::copy_async_wait:
+      line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_store_wait_read<" +
+           std::to_string(op.int_attr("pending")) + ">();");
+      return;
+    case OpKind::fence_proxy_async:
+      line("tessel::device::fence_proxy_async_shared();");
+      return;
+    case OpKind::role_sync:
+      line(threads_barrier());
+      return;
     case OpKind::mma_commit:
       line("tessel::device::wgmma_commit_group();");
       return;
@@ -238,11 +254,7 @@ void Emitter::copy_async(const Operation& op) {
   }
   const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]), swizzle = std::stoll(m[3]);
   const Operation* tile = op.operand(0)->def();
-  const ir::Block& kernel_body = *kernel_.region(0);
-  if (!tile || tile->kind() != OpKind::tile || tile->operand(0)->owner_block() != &kernel_body ||
-      tile->operand(0)->def()) {
-    unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
-  }
+  if (!tile) unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
   if (tile->has_attr("masked") && tile->has_attr("pad") && tile->real_attr("pad") != 0.0) {
     unsupported(*tile, "pads with " + std::to_string(tile->real_attr("pad")) +
                            "; TMA fills out-of-bounds elements with zeros");
@@ -256,28 +268,63 @@ void Emitter::copy_async(const Operation& op) {
   auto dst = shared_.find(op.operand(1));
   if (dst == shared_.end()) unsupported(op, "writes %" + op.operand(1)->name() +
                                                ", which is not a shared buffer of an aref slot");
-  const int argument = static_cast<int>(tile->operand(0)->index());
+  std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
+  const View& g = view(op, op.operand(0));
+  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_load_2d(" +
+       dst->second.base + ", &" + tmap + ", " + barrier(op, 2) + ", " + g.origin[1] + ", " +
+       g.origin[0] + ");");
+}
+
+std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, int64_t rows,
+                                    int64_t cols, int64_t swizzle) {
+  const ir::Block& kernel_body = *kernel_.region(0);
+  if (tile.kind() != OpKind::tile || tile.operand(0)->owner_block() != &kernel_body ||
+      tile.operand(0)->def()) {
+    unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
+  }
+  const int argument = static_cast<int>(tile.operand(0)->index());
   std::string key = std::to_string(argument) + ":" + std::to_string(rows) + "x" +
                     std::to_string(cols) + ":" + std::to_string(swizzle);
   auto it = descriptors_.find(key);
-  if (it == descriptors_.end()) {
-    const Value* tensor = tile->operand(0);
-    std::string name = fresh("tmap_" + tensor->name());
-    KernelParam p;
-    p.kind = KernelParam::Kind::tma_descriptor;
-    p.name = name;
-    p.type = tensor->type();
-    p.tensor = argument;
-    p.box = {cols, rows};
-    p.swizzle_bytes = static_cast<int>(swizzle);
-    out_.params.push_back(p);
-    extra_params_.push_back("const __grid_constant__ tessel::device::TmaDescriptor " + name);
-    it = descriptors_.emplace(key, name).first;
+  if (it != descriptors_.end()) return it->second;
+  const Value* tensor = tile.operand(0);
+  std::string name = fresh("tmap_" + tensor->name());
+  KernelParam p;
+  p.kind = KernelParam::Kind::tma_descriptor;
+  p.name = name;
+  p.type = tensor->type();
+  p.tensor = argument;
+  p.box = {cols, rows};
+  p.swizzle_bytes = static_cast<int>(swizzle);
+  out_.params.push_back(p);
+  extra_params_.push_back("const __grid_constant__ tessel::device::TmaDescriptor " + name);
+  return descriptors_.emplace(key, name).first->second;
+}
+
+void Emitter::store_async(const Operation& op) {
+  static const std::regex atom_re(R"(tma\.store\.2d\.box(\d+)x(\d+)\.sw(\d+))");
+  std::smatch m;
+  std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+  if (!std::regex_match(atom, m, atom_re)) {
+    unsupported(op, "has atom '" + atom + "'; a copy_async store is a 2-D TMA store");
   }
-  const View& g = view(op, op.operand(0));
-  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_load_2d(" +
-       dst->second.base + ", &" + it->second + ", " + barrier(op, 2) + ", " + g.origin[1] + ", " +
-       g.origin[0] + ");");
+  const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]), swizzle = std::stoll(m[3]);
+  auto src = shared_.find(op.operand(0));
+  if (src == shared_.end() || src->second.transposed) {
+    unsupported(op, "stores %" + op.operand(0)->name() + ", which is not a shared buffer");
+  }
+  const Type& t = op.operand(0)->type();
+  if (t.rank() != 2 || t.static_shape()[0] != rows || t.static_shape()[1] != cols) {
+    unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        " that is not its whole buffer " + t.str());
+  }
+  const Operation* tile = op.operand(1)->def();
+  if (!tile) unsupported(op, "must store into a tile of a kernel argument");
+  std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
+  const View& g = view(op, op.operand(1));
+  // TMA clips the box at the tensor's bounds: a masked tile's writes outside are dropped.
+  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_store_2d(&" + tmap +
+       ", " + src->second.base + ", " + g.origin[1] + ", " + g.origin[0] + ");");
 }
 
 void Emitter::wgmma_op(const Operation& op) {

@@ -16,6 +16,10 @@ std::string Emitter::round_to(ScalarKind k, const std::string& e) {
 
 // copy global tile -> register (a result) or register -> global tile (no result).
 void Emitter::copy(const Operation& op) {
+  if (op.num_operands() == 2 && op.operand(1)->type().space() == MemorySpace::shared &&
+      op.operand(0)->type().space() == MemorySpace::reg) {
+    return stmatrix_store(op);
+  }
   bool load = op.num_results() == 1;
   const Value* gv = op.operand(load ? 0 : 1);
   const Value* rv = load ? op.result() : op.operand(0);

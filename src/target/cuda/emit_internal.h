@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -218,10 +219,20 @@ class Emitter {
   void warp_group(const Operation& op);
   void aref(const Operation& op);
   void copy_async(const Operation& op);
+  void store_async(const Operation& op);
+  // The TMA descriptor parameter for tiles of `tile`'s tensor with this box and swizzle (one per
+  // tensor, box and swizzle, made on first use).
+  std::string tma_descriptor(const Operation& op, const Operation& tile, int64_t rows, int64_t cols,
+                             int64_t swizzle);
   void wgmma_op(const Operation& op);
   void if_op(const Operation& op);
   void cmp(const Operation& op);
   void shared_transpose(const Operation& op);
+  // emit_shared_store.cpp: a static part of a register tensor; a shared buffer made by alloc; a
+  // register tensor into a shared buffer by stmatrix.
+  void slice(const Operation& op);
+  void shared_alloc(const Operation& op);
+  void stmatrix_store(const Operation& op);
   // "&bars[index]" for an op whose operands i, i + 1 are an mbarrier array and an index.
   std::string barrier(const Operation& op, int i);
   // sm_80 (emit_cp_async_mma.cpp): cp.async (or plain) copies, ldmatrix, mma.sync.

@@ -59,15 +59,20 @@ TEST(EmitSm90, NonZeroStartSerializesAndPtxasSaysSo) {
 // The warp-specialized GEMM as lower-arefs leaves it (test/lit/async/gemm_barriers.tir, emitted
 // op by op): the consumer's wgmma groups stay asynchronous, the 232 registers that setmaxnreg
 // gives the consumer are enough (nothing spills), and the producer's 40 too.
+// The same for the persistent variant and the one whose epilogue is staged for TMA stores.
 TEST(EmitSm90, WarpSpecializedGemmStaysAsynchronousAndNothingSpills) {
-  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/test/lit/async/gemm_barriers.tir");
-  ASSERT_TRUE(in) << "cannot read gemm_barriers.tir";
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string log = ptxas_log("gemm_barriers", text.str(), {"verify"});
-  EXPECT_NE(log.find("Used"), std::string::npos) << "no ptxas report in the log:\n" << log;
-  EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
-  EXPECT_NE(log.find("0 bytes spill stores"), std::string::npos) << log;
+  for (const char* name :
+       {"gemm_barriers", "gemm_persistent_barriers", "gemm_persistent_tma_store"}) {
+    SCOPED_TRACE(name);
+    std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/test/lit/async/" + name + ".tir");
+    ASSERT_TRUE(in) << "cannot read " << name;
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string log = ptxas_log(name, text.str(), {"verify"});
+    EXPECT_NE(log.find("Used"), std::string::npos) << "no ptxas report in the log:\n" << log;
+    EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
+    EXPECT_NE(log.find("0 bytes spill stores"), std::string::npos) << log;
+  }
 }
 
 }  // namespace
