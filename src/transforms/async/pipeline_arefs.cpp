@@ -68,11 +68,14 @@ class Pipeliner {
       rings.push_back(ring_of(*site));
     }
     if (sites.empty()) return;
-    StageBudget budget(kernel_, [](const Value* v) {
-      const Operation* d = v->def();
-      return d && (d->kind() == OpKind::aref_acquire || d->kind() == OpKind::aref_wait ||
-                   d->kind() == OpKind::aref_slot);
-    });
+    StageBudget budget(
+        kernel_,
+        [](const Value* v) {
+          const Operation* d = v->def();
+          return d && (d->kind() == OpKind::aref_acquire || d->kind() == OpKind::aref_wait ||
+                       d->kind() == OpKind::aref_slot);
+        },
+        reserve_bytes(*kernel_));
     for (Ring& r : rings) r.read_pins();
     budget.choose_stages(rings);
     for (size_t i = 0; i < sites.size(); ++i) finish(sites[i], rings[i], budget);

@@ -10,8 +10,9 @@
 // same answer as for the non-specialized mainloop, so it uses pipeline-loops' rules through the
 // shared utility (stage_budget.h; stated in pipeline_loops.h): a slot costs its buffers' bytes,
 // each rounded up to its alignment (swizzle repeat, 128 B for a TMA destination); the capacity is
-// Target::shared_memory_per_block() minus the 8 KiB reserve minus the kernel's other shared
-// tensors; D = min(4, what fits, the static trip count), with a common cap when a kernel has
+// Target::shared_memory_per_block() minus a reserve (stage_budget.h: 2 KiB for barriers and the
+// base's round-up, 8 KiB when a cross-thread op needs scratch) minus the kernel's other shared
+// tensors (a staged epilogue's buffers among them); D = min(4, what fits, the static trip count), with a common cap when a kernel has
 // several arefs. The aref's ring replaces the loop's staged copies, so the slots' views (the
 // results of aref_acquire / aref_wait) are not counted again.
 //

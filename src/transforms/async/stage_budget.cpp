@@ -142,7 +142,18 @@ void Ring::read_pins() {
   }
 }
 
-StageBudget::StageBudget(Operation* kernel, const std::function<bool(const Value*)>& in_ring) {
+int64_t reserve_bytes(const Operation& kernel) {
+  bool scratch = false;
+  ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
+    scratch = scratch || op->kind() == OpKind::reduce || op->kind() == OpKind::broadcast ||
+              op->kind() == OpKind::rearrange;
+  });
+  return scratch ? kReserveBytes : kTightReserveBytes;
+}
+
+StageBudget::StageBudget(Operation* kernel, const std::function<bool(const Value*)>& in_ring,
+                         int64_t reserve)
+    : reserve_(reserve) {
   ir::walk(kernel, [&](Operation* op) {
     if (op->kind() == OpKind::block_grid && op->has_attr("target"))
       target_ = target::cuda::Target::named(op->str_attr("target"));
@@ -162,15 +173,17 @@ StageBudget::StageBudget(Operation* kernel, const std::function<bool(const Value
       other_bytes_ += round_up(tensor_bytes(*op, r.get()), slot_alignment(t, atom_of(*op)));
     }
   });
-  budget_ = target_.shared_memory_per_block() - kReserveBytes - other_bytes_;
+  budget_ = target_.shared_memory_per_block() - reserve_ - other_bytes_;
 }
 
 std::string StageBudget::budget_str() const {
   std::string s = std::to_string(budget_) + " bytes that " + target_.name() +
                   " leaves for pipeline stages (" +
                   std::to_string(target_.shared_memory_per_block()) + " per block minus " +
-                  std::to_string(kReserveBytes) +
-                  " reserved for barriers, reduction scratch and the epilogue";
+                  std::to_string(reserve_) +
+                  (reserve_ == kTightReserveBytes
+                       ? " reserved for barriers and the allocation's alignment"
+                       : " reserved for barriers, reduction scratch and the epilogue");
   if (other_bytes_ > 0)
     s += " minus " + std::to_string(other_bytes_) + " for the kernel's other shared tensors";
   return s + ")";

@@ -27,6 +27,14 @@ namespace tessel::transforms {
 
 // For barriers, the base round-up, reduction scratch and epilogue slack (pipeline_loops.h).
 inline constexpr int64_t kReserveBytes = 8 * 1024;
+// What a kernel needs beyond its tensors when it has no cross-thread op (reduce, broadcast,
+// rearrange: the emitter gives those scratch) and stages its epilogue in tensors the IR shows
+// (a warp-specialized kernel after stage-stores): 16 B of mbarriers per slot and ring (at most
+// 4 slots x 2 barriers x 8 B here) and the round-up of the allocation's base to 1024 B (1008 B).
+// 8 KiB would cost a warp-specialized 128x256 GEMM with a staged epilogue its fourth stage.
+inline constexpr int64_t kTightReserveBytes = 2 * 1024;
+// The reserve a kernel needs: kTightReserveBytes unless it has a cross-thread op.
+int64_t reserve_bytes(const ir::Operation& kernel);
 // Three loads in flight already cover global latency at these tile sizes.
 inline constexpr int64_t kMaxStages = 4;
 // wgmma.wait_group takes an immediate 0..7.
@@ -76,7 +84,8 @@ struct Ring {
 class StageBudget {
  public:
   // `in_ring(v)`: v is a shared tensor that a ring holds (not counted once for the whole kernel).
-  StageBudget(ir::Operation* kernel, const std::function<bool(const ir::Value*)>& in_ring);
+  StageBudget(ir::Operation* kernel, const std::function<bool(const ir::Value*)>& in_ring,
+              int64_t reserve = kReserveBytes);
 
   const target::cuda::Target& target() const { return target_; }
   int64_t budget() const { return budget_; }
@@ -95,6 +104,7 @@ class StageBudget {
   target::cuda::Target target_ = target::cuda::Target::sm90a();
   int64_t other_bytes_ = 0;
   int64_t budget_ = 0;
+  int64_t reserve_ = kReserveBytes;
 };
 
 }  // namespace tessel::transforms
