@@ -456,6 +456,19 @@ const CUtensorMap& CompiledKernel::tma_descriptor(size_t index,
                  : param.swizzle_bytes == 64 ? runtime::TmaSwizzle::b64
                  : param.swizzle_bytes == 32 ? runtime::TmaSwizzle::b32
                                              : runtime::TmaSwizzle::none;
+  if (param.optional) {
+    // The kernel reads this descriptor only when the tensor qualifies (its IR guards the use):
+    // one that does not (rows not 16-byte multiples, say) gets an empty map, never read.
+    try {
+      runtime::validate_tma_spec(spec);
+    } catch (const UserError&) {
+      cached.map = CUtensorMap{};
+      cached.data = tensor.data;
+      cached.shape = tensor.shape;
+      cached.valid = true;
+      return cached.map;
+    }
+  }
   cached.map = runtime::make_tma_descriptor(spec);
   cached.data = tensor.data;
   cached.shape = tensor.shape;

@@ -102,6 +102,7 @@ std::string serialize(const Entry& entry) {
     w.number(static_cast<int64_t>(p.box.size()));
     for (int64_t b : p.box) w.number(b);
     w.number(p.swizzle_bytes);
+    w.number(p.optional ? 1 : 0);
   }
   return w.take();
 }
@@ -118,7 +119,7 @@ std::optional<Entry> deserialize(std::string_view bytes) {
   k.source = r.text();
   k.threads = static_cast<int>(r.number());
   k.dynamic_shared_bytes = static_cast<int>(r.number());
-  int64_t params = r.count(14);  // a parameter is at least 7 fields of 2 bytes
+  int64_t params = r.count(16);  // a parameter is at least 8 fields of 2 bytes
   for (int64_t i = 0; i < params && !r.failed(); ++i) {
     KernelParam p;
     int64_t kind = r.number();
@@ -137,6 +138,7 @@ std::optional<Entry> deserialize(std::string_view bytes) {
     int64_t box = r.count(2);
     for (int64_t b = 0; b < box; ++b) p.box.push_back(r.number());
     p.swizzle_bytes = static_cast<int>(r.number());
+    p.optional = r.number() != 0;
     k.params.push_back(std::move(p));
   }
   if (r.failed() || !r.at_end() || k.entry.empty() || k.source.empty() || k.threads <= 0) {

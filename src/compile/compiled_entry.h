@@ -17,7 +17,7 @@
 namespace tessel::compiled_entry {
 
 // Part of every key of these entries: bump it whenever the format changes.
-inline constexpr const char* kFormat = "tessel-compiled v1";
+inline constexpr const char* kFormat = "tessel-compiled v2";  // v2: TMA descriptors may be optional
 
 struct Entry {
   std::string lowered_ir;  // what the emitter consumed (ir::print of the lowered module)

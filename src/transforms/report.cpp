@@ -10,6 +10,7 @@
 #include "transforms/async/lower_arefs.h"
 #include "transforms/async/pipeline_arefs.h"
 #include "transforms/async/pipeline_loops.h"
+#include "transforms/async/stage_stores.h"
 #include "transforms/async/warp_specialize.h"
 #include "transforms/schedule/persistent.h"
 #include "transforms/schedule/raster_blocks.h"
@@ -85,6 +86,10 @@ void register_passes() {
                      "a TMA producer role and consumer roles connected by an aref, from an "
                      "unannotated mainloop (Tawa §III-C)",
                      [](ir::Module& m) { warp_specialize(m); }});
+  ir::register_pass({"stage-stores",
+                     "a role's store of a wgmma accumulator tile staged through shared memory: "
+                     "stmatrix into two swizzled buffers, TMA stores waited for only before reuse",
+                     [](ir::Module& m) { stage_stores(m); }});
   ir::register_pass({"pipeline-arefs",
                      "aref ring depth (slots) from the shared-memory budget and wgmma groups in "
                      "flight (Tawa §III-D)",

@@ -44,6 +44,9 @@ struct KernelParam {
   int tensor = -1;
   std::vector<int64_t> box;
   int swizzle_bytes = 0;
+  // The kernel uses the descriptor only when the tensor qualifies for TMA (a run-time guard in
+  // the IR): the launch passes an empty descriptor instead of refusing a tensor that does not.
+  bool optional = false;
 };
 
 struct EmittedKernel {

@@ -276,7 +276,7 @@ void Emitter::copy_async(const Operation& op) {
 }
 
 std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, int64_t rows,
-                                    int64_t cols, int64_t swizzle) {
+                                    int64_t cols, int64_t swizzle, bool optional) {
   const ir::Block& kernel_body = *kernel_.region(0);
   if (tile.kind() != OpKind::tile || tile.operand(0)->owner_block() != &kernel_body ||
       tile.operand(0)->def()) {
@@ -286,7 +286,13 @@ std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, 
   std::string key = std::to_string(argument) + ":" + std::to_string(rows) + "x" +
                     std::to_string(cols) + ":" + std::to_string(swizzle);
   auto it = descriptors_.find(key);
-  if (it != descriptors_.end()) return it->second;
+  if (it != descriptors_.end()) {
+    // Shared by a guarded and an unguarded use: the unguarded one needs it valid.
+    for (KernelParam& p : out_.params) {
+      if (p.name == it->second) p.optional = p.optional && optional;
+    }
+    return it->second;
+  }
   const Value* tensor = tile.operand(0);
   std::string name = fresh("tmap_" + tensor->name());
   KernelParam p;
@@ -296,6 +302,7 @@ std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, 
   p.tensor = argument;
   p.box = {cols, rows};
   p.swizzle_bytes = static_cast<int>(swizzle);
+  p.optional = optional;
   out_.params.push_back(p);
   extra_params_.push_back("const __grid_constant__ tessel::device::TmaDescriptor " + name);
   return descriptors_.emplace(key, name).first->second;
@@ -320,7 +327,7 @@ void Emitter::store_async(const Operation& op) {
   }
   const Operation* tile = op.operand(1)->def();
   if (!tile) unsupported(op, "must store into a tile of a kernel argument");
-  std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
+  std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle, op.has_attr("optional"));
   const View& g = view(op, op.operand(1));
   // TMA clips the box at the tensor's bounds: a masked tile's writes outside are dropped.
   line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_store_2d(&" + tmap +

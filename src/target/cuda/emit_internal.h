@@ -223,7 +223,7 @@ class Emitter {
   // The TMA descriptor parameter for tiles of `tile`'s tensor with this box and swizzle (one per
   // tensor, box and swizzle, made on first use).
   std::string tma_descriptor(const Operation& op, const Operation& tile, int64_t rows, int64_t cols,
-                             int64_t swizzle);
+                             int64_t swizzle, bool optional = false);
   void wgmma_op(const Operation& op);
   void if_op(const Operation& op);
   void cmp(const Operation& op);

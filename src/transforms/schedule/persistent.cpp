@@ -134,9 +134,16 @@ void make_kernel_persistent(Operation& kernel) {
     Value* base = tile_body->add_argument(kIndex, "seq_base");
     loop->add_result(kIndex, "seq_end");
     // The role's ops move into the loop, after the tile's coordinates.
+    // Trailing drains of TMA stores stay after the loop: one wait at the end, not one per tile.
+    std::vector<std::unique_ptr<Operation>> drains;
+    while (!role_body->ops().empty() &&
+           role_body->ops().back()->kind() == OpKind::copy_async_wait) {
+      drains.insert(drains.begin(), role_body->remove(role_body->ops().back().get()));
+    }
     std::vector<std::unique_ptr<Operation>> ops;
     while (!role_body->ops().empty()) ops.push_back(role_body->remove(role_body->ops()[0].get()));
     Operation* placed = role_body->append(std::move(loop));
+    for (auto& d : drains) role_body->append(std::move(d));
     OpBuilder b(tile_body);
     std::vector<Value*> coords;
     if (two_d) {

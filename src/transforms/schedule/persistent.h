@@ -32,6 +32,8 @@
 // tile left them: the per-tile count is the trip count of the loop that holds the role's aref ops
 // (`for %k = 0 to %n step 1`), the same value in every role that uses the aref.
 //
+// A role's trailing `copy_async_wait` ops (stage-stores' drain of TMA stores) stay after the loop.
+//
 // Pins: `persistent = 0` on the block_grid keeps the grid of one block per tile. Refused with a
 // user error: block indices used outside the roles, aref ops of one role in loops of different
 // trip counts or with a lower bound other than 0 and a step other than 1, grids of three

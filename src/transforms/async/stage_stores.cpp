@@ -1,0 +1,299 @@
+#include "transforms/async/stage_stores.h"
+
+#include <array>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ir/async.h"
+#include "layout/parse.h"
+#include "layout/tv_layout.h"
+
+namespace tessel::transforms {
+namespace {
+
+using ir::Attribute;
+using ir::Block;
+using ir::MemorySpace;
+using ir::OpBuilder;
+using ir::OpKind;
+using ir::Operation;
+using ir::ScalarKind;
+using ir::Type;
+using ir::Value;
+
+constexpr int64_t kPartColumns = 64;  // one 128-byte swizzle row of 16-bit elements
+
+const Type kIndex = Type::scalar(ScalarKind::index);
+
+std::vector<int64_t> split_ints(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
+  return out;
+}
+
+// "(A,B):(C,D)" -> {A, B, C, D} at the top-level commas; empty when the text has another form.
+std::optional<std::array<std::string, 4>> split_tv(const std::string& text) {
+  auto halves = text.find("):(");
+  if (text.empty() || text.front() != '(' || halves == std::string::npos) return std::nullopt;
+  auto split_pair = [](const std::string& inner) -> std::optional<std::pair<std::string, std::string>> {
+    int depth = 0;
+    for (size_t i = 0; i < inner.size(); ++i) {
+      if (inner[i] == '(') ++depth;
+      if (inner[i] == ')') --depth;
+      if (inner[i] == ',' && depth == 0) return std::make_pair(inner.substr(0, i), inner.substr(i + 1));
+    }
+    return std::nullopt;
+  };
+  auto shape = split_pair(text.substr(1, halves - 1));
+  std::string stride_text = text.substr(halves + 3);
+  if (stride_text.empty() || stride_text.back() != ')') return std::nullopt;
+  auto stride = split_pair(stride_text.substr(0, stride_text.size() - 1));
+  if (!shape || !stride) return std::nullopt;
+  return std::array<std::string, 4>{shape->first, shape->second, stride->first, stride->second};
+}
+
+// The layout of columns [64c, 64c + 64) of a register tile [R, C] in layout `text`, the same for
+// every c: the value leaf that steps through the columns (stride R * step, covering C) keeps
+// 64 / step of its extent. Checked element by element; nullopt when the parts are not like that.
+std::optional<std::string> part_layout(const std::string& text, int64_t rows, int64_t cols) {
+  auto parts = split_tv(text);
+  if (!parts) return std::nullopt;
+  auto strip = [](std::string s) {
+    if (s.size() >= 2 && s.front() == '(' && s.back() == ')') s = s.substr(1, s.size() - 2);
+    return s;
+  };
+  std::string vs = strip((*parts)[1]), vd = strip((*parts)[3]);
+  if (vs.find('(') != std::string::npos || vd.find('(') != std::string::npos) return std::nullopt;
+  std::vector<int64_t> extent = split_ints(vs), stride = split_ints(vd);
+  if (extent.size() != stride.size()) return std::nullopt;
+  int found = -1;
+  for (size_t i = 0; i < extent.size(); ++i) {
+    if (stride[i] % rows != 0) continue;
+    int64_t step = stride[i] / rows;
+    if (step > 0 && step * extent[i] == cols && kPartColumns % step == 0) found = static_cast<int>(i);
+  }
+  if (found < 0) return std::nullopt;
+  extent[found] = kPartColumns / (stride[found] / rows);
+  auto join = [](const std::vector<int64_t>& v) {
+    std::string s = "(";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    return s + ")";
+  };
+  std::string out = "(" + (*parts)[0] + "," + join(extent) + "):(" + (*parts)[2] + "," +
+                    join(stride) + ")";
+  // Every part's (thread, value) must be the whole's at the same thread, columns shifted.
+  auto tile = [](int64_t r, int64_t c) {
+    std::vector<layout::IntTuple> modes = {layout::IntTuple(r), layout::IntTuple(c)};
+    return layout::IntTuple(modes);
+  };
+  layout::TVLayout whole(layout::parse_layout(text), tile(rows, cols));
+  layout::TVLayout part(layout::parse_layout(out), tile(rows, kPartColumns));
+  if (part.num_threads() != whole.num_threads()) return std::nullopt;
+  for (int64_t t = 0; t < whole.num_threads(); ++t) {
+    std::set<int64_t> held;
+    for (int64_t v = 0; v < whole.num_values(); ++v) held.insert(whole.index(t, v));
+    for (int64_t c = 0; c < cols / kPartColumns; ++c) {
+      for (int64_t v = 0; v < part.num_values(); ++v) {
+        int64_t i = part.index(t, v);
+        if (!held.count(i % rows + rows * (i / rows + kPartColumns * c))) return std::nullopt;
+      }
+    }
+  }
+  return out;
+}
+
+class Stager {
+ public:
+  explicit Stager(Operation& kernel) : kernel_(kernel), top_(kernel.region(0)) {}
+
+  void run() {
+    Operation* first_role = nullptr;
+    for (const auto& op : top_->ops()) {
+      if (op->kind() == OpKind::warp_group && !first_role) first_role = op.get();
+    }
+    if (!first_role) return;
+    first_role_ = first_role;
+    ir::walk(&kernel_, [&](Operation* op) {
+      if (op->kind() == OpKind::mma && op->has_attr("atom") &&
+          op->str_attr("atom").rfind("wgmma.", 0) == 0) {
+        accumulator_layouts_.insert(op->result()->type().layout());
+      }
+    });
+    std::vector<Operation*> stores;
+    ir::walk(&kernel_, [&](Operation* op) {
+      if (matches(*op)) stores.push_back(op);
+    });
+    std::set<Operation*> roles;
+    for (Operation* store : stores) {
+      roles.insert(const_cast<Operation*>(ir::enclosing_role(*store)));
+      stage(store);  // removes the store
+    }
+    for (Operation* role : roles) {
+      OpBuilder b(role->region(0));
+      b.create(OpKind::copy_async_wait, {}, {}, role->loc())
+          ->set_attr("pending", Attribute::integer(0));
+    }
+  }
+
+ private:
+  bool matches(const Operation& op) {
+    if (op.kind() != OpKind::copy || op.num_operands() != 2 || !ir::enclosing_role(op)) return false;
+    const Type& r = op.operand(0)->type();
+    const Type& g = op.operand(1)->type();
+    if (!r.is_tensor() || r.space() != MemorySpace::reg || !r.has_layout() || r.rank() != 2) return false;
+    if (r.element() != ScalarKind::f16 && r.element() != ScalarKind::bf16) return false;
+    if (!g.is_tensor() || g.space() != MemorySpace::global) return false;
+    const Operation* tile = op.operand(1)->def();
+    if (!tile || tile->kind() != OpKind::tile || tile->num_operands() != 3 ||
+        tile->has_attr("squeeze") || tile->operand(0)->def() ||
+        tile->operand(0)->owner_block() != top_ || tile->operand(0)->type().rank() != 2) {
+      return false;
+    }
+    if (tile->has_attr("pad") && tile->real_attr("pad") != 0.0) return false;
+    std::vector<int64_t> shape = r.static_shape();
+    if (shape[0] > 256 || shape[1] % kPartColumns != 0) return false;
+    if (!accumulator_layouts_.count(r.layout())) return false;
+    return part_layout(r.layout(), shape[0], shape[1]).has_value();
+  }
+
+  Value* top_constant(int64_t value) {
+    auto it = constants_.find(value);
+    if (it != constants_.end()) return it->second;
+    OpBuilder b(top_);
+    b.set_insertion_point_before(first_role_);
+    Operation* c = b.create(OpKind::constant, {}, {kIndex}, kernel_.loc());
+    c->set_attr("value", Attribute::integer(value));
+    c->result()->set_name("c" + std::to_string(value));
+    return constants_[value] = c->result();
+  }
+
+  // The two buffers for parts of R rows of `element`.
+  std::pair<Value*, Value*> buffers(int64_t rows, ScalarKind element) {
+    auto key = std::make_pair(rows, element);
+    auto it = buffers_.find(key);
+    if (it != buffers_.end()) return it->second;
+    Type t = Type::tensor(element, {rows, kPartColumns}, MemorySpace::shared,
+                          "Sw<3,3,3> o 0 o (" + std::to_string(rows) + ",64):(64,1)");
+    OpBuilder b(top_);
+    b.set_insertion_point_before(first_role_);
+    Value* s0 = b.create(OpKind::alloc, {}, {t}, kernel_.loc())->result();
+    Value* s1 = b.create(OpKind::alloc, {}, {t}, kernel_.loc())->result();
+    s0->set_name("stage0");
+    s1->set_name("stage1");
+    return buffers_[key] = {s0, s1};
+  }
+
+  // Whether rows of the tensor `arg` are a multiple of 8 elements by the facts or statically.
+  bool rows_aligned(const Value* arg) const {
+    const ir::Extent& e = arg->type().shape()[1];
+    if (e.is_static()) return e.value % 8 == 0;
+    for (const ir::Fact& f : kernel_.signature().facts) {
+      if (f.symbol == e.symbol && f.divisor % 8 == 0) return true;
+    }
+    return false;
+  }
+
+  // `rows % 8 == 0` for the row length of `arg`, at the top level.
+  Value* rows_aligned_condition(const Value* arg) {
+    const ir::Extent& e = arg->type().shape()[1];
+    Value* size = nullptr;
+    for (const auto& op : top_->ops()) {
+      if (op->kind() == OpKind::size && op->str_attr("name") == e.symbol) size = op->result();
+    }
+    OpBuilder b(top_);
+    b.set_insertion_point_before(first_role_);
+    if (!size) {
+      Operation* s = b.create(OpKind::size, {}, {kIndex}, kernel_.loc());
+      s->set_attr("name", Attribute::ident(e.symbol));
+      s->result()->set_name(e.symbol);
+      size = s->result();
+    }
+    Value* c8 = top_constant(8);
+    Value* c0 = top_constant(0);
+    b.set_insertion_point_before(first_role_);
+    Operation* rem = b.create(OpKind::rem, {size, c8}, {kIndex}, kernel_.loc());
+    rem->result()->set_name(e.symbol + "_mod8");
+    Operation* ok = b.create(OpKind::cmp, {rem->result(), c0}, {Type::scalar(ScalarKind::i1)},
+                             kernel_.loc());
+    ok->set_attr("pred", Attribute::ident("eq"));
+    ok->result()->set_name(e.symbol + "_rows_aligned");
+    return ok->result();
+  }
+
+  void stage(Operation* store) {
+    Value* out = store->operand(0);
+    const Operation* tile = store->operand(1)->def();
+    Value* arg = tile->operand(0);
+    const Type& rt = out->type();
+    const int64_t rows = rt.static_shape()[0], cols = rt.static_shape()[1];
+    const int64_t parts = cols / kPartColumns;
+    const std::string part = *part_layout(rt.layout(), rows, cols);
+    auto [s0, s1] = buffers(rows, rt.element());
+    const SourceLocation loc = store->loc();
+    Block* block = store->parent_block();
+    const bool aligned = rows_aligned(arg);
+    Block* staged = block;
+    OpBuilder b(block);
+    b.set_insertion_point_before(store);
+    Operation* guard = nullptr;
+    if (!aligned) {
+      Value* cond = rows_aligned_condition(arg);
+      b.set_insertion_point_before(store);
+      guard = b.create(OpKind::if_, {cond}, {}, loc);
+      staged = guard->add_region();
+      guard->add_region();
+      b = OpBuilder(staged);
+    }
+    Value* cparts = top_constant(parts);
+    Operation* first_col = b.create(OpKind::mul, {tile->operand(2), cparts}, {kIndex}, loc);
+    first_col->result()->set_name("first_part");
+    std::string tma = "tma.store.2d.box" + std::to_string(rows) + "x64.sw128";
+    for (int64_t c = 0; c < parts; ++c) {
+      Value* buf = c % 2 ? s1 : s0;
+      Operation* sl = b.create(
+          OpKind::slice, {out},
+          {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::reg, part)}, loc);
+      sl->set_attr("offsets", Attribute::ints({0, kPartColumns * c}));
+      sl->set_attr("shape", Attribute::ints({rows, kPartColumns}));
+      sl->result()->set_name(out->name() + "_part" + std::to_string(c));
+      b.create(OpKind::copy_async_wait, {}, {}, loc)->set_attr("pending", Attribute::integer(1));
+      b.create(OpKind::role_sync, {}, {}, loc);
+      b.create(OpKind::copy, {sl->result(), buf}, {}, loc)
+          ->set_attr("atom", Attribute::string("stmatrix.x4.b16"));
+      b.create(OpKind::fence_proxy_async, {}, {}, loc);
+      b.create(OpKind::role_sync, {}, {}, loc);
+      Operation* col = b.create(OpKind::add, {first_col->result(), top_constant(c)}, {kIndex}, loc);
+      col->result()->set_name("part_col");
+      Operation* t = b.create(OpKind::tile, {arg, tile->operand(1), col->result()},
+                              {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::global)},
+                              loc);
+      t->set_attr("shape", Attribute::ints({rows, kPartColumns}));
+      t->set_attr("masked", Attribute::unit());
+      t->set_attr("pad", Attribute::real(0.0));
+      t->result()->set_name(arg->name() + "_part");
+      Operation* st = b.create(OpKind::copy_async, {buf, t->result()}, {}, loc);
+      st->set_attr("atom", Attribute::string(tma));
+      if (!aligned) st->set_attr("optional", Attribute::unit());
+      b.create(OpKind::copy_async_commit, {}, {}, loc);
+    }
+    std::unique_ptr<Operation> moved = block->remove(store);
+    if (guard) guard->region(1)->append(std::move(moved));
+  }
+
+  Operation& kernel_;
+  Block* top_;
+  Operation* first_role_ = nullptr;
+  std::set<std::string> accumulator_layouts_;
+  std::map<int64_t, Value*> constants_;
+  std::map<std::pair<int64_t, ScalarKind>, std::pair<Value*, Value*>> buffers_;
+};
+
+}  // namespace
+
+void stage_stores(ir::Module& module) {
+  for (const auto& kernel : module.kernels) Stager(*kernel).run();
+}
+
+}  // namespace tessel::transforms
