@@ -2,11 +2,14 @@
 #include "interp/interpreter.h"
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <sstream>
 #include <unordered_map>
 
 #include "interp/element_ops.h"
+#include "interp/roles.h"
+#include "interp/sync_models.h"
 #include "ir/int_arith.h"
 #include "layout/parse.h"
 
@@ -30,7 +33,9 @@ struct Storage {
   ScalarKind element = ScalarKind::f32;
   HostTensor* host = nullptr;    // global memory
   std::vector<Element> data;     // shared / register memory
-  std::vector<uint8_t> written;  // per element, only for alloc'd tensors
+  std::vector<uint8_t> written;  // per element, only for alloc'd tensors and aref slots
+  // The async mma whose result this is, until the mma_wait that retires its group computes it.
+  const ir::Operation* pending_mma = nullptr;
   int64_t size() const { return host ? host->size() : static_cast<int64_t>(data.size()); }
 };
 
@@ -103,6 +108,13 @@ View fresh_tensor(ScalarKind element, const std::vector<int64_t>& shape, const s
   return v;
 }
 
+// A block's arefs (their protocol state and slot buffers) and mbarrier arrays, shared by its roles.
+struct BlockAsync {
+  std::map<const Value*, ArefModel> arefs;
+  std::map<const Value*, std::vector<std::vector<View>>> slots;  // per aref: slot -> its buffers
+  std::map<const Value*, BarrierArray> barriers;
+};
+
 class Machine {
  public:
   explicit Machine(const RunOptions& options) : options_(options) {}
@@ -111,10 +123,12 @@ class Machine {
     const Block& body = *kernel.region(0);
     bind_arguments(kernel, body, args);
     std::vector<int64_t> grid = compute_grid(body);
+    scheduler_ = std::make_shared<RoleScheduler>(options_.schedule);
     auto base = env_;
     for_each_coord(grid, [&](const std::vector<int64_t>& block) {
       env_ = base;
       block_index_ = block;
+      block_ = std::make_shared<BlockAsync>();
       run_ops(body);
     });
   }
@@ -296,7 +310,17 @@ class Machine {
                " (a partial tile needs a masked tile)");
   }
 
+  // An async mma's result may flow into the next async mma's accumulator or a yield, but nothing
+  // may read it before the mma_wait that retires its group (async.h).
+  void check_retired(const Operation& op, const View& v) {
+    if (const Operation* mma = v.storage->pending_mma) {
+      user_error(op.loc(), op.name(), ": reads ", v.root_name, ", the result of the async ",
+                 ir::op_where(*mma), ", before the mma_wait that retires it");
+    }
+  }
+
   Element read(const Operation& op, const View& v, const std::vector<int64_t>& c) {
+    check_retired(op, v);
     if (!inside(v, c)) {
       if (v.masked) return v.pad;
       out_of_bounds(op, v, c, "reading");
@@ -340,13 +364,18 @@ class Machine {
 
   // ---- ops ----
   std::vector<RtValue> run_ops(const Block& block) {
-    for (const auto& op : block.ops()) {
-      if (op->kind() == OpKind::yield) {
+    for (size_t i = 0; i < block.ops().size(); ++i) {
+      const Operation& op = *block.ops()[i];
+      if (op.kind() == OpKind::yield) {
         std::vector<RtValue> out;
-        for (const Value* v : op->operands()) out.push_back(get(v));
+        for (const Value* v : op.operands()) out.push_back(get(v));
         return out;
       }
-      exec(*op);
+      if (op.kind() == OpKind::warp_group) {
+        run_roles(block, i);  // the roles are the kernel's last ops (a verifier rule)
+        return {};
+      }
+      exec(op);
     }
     return {};
   }
@@ -414,12 +443,38 @@ class Machine {
         v.valid = v.shape;
         return set_tensor(op.result(), materialize(op, v, ir::value_ref(op.result())));
       }
-      // A store through shared memory: at tile level it lands at once; the ops that order it
-      // (commit, wait, the proxy fence, the role's barrier) have nothing left to order.
-      case OpKind::copy_async:
-        if (op.num_operands() == 2) return copy(op);
-        TESSEL_ASSERT(false, "no interpreter rule for a copy_async load outside roles");
+      case OpKind::aref:
+        return make_aref(op);
+      case OpKind::aref_acquire:
+      case OpKind::aref_commit:
+      case OpKind::aref_wait:
+      case OpKind::aref_release:
+        return aref_step(op);
+      case OpKind::aref_slot:
+        return slot_results(op, index(op.operand(1)));
+      case OpKind::mma_commit:
+        sync(op);
+        mma_groups_.push_back(std::move(open_group_));
+        open_group_.clear();
         return;
+      case OpKind::mma_wait:
+        return mma_wait(op);
+      case OpKind::mbarrier_init:
+        block_->barriers.emplace(op.result(), BarrierArray(op, op.result()->type().count(),
+                                                           op.int_attr("arrivals")));
+        return set_scalar(op.result(), Element{});  // a handle: block_ holds the barriers
+      case OpKind::mbarrier_wait:
+      case OpKind::mbarrier_arrive:
+      case OpKind::mbarrier_expect_tx:
+        return barrier_step(op);
+      case OpKind::copy_async:
+        return copy_async(op);
+      // What a tile-level run cannot observe: all threads of the block (or of a role) run an op
+      // together, and the register budget does not change results. A store through shared
+      // memory lands at once, so what orders it (commit, wait, the proxy fence, the role's
+      // barrier) has nothing left to order.
+      case OpKind::block_sync:
+      case OpKind::setmaxnreg:
       case OpKind::copy_async_commit:
       case OpKind::copy_async_wait:
       case OpKind::fence_proxy_async:
@@ -565,13 +620,31 @@ class Machine {
                    [&](const std::vector<int64_t>& c) { write(op, dst, c, values[k++]); });
   }
 
+  // A synchronous mma computes now; an async one (async.h) joins the open wgmma group and
+  // computes — reading its operands — at the latest legal moment, when the mma_wait that retires
+  // its group runs: a program that lets its shared operands change before then reads the change.
   void mma(const Operation& op) {
     const View& a = get(op.operand(0)).tensor;
     const View& b = get(op.operand(1)).tensor;
     const View& c = get(op.operand(2)).tensor;
+    View out = fresh_tensor(c.element, c.shape, ir::value_ref(op.result()), false);
+    if (!op.has_attr("async")) {
+      mma_into(op, a, b, c, out);
+      return set_tensor(op.result(), out);
+    }
+    check_retired(op, a);  // only the accumulator may still be in flight
+    check_retired(op, b);
+    out.storage->pending_mma = &op;
+    open_group_.push_back([this, &op, a, b, c, out]() mutable {
+      mma_into(op, a, b, c, out);
+      out.storage->pending_mma = nullptr;
+    });
+    set_tensor(op.result(), out);
+  }
+
+  void mma_into(const Operation& op, const View& a, const View& b, const View& c, View& out) {
     ScalarKind in = a.element, acc_kind = c.element;
     int64_t m_extent = a.shape[0], k_extent = a.shape[1], n_extent = b.shape[1];
-    View out = fresh_tensor(acc_kind, c.shape, ir::value_ref(op.result()), false);
     // Read the operands once (bounds- and initialization-checked) into flat arrays.
     std::vector<Element> av, bv;
     for_each_coord(a.shape, [&](const std::vector<int64_t>& x) { av.push_back(read(op, a, x)); });
@@ -584,7 +657,6 @@ class Machine {
         write(op, out, {m, n}, acc);
       }
     }
-    set_tensor(op.result(), out);
   }
 
   void cast(const Operation& op) {
@@ -744,9 +816,161 @@ class Machine {
     }
   }
 
+  // ---- roles and asynchrony (async.h; the model in roles.h and sync_models.h) ----
+
+  // The kernel's roles, block.ops()[first] and those after it, each on a copy of this machine
+  // (the values defined before them are shared, read-only), interleaved by the scheduler; then
+  // the block's aref checks.
+  void run_roles(const Block& block, size_t first) {
+    std::vector<std::unique_ptr<Machine>> machines;  // outlive the run: copies in flight use them
+    std::vector<RoleScheduler::Role> roles;
+    for (size_t i = first; i < block.ops().size(); ++i) {
+      const Operation& role = *block.ops()[i];
+      TESSEL_ASSERT(role.kind() == OpKind::warp_group, role.name(), " after the kernel's roles");
+      machines.push_back(std::make_unique<Machine>(*this));
+      Machine& m = *machines.back();
+      m.role_ = &role;
+      m.mma_groups_.clear();
+      m.open_group_.clear();
+      roles.push_back({&role, [&m, &role] {
+                         m.run_ops(*role.region(0));
+                         for (const auto& entry : m.block_->arefs) entry.second.role_finished(role);
+                       }});
+    }
+    scheduler_->run(std::move(roles), "block " + index_str(block_index_));
+    for (const auto& entry : block_->arefs) entry.second.block_finished();
+  }
+
+  // A synchronization point: in a role, the scheduler may run others first, and resumes this one
+  // once `ready`. Outside roles nothing else runs, so an op that is not ready never will be.
+  void sync(const Operation& op, std::function<bool()> ready = {},
+            std::function<std::string()> waits_for = {}) {
+    if (role_) return scheduler_->sync_point(op, std::move(ready), std::move(waits_for));
+    if (ready && !ready()) {
+      user_error(op.loc(), op.name(), " blocks outside every role, where nothing can unblock it: it ",
+                 waits_for());
+    }
+  }
+
+  // D slots of the aref's buffers, in shared memory once per block; reading an element that no
+  // copy wrote is an error, as for alloc.
+  void make_aref(const Operation& op) {
+    const Type& t = op.result()->type();
+    int64_t d = op.int_attr("slots");
+    std::vector<std::vector<View>>& slots = block_->slots[op.result()];
+    for (int64_t s = 0; s < d; ++s) {
+      slots.emplace_back();
+      for (size_t b = 0; b < t.buffers().size(); ++b) {
+        slots.back().push_back(fresh_tensor(t.buffers()[b].element(),
+                                            t.buffers()[b].static_shape(),
+                                            "buffer " + std::to_string(b) + " of " +
+                                                ir::value_ref(op.result()) + " slot " +
+                                                std::to_string(s),
+                                            true));
+      }
+    }
+    block_->arefs.emplace(op.result(), ArefModel(op, d));
+    set_scalar(op.result(), Element{});  // a handle: block_ holds the aref
+  }
+
+  void slot_results(const Operation& op, int64_t slot) {
+    const auto& slots = block_->slots.at(op.operand(0));
+    if (slot < 0 || slot >= static_cast<int64_t>(slots.size())) {
+      user_error(op.loc(), op.name(), " ", ir::value_ref(op.operand(0)), ", ",
+                 ir::value_ref(op.operand(1)), ": slot ", slot, " lies outside ",
+                 ir::value_ref(op.operand(0)), ", a ring of ", slots.size(), " slot(s)");
+    }
+    for (int i = 0; i < op.num_results(); ++i) set_tensor(op.result(i), slots[slot].at(i));
+  }
+
+  void aref_step(const Operation& op) {
+    TESSEL_ASSERT(role_, op.name(), " outside a role");
+    ArefModel& aref = block_->arefs.at(op.operand(0));
+    int64_t n = index(op.operand(1));
+    aref.check(op, *role_, n);
+    OpKind kind = op.kind();
+    sync(op, [&aref, kind, n] { return aref.ready(kind, n); },
+         [&aref, kind, n] { return aref.waits_for(kind, n); });
+    aref.apply(op);
+    if (op.num_results() > 0) slot_results(op, n % aref.slots());
+  }
+
+  // Retires all but the `pending` newest committed groups, oldest first: their mmas compute now.
+  void mma_wait(const Operation& op) {
+    sync(op);
+    auto keep = static_cast<size_t>(op.int_attr("pending"));
+    while (mma_groups_.size() > keep) {
+      std::vector<std::function<void()>> group = std::move(mma_groups_.front());
+      mma_groups_.pop_front();
+      for (auto& compute : group) compute();
+    }
+  }
+
+  void barrier_step(const Operation& op) {
+    BarrierArray& bars = block_->barriers.at(op.operand(0));
+    int64_t i = index(op.operand(1));
+    if (op.kind() == OpKind::mbarrier_wait) {
+      int64_t parity = index(op.operand(2));
+      bars.check(op, i, parity);
+      return sync(op, [&bars, i, parity] { return bars.phase_completed(i, parity); },
+                  [&bars, i, parity] { return bars.waits_for(i, parity); });
+    }
+    bars.check(op, i);
+    sync(op);
+    if (op.kind() == OpKind::mbarrier_expect_tx) return bars.arrive(op, i, 1, op.int_attr("bytes"));
+    bars.arrive(op, i, arrival_count(op), 0);
+  }
+
+  // `by = thread | warp | warpgroup`: once per thread, warp or warpgroup of the role; `one`: once.
+  // In an `issue = one` role a single thread runs the region, so every arrival counts once.
+  int64_t arrival_count(const Operation& op) {
+    const std::string& by = op.str_attr("by");
+    if (by == "one" || (role_ && role_->has_attr("issue"))) return 1;
+    if (!role_) {
+      user_error(op.loc(), op.name(), " {by = ", by,
+                 "} outside a role: the interpreter knows the thread count of roles only");
+    }
+    int64_t threads = role_->int_attr("threads");
+    return by == "thread" ? threads : by == "warp" ? threads / 32 : threads / 128;
+  }
+
+  // A TMA load: the source is read now (its bounds checked at the op; a masked tile reads its pad
+  // outside the tensor, as TMA fills zeros), the data lands and its bytes complete on the barrier
+  // when the scheduler says. A TMA store (two operands) lands at once.
+  void copy_async(const Operation& op) {
+    if (op.num_operands() == 2) {
+      sync(op);
+      return copy(op);
+    }
+    BarrierArray& bars = block_->barriers.at(op.operand(2));
+    int64_t i = index(op.operand(3));
+    bars.check(op, i);
+    sync(op);
+    const View& src = get(op.operand(0)).tensor;
+    auto values = std::make_shared<std::vector<Element>>();
+    for_each_coord(src.shape,
+                   [&](const std::vector<int64_t>& c) { values->push_back(read(op, src, c)); });
+    int64_t bytes = static_cast<int64_t>(values->size()) * ir::bit_width(src.element) / 8;
+    auto land = [this, &op, &bars, dst = get(op.operand(1)).tensor, values, i, bytes]() mutable {
+      size_t k = 0;
+      for_each_coord(dst.shape,
+                     [&](const std::vector<int64_t>& c) { write(op, dst, c, (*values)[k++]); });
+      bars.complete_bytes(op, i, bytes);
+    };
+    if (role_) return scheduler_->add_transfer(std::move(land));
+    land();
+  }
+
   const RunOptions& options_;
   std::unordered_map<const Value*, RtValue> env_;
   std::vector<int64_t> block_index_;
+  std::shared_ptr<RoleScheduler> scheduler_;  // one per run: the random schedule's state
+  std::shared_ptr<BlockAsync> block_;         // the current block's, shared by its roles
+  const Operation* role_ = nullptr;           // the warp_group this machine runs, if any
+  // This machine's wgmma groups: committed ones oldest first, and the open one; each entry
+  // computes one async mma.
+  std::deque<std::vector<std::function<void()>>> mma_groups_;
+  std::vector<std::function<void()>> open_group_;
 };
 
 }  // namespace

@@ -57,6 +57,23 @@ struct ExternalArg {
 // A host function that `call_external {callee = "name"}` calls; it returns its scalar results.
 using ExternalFunction = std::function<std::vector<double>(std::vector<ExternalArg>& args)>;
 
+// How the interpreter interleaves a block's roles (warp_group regions) at their synchronization
+// points (see "Roles" above). Every schedule is deterministic: `random` given its seed.
+struct Schedule {
+  enum class Kind {
+    round_robin,     // each runnable role, then the copy engine, takes one step in turn
+    producer_first,  // producer roles as far as they go, then consumers; copies land last
+    consumer_first,  // consumer roles as far as they go, then copies land, then producers
+    random,          // a uniformly random runnable role or in-flight copy, from `seed`
+  };
+  Kind kind = Kind::round_robin;
+  uint64_t seed = 0;
+  // "round-robin", "producer-first", "consumer-first", "random:SEED" ("random" is seed 0);
+  // anything else is a UserError.
+  static Schedule parse(const std::string& text);
+  std::string str() const;
+};
+
 struct RunOptions {
   std::map<std::string, int64_t> sizes;  // a value for every size symbol of the kernel
   std::map<std::string, ExternalFunction> externals;
@@ -64,6 +81,7 @@ struct RunOptions {
   // min(tiles, sm_count) blocks, each looping over tiles; a small default makes the interpreter
   // exercise that loop (blocks taking several tiles, some blocks one fewer).
   int64_t sm_count = 3;
+  Schedule schedule;
 };
 
 // Runs `kernel` (a kernel op) on `args` (one per kernel parameter, in order). Global tensors are

@@ -74,7 +74,7 @@ std::string element_str(const HostTensor& t, int64_t i) {
 }
 
 int run_run(const std::vector<std::string>& args) {
-  std::string file, kernel_name, output_name, size_text;
+  std::string file, kernel_name, output_name, size_text, schedule_text;
   bool interpret = false, gpu = false, check = false;
   uint64_t seed = 1;
   int64_t show = 8;
@@ -98,6 +98,8 @@ int run_run(const std::vector<std::string>& args) {
       kernel_name = value("--kernel");
     } else if (arg.rfind("--output", 0) == 0) {
       output_name = value("--output");
+    } else if (arg.rfind("--schedule", 0) == 0) {
+      schedule_text = value("--schedule");
     } else if (arg.rfind("--seed", 0) == 0) {
       seed = std::stoull(value("--seed"));
     } else if (arg.rfind("--show", 0) == 0) {
@@ -120,6 +122,9 @@ int run_run(const std::vector<std::string>& args) {
     user_error(SourceLocation::unknown(), "run: choose one of --interpret and --gpu");
   }
   if (check && !gpu) user_error(SourceLocation::unknown(), "run: --check goes with --gpu");
+  if (!schedule_text.empty() && !interpret) {
+    user_error(SourceLocation::unknown(), "run: --schedule goes with --interpret");
+  }
   std::ifstream in(file);
   if (!in) user_error(SourceLocation::unknown(), "cannot open '", file, "'");
   std::stringstream text;
@@ -134,6 +139,7 @@ int run_run(const std::vector<std::string>& args) {
   }
   interp::RunOptions options;
   options.sizes = parse_sizes(size_text);
+  if (!schedule_text.empty()) options.schedule = interp::Schedule::parse(schedule_text);
   std::mt19937_64 rng(seed);
   const ir::Block& body = *kernel->region(0);
   std::vector<std::unique_ptr<HostTensor>> tensors;
@@ -259,7 +265,7 @@ int run_run(const std::vector<std::string>& args) {
 const bool registered = register_command(
     {"run", "run a textual kernel in the CPU interpreter or on the GPU",
      "usage: tessel run FILE (--interpret | --gpu [--check]) --size M=..,N=.. [--kernel NAME]\n"
-     "                  [--output NAME]\n"
+     "                  [--output NAME] [--schedule NAME]\n"
      "                  [--seed S] [--show N] [--passes a,b]\n"
      "  Runs the kernel (the first in FILE unless --kernel) in the CPU interpreter, or compiled on "
      "the\n  GPU (--gpu; --check also interprets it and prints the relative error), on random "
@@ -267,7 +273,10 @@ const bool registered = register_command(
      "  (floats uniform in [-1,1), rounded to the element type; seed 1 unless --seed), then "
      "prints\n"
      "  each tensor's checksum and the first N (8) elements of the output tensor (the last tensor\n"
-     "  parameter unless --output). --passes replaces the compile pipeline (as in compile).\n",
+     "  parameter unless --output). --passes replaces the compile pipeline (as in compile).\n"
+     "  --schedule (with --interpret) picks how a warp-specialized kernel's roles interleave at\n"
+     "  their synchronization points: round-robin (the default), producer-first, consumer-first\n"
+     "  or random:SEED; a correct kernel gives the same output under every schedule.\n",
      &run_run});
 
 }  // namespace
