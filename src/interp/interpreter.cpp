@@ -460,8 +460,8 @@ class Machine {
       case OpKind::mma_wait:
         return mma_wait(op);
       case OpKind::mbarrier_init:
-        block_->barriers.emplace(op.result(), BarrierArray(op, op.result()->type().count(),
-                                                           op.int_attr("arrivals")));
+        block_->barriers.emplace(
+            op.result(), BarrierArray(op, op.result()->type().count(), op.int_attr("arrivals")));
         return set_scalar(op.result(), Element{});  // a handle: block_ holds the barriers
       case OpKind::mbarrier_wait:
       case OpKind::mbarrier_arrive:
@@ -847,8 +847,8 @@ class Machine {
             std::function<std::string()> waits_for = {}) {
     if (role_) return scheduler_->sync_point(op, std::move(ready), std::move(waits_for));
     if (ready && !ready()) {
-      user_error(op.loc(), op.name(), " blocks outside every role, where nothing can unblock it: it ",
-                 waits_for());
+      user_error(op.loc(), op.name(),
+                 " blocks outside every role, where nothing can unblock it: it ", waits_for());
     }
   }
 
@@ -861,8 +861,7 @@ class Machine {
     for (int64_t s = 0; s < d; ++s) {
       slots.emplace_back();
       for (size_t b = 0; b < t.buffers().size(); ++b) {
-        slots.back().push_back(fresh_tensor(t.buffers()[b].element(),
-                                            t.buffers()[b].static_shape(),
+        slots.back().push_back(fresh_tensor(t.buffers()[b].element(), t.buffers()[b].static_shape(),
                                             "buffer " + std::to_string(b) + " of " +
                                                 ir::value_ref(op.result()) + " slot " +
                                                 std::to_string(s),
@@ -889,8 +888,9 @@ class Machine {
     int64_t n = index(op.operand(1));
     aref.check(op, *role_, n);
     OpKind kind = op.kind();
-    sync(op, [&aref, kind, n] { return aref.ready(kind, n); },
-         [&aref, kind, n] { return aref.waits_for(kind, n); });
+    sync(
+        op, [&aref, kind, n] { return aref.ready(kind, n); },
+        [&aref, kind, n] { return aref.waits_for(kind, n); });
     aref.apply(op);
     if (op.num_results() > 0) slot_results(op, n % aref.slots());
   }
@@ -912,8 +912,9 @@ class Machine {
     if (op.kind() == OpKind::mbarrier_wait) {
       int64_t parity = index(op.operand(2));
       bars.check(op, i, parity);
-      return sync(op, [&bars, i, parity] { return bars.phase_completed(i, parity); },
-                  [&bars, i, parity] { return bars.waits_for(i, parity); });
+      return sync(
+          op, [&bars, i, parity] { return bars.phase_completed(i, parity); },
+          [&bars, i, parity] { return bars.waits_for(i, parity); });
     }
     bars.check(op, i);
     sync(op);

@@ -3,8 +3,9 @@
 //
 // Semantics. A kernel runs once per block of its grid (the extents its `block_grid` op computes),
 // blocks in row-major order of their indices, each block's ops in program order: the sequential
-// semantics of a tile program, with no threads. Register and shared tensors are private to the
-// block run that made them. Every element is held at its exact value in its element type:
+// semantics of a tile program, with no threads (roles aside: see below). Register and shared
+// tensors are private to the block run that made them. Every element is held at its exact value
+// in its element type:
 //  - f32 arithmetic is C++ `float` arithmetic (transcendentals are the C library's float functions:
 //    expf, exp2f, logf, log2f, sqrtf, tanhf; rsqrt(x) = 1.0f / sqrtf(x); sigmoid(x) =
 //    1.0f / (1.0f + expf(-x)); max/min are fmaxf/fminf); f64 likewise in double;
@@ -27,6 +28,55 @@
 // index. A masked tile (`masked`, `pad = v`) reads `v` outside and drops writes there: Graphene's
 // partial tiles. Reading an element of an `alloc`ed tensor that nothing has written is a UserError
 // too.
+//
+// Roles (warp specialization, src/ir/async.h). The ops before a kernel's first `warp_group` run
+// once per block as above. Then each warp_group region runs as its own sequential thread of
+// execution with tile-level semantics (a role's op acts on whole tiles); the values defined before
+// the roles are shared read-only, shared and global memory are shared. Roles interleave only at
+// synchronization points — before every aref op, mbarrier op, mma_commit, mma_wait and copy_async
+// — where a scheduler (RunOptions::schedule) picks which ready role goes next:
+//  - round-robin: each ready role, then the copy engine (landing the oldest copy in flight), one
+//    step each in turn (the default);
+//  - producer-first: producer roles as far as they can go, then consumers; copies land only when
+//    no role can run (the latest moment);
+//  - consumer-first: consumers as far as they can go, then copies land, then producers;
+//  - random:SEED: a uniformly random ready role or in-flight copy at every point.
+// Each is deterministic (random given its seed). A correct kernel gives bit-identical results
+// under all of them; producer-first is adversarial for slots reused too early, and copies landing
+// late for waits on the wrong barrier or parity. When every unfinished role is blocked and no
+// copy is in flight, the block deadlocked: a UserError names each role and the op it blocks in.
+//
+// Level 1, arefs. An `aref {slots = D}` is D slots of its buffer types in shared memory, once per
+// block; an element nobody wrote reads as an error, as for alloc. Per slot a state machine,
+// free -> acquired(n) -> committed(n) -> waited(n) -> released(n) -> acquired(n + D):
+// `aref_acquire %r, %n` blocks until n < D or n - D was released, `aref_wait %r, %n` until n was
+// committed; both return views of slot n % D's buffers. Errors (naming the aref and the op):
+// sequence numbers not 0, 1, 2, ... in order per op, a commit / release of a number not acquired /
+// waited for, a second producer or consumer role, a role that ends holding an uncommitted number,
+// and, when the roles have ended, committed numbers nobody waited for or waited ones never
+// released.
+//
+// Async mma. An `mma` with `async` joins the role's open wgmma group, `mma_commit` closes it,
+// `mma_wait {pending = P}` retires all but the P newest committed groups, oldest first. An async
+// mma reads its operands and computes when its group retires — the latest legal moment — so a
+// slot released (and refilled) before that wait gives a wrong result. Its result is pending until
+// then: a later async mma may take it as its accumulator and a yield may carry it, but any other
+// read is a UserError ("before the mma_wait that retires it"). An mma without `async` completes
+// at once.
+//
+// Level 2, barriers. `mbarrier_init {arrivals = A} : mbarrier<N>` makes N barriers, each the phase
+// model of ir/barrier_model.h (pending arrivals reloaded to A each phase, transaction bytes, the
+// phase number). `mbarrier_wait %b, %i, %p` blocks until the phase of b[i] with parity p completed
+// (on a fresh barrier parity 1 counts as completed); `mbarrier_arrive {by = one | thread | warp |
+// warpgroup}` arrives 1, threads, threads / 32 or threads / 128 times (the role's threads; in an
+// `issue = one` role a single thread runs, so once); `mbarrier_expect_tx {bytes = B}` is one
+// arrival expecting B bytes. `copy_async %tile, %dst, %b, %i` reads the tile at once (a masked
+// tile fills its pad outside the tensor, as TMA fills zeros) and is then in flight: its data lands
+// in %dst and its bytes complete on b[i] when the scheduler says. More arrivals than a phase has
+// pending, more bytes than expected, a barrier index or parity out of range are errors.
+// `aref_slot %r, %s` returns slot s's buffers without waiting. block_sync, setmaxnreg and the
+// ordering ops of TMA stores (copy_async_commit / copy_async_wait, fence_proxy_async, role_sync)
+// do nothing at tile level; a TMA store (copy_async from shared to global) lands at once.
 #pragma once
 
 #include <cstdint>
@@ -81,7 +131,7 @@ struct RunOptions {
   // min(tiles, sm_count) blocks, each looping over tiles; a small default makes the interpreter
   // exercise that loop (blocks taking several tiles, some blocks one fewer).
   int64_t sm_count = 3;
-  Schedule schedule;
+  Schedule schedule{};  // how roles interleave (round-robin unless set)
 };
 
 // Runs `kernel` (a kernel op) on `args` (one per kernel parameter, in order). Global tensors are

@@ -24,7 +24,8 @@ std::string role_ref(const ir::Operation& role) {
 // "aref_acquire %ring, %k at f.tir:18:7".
 std::string op_with_operands(const ir::Operation& op) {
   std::string out(op.name());
-  for (int i = 0; i < op.num_operands(); ++i) out += (i ? ", " : " ") + ir::value_ref(op.operand(i));
+  for (int i = 0; i < op.num_operands(); ++i)
+    out += (i ? ", " : " ") + ir::value_ref(op.operand(i));
   return op.loc().is_known() ? out + " at " + op.loc().str() : out;
 }
 
@@ -153,7 +154,8 @@ RoleScheduler::Choice RoleScheduler::pick(const std::vector<int>& ready) {
       if (c.role < 0 && transfers_.empty()) c.role = first_ready(true);
       return c;
     case Schedule::Kind::random: {
-      size_t k = std::uniform_int_distribution<size_t>(0, ready.size() + transfers_.size() - 1)(rng_);
+      size_t k =
+          std::uniform_int_distribution<size_t>(0, ready.size() + transfers_.size() - 1)(rng_);
       if (k < ready.size()) {
         c.role = ready[k];
       } else {
@@ -178,7 +180,8 @@ std::string RoleScheduler::deadlock_message(const std::string& where) const {
 void RoleScheduler::stop_roles() {
   abort_ = true;
   for (size_t i = 0; i < roles_.size(); ++i) {
-    if (!roles_[i].finished && roles_[i].thread.joinable()) pass_baton(static_cast<int>(i), kScheduler);
+    if (!roles_[i].finished && roles_[i].thread.joinable())
+      pass_baton(static_cast<int>(i), kScheduler);
   }
   for (RoleThread& role : roles_) {
     if (role.thread.joinable()) role.thread.join();

@@ -86,8 +86,8 @@ class RoleScheduler {
   std::mt19937_64 rng_;
   std::vector<RoleThread> roles_;
   std::vector<std::function<void()>> transfers_;  // in flight, oldest first
-  int current_ = kScheduler;                       // who holds the baton
-  int last_ = -1;                                  // round robin: the actor that went last
+  int current_ = kScheduler;                      // who holds the baton
+  int last_ = -1;                                 // round robin: the actor that went last
   bool abort_ = false;
   std::mutex mutex_;
   std::condition_variable turn_;

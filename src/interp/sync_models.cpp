@@ -7,7 +7,8 @@ namespace {
 // "aref_commit %ring, %k" — how messages open.
 std::string op_text(const ir::Operation& op) {
   std::string out(op.name());
-  for (int i = 0; i < op.num_operands(); ++i) out += (i ? ", " : " ") + ir::value_ref(op.operand(i));
+  for (int i = 0; i < op.num_operands(); ++i)
+    out += (i ? ", " : " ") + ir::value_ref(op.operand(i));
   return out;
 }
 
@@ -76,8 +77,8 @@ std::string ArefModel::slot_state(int64_t slot) const {
   std::string s = "slot " + std::to_string(slot);
   if (count_[acquire] <= slot) return s + " is free";
   int64_t m = slot + (count_[acquire] - 1 - slot) / slots_ * slots_;  // its latest number
-  const char* state = m < count_[release] ? "released"
-                      : m < count_[wait]  ? "waited, not released"
+  const char* state = m < count_[release]  ? "released"
+                      : m < count_[wait]   ? "waited, not released"
                       : m < count_[commit] ? "committed, not waited for"
                                            : "acquired, not committed";
   return s + " holds sequence number " + std::to_string(m) + ", " + state;
@@ -103,8 +104,7 @@ void ArefModel::role_finished(const ir::Operation& role) const {
   const ir::Operation& op = *last_op_[acquire];
   user_error(role.loc(), role_ref(role), " ends with sequence number(s) ",
              range(count_[commit], count_[acquire]), " of ", name(), " acquired (by ", op_text(op),
-             " at ", op.loc().str(),
-             ") but never committed");
+             " at ", op.loc().str(), ") but never committed");
 }
 
 void ArefModel::block_finished() const {
@@ -118,9 +118,8 @@ void ArefModel::block_finished() const {
   if (count_[release] < count_[wait]) {
     const ir::Operation& op = *last_op_[wait];
     user_error(def_->loc(), "aref ", name(), ": sequence number(s) ",
-               range(count_[release], count_[wait]), " were waited for (the last by ",
-               op_text(op), " at ", op.loc().str(),
-               ") but never released");
+               range(count_[release], count_[wait]), " were waited for (the last by ", op_text(op),
+               " at ", op.loc().str(), ") but never released");
   }
 }
 

@@ -49,8 +49,8 @@ class ArefModel {
 
   const ir::Operation* def_;
   int64_t slots_;
-  int64_t count_[steps] = {0, 0, 0, 0};               // numbers done per step
-  const ir::Operation* last_op_[steps] = {};          // for messages
+  int64_t count_[steps] = {0, 0, 0, 0};                // numbers done per step
+  const ir::Operation* last_op_[steps] = {};           // for messages
   const ir::Operation* role_[2] = {nullptr, nullptr};  // producer side, consumer side
 };
 

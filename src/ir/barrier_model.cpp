@@ -27,9 +27,9 @@ void BarrierModel::complete_if_done() {
 }
 
 std::string BarrierModel::describe() const {
-  return "phase " + std::to_string(phase_) + " (parity " + std::to_string(phase_ & 1) + "): " +
-         std::to_string(pending_) + " of " + std::to_string(arrivals_) + " arrival(s) pending, " +
-         std::to_string(bytes_) + " byte(s) pending";
+  return "phase " + std::to_string(phase_) + " (parity " + std::to_string(phase_ & 1) +
+         "): " + std::to_string(pending_) + " of " + std::to_string(arrivals_) +
+         " arrival(s) pending, " + std::to_string(bytes_) + " byte(s) pending";
 }
 
 }  // namespace tessel::ir

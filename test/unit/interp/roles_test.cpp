@@ -204,11 +204,10 @@ TEST(Roles, ReadingAnAsyncMmaResultBeforeItsWaitIsAnError) {
         << schedule.str() << ": " << message;
   }
   // Nor may a synchronous mma use it as its accumulator.
-  std::string sync_reader =
-      edit(aref_gemm(), "      mma_commit\n",
-           "      %x = mma %sA, %sBt, %c_next : register<f32, "
-           "(((4,8,4),2),(2,2,32)):(((256,1,16),64),(128,8,1024))>[128,256]\n"
-           "      mma_commit\n");
+  std::string sync_reader = edit(aref_gemm(), "      mma_commit\n",
+                                 "      %x = mma %sA, %sBt, %c_next : register<f32, "
+                                 "(((4,8,4),2),(2,2,32)):(((256,1,16),64),(128,8,1024))>[128,256]\n"
+                                 "      mma_commit\n");
   EXPECT_NE(error_of(sync_reader, {129, 257, 200}, Schedule{})
                 .find("error: mma: reads %c_next, the result of the async mma at gemm.tir:47:7, "
                       "before the mma_wait that retires it"),
@@ -242,18 +241,20 @@ TEST(Roles, ArefProtocolErrorsNameTheArefAndTheOp) {
   // Committing a number that was not acquired.
   std::string ahead = edit(aref_gemm(), "      aref_commit %ring, %k\n",
                            "      %k1 = add %k, %c1 : index\n      aref_commit %ring, %k1\n");
-  EXPECT_NE(error_of(ahead, s, Schedule{}).find(
-                "error: aref_commit %ring, %k1: commits sequence number 1 of %ring, which was not "
+  EXPECT_NE(
+      error_of(ahead, s, Schedule{})
+          .find("error: aref_commit %ring, %k1: commits sequence number 1 of %ring, which was not "
                 "acquired (acquired so far: 0)"),
-            std::string::npos);
+      std::string::npos);
   // Releasing a number that was not waited for.
   std::string early = edit(aref_gemm(), "        aref_release %ring, %prev\n",
                            "        %next = add %k, %c1 : index\n"
                            "        aref_release %ring, %next\n");
-  EXPECT_NE(error_of(early, s, Schedule{}).find(
-                "error: aref_release %ring, %next: releases sequence number 2 of %ring, which was "
+  EXPECT_NE(
+      error_of(early, s, Schedule{})
+          .find("error: aref_release %ring, %next: releases sequence number 2 of %ring, which was "
                 "not waited for (waited so far: 0..1)"),
-            std::string::npos);
+      std::string::npos);
 }
 
 TEST(Roles, AWrongParityDeadlocksOrReadsStaleData) {
@@ -298,24 +299,27 @@ TEST(Roles, AWrongParityDeadlocksOrReadsStaleData) {
 TEST(Roles, BarrierErrorsNameTheBarrier) {
   Shape s{129, 257, 200};
   // Every consumer thread arrives on a barrier that expects one arrival per warpgroup.
-  std::string by_thread = edit(barrier_gemm(), "mbarrier_arrive %ring_empty, %prev_slot {by = warpgroup}",
-                               "mbarrier_arrive %ring_empty, %prev_slot {by = thread}");
-  EXPECT_NE(error_of(by_thread, s, Schedule{}).find(
-                "error: mbarrier_arrive %ring_empty, %prev_slot: 256 arrival(s) on %ring_empty[0], "
+  std::string by_thread =
+      edit(barrier_gemm(), "mbarrier_arrive %ring_empty, %prev_slot {by = warpgroup}",
+           "mbarrier_arrive %ring_empty, %prev_slot {by = thread}");
+  EXPECT_NE(
+      error_of(by_thread, s, Schedule{})
+          .find("error: mbarrier_arrive %ring_empty, %prev_slot: 256 arrival(s) on %ring_empty[0], "
                 "whose phase has only 2 pending: more arrivals than the arrivals = 2 of its "
                 "mbarrier_init"),
-            std::string::npos);
+      std::string::npos);
   // A barrier index outside the array, and a parity that is not one.
   std::string index = edit(barrier_gemm(), "      mbarrier_wait %ring_full, %slot, %full_parity",
                            "      mbarrier_wait %ring_full, %c4, %full_parity");
-  EXPECT_NE(error_of(index, s, Schedule{}).find(
-                "error: mbarrier_wait %ring_full, %c4, %full_parity: barrier index 4 lies outside "
+  EXPECT_NE(
+      error_of(index, s, Schedule{})
+          .find("error: mbarrier_wait %ring_full, %c4, %full_parity: barrier index 4 lies outside "
                 "%ring_full, an array of 4 mbarrier(s)"),
-            std::string::npos);
+      std::string::npos);
   std::string parity = edit(barrier_gemm(), "      mbarrier_wait %ring_full, %slot, %full_parity",
                             "      mbarrier_wait %ring_full, %slot, %c2");
-  EXPECT_NE(error_of(parity, s, Schedule{}).find(
-                "error: mbarrier_wait %ring_full, %slot, %c2: the parity is 2, not 0 or 1"),
+  EXPECT_NE(error_of(parity, s, Schedule{})
+                .find("error: mbarrier_wait %ring_full, %slot, %c2: the parity is 2, not 0 or 1"),
             std::string::npos);
 }
 
