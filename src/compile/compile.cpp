@@ -295,10 +295,10 @@ int64_t CompiledKernel::launch_sm_count() const {
   return reads ? runtime::context().sm_count() : 1;
 }
 
-runtime::LaunchConfig CompiledKernel::launch_config(
-    const std::map<std::string, int64_t>& sizes) const {
-  std::vector<int64_t> grid =
-      interp::grid_extents(*module_->kernels.front(), sizes, launch_sm_count());
+runtime::LaunchConfig CompiledKernel::launch_config(const std::map<std::string, int64_t>& sizes,
+                                                    std::optional<int64_t> sm_count) const {
+  std::vector<int64_t> grid = interp::grid_extents(*module_->kernels.front(), sizes,
+                                                   sm_count ? *sm_count : launch_sm_count());
   runtime::LaunchConfig config;
   unsigned* dims[] = {&config.grid.x, &config.grid.y, &config.grid.z};
   if (grid.size() > 3)

@@ -75,7 +75,10 @@ class CompiledKernel {
   // same symbol, a broken divisibility fact, or a misaligned pointer.
   std::map<std::string, int64_t> bind(const std::vector<KernelArg>& args) const;
   // The launch configuration for these sizes (grid from the kernel's block_grid).
-  runtime::LaunchConfig launch_config(const std::map<std::string, int64_t>& sizes) const;
+  // `sm_count`: what a persistent grid is sized for; the device's when absent (a GPU is needed
+  // then only for kernels that read sm_count).
+  runtime::LaunchConfig launch_config(const std::map<std::string, int64_t>& sizes,
+                                      std::optional<int64_t> sm_count = std::nullopt) const;
   // The SM count a persistent grid is sized for (the device's; 1 when the kernel reads none).
   int64_t launch_sm_count() const;
   // Checks the arguments, loads the cubin on first use, and launches (asynchronously) on `stream`.

@@ -18,11 +18,29 @@ std::vector<std::string> lowering_passes() {
   transforms::register_passes();
   passes.push_back("synthesize-layouts");
   passes.push_back("synthesize-shared-layouts");
-  // Pipelining without warp specialization (src/transforms/async): every loop that copies global
-  // tiles into shared memory gets `stages` (and `mma_in_flight` for wgmma) within the budget.
-  passes.push_back("pipeline-loops");
-  // The order of the blocks (L2 reuse between the blocks resident at once).
+  // The order of the blocks (L2 reuse between the blocks resident at once); warp specialization
+  // and the persistent grid below keep it.
   passes.push_back("raster-blocks");
+  // Warp specialization (src/transforms/async, the ops of src/ir/async.h; Tawa §III): on sm_90a a
+  // mainloop of TMA copies feeding wgmma becomes a producer role and a consumer role connected by
+  // an aref; the consumer's stores of its accumulator tile go through shared memory and TMA; the
+  // aref gets its ring depth and the consumer its wgmma groups in flight from the budget.
+  passes.push_back("warp-specialize");
+  passes.push_back("stage-stores");
+  passes.push_back("pipeline-arefs");
+  // Pipelining without warp specialization (the sm_80 path, and kernels pinned
+  // warp_specialize = false): every loop that copies global tiles into shared memory gets
+  // `stages` (and `mma_in_flight` for wgmma) within the budget.
+  passes.push_back("pipeline-loops");
+  // A warp-specialized kernel's grid becomes one block per SM looping over tiles.
+  passes.push_back("persistent");
+  // Branches on kernel-wide conditions (stage-stores' TMA row-alignment guard) hoisted out of
+  // the tile loop: each copy of the loop gets its own register allocation.
+  passes.push_back("unswitch-loops");
+  // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; after
+  // this the IR names every wait and arrive, which the protocol check verifies before emission.
+  passes.push_back("lower-arefs");
+  // passes.push_back("check-protocol");  (pending: the pass is being written)
   return passes;
 }
 

@@ -14,6 +14,7 @@
 #include "transforms/async/warp_specialize.h"
 #include "transforms/schedule/persistent.h"
 #include "transforms/schedule/raster_blocks.h"
+#include "transforms/schedule/unswitch_loops.h"
 #include "transforms/layout/shared_layouts_pass.h"
 #include "transforms/layout/synthesize_layouts.h"
 
@@ -98,6 +99,10 @@ void register_passes() {
                      "a warp-specialized kernel's grid as one block per SM looping over tiles in the "
                      "raster order; aref sequence numbers continue across tiles",
                      [](ir::Module& m) { make_persistent(m); }});
+  ir::register_pass({"unswitch-loops",
+                     "a role's loop that branches on a condition it does not change becomes a "
+                     "branch between two copies of the loop",
+                     [](ir::Module& m) { unswitch_loops(m); }});
   ir::register_pass({"lower-arefs",
                      "arefs to mbarriers with phase parity, arrive counts and transaction bytes; "
                      "setmaxnreg for the register split",

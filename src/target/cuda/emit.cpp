@@ -453,6 +453,7 @@ void Emitter::for_op(const Operation& op) {
              "[v] = " + a.name + "[v];");
       }
       regs_[arg] = Reg{name, a.plan, a.element};
+      declared_in_[name] = op.parent_block();
       regs_[op.result(i - 3)] = Reg{name, a.plan, a.element};
       carried.push_back(name);
     }
@@ -489,12 +490,24 @@ void Emitter::for_op(const Operation& op) {
   }
   --indent_;
   line("}");
+  // A loop of no iterations leaves the zeros. Written after the wgmma groups are drained when an
+  // mma_wait follows the loop: a write to the accumulator while a group may be pending makes
+  // ptxas serialize every wgmma (C7514), even on a path where none is.
+  std::vector<std::string> fixups;
   for (const ZeroStart& z : zero_started) {
-    line("if (!(" + lower + " < " + upper + ")) {  // no iteration overwrote " + z.name);
-    line("  #pragma unroll");
-    line("  for (int v = 0; v < " + std::to_string(z.values) + "; ++v) " + z.name + "[v] = " +
-         z.init + "[v];");
-    line("}");
+    fixups.push_back("if (!(" + lower + " < " + upper + ")) {  // no iteration overwrote " + z.name);
+    fixups.push_back("  #pragma unroll");
+    fixups.push_back("  for (int v = 0; v < " + std::to_string(z.values) + "; ++v) " + z.name +
+                     "[v] = " + z.init + "[v];");
+    fixups.push_back("}");
+  }
+  const auto& ops = op.parent_block()->ops();
+  size_t at = ir::position_in_block(op);
+  if (!fixups.empty() && at + 1 < ops.size() && ops[at + 1]->kind() == OpKind::mma_wait &&
+      ops[at + 1]->int_attr("pending") == 0) {
+    after_drain_ = std::move(fixups);
+  } else {
+    for (const std::string& l : fixups) line(l);
   }
 }
 

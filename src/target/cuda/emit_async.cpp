@@ -159,8 +159,19 @@ void Emitter::async_op(const Operation& op) {
       // No fence on the accumulators between the commit and the wait: ptxas counts it as a
       // non-wgmma definition inside the group and serializes every wgmma (warning C7515).
       line("tessel::device::wgmma_wait_group<" + std::to_string(op.int_attr("pending")) + ">();");
-      for (const std::string& acc : async_accumulators_)
-        line("tessel::device::wgmma_fence_operand(" + acc + ");");
+      for (const std::string& acc : async_accumulators_) {
+        auto scope = declared_in_.find(acc);
+        bool visible = scope == declared_in_.end();
+        for (const ir::Block* b = op.parent_block(); b && !visible;
+             b = b->parent() ? b->parent()->parent_block() : nullptr) {
+          visible = b == scope->second;
+        }
+        if (visible) line("tessel::device::wgmma_fence_operand(" + acc + ");");
+      }
+      if (op.int_attr("pending") == 0) {
+        for (const std::string& l : after_drain_) line(l);
+        after_drain_.clear();
+      }
       return;
     default:
       unsupported(op, "(an aref op of level 1) must be lowered by lower-arefs before emission");

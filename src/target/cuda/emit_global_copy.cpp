@@ -20,6 +20,10 @@ void Emitter::copy(const Operation& op) {
       op.operand(0)->type().space() == MemorySpace::reg) {
     return stmatrix_store(op);
   }
+  if (op.num_operands() == 2 && op.operand(0)->type().space() == MemorySpace::shared &&
+      op.operand(1)->type().space() == MemorySpace::global) {
+    return shared_to_global(op);
+  }
   bool load = op.num_results() == 1;
   const Value* gv = op.operand(load ? 0 : 1);
   const Value* rv = load ? op.result() : op.operand(0);

@@ -233,6 +233,8 @@ class Emitter {
   void slice(const Operation& op);
   void shared_alloc(const Operation& op);
   void stmatrix_store(const Operation& op);
+  // A shared buffer into a global tile by the role's threads, element by element (a fallback).
+  void shared_to_global(const Operation& op);
   // "&bars[index]" for an op whose operands i, i + 1 are an mbarrier array and an index.
   std::string barrier(const Operation& op, int i);
   // sm_80 (emit_cp_async_mma.cpp): cp.async (or plain) copies, ldmatrix, mma.sync.
@@ -276,7 +278,12 @@ class Emitter {
   int role_index_ = -1;  // the current role's position among the kernel's roles (-1: outside)
   int64_t role_threads_ = 0;
   std::vector<std::string> async_accumulators_;
+  // The block whose C scope declares a register array (a loop's carried values: the loop's block);
+  // an mma_wait fences only the accumulators in scope where it stands.
+  std::map<std::string, const ir::Block*> declared_in_;
   std::unordered_map<const Value*, std::string> zero_start_;
+  // Lines the next `mma_wait {pending = 0}` emits after it (a loop's zero-start fix-up).
+  std::vector<std::string> after_drain_;
 };
 
 }  // namespace tessel::target::cuda::detail

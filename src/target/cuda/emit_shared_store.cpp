@@ -189,4 +189,35 @@ void Emitter::stmatrix_store(const Operation& op) {
   line("}");
 }
 
+void Emitter::shared_to_global(const Operation& op) {
+  auto src = shared_.find(op.operand(0));
+  if (src == shared_.end() || src->second.transposed) {
+    unsupported(op, "from %" + op.operand(0)->name() + ", which is not a shared buffer");
+  }
+  const SharedTile& buf = src->second;
+  const View& g = view(op, op.operand(1));
+  if (buf.shape.size() != 2 || g.shape != buf.shape) {
+    unsupported(op, "between tiles of different shapes (or not 2-D)");
+  }
+  if (buf.element != g.element || (buf.element != ScalarKind::f16 && buf.element != ScalarKind::bf16)) {
+    unsupported(op, "of 16-bit elements only, and of one element type");
+  }
+  const int64_t rows = buf.shape[0], cols = buf.shape[1];
+  auto offset = shared_offset_expr(buf.layout, "r", "c");
+  if (!offset) unsupported(op, "from a buffer of layout " + buf.layout);
+  const int64_t threads = role_index_ >= 0 ? role_threads_ : threads_;
+  // Every thread of the role copies elements tid, tid + threads, ...: a fallback (e.g. for rows
+  // whose length TMA cannot take), element by element with bounds checks.
+  line("for (int i = tid; i < " + std::to_string(rows * cols) + "; i += " +
+       std::to_string(threads) + ") {  // " + buf.base + " -> " + g.base + " tile");
+  ++indent_;
+  line("const int r = i / " + std::to_string(cols) + ", c = i % " + std::to_string(cols) + ";");
+  line("const int gr = " + g.origin[0] + " + r, gc = " + g.origin[1] + " + c;");
+  line("if (gr < " + g.extent[0] + " && gc < " + g.extent[1] + ") " + g.base +
+       "[(long long)gr * " + g.stride[0] + " + gc] = reinterpret_cast<const unsigned short*>(" +
+       buf.base + ")[" + *offset + "];");
+  --indent_;
+  line("}");
+}
+
 }  // namespace tessel::target::cuda::detail

@@ -1,14 +1,236 @@
 #include "transforms/async/lower_arefs.h"
 
-#include "support/diagnostics.h"
+#include <map>
+
+#include "ir/async.h"
+#include "ir/canonicalize.h"
 
 namespace tessel::transforms {
+namespace {
 
-// Scaffolding for the pass being written this session (issue 10); replaced by the real pass.
-void lower_arefs(ir::Module& module) {
-  for (const auto& k : module.kernels) {
-    user_error(k->loc(), "lower_arefs: not implemented yet");
+using ir::Attribute;
+using ir::Block;
+using ir::MemorySpace;
+using ir::OpBuilder;
+using ir::OpKind;
+using ir::Operation;
+using ir::ScalarKind;
+using ir::Type;
+using ir::Value;
+
+const Type kIndex = Type::scalar(ScalarKind::index);
+constexpr int64_t kProducerRegisters = 40;
+constexpr int64_t kRegistersPerSm = 65536;
+
+int64_t tensor_bytes(const Type& t) {
+  int64_t n = 1;
+  for (int64_t e : t.static_shape()) n *= e;
+  return n * ir::bit_width(t.element()) / 8;
+}
+
+class Lowering {
+ public:
+  explicit Lowering(Operation& kernel) : kernel_(kernel), top_(kernel.region(0)) {}
+
+  void run() {
+    std::vector<Operation*> arefs, roles;
+    for (const auto& op : top_->ops()) {
+      if (op->kind() == OpKind::aref) arefs.push_back(op.get());
+      if (op->kind() == OpKind::warp_group) roles.push_back(op.get());
+    }
+    if (arefs.empty()) return;
+    first_role_ = roles.empty() ? nullptr : roles.front();
+    for (Operation* aref : arefs) lower(aref);
+    OpBuilder b(top_);
+    if (first_role_) b.set_insertion_point_before(first_role_);
+    b.create(OpKind::block_sync, {}, {}, arefs.front()->loc());
+    split_registers(roles);
   }
+
+ private:
+  Value* constant(int64_t value) {
+    auto it = constants_.find(value);
+    if (it != constants_.end()) return it->second;
+    OpBuilder b(top_);
+    b.set_insertion_point_before(first_role_);
+    Operation* c = b.create(OpKind::constant, {}, {kIndex}, kernel_.loc());
+    c->set_attr("value", Attribute::integer(value));
+    c->result()->set_name("c" + std::to_string(value));
+    return constants_[value] = c->result();
+  }
+
+  static Value* arith(OpBuilder& b, OpKind kind, Value* x, Value* y, const std::string& name,
+                      const SourceLocation& loc) {
+    Operation* op = b.create(kind, {x, y}, {kIndex}, loc);
+    op->result()->set_name(name);
+    return op->result();
+  }
+
+  void lower(Operation* aref) {
+    Value* ring = aref->result();
+    const int64_t slots = aref->int_attr("slots");
+    const std::string name = ring->name().empty() ? "ring" : ring->name();
+    // The ops of this aref, by role.
+    std::vector<Operation*> uses;
+    const Operation* producer = nullptr;
+    const Operation* consumer = nullptr;
+    ir::walk(&kernel_, [&](Operation* op) {
+      if (op->num_operands() == 0 || op->operand(0) != ring) return;
+      if (op->kind() == OpKind::aref_slot) return;
+      const Operation* role = ir::enclosing_role(*op);
+      if (!role) user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
+                            " stands outside every role");
+      bool produces = op->kind() == OpKind::aref_acquire || op->kind() == OpKind::aref_commit;
+      const Operation*& side = produces ? producer : consumer;
+      if (side && side != role) {
+        user_error(op->loc(), "lower-arefs: ", ir::value_ref(ring), " has more than one ",
+                   produces ? "producer" : "consumer", " role (", ir::op_where(*side), " and ",
+                   ir::op_where(*role), "); one of each is lowered");
+      }
+      side = role;
+      uses.push_back(op);
+    });
+    if (!producer || !consumer) {
+      user_error(aref->loc(), "lower-arefs: ", ir::value_ref(ring),
+                 " needs a producer role (aref_acquire/commit) and a consumer role "
+                 "(aref_wait/release)");
+    }
+    const int64_t warpgroups = consumer->int_attr("threads") / 128;
+    OpBuilder b(top_);
+    b.set_insertion_point_before(first_role_);
+    Operation* full = b.create(OpKind::mbarrier_init, {}, {Type::mbarrier(slots)}, aref->loc());
+    full->set_attr("arrivals", Attribute::integer(1));
+    full->result()->set_name(name + "_full");
+    Operation* empty = b.create(OpKind::mbarrier_init, {}, {Type::mbarrier(slots)}, aref->loc());
+    empty->set_attr("arrivals", Attribute::integer(warpgroups));
+    empty->result()->set_name(name + "_empty");
+    Value* c_slots = constant(slots);
+    Value* c2 = constant(2);
+    Value* c1 = constant(1);
+    for (Operation* op : uses) {
+      OpBuilder at(op->parent_block());
+      at.set_insertion_point_before(op);
+      const SourceLocation loc = op->loc();
+      Value* n = op->operand(1);
+      if (op->kind() == OpKind::aref_commit) {
+        // Nothing: the TMA transaction completes the full barrier's phase.
+        op->parent_block()->remove(op);
+        continue;
+      }
+      Value* slot = arith(at, OpKind::rem, n, c_slots, "slot", loc);
+      switch (op->kind()) {
+        case OpKind::aref_acquire: {
+          Value* round = arith(at, OpKind::div, n, c_slots, "round", loc);
+          Value* phase = arith(at, OpKind::rem, round, c2, "phase", loc);
+          Value* parity = arith(at, OpKind::sub, c1, phase, "empty_parity", loc);
+          at.create(OpKind::mbarrier_wait, {empty->result(), slot, parity}, {}, loc);
+          Operation* bufs = slot_of(at, op, ring, slot);
+          fill_by_tma(op, bufs, at, full->result(), slot);
+          break;
+        }
+        case OpKind::aref_wait: {
+          Value* round = arith(at, OpKind::div, n, c_slots, "round", loc);
+          Value* parity = arith(at, OpKind::rem, round, c2, "full_parity", loc);
+          at.create(OpKind::mbarrier_wait, {full->result(), slot, parity}, {}, loc);
+          slot_of(at, op, ring, slot);
+          break;
+        }
+        case OpKind::aref_release:
+          at.create(OpKind::mbarrier_arrive, {empty->result(), slot}, {}, loc)
+              ->set_attr("by", Attribute::ident("warpgroup"));
+          break;
+        default:
+          user_error(loc, "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
+                     " is not an aref op this pass lowers");
+      }
+      op->parent_block()->remove(op);
+    }
+  }
+
+  // aref_slot %ring, %slot in place of an acquire or wait; their results take its results' place.
+  Operation* slot_of(OpBuilder& at, Operation* op, Value* ring, Value* slot) {
+    std::vector<Type> types;
+    for (const auto& r : op->results()) types.push_back(r->type());
+    Operation* bufs = at.create(OpKind::aref_slot, {ring, slot}, types, op->loc());
+    for (int i = 0; i < op->num_results(); ++i) {
+      bufs->result(i)->set_name(op->result(i)->name());
+      ir::replace_all_uses(kernel_, op->result(i), bufs->result(i));
+    }
+    return bufs;
+  }
+
+  // The copies that fill an acquired slot become TMA loads completing on full[slot], after one
+  // expect_tx of all their bytes.
+  void fill_by_tma(Operation* acquire, Operation* bufs, OpBuilder& at, Value* full, Value* slot) {
+    Block* block = acquire->parent_block();
+    std::vector<Operation*> copies(bufs->num_results(), nullptr);
+    for (const auto& op : block->ops()) {
+      if (op->kind() != OpKind::copy || op->num_operands() != 2) continue;
+      for (int i = 0; i < bufs->num_results(); ++i) {
+        if (op->operand(1) != bufs->result(i)) continue;
+        std::string atom = op->has_attr("atom") ? op->str_attr("atom") : "";
+        if (copies[i] || atom.rfind("tma.load", 0) != 0) {
+          user_error(op->loc(), "lower-arefs: buffer ", i, " of the slot acquired at ",
+                     ir::op_where(*acquire), " must be filled by exactly one TMA copy (a "
+                     "producer that is not TMA is not lowered yet)");
+        }
+        copies[i] = op.get();
+      }
+    }
+    int64_t bytes = 0;
+    for (int i = 0; i < bufs->num_results(); ++i) {
+      if (!copies[i]) {
+        user_error(acquire->loc(), "lower-arefs: buffer ", i, " of the slot acquired here is "
+                   "not filled by a TMA copy in the same block before its commit");
+      }
+      bytes += tensor_bytes(bufs->result(i)->type());
+    }
+    at.create(OpKind::mbarrier_expect_tx, {full, slot}, {}, acquire->loc())
+        ->set_attr("bytes", Attribute::integer(bytes));
+    for (Operation* copy : copies) {
+      OpBuilder here(block);
+      here.set_insertion_point_before(copy);
+      Operation* tma = here.create(OpKind::copy_async,
+                                   {copy->operand(0), copy->operand(1), full, slot}, {}, copy->loc());
+      for (const auto& [key, value] : copy->attributes()) tma->set_attr(key, value);
+      block->remove(copy);
+    }
+  }
+
+  void split_registers(const std::vector<Operation*>& roles) {
+    int64_t threads = 0, producer_threads = 0, consumer_threads = 0;
+    for (Operation* role : roles) {
+      threads += role->int_attr("threads");
+      (role->str_attr("role") == "producer" ? producer_threads : consumer_threads) +=
+          role->int_attr("threads");
+    }
+    if (producer_threads == 0 || consumer_threads == 0) return;
+    const int64_t compiled = std::min<int64_t>(255, kRegistersPerSm / threads) / 8 * 8;
+    int64_t consumer = (kRegistersPerSm - kProducerRegisters * producer_threads) /
+                       consumer_threads / 8 * 8;
+    consumer = std::min<int64_t>(consumer, 256);
+    if (consumer < compiled + 8) return;  // nothing to gain over the compiler's own budget
+    for (Operation* role : roles) {
+      bool producer = role->str_attr("role") == "producer";
+      OpBuilder b(role->region(0));
+      if (!role->region(0)->ops().empty())
+        b.set_insertion_point_before(role->region(0)->ops().front().get());
+      Operation* op = b.create(OpKind::setmaxnreg, {}, {}, role->loc());
+      op->set_attr("count", Attribute::integer(producer ? kProducerRegisters : consumer));
+      op->set_attr("mode", Attribute::ident(producer ? "dec" : "inc"));
+    }
+  }
+
+  Operation& kernel_;
+  Block* top_;
+  Operation* first_role_ = nullptr;
+  std::map<int64_t, Value*> constants_;
+};
+
+}  // namespace
+
+void lower_arefs(ir::Module& module) {
+  for (const auto& kernel : module.kernels) Lowering(*kernel).run();
 }
 
 }  // namespace tessel::transforms

@@ -143,12 +143,16 @@ void Ring::read_pins() {
 }
 
 int64_t reserve_bytes(const Operation& kernel) {
-  bool scratch = false;
+  bool reduces = false;
+  int64_t broadcast_scratch = 0;
   ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
-    scratch = scratch || op->kind() == OpKind::reduce || op->kind() == OpKind::broadcast ||
-              op->kind() == OpKind::rearrange;
+    reduces = reduces || op->kind() == OpKind::reduce || op->kind() == OpKind::rearrange;
+    // A broadcast the threads cannot serve from their own registers goes through f32 scratch
+    // the size of its source.
+    if (op->kind() == OpKind::broadcast && op->operand(0)->type().is_tensor())
+      broadcast_scratch += round_up(elements(*op, op->operand(0)) * 4, 16);
   });
-  return scratch ? kReserveBytes : kTightReserveBytes;
+  return reduces ? kReserveBytes : kTightReserveBytes + broadcast_scratch;
 }
 
 StageBudget::StageBudget(Operation* kernel, const std::function<bool(const Value*)>& in_ring,
@@ -181,9 +185,12 @@ std::string StageBudget::budget_str() const {
                   " leaves for pipeline stages (" +
                   std::to_string(target_.shared_memory_per_block()) + " per block minus " +
                   std::to_string(reserve_) +
-                  (reserve_ == kTightReserveBytes
-                       ? " reserved for barriers and the allocation's alignment"
-                       : " reserved for barriers, reduction scratch and the epilogue");
+                  (reserve_ == kReserveBytes
+                       ? " reserved for barriers, reduction scratch and the epilogue"
+                       : reserve_ == kTightReserveBytes
+                           ? " reserved for barriers and the allocation's alignment"
+                           : " reserved for barriers, the allocation's alignment and broadcast "
+                             "scratch");
   if (other_bytes_ > 0)
     s += " minus " + std::to_string(other_bytes_) + " for the kernel's other shared tensors";
   return s + ")";

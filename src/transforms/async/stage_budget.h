@@ -33,7 +33,8 @@ inline constexpr int64_t kReserveBytes = 8 * 1024;
 // 4 slots x 2 barriers x 8 B here) and the round-up of the allocation's base to 1024 B (1008 B).
 // 8 KiB would cost a warp-specialized 128x256 GEMM with a staged epilogue its fourth stage.
 inline constexpr int64_t kTightReserveBytes = 2 * 1024;
-// The reserve a kernel needs: kTightReserveBytes unless it has a cross-thread op.
+// The reserve a kernel needs: kReserveBytes with a reduce or rearrange (their scratch), else
+// kTightReserveBytes plus the f32 scratch a broadcast may take (its source's elements x 4 B).
 int64_t reserve_bytes(const ir::Operation& kernel);
 // Three loads in flight already cover global latency at these tile sizes.
 inline constexpr int64_t kMaxStages = 4;

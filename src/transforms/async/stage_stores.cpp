@@ -234,18 +234,9 @@ class Stager {
     const SourceLocation loc = store->loc();
     Block* block = store->parent_block();
     const bool aligned = rows_aligned(arg);
-    Block* staged = block;
+    Value* cond = aligned ? nullptr : rows_aligned_condition(arg);
     OpBuilder b(block);
     b.set_insertion_point_before(store);
-    Operation* guard = nullptr;
-    if (!aligned) {
-      Value* cond = rows_aligned_condition(arg);
-      b.set_insertion_point_before(store);
-      guard = b.create(OpKind::if_, {cond}, {}, loc);
-      staged = guard->add_region();
-      guard->add_region();
-      b = OpBuilder(staged);
-    }
     Value* cparts = top_constant(parts);
     Operation* first_col = b.create(OpKind::mul, {tile->operand(2), cparts}, {kIndex}, loc);
     first_col->result()->set_name("first_part");
@@ -273,13 +264,22 @@ class Stager {
       t->set_attr("masked", Attribute::unit());
       t->set_attr("pad", Attribute::real(0.0));
       t->result()->set_name(arg->name() + "_part");
-      Operation* st = b.create(OpKind::copy_async, {buf, t->result()}, {}, loc);
+      OpBuilder send = b;
+      Operation* guard = nullptr;
+      if (cond) {
+        // Rows TMA cannot take: the role's threads copy the buffer out themselves, and the next
+        // part's role_sync orders that before the buffer is written again.
+        guard = b.create(OpKind::if_, {cond}, {}, loc);
+        send = OpBuilder(guard->add_region());
+        OpBuilder(guard->add_region())
+            .create(OpKind::copy, {buf, t->result()}, {}, loc);
+      }
+      Operation* st = send.create(OpKind::copy_async, {buf, t->result()}, {}, loc);
       st->set_attr("atom", Attribute::string(tma));
-      if (!aligned) st->set_attr("optional", Attribute::unit());
-      b.create(OpKind::copy_async_commit, {}, {}, loc);
+      if (cond) st->set_attr("optional", Attribute::unit());
+      send.create(OpKind::copy_async_commit, {}, {}, loc);
     }
-    std::unique_ptr<Operation> moved = block->remove(store);
-    if (guard) guard->region(1)->append(std::move(moved));
+    block->remove(store);
   }
 
   Operation& kernel_;

@@ -32,9 +32,12 @@
 // top level, and `copy_async_wait {pending = 0}` at the end of the role (the block may not exit
 // while a store still reads its shared memory). TMA clips the box at the tensor's bounds, which
 // is what a masked tile's store does. A TMA store needs 16-byte row strides: unless the kernel's
-// facts (or a static extent) make C's row length a multiple of 8 elements, the staged store runs
-// under `if (rows % 8 == 0)` with the plain store in the else branch, and the TMA store carries
-// `optional`: the launch passes an empty descriptor when the tensor does not qualify.
+// facts (or a static extent) make C's row length a multiple of 8 elements, each part is sent by
+// TMA only under `if (rows % 8 == 0)` (the TMA store carries `optional`: the launch passes an empty
+// descriptor for a tensor TMA cannot describe), and in the else branch the role's threads copy
+// the buffer out themselves (`copy %stage, %C_c`, bounds-checked 2-byte stores; the next part's
+// role_sync orders those reads before the buffer is written again). Only the send is guarded,
+// so the register side (slice, stmatrix) is one piece of code.
 // Stores that do not match are left alone.
 #pragma once
 

@@ -175,9 +175,18 @@ std::map<std::string, const ir::Operation*> ops_by_result(const ir::Operation& k
   return ops;
 }
 
+// What synthesis gives them (the passes up to warp specialization, which then moves these ops
+// into roles and lowers the copies into TMA loads on barriers).
+pipeline::PipelineOptions synthesis_only() {
+  (void)pipeline::lowering_passes();  // registers the passes
+  pipeline::PipelineOptions o;
+  o.passes = {"verify", "canonicalize", "synthesize-layouts", "synthesize-shared-layouts"};
+  return o;
+}
+
 TEST(GemmEpilogueKernels, SynthesisMapsThemOntoTmaAndWgmma) {
   auto module = parse_example("gemm_bias_relu");
-  pipeline::lower(*module);
+  pipeline::lower(*module, synthesis_only());
   auto ops = ops_by_result(*module->kernels.front());
   EXPECT_EQ(ops.at("bm")->int_attr("threads"), 256);
   EXPECT_EQ(ops.at("sA")->str_attr("atom"), "tma.load.2d.box128x64.sw128");
@@ -196,7 +205,7 @@ TEST(GemmEpilogueKernels, SynthesisMapsThemOntoTmaAndWgmma) {
            [&](ir::Operation* op) { EXPECT_NE(op->kind(), ir::OpKind::rearrange); });
 
   auto dual = parse_example("dual_gemm");
-  pipeline::lower(*dual);
+  pipeline::lower(*dual, synthesis_only());
   auto dops = ops_by_result(*dual->kernels.front());
   EXPECT_EQ(dops.at("bm")->int_attr("threads"), 256);
   for (const char* copy : {"sA", "sB0", "sB1"})
@@ -206,6 +215,24 @@ TEST(GemmEpilogueKernels, SynthesisMapsThemOntoTmaAndWgmma) {
     EXPECT_EQ(dops.at(mma)->result()->type().layout(),
               "(((4,8,4),2),(2,2,16)):(((256,1,16),64),(128,8,1024))")
         << mma;
+  }
+}
+
+// The whole pipeline warp-specializes both: a producer warpgroup before the two consumer ones.
+TEST(GemmEpilogueKernels, TheirBlocksAreWarpSpecialized) {
+  for (const char* name : {"gemm_bias_relu", "dual_gemm"}) {
+    SCOPED_TRACE(name);
+    auto module = parse_example(name);
+    pipeline::lower(*module);
+    int roles = 0;
+    ir::walk(module->kernels.front().get(), [&](ir::Operation* op) {
+      if (op->kind() == ir::OpKind::block_grid) EXPECT_EQ(op->int_attr("threads"), 384);
+      if (op->kind() != ir::OpKind::warp_group) return;
+      EXPECT_EQ(op->int_attr("threads"), roles == 0 ? 128 : 256);
+      EXPECT_EQ(op->str_attr("role"), roles == 0 ? "producer" : "consumer");
+      ++roles;
+    });
+    EXPECT_EQ(roles, 2);
   }
 }
 
