@@ -40,7 +40,7 @@ std::vector<std::string> lowering_passes() {
   // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; after
   // this the IR names every wait and arrive, which the protocol check verifies before emission.
   passes.push_back("lower-arefs");
-  // passes.push_back("check-protocol");  (pending: the pass is being written)
+  passes.push_back("check-protocol");
   return passes;
 }
 

@@ -43,6 +43,7 @@ int run_opt(const std::vector<std::string>& args) {
   std::vector<std::string> passes;
   bool print_after_all = false;
   bool time_passes = false;
+  bool check = false;
   std::vector<std::string> reports;
   transforms::register_passes();
   for (const std::string& arg : args) {
@@ -57,6 +58,8 @@ int run_opt(const std::vector<std::string>& args) {
       }
     } else if (arg == "--time-passes") {
       time_passes = true;
+    } else if (arg == "--check-protocol") {
+      check = true;  // the barrier protocol check after the passes (check_protocol.h)
     } else if (arg == "--list-passes") {
       for (const ir::Pass& pass : ir::registered_passes()) {
         std::cout << "  " << pass.name << "  " << pass.summary << "\n";
@@ -73,6 +76,7 @@ int run_opt(const std::vector<std::string>& args) {
   }
   if (file.empty())
     user_error(SourceLocation::unknown(), "opt needs an input file (or - for stdin)");
+  if (check) passes.push_back("check-protocol");
   auto module = ir::parse_module(read_file(file), file);
   ir::verify(*module);
   ir::run_passes_timed(*module, passes, print_after_all, &std::cout,
@@ -88,13 +92,15 @@ int run_opt(const std::vector<std::string>& args) {
 const bool registered = register_command(
     {"opt", "parse tile IR, run passes on it, print it",
      "usage: tessel opt FILE [--passes=a,b,...] [--print-after-all] [--time-passes] "
-     "[--list-passes] [--report=search,banks]\n"
+     "[--list-passes] [--report=search,banks,pipeline] [--check-protocol]\n"
      "  Reads tile IR text (FILE, or - for stdin), verifies it, runs the named passes in order\n"
      "  (verifying after each), and prints the result. --print-after-all prints the IR after "
      "every\n"
      "  pass instead of once at the end; --time-passes writes each pass's time to stderr;\n"
      "  --report=search,banks prints the figures behind the layout passes' choices (the\n"
-     "  instruction-selection search, each shared access's bank-conflict wavefronts).\n",
+     "  instruction-selection search, each shared access's bank-conflict wavefronts);\n"
+     "  --check-protocol checks the barrier protocol after the passes (a bounded model check of\n"
+     "  every wait, arrive, parity and ring slot; see check-protocol in --list-passes).\n",
      &run_opt});
 
 }  // namespace
