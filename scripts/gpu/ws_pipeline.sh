@@ -5,6 +5,7 @@
 # cuBLAS / cuBLASLt, medians) at the issue's shapes; `tessel run --gpu --check` (the kernel
 # against the interpreter, roles interleaved) under compute-sanitizer memcheck, racecheck and
 # synccheck on shapes with partial tiles in M, N and K (N % 8 != 0 included); a table last.
+# At most 8 files come back from the device: bench logs, ws.jsonl and one sanitize.log.
 # Usage (device tool, repo root): TESSEL_COMMIT=<sha> scripts/gpu/ws_pipeline.sh [steps]
 #   steps: bench extra sanitize (default: all)
 set -u
@@ -41,9 +42,11 @@ for step in $steps; do
     for k in gemm gemm_bias_relu dual_gemm; do
       for tool in memcheck racecheck synccheck; do
         for size in M=300,N=520,K=136 M=129,N=257,K=200; do
-          log=$OUT/san_${k}_${tool}_${size//[=,]/_}.log
+          log=/tmp/san.log
           timeout 300 compute-sanitizer --tool $tool $T run $K/$k.tir --gpu --check --size $size > $log 2>&1
-          echo "$tool $k $size: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $log | tr '\n' ' ') $(grep -iE 'rel.*err' $log | head -1)"
+          rc=$?
+          echo "== $tool $k $size (rc=$rc)" >> $OUT/sanitize.log; cat $log >> $OUT/sanitize.log
+          echo "$tool $k $size: rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $log | tr '\n' ' ') $(grep -iE 'rel.*err' $log | head -1)"
         done
       done
     done
