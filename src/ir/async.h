@@ -56,12 +56,21 @@
 //                                         (parity 1) counts as completed (HOPPER.md §5).
 //   mbarrier_arrive %bars, %i {by = warpgroup}   one arrival on bars[i] from each warpgroup of the
 //                                         role (`by = warp`: each warp; `thread`: each thread;
-//                                         `one`: one thread of the role).
+//                                         `one`: one thread of the role; in an `issue = one`
+//                                         role, always the one elected thread's arrival).
 //   mbarrier_expect_tx %bars, %i {bytes = B}     one arrival that also expects B more bytes.
 //   copy_async %tile, %dst, %bars, %i {atom = "tma.load..."}   a TMA load of a global tile into a
 //                                         shared buffer that completes its bytes on bars[i].
 //   setmaxnreg {count = 40, mode = dec}   the role's per-thread register budget (first op of a
-//                                         role: producer down, consumers up).
+//                                         role: producer down, consumers up); every warp of the
+//                                         role runs it, also in an `issue = one` role.
+//
+// Stores through shared memory (made by stage-stores): `slice` (a static part of a register
+// tensor), `copy %reg, %buf {atom = "stmatrix.x4.b16"}`, `fence_proxy_async` (the role's generic
+// writes to shared memory become visible to TMA), `role_sync` (a barrier of the role's threads),
+// `copy_async %buf, %tile {atom = "tma.store..."}` (one thread of the role sends the buffer; it
+// completes in that thread's bulk async-group), `copy_async_commit`, and
+// `copy_async_wait {pending = N}` (until at most N groups still read their buffers).
 //
 // Level 2 is what the protocol check (check-protocol) reasons about, and what the emitter
 // translates: mbarrier ops become tessel::device::mbarrier_* calls, copy_async a TMA load, and so

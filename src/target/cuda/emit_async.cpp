@@ -120,7 +120,9 @@ void Emitter::async_op(const Operation& op) {
     case OpKind::mbarrier_arrive: {
       const std::string& by = op.str_attr("by");
       std::string call = "tessel::device::mbarrier_arrive(" + barrier(op, 0) + ");";
-      if (by == "thread" || (by == "one" && issue_one_)) {
+      // In a role run by one elected thread every arrive is that thread's one arrival (as the
+      // interpreter and check-protocol count it), whatever `by` says.
+      if (by == "thread" || issue_one_) {
         line(call);
       } else if (by == "one") {
         line("if (tid == 0) " + call);
