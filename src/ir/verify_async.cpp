@@ -39,7 +39,7 @@ int64_t int_attr_in(const Operation& op, const std::string& key, int64_t lo, int
 }
 
 std::string ident_attr(const Operation& op, const std::string& key,
-                        std::initializer_list<const char*> allowed, const char* fallback) {
+                       std::initializer_list<const char*> allowed, const char* fallback) {
   const Attribute* a = op.attr(key);
   if (!a) {
     if (fallback) return fallback;
@@ -74,7 +74,8 @@ void need_role(const Operation& op) {
 
 const Type& need_aref(const Operation& op, int i) {
   const Type& t = op.operand(i)->type();
-  if (!t.is_aref()) fail(op, "operand ", value_ref(op.operand(i)), " must be an aref, not ", t.str());
+  if (!t.is_aref())
+    fail(op, "operand ", value_ref(op.operand(i)), " must be an aref, not ", t.str());
   return t;
 }
 
@@ -92,8 +93,8 @@ void slot_results(const Operation& op) {
   const Type& t = need_aref(op, 0);
   need_index(op, 1, op.kind() == OpKind::aref_slot ? "the slot" : "the sequence number");
   if (op.num_results() != static_cast<int>(t.buffers().size())) {
-    fail(op, "makes one result per buffer of ", value_ref(op.operand(0)), " (",
-         t.buffers().size(), "), not ", op.num_results());
+    fail(op, "makes one result per buffer of ", value_ref(op.operand(0)), " (", t.buffers().size(),
+         "), not ", op.num_results());
   }
   for (int i = 0; i < op.num_results(); ++i) {
     if (op.result(i)->type() != t.buffers()[i]) {
@@ -223,14 +224,16 @@ void verify_async_op(const Operation& op) {
       const Type& src = op.operand(0)->type();
       const Type& dst = op.operand(1)->type();
       if (!src.is_tensor() || src.space() != MemorySpace::global) {
-        fail(op, "the source ", value_ref(op.operand(0)), " must be a global tile, not ", src.str());
+        fail(op, "the source ", value_ref(op.operand(0)), " must be a global tile, not ",
+             src.str());
       }
       if (!dst.is_tensor() || dst.space() != MemorySpace::shared) {
         fail(op, "the destination ", value_ref(op.operand(1)), " must be a shared tensor, not ",
              dst.str());
       }
       if (src.element() != dst.element() || src.shape() != dst.shape()) {
-        fail(op, "copies ", src.str(), " into ", dst.str(), ": element types and shapes must agree");
+        fail(op, "copies ", src.str(), " into ", dst.str(),
+             ": element types and shapes must agree");
       }
       need_mbarrier(op, 2);
       need_index(op, 3, "the barrier index");

@@ -97,11 +97,12 @@ void Emitter::async_op(const Operation& op) {
       barriers_[op.result()] = name;
       line("// " + name + ": " + std::to_string(count) + " mbarrier(s), " +
            std::to_string(op.int_attr("arrivals")) + " arrival(s) per phase");
-      line("unsigned long long* " + name +
-           " = reinterpret_cast<unsigned long long*>(tsl_smem + " + std::to_string(offset) + ");");
+      line("unsigned long long* " + name + " = reinterpret_cast<unsigned long long*>(tsl_smem + " +
+           std::to_string(offset) + ");");
       line("if (tid == 0) {");
-      line("  for (int s = 0; s < " + std::to_string(count) + "; ++s) tessel::device::mbarrier_init(&" +
-           name + "[s], " + std::to_string(op.int_attr("arrivals")) + ");");
+      line("  for (int s = 0; s < " + std::to_string(count) +
+           "; ++s) tessel::device::mbarrier_init(&" + name + "[s], " +
+           std::to_string(op.int_attr("arrivals")) + ");");
       line("  tessel::device::mbarrier_init_fence();");
       line("}");
       return;
@@ -145,8 +146,9 @@ void Emitter::async_op(const Operation& op) {
            "tessel::device::tma_store_commit_group();");
       return;
     case OpKind::copy_async_wait:
-      line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_store_wait_read<" +
-           std::to_string(op.int_attr("pending")) + ">();");
+      line(std::string(issue_one_ ? "" : "if (tid == 0) ") +
+           "tessel::device::tma_store_wait_read<" + std::to_string(op.int_attr("pending")) +
+           ">();");
       return;
     case OpKind::fence_proxy_async:
       line("tessel::device::fence_proxy_async_shared();");
@@ -279,8 +281,9 @@ void Emitter::copy_async(const Operation& op) {
                         " (several boxes per tile are not emitted yet)");
   }
   auto dst = shared_.find(op.operand(1));
-  if (dst == shared_.end()) unsupported(op, "writes %" + op.operand(1)->name() +
-                                               ", which is not a shared buffer of an aref slot");
+  if (dst == shared_.end())
+    unsupported(
+        op, "writes %" + op.operand(1)->name() + ", which is not a shared buffer of an aref slot");
   std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
   const View& g = view(op, op.operand(0));
   line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_load_2d(" +
@@ -362,9 +365,8 @@ void Emitter::wgmma_op(const Operation& op) {
   const SharedTile& b = operand(1, true);
   for (const SharedTile* s : {&a, &b}) {
     int64_t rows = s->transposed ? s->shape[1] : s->shape[0];
-    std::string expect = s->transposed
-                             ? "Sw<3,3,3> o 0 o (64," + std::to_string(rows) + "):(1,64)"
-                             : "Sw<3,3,3> o 0 o (" + std::to_string(rows) + ",64):(64,1)";
+    std::string expect = s->transposed ? "Sw<3,3,3> o 0 o (64," + std::to_string(rows) + "):(1,64)"
+                                       : "Sw<3,3,3> o 0 o (" + std::to_string(rows) + ",64):(64,1)";
     if (s->layout != expect) {
       unsupported(op, "reads a shared tile in layout " + s->layout +
                           "; wgmma here takes K-major 128-byte swizzled tiles (" + expect + ")");
@@ -420,7 +422,7 @@ void Emitter::if_op(const Operation& op) {
 
 void Emitter::cmp(const Operation& op) {
   if (!op.result()->type().is_scalar()) unsupported(op, "of tensors is not emitted yet");
-  static const std::map<std::string, std::string> ops = {{"lt", "<"}, {"le", "<="}, {"gt", ">"},
+  static const std::map<std::string, std::string> ops = {{"lt", "<"},  {"le", "<="}, {"gt", ">"},
                                                          {"ge", ">="}, {"eq", "=="}, {"ne", "!="}};
   std::string name = fresh(op.result()->name());
   line("const bool " + name + " = (" + scalar(op, op.operand(0)) + ") " +

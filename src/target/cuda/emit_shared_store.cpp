@@ -22,7 +22,8 @@ namespace {
 // of the element offset of (row, col).
 std::optional<std::string> shared_offset_expr(const std::string& layout, const std::string& row,
                                               const std::string& col) {
-  static const std::regex swizzled(R"(^Sw<(\d+),(\d+),(\d+)> o 0 o \((\d+),(\d+)\):\((\d+),(\d+)\)$)");
+  static const std::regex swizzled(
+      R"(^Sw<(\d+),(\d+),(\d+)> o 0 o \((\d+),(\d+)\):\((\d+),(\d+)\)$)");
   static const std::regex plain(R"(^\((\d+),(\d+)\):\((\d+),(\d+)\)$)");
   std::smatch m;
   if (std::regex_match(layout, m, swizzled)) {
@@ -65,7 +66,8 @@ void Emitter::slice(const Operation& op) {
   Reg r{fresh(op.result()->name()), to, src.element};
   line("float " + r.name + "[" + std::to_string(to->values) + "];  // part of " + src.name);
   for (int64_t v = 0; v < to->values; ++v)
-    line(r.name + "[" + std::to_string(v) + "] = " + src.name + "[" + std::to_string(map[v]) + "];");
+    line(r.name + "[" + std::to_string(v) + "] = " + src.name + "[" + std::to_string(map[v]) +
+         "];");
   regs_[op.result()] = r;
 }
 
@@ -144,7 +146,8 @@ void Emitter::stmatrix_store(const Operation& op) {
       for (int j = 0; j < 4; ++j) {
         for (int e = 0; e < 2; ++e) {
           auto [dr, dc] = offset_of(j, e);
-          std::vector<int64_t> expect = {origin[0] + lane / 4 + dr, origin[1] + 2 * (lane % 4) + dc};
+          std::vector<int64_t> expect = {origin[0] + lane / 4 + dr,
+                                         origin[1] + 2 * (lane % 4) + dc};
           if (plan.coord(t, vals[2 * j + e]) != expect) {
             unsupported(op, "register layout " + plan.text +
                                 " does not hold 16x16 blocks in stmatrix's fragment order");
@@ -199,7 +202,8 @@ void Emitter::shared_to_global(const Operation& op) {
   if (buf.shape.size() != 2 || g.shape != buf.shape) {
     unsupported(op, "between tiles of different shapes (or not 2-D)");
   }
-  if (buf.element != g.element || (buf.element != ScalarKind::f16 && buf.element != ScalarKind::bf16)) {
+  if (buf.element != g.element ||
+      (buf.element != ScalarKind::f16 && buf.element != ScalarKind::bf16)) {
     unsupported(op, "of 16-bit elements only, and of one element type");
   }
   const int64_t rows = buf.shape[0], cols = buf.shape[1];
@@ -208,14 +212,14 @@ void Emitter::shared_to_global(const Operation& op) {
   const int64_t threads = role_index_ >= 0 ? role_threads_ : threads_;
   // Every thread of the role copies elements tid, tid + threads, ...: a fallback (e.g. for rows
   // whose length TMA cannot take), element by element with bounds checks.
-  line("for (int i = tid; i < " + std::to_string(rows * cols) + "; i += " +
-       std::to_string(threads) + ") {  // " + buf.base + " -> " + g.base + " tile");
+  line("for (int i = tid; i < " + std::to_string(rows * cols) +
+       "; i += " + std::to_string(threads) + ") {  // " + buf.base + " -> " + g.base + " tile");
   ++indent_;
   line("const int r = i / " + std::to_string(cols) + ", c = i % " + std::to_string(cols) + ";");
   line("const int gr = " + g.origin[0] + " + r, gc = " + g.origin[1] + " + c;");
-  line("if (gr < " + g.extent[0] + " && gc < " + g.extent[1] + ") " + g.base +
-       "[(long long)gr * " + g.stride[0] + " + gc] = reinterpret_cast<const unsigned short*>(" +
-       buf.base + ")[" + *offset + "];");
+  line("if (gr < " + g.extent[0] + " && gc < " + g.extent[1] + ") " + g.base + "[(long long)gr * " +
+       g.stride[0] + " + gc] = reinterpret_cast<const unsigned short*>(" + buf.base + ")[" +
+       *offset + "];");
   --indent_;
   line("}");
 }

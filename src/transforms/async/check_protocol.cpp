@@ -14,8 +14,8 @@ namespace tessel::transforms {
 namespace {
 
 using ir::Block;
-using ir::OpKind;
 using ir::Operation;
+using ir::OpKind;
 using ir::ScalarKind;
 using ir::Value;
 
@@ -62,7 +62,10 @@ class Run {
  public:
   Run(const Operation& kernel, const std::map<std::string, int64_t>& sizes, int64_t sm_count,
       const Schedule& schedule, std::string instance)
-      : kernel_(kernel), sizes_(sizes), sm_count_(sm_count), schedule_(schedule),
+      : kernel_(kernel),
+        sizes_(sizes),
+        sm_count_(sm_count),
+        schedule_(schedule),
         instance_(std::move(instance)) {}
 
   // Evaluates the top level up to the roles; returns the grid's block count.
@@ -168,10 +171,13 @@ class Run {
     auto it = env.find(v);
     if (it != env.end()) return it->second;
     const Operation* d = v->def();
-    if (d && d->kind() == OpKind::constant && d->attr("value")->kind == ir::Attribute::Kind::integer)
+    if (d && d->kind() == OpKind::constant &&
+        d->attr("value")->kind == ir::Attribute::Kind::integer)
       return d->int_attr("value");
-    if (d) fail(*d, "cannot follow " + ir::value_ref(v) + ", which a branch, a loop bound or a "
-                    "barrier index depends on");
+    if (d)
+      fail(*d, "cannot follow " + ir::value_ref(v) +
+                   ", which a branch, a loop bound or a "
+                   "barrier index depends on");
     user_error(kernel_.loc(), "check-protocol: cannot follow ", ir::value_ref(v));
   }
 
@@ -192,8 +198,8 @@ class Run {
         env[op.result()] = op.int_attr("value");
         return true;
       case OpKind::select:
-        env[op.result()] = value(env, op.operand(0)) ? value(env, op.operand(1))
-                                                      : value(env, op.operand(2));
+        env[op.result()] =
+            value(env, op.operand(0)) ? value(env, op.operand(1)) : value(env, op.operand(2));
         return true;
       default:
         break;
@@ -225,7 +231,8 @@ class Run {
 
   ir::BarrierModel& barrier(const Operation& op, Role& r, int i) {
     auto it = bars_.find(op.operand(i));
-    if (it == bars_.end()) fail(op, "uses " + ir::value_ref(op.operand(i)) + ", not an mbarrier_init");
+    if (it == bars_.end())
+      fail(op, "uses " + ir::value_ref(op.operand(i)) + ", not an mbarrier_init");
     int64_t index = value(r.env, op.operand(i + 1));
     if (index < 0 || index >= static_cast<int64_t>(it->second.size())) {
       fail(op, "index " + std::to_string(index) + " is outside " + ir::value_ref(op.operand(i)) +
@@ -235,7 +242,8 @@ class Run {
   }
 
   std::string barrier_name(const Operation& op, Role& r, int i) {
-    return ir::value_ref(op.operand(i)) + "[" + std::to_string(value(r.env, op.operand(i + 1))) + "]";
+    return ir::value_ref(op.operand(i)) + "[" + std::to_string(value(r.env, op.operand(i + 1))) +
+           "]";
   }
 
   void land(const Load& l) {
@@ -345,14 +353,16 @@ class Run {
         if (!f.loop) {  // the end of an if's region: its results
           const Operation* parent = op.parent_op();
           for (int i = 0; i < op.num_operands(); ++i) {
-            if (op.operand(i)->type().is_scalar()) r.env[parent->result(i)] = value(r.env, op.operand(i));
+            if (op.operand(i)->type().is_scalar())
+              r.env[parent->result(i)] = value(r.env, op.operand(i));
           }
           r.stack.pop_back();
           return true;
         }
         std::vector<std::pair<int, int64_t>> carried;
         for (int i = 0; i < op.num_operands(); ++i) {
-          if (op.operand(i)->type().is_scalar()) carried.emplace_back(i, value(r.env, op.operand(i)));
+          if (op.operand(i)->type().is_scalar())
+            carried.emplace_back(i, value(r.env, op.operand(i)));
         }
         next_iteration(r, carried);
         return true;
@@ -400,15 +410,18 @@ class Run {
           const std::string& by = op.str_attr("by");
           bool one = r.op->has_attr("issue");
           count = by == "one" || one ? 1
-                  : by == "thread" ? r.threads
-                  : by == "warp"   ? r.threads / 32
-                                   : r.threads / 128;
+                  : by == "thread"   ? r.threads
+                  : by == "warp"     ? r.threads / 32
+                                     : r.threads / 128;
         }
         std::string name = barrier_name(op, r, 0);
         if (b.arrive(count, bytes) != ir::BarrierModel::Status::ok) {
-          fail(op, "arrives " + std::to_string(count) + " time(s) on " + name + ", more than its "
-                   "phase has pending (" + b.describe() + "): the arrive count does not match "
-                   "the barrier's arrivals");
+          fail(op, "arrives " + std::to_string(count) + " time(s) on " + name +
+                       ", more than its "
+                       "phase has pending (" +
+                       b.describe() +
+                       "): the arrive count does not match "
+                       "the barrier's arrivals");
         }
         ++f.pc;
         return true;
@@ -438,8 +451,8 @@ class Run {
         SlotState& s = rings_[dst->ring][dst->at()];
         int64_t j = s.issued + 1;
         if (s.reads_done < j - 1) {
-          fail(op, "loads into " + dst->str() + " (use " + std::to_string(j) +
-                       ") while use " + std::to_string(s.reads_done + 1) +
+          fail(op, "loads into " + dst->str() + " (use " + std::to_string(j) + ") while use " +
+                       std::to_string(s.reads_done + 1) +
                        " is still being read: the slot is written before it is released");
         }
         ++s.issued;
@@ -481,7 +494,8 @@ class Run {
           // Any other reader of a ring buffer reads it now.
           for (const Value* v : op.operands()) {
             auto it = buffers_.find(v);
-            if (it != buffers_.end() && op.kind() != OpKind::aref_slot) read(op, it->second, r, false);
+            if (it != buffers_.end() && op.kind() != OpKind::aref_slot)
+              read(op, it->second, r, false);
           }
         }
         ++f.pc;
@@ -490,14 +504,15 @@ class Run {
   }
 
   [[noreturn]] void deadlock() {
-    std::string what = "deadlock: every unfinished role waits for a phase nothing left can complete";
+    std::string what =
+        "deadlock: every unfinished role waits for a phase nothing left can complete";
     const Operation* first = nullptr;
     for (Role& r : roles_) {
       if (r.done || !r.blocked) continue;
       if (!first) first = r.blocked;
       ir::BarrierModel& b = barrier(*r.blocked, r, 0);
-      what += "; the " + r.op->str_attr("role") + " waits at " + ir::op_where(*r.blocked) +
-              " on " + barrier_name(*r.blocked, r, 0) + " for parity " +
+      what += "; the " + r.op->str_attr("role") + " waits at " + ir::op_where(*r.blocked) + " on " +
+              barrier_name(*r.blocked, r, 0) + " for parity " +
               std::to_string(value(r.env, r.blocked->operand(2))) + " (" + b.describe() + ")";
     }
     for (Role& r : roles_) {

@@ -12,8 +12,8 @@ using ir::Attribute;
 using ir::Block;
 using ir::MemorySpace;
 using ir::OpBuilder;
-using ir::OpKind;
 using ir::Operation;
+using ir::OpKind;
 using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
@@ -78,8 +78,9 @@ class Lowering {
       if (op->num_operands() == 0 || op->operand(0) != ring) return;
       if (op->kind() == OpKind::aref_slot) return;
       const Operation* role = ir::enclosing_role(*op);
-      if (!role) user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
-                            " stands outside every role");
+      if (!role)
+        user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
+                   " stands outside every role");
       bool produces = op->kind() == OpKind::aref_acquire || op->kind() == OpKind::aref_commit;
       const Operation*& side = produces ? producer : consumer;
       if (side && side != role) {
@@ -171,7 +172,8 @@ class Lowering {
         std::string atom = op->has_attr("atom") ? op->str_attr("atom") : "";
         if (copies[i] || atom.rfind("tma.load", 0) != 0) {
           user_error(op->loc(), "lower-arefs: buffer ", i, " of the slot acquired at ",
-                     ir::op_where(*acquire), " must be filled by exactly one TMA copy (a "
+                     ir::op_where(*acquire),
+                     " must be filled by exactly one TMA copy (a "
                      "producer that is not TMA is not lowered yet)");
         }
         copies[i] = op.get();
@@ -180,7 +182,8 @@ class Lowering {
     int64_t bytes = 0;
     for (int i = 0; i < bufs->num_results(); ++i) {
       if (!copies[i]) {
-        user_error(acquire->loc(), "lower-arefs: buffer ", i, " of the slot acquired here is "
+        user_error(acquire->loc(), "lower-arefs: buffer ", i,
+                   " of the slot acquired here is "
                    "not filled by a TMA copy in the same block before its commit");
       }
       bytes += tensor_bytes(bufs->result(i)->type());
@@ -190,8 +193,8 @@ class Lowering {
     for (Operation* copy : copies) {
       OpBuilder here(block);
       here.set_insertion_point_before(copy);
-      Operation* tma = here.create(OpKind::copy_async,
-                                   {copy->operand(0), copy->operand(1), full, slot}, {}, copy->loc());
+      Operation* tma = here.create(
+          OpKind::copy_async, {copy->operand(0), copy->operand(1), full, slot}, {}, copy->loc());
       for (const auto& [key, value] : copy->attributes()) tma->set_attr(key, value);
       block->remove(copy);
     }
@@ -206,8 +209,8 @@ class Lowering {
     }
     if (producer_threads == 0 || consumer_threads == 0) return;
     const int64_t compiled = std::min<int64_t>(255, kRegistersPerSm / threads) / 8 * 8;
-    int64_t consumer = (kRegistersPerSm - kProducerRegisters * producer_threads) /
-                       consumer_threads / 8 * 8;
+    int64_t consumer =
+        (kRegistersPerSm - kProducerRegisters * producer_threads) / consumer_threads / 8 * 8;
     consumer = std::min<int64_t>(consumer, 256);
     if (consumer < compiled + 8) return;  // nothing to gain over the compiler's own budget
     for (Operation* role : roles) {

@@ -16,8 +16,8 @@ using ir::Attribute;
 using ir::Block;
 using ir::MemorySpace;
 using ir::OpBuilder;
-using ir::OpKind;
 using ir::Operation;
+using ir::OpKind;
 using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
@@ -37,12 +37,14 @@ std::vector<int64_t> split_ints(const std::string& s) {
 std::optional<std::array<std::string, 4>> split_tv(const std::string& text) {
   auto halves = text.find("):(");
   if (text.empty() || text.front() != '(' || halves == std::string::npos) return std::nullopt;
-  auto split_pair = [](const std::string& inner) -> std::optional<std::pair<std::string, std::string>> {
+  auto split_pair =
+      [](const std::string& inner) -> std::optional<std::pair<std::string, std::string>> {
     int depth = 0;
     for (size_t i = 0; i < inner.size(); ++i) {
       if (inner[i] == '(') ++depth;
       if (inner[i] == ')') --depth;
-      if (inner[i] == ',' && depth == 0) return std::make_pair(inner.substr(0, i), inner.substr(i + 1));
+      if (inner[i] == ',' && depth == 0)
+        return std::make_pair(inner.substr(0, i), inner.substr(i + 1));
     }
     return std::nullopt;
   };
@@ -72,7 +74,8 @@ std::optional<std::string> part_layout(const std::string& text, int64_t rows, in
   for (size_t i = 0; i < extent.size(); ++i) {
     if (stride[i] % rows != 0) continue;
     int64_t step = stride[i] / rows;
-    if (step > 0 && step * extent[i] == cols && kPartColumns % step == 0) found = static_cast<int>(i);
+    if (step > 0 && step * extent[i] == cols && kPartColumns % step == 0)
+      found = static_cast<int>(i);
   }
   if (found < 0) return std::nullopt;
   extent[found] = kPartColumns / (stride[found] / rows);
@@ -81,8 +84,8 @@ std::optional<std::string> part_layout(const std::string& text, int64_t rows, in
     for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
     return s + ")";
   };
-  std::string out = "(" + (*parts)[0] + "," + join(extent) + "):(" + (*parts)[2] + "," +
-                    join(stride) + ")";
+  std::string out =
+      "(" + (*parts)[0] + "," + join(extent) + "):(" + (*parts)[2] + "," + join(stride) + ")";
   // Every part's (thread, value) must be the whole's at the same thread, columns shifted.
   auto tile = [](int64_t r, int64_t c) {
     std::vector<layout::IntTuple> modes = {layout::IntTuple(r), layout::IntTuple(c)};
@@ -139,10 +142,12 @@ class Stager {
 
  private:
   bool matches(const Operation& op) {
-    if (op.kind() != OpKind::copy || op.num_operands() != 2 || !ir::enclosing_role(op)) return false;
+    if (op.kind() != OpKind::copy || op.num_operands() != 2 || !ir::enclosing_role(op))
+      return false;
     const Type& r = op.operand(0)->type();
     const Type& g = op.operand(1)->type();
-    if (!r.is_tensor() || r.space() != MemorySpace::reg || !r.has_layout() || r.rank() != 2) return false;
+    if (!r.is_tensor() || r.space() != MemorySpace::reg || !r.has_layout() || r.rank() != 2)
+      return false;
     if (r.element() != ScalarKind::f16 && r.element() != ScalarKind::bf16) return false;
     if (!g.is_tensor() || g.space() != MemorySpace::global) return false;
     const Operation* tile = op.operand(1)->def();
@@ -215,8 +220,8 @@ class Stager {
     b.set_insertion_point_before(first_role_);
     Operation* rem = b.create(OpKind::rem, {size, c8}, {kIndex}, kernel_.loc());
     rem->result()->set_name(e.symbol + "_mod8");
-    Operation* ok = b.create(OpKind::cmp, {rem->result(), c0}, {Type::scalar(ScalarKind::i1)},
-                             kernel_.loc());
+    Operation* ok =
+        b.create(OpKind::cmp, {rem->result(), c0}, {Type::scalar(ScalarKind::i1)}, kernel_.loc());
     ok->set_attr("pred", Attribute::ident("eq"));
     ok->result()->set_name(e.symbol + "_rows_aligned");
     return ok->result();
@@ -243,9 +248,9 @@ class Stager {
     std::string tma = "tma.store.2d.box" + std::to_string(rows) + "x64.sw128";
     for (int64_t c = 0; c < parts; ++c) {
       Value* buf = c % 2 ? s1 : s0;
-      Operation* sl = b.create(
-          OpKind::slice, {out},
-          {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::reg, part)}, loc);
+      Operation* sl =
+          b.create(OpKind::slice, {out},
+                   {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::reg, part)}, loc);
       sl->set_attr("offsets", Attribute::ints({0, kPartColumns * c}));
       sl->set_attr("shape", Attribute::ints({rows, kPartColumns}));
       sl->result()->set_name(out->name() + "_part" + std::to_string(c));
@@ -257,9 +262,9 @@ class Stager {
       b.create(OpKind::role_sync, {}, {}, loc);
       Operation* col = b.create(OpKind::add, {first_col->result(), top_constant(c)}, {kIndex}, loc);
       col->result()->set_name("part_col");
-      Operation* t = b.create(OpKind::tile, {arg, tile->operand(1), col->result()},
-                              {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::global)},
-                              loc);
+      Operation* t =
+          b.create(OpKind::tile, {arg, tile->operand(1), col->result()},
+                   {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::global)}, loc);
       t->set_attr("shape", Attribute::ints({rows, kPartColumns}));
       t->set_attr("masked", Attribute::unit());
       t->set_attr("pad", Attribute::real(0.0));
@@ -271,8 +276,7 @@ class Stager {
         // part's role_sync orders that before the buffer is written again.
         guard = b.create(OpKind::if_, {cond}, {}, loc);
         send = OpBuilder(guard->add_region());
-        OpBuilder(guard->add_region())
-            .create(OpKind::copy, {buf, t->result()}, {}, loc);
+        OpBuilder(guard->add_region()).create(OpKind::copy, {buf, t->result()}, {}, loc);
       }
       Operation* st = send.create(OpKind::copy_async, {buf, t->result()}, {}, loc);
       st->set_attr("atom", Attribute::string(tma));

@@ -11,8 +11,8 @@ namespace {
 using ir::Attribute;
 using ir::Block;
 using ir::OpBuilder;
-using ir::OpKind;
 using ir::Operation;
+using ir::OpKind;
 using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
@@ -60,9 +60,10 @@ Value* per_tile_count(const Operation& role) {
                  "of sequence numbers per tile)");
     }
     if (count && count != loop->operand(1)) {
-      user_error(op->loc(), "persistent: the aref ops of one role stand in loops of different "
-                            "trip counts (", ir::value_ref(count), " and ",
-                 ir::value_ref(loop->operand(1)), ")");
+      user_error(op->loc(),
+                 "persistent: the aref ops of one role stand in loops of different "
+                 "trip counts (",
+                 ir::value_ref(count), " and ", ir::value_ref(loop->operand(1)), ")");
     }
     count = loop->operand(1);
   });
@@ -93,7 +94,8 @@ void make_kernel_persistent(Operation& kernel) {
       for (const Value* v : op->operands()) {
         if (v == r.get() && !ir::enclosing_role(*op)) {
           user_error(op->loc(), "persistent: ", op->name(), " uses the block index ",
-                     ir::value_ref(v), " outside the roles; only roles may (each visits "
+                     ir::value_ref(v),
+                     " outside the roles; only roles may (each visits "
                      "several tiles)");
         }
       }

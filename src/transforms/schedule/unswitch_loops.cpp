@@ -6,8 +6,8 @@ namespace tessel::transforms {
 namespace {
 
 using ir::Block;
-using ir::OpKind;
 using ir::Operation;
+using ir::OpKind;
 using ir::Value;
 
 constexpr int kMaxUnswitches = 3;

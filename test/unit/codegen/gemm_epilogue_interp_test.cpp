@@ -246,44 +246,44 @@ TEST(WarpSpecializedExamples, MatchTheTileProgramUnderEverySchedule) {
   for (const std::map<std::string, int64_t>& sizes :
        {std::map<std::string, int64_t>{{"M", 257}, {"N", 300}, {"K", 200}},
         std::map<std::string, int64_t>{{"M", 129}, {"N", 264}, {"K", 136}}})
-  for (const char* name : {"gemm", "gemm_bf16", "gemm_bias_relu", "dual_gemm"}) {
-    SCOPED_TRACE(name + std::string(" N = ") + std::to_string(sizes.at("N")));
-    auto plain = parse_example(name);
-    auto lowered = parse_example(name);
-    pipeline::lower(*lowered);
-    bool roles = false;
-    ir::walk(lowered->kernels.front().get(),
-             [&](ir::Operation* op) { roles = roles || op->kind() == ir::OpKind::warp_group; });
-    ASSERT_TRUE(roles) << "not warp-specialized";
-    // Fresh random inputs; every tensor starts random, so an output element nobody writes keeps
-    // a value the other run does not have.
-    auto make_args = [&](const ir::Operation& kernel, std::vector<interp::HostTensor>& store) {
-      std::mt19937_64 rng(42);
-      std::uniform_real_distribution<double> real(-1.0, 1.0);
-      for (const auto& arg : kernel.region(0)->arguments()) {
-        interp::HostTensor t(arg->type().element(), interp::concrete_shape(arg->type(), sizes));
-        for (int64_t i = 0; i < t.size(); ++i) t.set_float(i, real(rng));
-        store.push_back(std::move(t));
+    for (const char* name : {"gemm", "gemm_bf16", "gemm_bias_relu", "dual_gemm"}) {
+      SCOPED_TRACE(name + std::string(" N = ") + std::to_string(sizes.at("N")));
+      auto plain = parse_example(name);
+      auto lowered = parse_example(name);
+      pipeline::lower(*lowered);
+      bool roles = false;
+      ir::walk(lowered->kernels.front().get(),
+               [&](ir::Operation* op) { roles = roles || op->kind() == ir::OpKind::warp_group; });
+      ASSERT_TRUE(roles) << "not warp-specialized";
+      // Fresh random inputs; every tensor starts random, so an output element nobody writes keeps
+      // a value the other run does not have.
+      auto make_args = [&](const ir::Operation& kernel, std::vector<interp::HostTensor>& store) {
+        std::mt19937_64 rng(42);
+        std::uniform_real_distribution<double> real(-1.0, 1.0);
+        for (const auto& arg : kernel.region(0)->arguments()) {
+          interp::HostTensor t(arg->type().element(), interp::concrete_shape(arg->type(), sizes));
+          for (int64_t i = 0; i < t.size(); ++i) t.set_float(i, real(rng));
+          store.push_back(std::move(t));
+        }
+        std::vector<interp::Argument> args;
+        for (auto& t : store) args.push_back(&t);
+        return args;
+      };
+      std::vector<interp::HostTensor> want;
+      interp::RunOptions options;
+      options.sizes = sizes;
+      auto want_args = make_args(*plain->kernels.front(), want);
+      interp::interpret(*plain->kernels.front(), want_args, options);
+      for (const char* schedule : {"round-robin", "producer-first", "consumer-first", "random:7"}) {
+        SCOPED_TRACE(schedule);
+        std::vector<interp::HostTensor> got;
+        auto args = make_args(*lowered->kernels.front(), got);
+        options.schedule = interp::Schedule::parse(schedule);
+        interp::interpret(*lowered->kernels.front(), args, options);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i].bytes() == want[i].bytes()) << i;
       }
-      std::vector<interp::Argument> args;
-      for (auto& t : store) args.push_back(&t);
-      return args;
-    };
-    std::vector<interp::HostTensor> want;
-    interp::RunOptions options;
-    options.sizes = sizes;
-    auto want_args = make_args(*plain->kernels.front(), want);
-    interp::interpret(*plain->kernels.front(), want_args, options);
-    for (const char* schedule : {"round-robin", "producer-first", "consumer-first", "random:7"}) {
-      SCOPED_TRACE(schedule);
-      std::vector<interp::HostTensor> got;
-      auto args = make_args(*lowered->kernels.front(), got);
-      options.schedule = interp::Schedule::parse(schedule);
-      interp::interpret(*lowered->kernels.front(), args, options);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i].bytes() == want[i].bytes()) << i;
     }
-  }
 }
 
 }  // namespace
