@@ -55,8 +55,9 @@ TEST(EmitSm90, GemmWgmmaStaysAsynchronousAndNothingSpills) {
     std::string aligned = ptxas_log(name, text);
     EXPECT_EQ(aligned.find("C7515"), std::string::npos) << aligned;
     EXPECT_EQ(aligned.find("C7514"), std::string::npos) << aligned;
-    if (std::string(name) != "gemm_bf16")
+    if (std::string(name) != "gemm_bf16") {
       EXPECT_NE(aligned.find("0 bytes spill stores"), std::string::npos) << aligned;
+    }
   }
 }
 

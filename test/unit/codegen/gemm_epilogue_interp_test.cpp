@@ -227,7 +227,9 @@ TEST(GemmEpilogueKernels, TheirBlocksAreWarpSpecialized) {
     pipeline::lower(*module);
     int roles = 0;
     ir::walk(module->kernels.front().get(), [&](ir::Operation* op) {
-      if (op->kind() == ir::OpKind::block_grid) EXPECT_EQ(op->int_attr("threads"), 384);
+      if (op->kind() == ir::OpKind::block_grid) {
+        EXPECT_EQ(op->int_attr("threads"), 384);
+      }
       if (op->kind() != ir::OpKind::warp_group) return;
       EXPECT_EQ(op->int_attr("threads"), roles == 0 ? 128 : 256);
       EXPECT_EQ(op->str_attr("role"), roles == 0 ? "producer" : "consumer");
