@@ -6,7 +6,7 @@
 // (src/transforms/async/), printed, parsed, verified (verify_async.cpp), run by the interpreter
 // with the roles interleaved, and translated op by op by the emitter. Two levels:
 //
-// Level 1, arefs (made by warp-specialize; depths set by pipeline):
+// Level 1, arefs (made by warp-specialize; depths set by pipeline-arefs):
 //
 //   %ring = aref {slots = D} : aref<shared<f16, L1>[128,64], shared<f16, L2>[256,64]>
 //       A ring of D slots in shared memory; each slot holds one buffer of each listed type. Made at
@@ -83,7 +83,7 @@
 
 namespace tessel::ir {
 
-// Whether `kind` is one of the ops above (warp_group and aref_* through setmaxnreg).
+// Whether `kind` is one of the ops above (warp_group through role_sync; not slice, a plain op).
 bool is_async_op(OpKind kind);
 
 // The warp_group op that `op` is nested in (null outside roles).
@@ -92,8 +92,8 @@ const Operation* enclosing_role(const Operation& op);
 // The `aref` op that made an aref value (null for a value that is not one).
 const Operation* aref_def(const Value* v);
 
-// Checks one async op's operands, results and attributes; throws UserError naming the op.
-// `in_role`: the op is inside a warp_group.
+// Checks one async op's operands, results, attributes and where it stands (top level, in a
+// role); throws UserError naming the op.
 void verify_async_op(const Operation& op);
 
 }  // namespace tessel::ir
