@@ -21,6 +21,7 @@ using ir::Value;
 const Type kIndex = Type::scalar(ScalarKind::index);
 constexpr int64_t kProducerRegisters = 40;
 constexpr int64_t kRegistersPerSm = 65536;
+constexpr int64_t kMaxRegisters = 256;  // setmaxnreg's range is 24..256, in multiples of 8
 
 int64_t tensor_bytes(const Type& t) {
   int64_t n = 1;
@@ -40,7 +41,9 @@ class Lowering {
     }
     if (arefs.empty()) return;
     first_role_ = roles.empty() ? nullptr : roles.front();
-    for (Operation* aref : arefs) lower(aref);
+    bool lowered = false;
+    for (Operation* aref : arefs) lowered = lower(aref) || lowered;
+    if (!lowered) return;
     OpBuilder b(top_);
     if (first_role_) b.set_insertion_point_before(first_role_);
     b.create(OpKind::block_sync, {}, {}, arefs.front()->loc());
@@ -48,9 +51,17 @@ class Lowering {
   }
 
  private:
+  // An index constant at the top level, before the roles (so every role sees it): the kernel's
+  // own if it has one (`%c1`, not a second `%c1_1`), else a new one.
   Value* constant(int64_t value) {
     auto it = constants_.find(value);
     if (it != constants_.end()) return it->second;
+    for (const auto& op : top_->ops()) {
+      if (op.get() == first_role_) break;
+      if (op->kind() == OpKind::constant && op->result()->type() == kIndex &&
+          op->attr("value")->kind == Attribute::Kind::integer && op->int_attr("value") == value)
+        return constants_[value] = op->result();
+    }
     OpBuilder b(top_);
     b.set_insertion_point_before(first_role_);
     Operation* c = b.create(OpKind::constant, {}, {kIndex}, kernel_.loc());
@@ -66,7 +77,8 @@ class Lowering {
     return op->result();
   }
 
-  void lower(Operation* aref) {
+  // Lowers one aref; false when it has no level-1 ops to lower.
+  bool lower(Operation* aref) {
     Value* ring = aref->result();
     const int64_t slots = aref->int_attr("slots");
     const std::string name = ring->name().empty() ? "ring" : ring->name();
@@ -77,11 +89,30 @@ class Lowering {
     ir::walk(&kernel_, [&](Operation* op) {
       if (op->num_operands() == 0 || op->operand(0) != ring) return;
       if (op->kind() == OpKind::aref_slot) return;
+      if (op->kind() != OpKind::aref_acquire && op->kind() != OpKind::aref_commit &&
+          op->kind() != OpKind::aref_wait && op->kind() != OpKind::aref_release) {
+        user_error(op->loc(), "lower-arefs: ", op->name(), " uses ", ir::value_ref(ring),
+                   ", which only aref_acquire/commit/wait/release may use before lowering");
+      }
       const Operation* role = ir::enclosing_role(*op);
       if (!role)
         user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
                    " stands outside every role");
       bool produces = op->kind() == OpKind::aref_acquire || op->kind() == OpKind::aref_commit;
+      const char* want = produces ? "producer" : "consumer";
+      if (role->str_attr("role") != want) {
+        user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
+                   " stands in the ", role->str_attr("role"), " role at ", ir::op_where(*role),
+                   "; only a ", want,
+                   " role may use it (the register split and the barriers' arrival counts "
+                   "follow the roles)");
+      }
+      if (produces && !role->has_attr("issue")) {
+        user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
+                   " stands in a producer role that is not `issue = one` (", ir::op_where(*role),
+                   "): the TMA producer's expect_tx must be the full barrier's one arrival, made "
+                   "by one elected thread");
+      }
       const Operation*& side = produces ? producer : consumer;
       if (side && side != role) {
         user_error(op->loc(), "lower-arefs: ", ir::value_ref(ring), " has more than one ",
@@ -91,6 +122,7 @@ class Lowering {
       side = role;
       uses.push_back(op);
     });
+    if (uses.empty()) return false;  // already lowered (only aref_slot uses it), or unused
     if (!producer || !consumer) {
       user_error(aref->loc(), "lower-arefs: ", ir::value_ref(ring),
                  " needs a producer role (aref_acquire/commit) and a consumer role "
@@ -141,11 +173,11 @@ class Lowering {
               ->set_attr("by", Attribute::ident("warpgroup"));
           break;
         default:
-          user_error(loc, "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
-                     " is not an aref op this pass lowers");
+          TESSEL_ASSERT(false, "lower-arefs: unexpected use of an aref");
       }
       op->parent_block()->remove(op);
     }
+    return true;
   }
 
   // aref_slot %ring, %slot in place of an acquire or wait; their results take its results' place.
@@ -160,31 +192,66 @@ class Lowering {
     return bufs;
   }
 
-  // The copies that fill an acquired slot become TMA loads completing on full[slot], after one
-  // expect_tx of all their bytes.
+  // The copies that fill an acquired slot — those between the aref_acquire and the aref_commit
+  // of the same sequence number, in the same block — become TMA loads completing on full[slot],
+  // after one expect_tx of all their bytes. Anything else is refused: a slot buffer with no copy
+  // or with a copy that is not TMA (a producer of generic stores would need a fence and an arrive
+  // per thread instead of the transaction bytes, not lowered yet), a second copy into one buffer
+  // (its bytes would be expected twice), an acquire without its commit.
   void fill_by_tma(Operation* acquire, Operation* bufs, OpBuilder& at, Value* full, Value* slot) {
     Block* block = acquire->parent_block();
-    std::vector<Operation*> copies(bufs->num_results(), nullptr);
+    Value* ring = acquire->operand(0);
+    const int n_bufs = bufs->num_results();
+    std::vector<Operation*> copies(n_bufs, nullptr);
+    Operation* commit = nullptr;
+    bool after = false;
     for (const auto& op : block->ops()) {
+      if (op.get() == acquire) {
+        after = true;
+        continue;
+      }
+      if (!after) continue;
+      if (op->kind() == OpKind::aref_commit && op->operand(0) == ring) {
+        if (op->operand(1) != acquire->operand(1)) {
+          user_error(op->loc(), "lower-arefs: aref_commit of ", ir::value_ref(ring), " commits ",
+                     ir::value_ref(op->operand(1)), " but the slot acquired before it (",
+                     ir::op_where(*acquire), ") is ", ir::value_ref(acquire->operand(1)));
+        }
+        commit = op.get();
+        break;
+      }
       if (op->kind() != OpKind::copy || op->num_operands() != 2) continue;
-      for (int i = 0; i < bufs->num_results(); ++i) {
+      for (int i = 0; i < n_bufs; ++i) {
         if (op->operand(1) != bufs->result(i)) continue;
         std::string atom = op->has_attr("atom") ? op->str_attr("atom") : "";
-        if (copies[i] || atom.rfind("tma.load", 0) != 0) {
-          user_error(op->loc(), "lower-arefs: buffer ", i, " of the slot acquired at ",
-                     ir::op_where(*acquire),
-                     " must be filled by exactly one TMA copy (a "
-                     "producer that is not TMA is not lowered yet)");
+        if (atom.rfind("tma.load", 0) != 0) {
+          user_error(op->loc(), "lower-arefs: copy into ", ir::value_ref(bufs->result(i)),
+                     " (buffer ", i, " of the slot of ", ir::value_ref(ring), " acquired at ",
+                     ir::op_where(*acquire), ") is not a TMA load (",
+                     atom.empty() ? std::string("no atom") : "atom \"" + atom + "\"",
+                     "): a producer that is not TMA is not lowered yet");
+        }
+        if (copies[i]) {
+          user_error(op->loc(), "lower-arefs: ", ir::value_ref(bufs->result(i)), " (buffer ", i,
+                     " of the slot of ", ir::value_ref(ring),
+                     ") is filled twice before its commit (first at ", ir::op_where(*copies[i]),
+                     "); one TMA copy per buffer is lowered");
         }
         copies[i] = op.get();
       }
     }
+    if (!commit) {
+      user_error(acquire->loc(), "lower-arefs: aref_acquire of ", ir::value_ref(ring),
+                 " has no aref_commit of ", ir::value_ref(acquire->operand(1)),
+                 " after it in the same block");
+    }
     int64_t bytes = 0;
-    for (int i = 0; i < bufs->num_results(); ++i) {
+    for (int i = 0; i < n_bufs; ++i) {
       if (!copies[i]) {
-        user_error(acquire->loc(), "lower-arefs: buffer ", i,
-                   " of the slot acquired here is "
-                   "not filled by a TMA copy in the same block before its commit");
+        user_error(commit->loc(), "lower-arefs: aref_commit of ", ir::value_ref(ring),
+                   " commits a slot whose buffer ", i, " (", ir::value_ref(bufs->result(i)),
+                   ") was not filled by a TMA copy since ", ir::op_where(*acquire),
+                   " (a producer that is not TMA is not lowered yet)");
       }
       bytes += tensor_bytes(bufs->result(i)->type());
     }
@@ -208,11 +275,19 @@ class Lowering {
           role->int_attr("threads");
     }
     if (producer_threads == 0 || consumer_threads == 0) return;
-    const int64_t compiled = std::min<int64_t>(255, kRegistersPerSm / threads) / 8 * 8;
-    int64_t consumer =
-        (kRegistersPerSm - kProducerRegisters * producer_threads) / consumer_threads / 8 * 8;
-    consumer = std::min<int64_t>(consumer, 256);
-    if (consumer < compiled + 8) return;  // nothing to gain over the compiler's own budget
+    for (Operation* role : roles) {
+      const auto& ops = role->region(0)->ops();
+      if (!ops.empty() && ops.front()->kind() == OpKind::setmaxnreg) return;  // split already
+    }
+    // At launch every thread holds the registers ptxas gives it under __launch_bounds__(threads,
+    // 1): at most 65536 / threads, at most 255, allocated in steps of 8. setmaxnreg only moves
+    // registers within that pool (an inc that the pool cannot serve waits forever), so the roles
+    // must fit in entry * threads, which can be less than 65536 (640 threads: 96 * 640).
+    const int64_t entry = std::min<int64_t>(255, kRegistersPerSm / threads) / 8 * 8;
+    const int64_t pool = entry * threads;
+    int64_t consumer = (pool - kProducerRegisters * producer_threads) / consumer_threads / 8 * 8;
+    consumer = std::min<int64_t>(consumer, kMaxRegisters);
+    if (consumer < entry + 8) return;  // nothing to gain over the compiler's own budget
     for (Operation* role : roles) {
       bool producer = role->str_attr("role") == "producer";
       OpBuilder b(role->region(0));

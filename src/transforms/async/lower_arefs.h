@@ -21,16 +21,39 @@
 // The index arithmetic is IR (rem, div, sub on constants made at the top level), so the protocol
 // check and the emitter see every slot and parity.
 //
-// The register split: a warpgroup's registers can move to another at run time (setmaxnreg), and
-// a producer that only issues TMA needs few. The producer role starts with
-// `setmaxnreg {count = 40, mode = dec}`; a consumer role with `mode = inc` to the largest multiple
-// of 8 (at most 256) such that all roles fit in the SM's 65536 registers, when that is more than
-// the compiler may give every thread of the block (65536 / threads, below 256, in steps of 8):
-// 232 for a 384-thread block of one producer and two consumer warpgroups.
+// The index arithmetic reuses the kernel's top-level index constants and makes the missing ones
+// at the top level, before the roles.
 //
-// Refused with a user error naming the aref and the op: an aref used by more than one producer
-// or consumer role, a slot buffer not filled by exactly one TMA copy between acquire and commit
-// (a producer that is not TMA is not lowered yet), an aref op outside a role.
+// The register split: a warpgroup's registers can move to another at run time (setmaxnreg), and
+// a producer that only issues TMA needs few. The rule, for a block of T threads of which P are
+// producers and C consumers:
+//   entry = min(255, 65536 / T) rounded down to a multiple of 8   what ptxas gives every thread
+//                                                                 under __launch_bounds__(T, 1)
+//   pool  = entry * T                                             the block's registers; setmaxnreg
+//                                                                 only moves registers inside it
+//                                                                 (an inc it cannot serve waits
+//                                                                 forever)
+//   consumer = min(256, (pool - 40 * P) / C rounded down to a multiple of 8)
+// The producer role starts with `setmaxnreg {count = 40, mode = dec}`, every consumer role with
+// `setmaxnreg {count = consumer, mode = inc}` (PTX allows 24..256 in steps of 8), when consumer
+// is at least entry + 8 (otherwise the split gains nothing and is left out). Examples: 384
+// threads (one producer and two consumer warpgroups): entry 168, pool 64512, consumers 232
+// (CUTLASS's 40/232); 256 threads (one consumer warpgroup): entry 248, consumers 256; 640 threads
+// (four consumer warpgroups): entry 96, pool 61440, consumers 104 (a rule against 65536 instead
+// of the pool would ask for 112 and hang). FlashAttention-3's 24/240 for two consumer
+// warpgroups fills the same 64512-register pool exactly.
+//
+// Refused with a user error naming the aref and the op:
+//   - an aref_commit of a slot whose buffers were not all filled, between its aref_acquire and
+//     it, by one TMA copy each (a copy without a `tma.load` atom, a buffer filled twice or not at
+//     all): a producer that is not TMA is not lowered yet;
+//   - an aref_acquire without an aref_commit of the same sequence number after it in its block;
+//   - an aref used by more than one producer role or more than one consumer role, or by only one
+//     side;
+//   - roles malformed for lowering: acquire/commit outside a `role = producer` role, wait/release
+//     outside a `role = consumer` role, a producer role that is not `issue = one` (its expect_tx
+//     must be the full barrier's single arrival), an aref used by an op other than the four.
+// Arefs that only aref_slot uses (already lowered) and kernels without arefs are left unchanged.
 #pragma once
 
 #include "ir/ir.h"
