@@ -4,7 +4,9 @@
 #include <deque>
 #include <map>
 #include <numeric>
+#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/async.h"
 #include "ir/barrier_model.h"
@@ -41,15 +43,26 @@ struct Load {
   int64_t bytes;
 };
 
+// How the roles of one block take turns. The linear orders run a role as far as it can before
+// the next (`producer_first`: in program order; `consumer_first`: reversed) or one visible op
+// each in turn (`round_robin`); their TMA loads land when issued or only when nothing else can
+// move. `search` explores every interleaving instead (Run::search).
+enum class Order { producer_first, consumer_first, round_robin, search };
 struct Schedule {
-  bool producer_first;
+  Order order;
   bool late_loads;
   const char* name;
 };
-constexpr Schedule kSchedules[] = {{true, false, "producer first, loads land at once"},
-                                   {true, true, "producer first, loads land late"},
-                                   {false, false, "consumer first, loads land at once"},
-                                   {false, true, "consumer first, loads land late"}};
+constexpr Schedule kSchedules[] = {
+    {Order::producer_first, false, "producer first, loads land at once"},
+    {Order::producer_first, true, "producer first, loads land late"},
+    {Order::consumer_first, false, "consumer first, loads land at once"},
+    {Order::consumer_first, true, "consumer first, loads land late"},
+    {Order::round_robin, false, "round-robin, loads land at once"},
+    {Order::round_robin, true, "round-robin, loads land late"}};
+constexpr Schedule kSearch{Order::search, true, "an interleaving found by searching all of them"};
+// The most states one search visits; past it the search stops (the check is bounded).
+constexpr size_t kSearchStates = 4000;
 
 int64_t tensor_bytes(const ir::Type& t) {
   int64_t n = 1;
@@ -57,16 +70,65 @@ int64_t tensor_bytes(const ir::Type& t) {
   return n * ir::bit_width(t.element()) / 8;
 }
 
+// Dense numbers for a kernel's values (op results and block arguments), so that a role's
+// scalars are a flat array: the search copies states by the thousand.
+class ValueIds {
+ public:
+  explicit ValueIds(const Operation& kernel) {
+    ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
+      for (const auto& r : op->results()) ids_.emplace(r.get(), static_cast<int>(ids_.size()));
+      for (const auto& region : op->regions()) {
+        for (const auto& a : region->arguments())
+          ids_.emplace(a.get(), static_cast<int>(ids_.size()));
+      }
+    });
+  }
+  int size() const { return static_cast<int>(ids_.size()); }
+  int at(const Value* v) const {
+    auto it = ids_.find(v);
+    return it == ids_.end() ? -1 : it->second;
+  }
+
+ private:
+  std::unordered_map<const Value*, int> ids_;
+};
+
+// A map from the kernel's values to T, stored flat.
+template <typename T>
+class ValueMap {
+ public:
+  explicit ValueMap(const ValueIds& ids) : ids_(&ids), values_(ids.size()), set_(ids.size()) {}
+  T& operator[](const Value* v) {
+    int i = ids_->at(v);
+    TESSEL_ASSERT(i >= 0, "check-protocol: a value outside the kernel");
+    set_[i] = 1;
+    return values_[i];
+  }
+  const T* find(const Value* v) const {
+    int i = ids_->at(v);
+    return i >= 0 && set_[i] ? &values_[i] : nullptr;
+  }
+  bool count(const Value* v) const { return find(v) != nullptr; }
+
+ private:
+  const ValueIds* ids_;
+  std::vector<T> values_;
+  std::vector<uint8_t> set_;
+};
+using Env = ValueMap<int64_t>;
+
 // One run of one block under one schedule.
 class Run {
  public:
-  Run(const Operation& kernel, const std::map<std::string, int64_t>& sizes, int64_t sm_count,
-      const Schedule& schedule, std::string instance)
+  Run(const Operation& kernel, const ValueIds& ids, const std::map<std::string, int64_t>& sizes,
+      int64_t sm_count, const Schedule& schedule, std::string instance)
       : kernel_(kernel),
-        sizes_(sizes),
+        sizes_(&sizes),
         sm_count_(sm_count),
         schedule_(schedule),
-        instance_(std::move(instance)) {}
+        instance_(std::move(instance)),
+        top_(ids),
+        buffers_(ids) {}
 
   // Evaluates the top level up to the roles; returns the grid's block count.
   int64_t grid_blocks() {
@@ -82,13 +144,40 @@ class Run {
     return blocks;
   }
 
+  // Runs block `block` under the schedule (a linear order, or the search over interleavings).
   void run_block(int64_t block) {
-    top_.clear();
+    start_block(block);
+    if (roles_.empty()) return;
+    if (schedule_.order == Order::search) return search();
+    std::vector<size_t> order(roles_.size());
+    std::iota(order.begin(), order.end(), 0);
+    if (schedule_.order == Order::consumer_first) std::reverse(order.begin(), order.end());
+    const bool single = schedule_.order == Order::round_robin;
+    while (true) {
+      bool all_done = true, progress = false;
+      for (size_t i : order) {
+        Role& r = roles_[i];
+        if (r.done) continue;
+        progress = step(r, single) || progress;
+        all_done = all_done && r.done;
+      }
+      if (all_done) break;
+      if (progress) continue;
+      if (!loads_.empty()) {
+        land_next();
+        continue;
+      }
+      deadlock();
+    }
+    finish();
+  }
+
+ private:
+  // The top level of block `block`: sizes, rings, barriers, block indices; the roles ready to run.
+  void start_block(int64_t block) {
     for (const auto& op : kernel_.region(0)->ops()) {
       if (op->kind() == OpKind::warp_group) {
-        Role r;
-        r.op = op.get();
-        r.env = top_;
+        Role r(op.get(), top_);
         r.threads = op->int_attr("threads");
         r.stack.push_back(Frame{op->region(0), 0, nullptr});
         roles_.push_back(std::move(r));
@@ -105,31 +194,17 @@ class Run {
       }
       top_level(*op, top_);
     }
-    if (roles_.empty()) return;
-    std::vector<size_t> order(roles_.size());
-    std::iota(order.begin(), order.end(), 0);
-    if (!schedule_.producer_first) std::reverse(order.begin(), order.end());
-    while (true) {
-      bool all_done = true, progress = false;
-      for (size_t i : order) {
-        Role& r = roles_[i];
-        if (r.done) continue;
-        progress = step_until_blocked(r) || progress;
-        all_done = all_done && r.done;
-      }
-      if (all_done) break;
-      if (progress) continue;
-      if (!loads_.empty()) {
-        land(loads_.front());
-        loads_.pop_front();
-        continue;
-      }
-      deadlock();
-    }
-    while (!loads_.empty()) {
-      land(loads_.front());
-      loads_.pop_front();
-    }
+  }
+
+  void land_next() {
+    land(loads_.front());
+    loads_.pop_front();
+    ++landed_;
+  }
+
+  // Every role has ended: the loads still in flight land, and every load was read.
+  void finish() {
+    while (!loads_.empty()) land_next();
     for (const auto& [ring, slots] : rings_) {
       int64_t buffers = static_cast<int64_t>(ring->type().buffers().size());
       for (size_t s = 0; s < slots.size(); ++s) {
@@ -138,10 +213,55 @@ class Run {
                       buffers};
           fail(*ring->def(), ref.str() + " was written " + std::to_string(slots[s].issued) +
                                  " time(s) but read " + std::to_string(slots[s].reads_started) +
-                                 " time(s) by the end of the block");
+                                 " time(s) by the end of the block: a load no role waits for "
+                                 "(a producer running more iterations than its consumer?), "
+                                 "which may still be in flight when the block exits");
         }
       }
     }
+  }
+
+  // Every interleaving of the roles' visible ops (those touching a barrier, a ring slot or a
+  // wgmma group; the others commute with everything) and of the TMA loads' landings (in the
+  // order issued), depth first. A role's control flow depends only on sizes, block indices and
+  // its own loop variables, never on the other roles, so a state is identified by how many ops
+  // each role has executed and how many loads have landed: states reached twice are explored
+  // once. The first violation on any path is reported; at kSearchStates the search stops.
+  void search() {
+    std::unordered_set<std::string> seen;
+    std::vector<Run> stack{*this};
+    while (!stack.empty() && seen.size() < kSearchStates) {
+      Run state = std::move(stack.back());
+      stack.pop_back();
+      if (!seen.insert(state.key()).second) continue;
+      bool any = false, all_done = true;
+      for (size_t i = 0; i < state.roles_.size(); ++i) {
+        if (state.roles_[i].done) continue;
+        all_done = false;
+        Run next = state;
+        if (next.step(next.roles_[i], true)) {
+          stack.push_back(std::move(next));
+          any = true;
+        }
+      }
+      if (!state.loads_.empty()) {
+        Run next = state;
+        next.land_next();
+        stack.push_back(std::move(next));
+        any = true;
+      }
+      if (all_done) {
+        state.finish();
+      } else if (!any) {
+        state.deadlock();
+      }
+    }
+  }
+
+  std::string key() const {
+    std::string k;
+    for (const Role& r : roles_) k += std::to_string(r.steps) + (r.done ? "." : ",");
+    return k + std::to_string(landed_);
   }
 
  private:
@@ -152,24 +272,53 @@ class Run {
     int64_t iv = 0, ub = 0, step = 1;
   };
   struct Role {
+    Role(const Operation* role, Env top) : op(role), env(std::move(top)) {}
     const Operation* op;
-    std::unordered_map<const Value*, int64_t> env;
+    Env env;
     std::vector<Frame> stack;
     int64_t threads = 0;
     bool done = false;
     std::vector<std::vector<size_t>> groups;  // committed wgmma groups' reads (uses_ indices)
     std::vector<size_t> open;
     const Operation* blocked = nullptr;
+    int64_t steps = 0;  // ops executed (with the role's control flow, what identifies its state)
   };
 
-  [[noreturn]] void fail(const Operation& op, const std::string& what) {
+  [[noreturn]] void fail(const Operation& op, const std::string& what, bool positions = true) {
     user_error(op.loc(), "check-protocol: ", what, " (", op.name(), "; ", instance_, ", ",
-               schedule_.name, ")");
+               schedule_.name, positions ? where_roles_are() : "", ")");
   }
 
-  int64_t value(const std::unordered_map<const Value*, int64_t>& env, const Value* v) {
-    auto it = env.find(v);
-    if (it != env.end()) return it->second;
+  // " in %k = 4": the role's loop variables now.
+  static std::string loop_position(const Role& r) {
+    std::string loops;
+    for (const Frame& f : r.stack) {
+      if (!f.loop) continue;
+      loops += (loops.empty() ? " in " : ", ") + ir::value_ref(f.loop->region(0)->argument(0)) +
+               " = " + std::to_string(f.iv);
+    }
+    return loops;
+  }
+
+  // "; the producer in k = 4, the consumer in k_1 = 1 waiting at mbarrier_wait at -:45:7":
+  // how far each role had come when a violation showed (their loop variables).
+  std::string where_roles_are() const {
+    std::string text;
+    for (const Role& r : roles_) {
+      text += (text.empty() ? "; the " : ", the ") + r.op->str_attr("role");
+      if (r.done) {
+        text += " has ended";
+        continue;
+      }
+      std::string loops = loop_position(r);
+      text += loops.empty() ? " outside its loops" : loops;
+      if (r.blocked) text += " waiting at " + ir::op_where(*r.blocked);
+    }
+    return text;
+  }
+
+  int64_t value(const Env& env, const Value* v) {
+    if (const int64_t* x = env.find(v)) return *x;
     const Operation* d = v->def();
     if (d && d->kind() == OpKind::constant &&
         d->attr("value")->kind == ir::Attribute::Kind::integer)
@@ -182,13 +331,13 @@ class Run {
   }
 
   // Scalar ops, sizes, rings and barriers (top level or in a role).
-  bool scalar(const Operation& op, std::unordered_map<const Value*, int64_t>& env) {
+  bool scalar(const Operation& op, Env& env) {
     if (op.num_results() != 1 || !op.result()->type().is_scalar()) return false;
     ScalarKind k = op.result()->type().element();
     if (!ir::is_integer(k)) return false;
     switch (op.kind()) {
       case OpKind::size:
-        env[op.result()] = sizes_.at(op.str_attr("name"));
+        env[op.result()] = sizes_->at(op.str_attr("name"));
         return true;
       case OpKind::sm_count:
         env[op.result()] = sm_count_;
@@ -217,7 +366,7 @@ class Run {
     return true;
   }
 
-  void top_level(const Operation& op, std::unordered_map<const Value*, int64_t>& env) {
+  void top_level(const Operation& op, Env& env) {
     if (scalar(op, env)) return;
     if (op.kind() == OpKind::aref) {
       rings_[op.result()].assign(
@@ -267,6 +416,7 @@ class Run {
   };
 
   void read(const Operation& op, size_t use_index, Role& r, bool async) {
+    visible_ = true;
     Use& use = uses_[use_index];
     const SlotRef& ref = use.ref;
     SlotState& s = rings_[ref.ring][ref.at()];
@@ -302,8 +452,9 @@ class Run {
     if (--use.outstanding == 0) ++rings_[use.ref.ring][use.ref.at()].reads_done;
   }
 
-  // Runs `r` until it blocks or ends; whether it moved.
-  bool step_until_blocked(Role& r) {
+  // Runs `r` until it blocks or ends (or, `single`, until it executed one visible op); whether
+  // it moved.
+  bool step(Role& r, bool single) {
     bool moved = false;
     while (!r.stack.empty()) {
       Frame& f = r.stack.back();
@@ -314,15 +465,20 @@ class Run {
         } else {
           r.stack.pop_back();
         }
+        ++r.steps;
         moved = true;
         continue;
       }
       const Operation& op = *f.block->ops()[f.pc];
+      visible_ = false;
       if (!execute(op, r)) {
         r.blocked = &op;
         return moved;
       }
+      r.blocked = nullptr;
+      ++r.steps;
       moved = true;
+      if (single && visible_) return true;
     }
     r.done = true;
     return true;
@@ -393,6 +549,7 @@ class Run {
         return true;
       }
       case OpKind::mbarrier_wait: {
+        visible_ = true;
         ir::BarrierModel& b = barrier(op, r, 0);
         int64_t parity = value(r.env, op.operand(2));
         if (parity != 0 && parity != 1) fail(op, "waits on parity " + std::to_string(parity));
@@ -402,6 +559,7 @@ class Run {
       }
       case OpKind::mbarrier_arrive:
       case OpKind::mbarrier_expect_tx: {
+        visible_ = true;
         ir::BarrierModel& b = barrier(op, r, 0);
         int64_t count = 1, bytes = 0;
         if (op.kind() == OpKind::mbarrier_expect_tx) {
@@ -439,21 +597,24 @@ class Run {
         return true;
       }
       case OpKind::transpose:
-        if (buffers_.count(op.operand(0))) buffers_[op.result()] = buffers_[op.operand(0)];
+        if (const size_t* u = buffers_.find(op.operand(0))) buffers_[op.result()] = *u;
         ++f.pc;
         return true;
       case OpKind::copy_async: {
+        visible_ = true;
         ++f.pc;
         if (op.num_operands() != 4) return true;  // a store from a staging buffer
-        auto found = buffers_.find(op.operand(1));
-        if (found == buffers_.end()) return true;
-        const SlotRef* dst = &uses_[found->second].ref;
+        const size_t* found = buffers_.find(op.operand(1));
+        if (!found) return true;
+        const SlotRef* dst = &uses_[*found].ref;
         SlotState& s = rings_[dst->ring][dst->at()];
         int64_t j = s.issued + 1;
         if (s.reads_done < j - 1) {
           fail(op, "loads into " + dst->str() + " (use " + std::to_string(j) + ") while use " +
                        std::to_string(s.reads_done + 1) +
-                       " is still being read: the slot is written before it is released");
+                       " is still being read (by a reader not done, or an async mma whose "
+                       "wgmma group no mma_wait has retired): the slot was released before its "
+                       "readers finished, or the load did not wait for the release");
         }
         ++s.issued;
         barrier(op, r, 2);  // checks the index
@@ -467,20 +628,22 @@ class Run {
         return true;
       }
       case OpKind::mma: {
+        visible_ = true;
         bool async = op.has_attr("async");
         for (int i = 0; i < 2; ++i) {
-          auto it = buffers_.find(op.operand(i));
-          if (it != buffers_.end()) read(op, it->second, r, async);
+          if (const size_t* u = buffers_.find(op.operand(i))) read(op, *u, r, async);
         }
         ++f.pc;
         return true;
       }
       case OpKind::mma_commit:
+        visible_ = true;
         r.groups.push_back(std::move(r.open));
         r.open.clear();
         ++f.pc;
         return true;
       case OpKind::mma_wait: {
+        visible_ = true;
         size_t pending = static_cast<size_t>(op.int_attr("pending"));
         while (r.groups.size() > pending) {
           for (size_t u : r.groups.front()) retire(u);
@@ -493,9 +656,8 @@ class Run {
         if (!scalar(op, r.env)) {
           // Any other reader of a ring buffer reads it now.
           for (const Value* v : op.operands()) {
-            auto it = buffers_.find(v);
-            if (it != buffers_.end() && op.kind() != OpKind::aref_slot)
-              read(op, it->second, r, false);
+            const size_t* u = buffers_.find(v);
+            if (u && op.kind() != OpKind::aref_slot) read(op, *u, r, false);
           }
         }
         ++f.pc;
@@ -511,45 +673,114 @@ class Run {
       if (r.done || !r.blocked) continue;
       if (!first) first = r.blocked;
       ir::BarrierModel& b = barrier(*r.blocked, r, 0);
-      what += "; the " + r.op->str_attr("role") + " waits at " + ir::op_where(*r.blocked) + " on " +
-              barrier_name(*r.blocked, r, 0) + " for parity " +
+      what += "; the " + r.op->str_attr("role") + loop_position(r) + " waits at " +
+              ir::op_where(*r.blocked) + " on " + barrier_name(*r.blocked, r, 0) + " for parity " +
               std::to_string(value(r.env, r.blocked->operand(2))) + " (" + b.describe() + ")";
     }
     for (Role& r : roles_) {
       if (r.done) what += "; the " + r.op->str_attr("role") + " has ended";
     }
-    fail(first ? *first : kernel_, what);
+    fail(first ? *first : kernel_, what, false);
   }
 
   const Operation& kernel_;
-  std::map<std::string, int64_t> sizes_;
+  const std::map<std::string, int64_t>* sizes_;
   int64_t sm_count_;
   Schedule schedule_;
   std::string instance_;
-  std::unordered_map<const Value*, int64_t> top_;
+  Env top_;
   std::map<const Value*, std::vector<SlotState>> rings_;
   std::map<const Value*, std::vector<ir::BarrierModel>> bars_;
-  std::unordered_map<const Value*, size_t> buffers_;  // -> uses_
+  ValueMap<size_t> buffers_;  // -> uses_
   std::vector<Use> uses_;
   std::vector<Role> roles_;
-  std::deque<Load> loads_;
+  std::deque<Load> loads_;  // issued, not landed yet (late loads), in the order issued
+  int64_t landed_ = 0;      // loads landed from loads_
+  bool visible_ = false;    // the op just executed touched a barrier, a slot or a wgmma group
 };
+
+// Runs one block assignment of sizes on 1 and 3 SMs, the first and the last block, under each
+// schedule of `schedules`.
+void check_sizes(const Operation& kernel, const ValueIds& ids,
+                 const std::map<std::string, int64_t>& sizes,
+                 const std::vector<Schedule>& schedules, const std::vector<int64_t>& sm_counts,
+                 bool first_block_only = false) {
+  std::string text;
+  for (const std::string& s : kernel.signature().sizes)
+    text += (text.empty() ? "" : ", ") + s + " = " + std::to_string(sizes.at(s));
+  for (int64_t sms : sm_counts) {
+    for (const Schedule& schedule : schedules) {
+      std::string instance = text + ", " + std::to_string(sms) + " SM(s)";
+      int64_t blocks = Run(kernel, ids, sizes, sms, schedule, instance).grid_blocks();
+      std::vector<int64_t> which = {0};
+      if (blocks > 1 && !first_block_only) which.push_back(blocks - 1);
+      for (int64_t block : which) {
+        Run(kernel, ids, sizes, sms, schedule, instance + ", block " + std::to_string(block))
+            .run_block(block);
+      }
+    }
+  }
+}
+
+// The sizes a symbol takes beyond the base ones: for each tile width c it is divided by
+// (`cdiv %S, c` or `div %S, c`) and each trip count t around the ring depths D — 1, 2, D - 1,
+// D, D + 1, 2D + 1, 3D + 2, where a ring's slots first wrap, its parity first flips back, and
+// past — a full (t * c) and a partial last tile, multiples of the facts' divisor d.
+std::vector<int64_t> ring_sizes(const Operation& kernel, const std::string& symbol, int64_t d,
+                                const std::set<int64_t>& trips) {
+  std::set<int64_t> widths;
+  ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
+    if ((op->kind() != OpKind::cdiv && op->kind() != OpKind::div) || op->num_operands() != 2)
+      return;
+    const Operation* x = op->operand(0)->def();
+    const Operation* c = op->operand(1)->def();
+    if (!x || !c || x->kind() != OpKind::size || x->str_attr("name") != symbol) return;
+    if (c->kind() != OpKind::constant || c->attr("value")->kind != ir::Attribute::Kind::integer)
+      return;
+    if (c->int_attr("value") > 1) widths.insert(c->int_attr("value"));
+  });
+  std::set<int64_t> values;
+  for (int64_t c : widths) {
+    for (int64_t t : trips) {
+      for (int64_t v : {t * c, t * c - c / 2}) {
+        v = (v + d - 1) / d * d;
+        if (v > 0 && (v + c - 1) / c == t) values.insert(v);
+      }
+    }
+  }
+  return {values.begin(), values.end()};
+}
 
 void check_kernel(const Operation& kernel) {
   bool has_roles = false, has_barriers = false;
+  std::set<int64_t> depths;
   ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
     has_roles = has_roles || op->kind() == OpKind::warp_group;
     has_barriers = has_barriers || op->kind() == OpKind::mbarrier_init;
+    if (op->kind() == OpKind::aref) depths.insert(op->int_attr("slots"));
+    if (op->kind() == OpKind::mbarrier_init) depths.insert(op->result()->type().count());
   });
   if (!has_roles || !has_barriers) return;
   const auto& sig = kernel.signature();
-  // A few values per size symbol, multiples of its facts' divisor.
+  const ValueIds ids(kernel);
+  const std::vector<Schedule> linear(std::begin(kSchedules), std::begin(kSchedules) + 4);
+  std::set<int64_t> trips = {1, 2};
+  std::set<int64_t> search_trips = {2};
+  for (int64_t d : depths) {
+    for (int64_t t : {d - 1, d, d + 1, 2 * d + 1, 3 * d + 2})
+      if (t >= 1) trips.insert(t);
+    search_trips.insert(d + 1);
+  }
+  // Base values per size symbol (multiples of its facts' divisor), all combined: loops of 1, 3,
+  // 4, 5 and 9 trips of a 64-wide tile, grids of one tile to several per SM.
   std::vector<std::vector<int64_t>> choices;
+  std::vector<int64_t> divisors;
   for (const std::string& s : sig.sizes) {
     int64_t d = 1;
     for (const ir::Fact& f : sig.facts) {
       if (f.symbol == s) d = std::lcm(d, f.divisor);
     }
+    divisors.push_back(d);
     std::vector<int64_t> vs;
     for (int64_t base : {1, 136, 200, 320, 520}) {
       int64_t v = (base + d - 1) / d * d;
@@ -561,27 +792,49 @@ void check_kernel(const Operation& kernel) {
   for (const auto& c : choices) instances *= static_cast<int64_t>(c.size());
   for (int64_t i = 0; i < instances; ++i) {
     std::map<std::string, int64_t> sizes;
-    std::string text;
     int64_t rest = i;
     for (size_t s = 0; s < sig.sizes.size(); ++s) {
       int64_t n = static_cast<int64_t>(choices[s].size());
       sizes[sig.sizes[s]] = choices[s][rest % n];
-      text += (s ? ", " : "") + sig.sizes[s] + " = " + std::to_string(choices[s][rest % n]);
       rest /= n;
     }
-    for (int64_t sms : {1, 3}) {
-      for (const Schedule& schedule : kSchedules) {
-        std::string instance = text + ", " + std::to_string(sms) + " SM(s)";
-        int64_t blocks = Run(kernel, sizes, sms, schedule, instance).grid_blocks();
-        for (int64_t block : {int64_t{0}, blocks - 1}) {
-          if (block < 0 || (block == blocks - 1 && blocks == 1 && block != 0)) continue;
-          Run(kernel, sizes, sms, schedule, instance + ", block " + std::to_string(block))
-              .run_block(block);
-          if (blocks == 1) break;
-        }
+    check_sizes(kernel, ids, sizes, linear, {1, 3});
+  }
+  // One symbol at a time at the trip counts around the ring depths, the others at their
+  // smallest and at their second base value (the first: one tile; the second: a few tiles per
+  // SM in a persistent kernel, whose sequence numbers go on across tiles), under the schedules
+  // that keep loads late or interleave.
+  const std::vector<Schedule> extra = {kSchedules[1], kSchedules[3], kSchedules[4], kSchedules[5]};
+  for (size_t s = 0; s < sig.sizes.size(); ++s) {
+    for (size_t other : {size_t{0}, size_t{1}}) {
+      std::map<std::string, int64_t> sizes;
+      for (size_t o = 0; o < sig.sizes.size(); ++o)
+        sizes[sig.sizes[o]] = choices[o][std::min(other, choices[o].size() - 1)];
+      for (int64_t v : ring_sizes(kernel, sig.sizes[s], divisors[s], trips)) {
+        sizes[sig.sizes[s]] = v;
+        check_sizes(kernel, ids, sizes, extra, {1, 3});
       }
     }
   }
+  // Every interleaving (up to kSearchStates states each) on small instances, one SM, its first
+  // block: each symbol in turn at D + 1 trips with a partial last tile (the ring wraps, a
+  // parity flips), the others at their smallest; and every symbol at 2 trips at once.
+  std::map<std::string, int64_t> small, two;
+  for (size_t s = 0; s < sig.sizes.size(); ++s) {
+    small[sig.sizes[s]] = choices[s][0];
+    auto v = ring_sizes(kernel, sig.sizes[s], divisors[s], {2});
+    two[sig.sizes[s]] = v.empty() ? choices[s][0] : v.front();
+  }
+  for (size_t s = 0; s < sig.sizes.size(); ++s) {
+    for (int64_t d : depths) {
+      auto v = ring_sizes(kernel, sig.sizes[s], divisors[s], {d + 1});
+      if (v.empty()) continue;
+      std::map<std::string, int64_t> sizes = small;
+      sizes[sig.sizes[s]] = v.front();
+      check_sizes(kernel, ids, sizes, {kSearch}, {1}, true);
+    }
+  }
+  check_sizes(kernel, ids, two, {kSearch}, {1}, true);
 }
 
 }  // namespace

@@ -3,26 +3,57 @@
 //
 // Method: a bounded model check. The kernel's synchronization skeleton — its roles, loops and
 // branches with their index arithmetic, mbarrier_init / wait / arrive / expect_tx, TMA loads
-// (copy_async) into ring slots, the slot buffers' readers, wgmma groups (mma_commit / mma_wait) —
-// is executed on concrete sizes: every size symbol takes a few values that respect the kernel's
-// facts (giving its loops 1, 3, 4, 5 and 9-odd trips of a 64-wide tile, below, at and past the
-// usual ring depths), `sm_count` 1 and 3, blocks 0 and the last of the grid. Each role runs as a
-// coroutine; a wait that cannot pass blocks it. Four schedules explore the interleavings that
-// matter: producer first and consumer first (a role runs as far as it can before the other),
-// each with TMA loads landing at once or only when nothing else can move (as late as possible).
-// Barriers follow ir::BarrierModel (HOPPER.md §5: a fresh barrier's parity-1 phase counts as
-// complete). Reported, each naming the barrier or ring slot and the op with its location:
-//   - a deadlock: every unfinished role waits on a phase that nothing left can complete (a
-//     missing arrive, a wrong parity, a role that runs more iterations than its partner);
-//   - too many arrivals (or bytes) in a phase: an arrive count that does not match `arrivals`;
-//   - a ring slot read before the TMA load for it landed (a wait that passed too early: wrong
-//     parity), or after a newer load into it was issued;
-//   - a ring slot written by a TMA load while an earlier use of it is still being read (a release
-//     before the wgmma group reading the slot was retired, or a producer not waiting for it);
-//   - a slot written and never read when the block ends.
+// (copy_async) into ring slots, the slot buffers' readers (any op using an aref_slot result, an
+// async mma until the mma_wait that retires its wgmma group) — is executed on concrete sizes,
+// each role as a coroutine that blocks at a wait it cannot pass, every barrier an explicit phase
+// model (ir::BarrierModel, shared with the interpreter: a fresh barrier's parity-1 phase counts
+// as complete, HOPPER.md §5). Why a model check and not a proof: slots and parities are
+// arithmetic on sequence numbers that persistent kernels carry across tiles, with branches on
+// sizes; running the skeleton follows whatever the passes emit, and the defects are small-scope
+// ones — they show within a few trips around the ring depth.
+//
+// What runs, per kernel (a block is cheap: the skeleton only; ~0.05 s for a GEMM):
+//   - sizes: every size symbol takes 1, 136, 200, 320, 520 (rounded up to its facts' divisor),
+//     all combinations; then one symbol at a time takes the sizes that give each loop dividing it
+//     (`cdiv %S, c`) 1, 2, D - 1, D, D + 1, 2D + 1 and 3D + 2 trips, with a full and a partial
+//     last tile, for each ring depth D in the kernel (where a ring first wraps, a parity first
+//     flips back, and past) — the other symbols at their smallest and at their second values
+//     (one tile; a few tiles per SM, so a persistent kernel's sequence numbers cross tiles). A
+//     loop bound that is not a compile-time constant thus takes all those trip counts; zero trips
+//     cannot happen (sizes are positive) except for a persistent block without tiles (3 SMs);
+//   - sm_count 1 and 3, the first and the last block of the grid;
+//   - schedules: producer first and consumer first (each role runs as far as it can before the
+//     next), round-robin (one visible op each in turn), each with TMA loads landing at once or
+//     only when nothing else can move (as late as possible);
+//   - a search over all interleavings, on small instances (each symbol at D + 1 trips, the others
+//     smallest; every symbol at 2 trips): depth first over the roles' visible ops (those touching
+//     a barrier, a slot or a wgmma group; the others commute with everything) and the loads'
+//     landings in issue order. A role's control flow depends only on sizes, block indices and
+//     its own loop variables, so a state is the number of ops each role executed plus the loads
+//     landed; each is explored once, at most 4000 per instance. It finds what no fixed order
+//     shows: a release moved before the mma_wait, where the producer must load between them.
+//
+// Reported (UserError at the op, naming the barrier or ring slot, the sizes, the schedule and
+// how far each role had come):
+//   - a deadlock: every unfinished role waits on a phase nothing left can complete — a missing
+//     arrive, a wrong parity, a ring too shallow for the wgmma groups kept in flight, a role that
+//     ends while another still waits for it (a consumer running an iteration more than its
+//     producer); each blocked role with its barrier, parity and phase;
+//   - too many arrivals in a phase (an arrive count that does not match `arrivals`: `by =
+//     warpgroup` in a 256-thread role is 2 arrivals), or bytes beyond those expected;
+//   - a ring slot read before the TMA load for it landed (a wait that passed a phase a later
+//     arrive or load was to complete: wrong parity or too few expected bytes), or after a newer
+//     load into it was issued;
+//   - a ring slot loaded while an earlier use of it is still read (a release before the mma_wait
+//     retiring the wgmma group that reads it, or a load not waiting on empty);
+//   - a slot loaded and never read by the end of the block (a producer running more iterations
+//     than its consumer: its wait on empty passes, the consumer having released the slot's
+//     previous use, and the load may be in flight when the block exits).
 // What it assumes: branches and loop bounds depend only on sizes, constants, block indices and
 // loop variables (the forms the passes make); anything else is reported as something the check
-// cannot follow. Kernels without roles or mbarriers pass untouched.
+// cannot follow. It does not model the emitter's contracts (which thread issues), memory
+// consistency beyond the barrier's, or clusters. Kernels without roles or mbarriers pass
+// untouched.
 #pragma once
 
 #include "ir/ir.h"
