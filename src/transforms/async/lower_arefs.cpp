@@ -146,7 +146,12 @@ class Lowering {
       const SourceLocation loc = op->loc();
       Value* n = op->operand(1);
       if (op->kind() == OpKind::aref_commit) {
-        // Nothing: the TMA transaction completes the full barrier's phase.
+        // Nothing to emit: the commit's meaning — "the slot holds its data" — is the full
+        // barrier's phase completing, which needs the producer's expect_tx arrival (made at the
+        // acquire) and every byte of the TMA loads (counted down by the hardware as they land).
+        // An explicit arrive here would be a second arrival on a barrier that expects one, and
+        // would signal before the data landed. (fill_by_tma checked that the commit follows an
+        // acquire whose buffers are all filled by TMA.)
         op->parent_block()->remove(op);
         continue;
       }

@@ -18,11 +18,9 @@
 //                              arrival and all the bytes have come
 //   aref_wait %r, %n       ->  mbarrier_wait %full, n % D, (n / D) % 2 ; %bufs = aref_slot ...
 //   aref_release %r, %n    ->  mbarrier_arrive %empty, n % D {by = warpgroup}
-// The index arithmetic is IR (rem, div, sub on constants made at the top level), so the protocol
-// check and the emitter see every slot and parity.
-//
-// The index arithmetic reuses the kernel's top-level index constants and makes the missing ones
-// at the top level, before the roles.
+// The index arithmetic is IR (rem, div, sub on index constants at the top level, the kernel's
+// own where it has them, else new ones before the roles), so the protocol check and the emitter
+// see every slot and parity.
 //
 // The register split: a warpgroup's registers can move to another at run time (setmaxnreg), and
 // a producer that only issues TMA needs few. The rule, for a block of T threads of which P are
@@ -40,8 +38,8 @@
 // threads (one producer and two consumer warpgroups): entry 168, pool 64512, consumers 232
 // (CUTLASS's 40/232); 256 threads (one consumer warpgroup): entry 248, consumers 256; 640 threads
 // (four consumer warpgroups): entry 96, pool 61440, consumers 104 (a rule against 65536 instead
-// of the pool would ask for 112 and hang). FlashAttention-3's 24/240 for two consumer
-// warpgroups fills the same 64512-register pool exactly.
+// of the pool would ask for 112, and the inc would wait forever for registers the block lacks).
+// FlashAttention-3's 24/240 for two consumer warpgroups fills the same 64512-register pool exactly.
 //
 // Refused with a user error naming the aref and the op:
 //   - an aref_commit of a slot whose buffers were not all filled, between its aref_acquire and
