@@ -277,6 +277,20 @@ Operation* OpBuilder::create(OpKind kind, const std::vector<Value*>& operands,
   return placed;
 }
 
+Value* OpBuilder::index_op(OpKind kind, Value* x, Value* y, const std::string& name,
+                           SourceLocation loc) {
+  Operation* op = create(kind, {x, y}, {Type::scalar(ScalarKind::index)}, std::move(loc));
+  op->result()->set_name(name);
+  return op->result();
+}
+
+Value* OpBuilder::index_constant(int64_t value, SourceLocation loc) {
+  Operation* op = create(OpKind::constant, {}, {Type::scalar(ScalarKind::index)}, std::move(loc));
+  op->set_attr("value", Attribute::integer(value));
+  op->result()->set_name("c" + std::to_string(value));
+  return op->result();
+}
+
 std::unique_ptr<Operation> clone(const Operation& op,
                                  std::unordered_map<const Value*, Value*>& mapping) {
   auto copy = std::make_unique<Operation>(op.kind(), op.loc());

@@ -306,6 +306,12 @@ class OpBuilder {
   // Inserts an op made elsewhere (e.g. by clone) at the insertion point.
   Operation* insert(std::unique_ptr<Operation> op);
 
+  // Index arithmetic, as the passes that write slots, parities and tile coordinates make it:
+  // `%name = KIND %x, %y : index`, and `%cV = const {value = V} : index`.
+  Value* index_op(OpKind kind, Value* x, Value* y, const std::string& name,
+                  SourceLocation loc = {});
+  Value* index_constant(int64_t value, SourceLocation loc = {});
+
  private:
   Block* block_;
   Operation* before_ = nullptr;

@@ -191,6 +191,12 @@ std::vector<int64_t> Type::static_shape() const {
   return out;
 }
 
+int64_t Type::static_bytes() const {
+  int64_t n = 1;
+  for (int64_t e : static_shape()) n *= e;
+  return (n * bit_width(element_) + 7) / 8;
+}
+
 std::string Type::str() const {
   if (kind_ == Kind::aref) {
     std::string out = "aref<";

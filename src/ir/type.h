@@ -100,6 +100,9 @@ class Type {
 
   // Static extents as numbers (asserts that the shape is static).
   std::vector<int64_t> static_shape() const;
+  // Bytes of a tensor of static shape, rounded up to whole bytes (asserts that the shape is
+  // static): what one shared buffer, ring slot or TMA box of this type holds.
+  int64_t static_bytes() const;
 
   std::string str() const;  // "f32", "register<f32>[128,256]", "shared<f16, (8,8):(8,1)>[8,8]"
   bool operator==(const Type&) const = default;

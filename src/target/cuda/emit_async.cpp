@@ -24,13 +24,6 @@
 namespace tessel::target::cuda::detail {
 namespace {
 
-// Bytes of one buffer of a shared tensor type.
-int64_t tensor_bytes(const Type& t) {
-  int64_t n = 1;
-  for (int64_t e : t.static_shape()) n *= e;
-  return n * ir::bit_width(t.element()) / 8;
-}
-
 // A swizzled shared layout ("Sw<B,M,S> o ...") repeats every 2^(B+M+S) elements; TMA and wgmma
 // need the buffer to start at a multiple of that many bytes (1024 for the 128-byte swizzle).
 int64_t buffer_alignment(const Type& t) {
@@ -249,7 +242,7 @@ void Emitter::aref(const Operation& op) {
   Ring ring;
   std::string what;
   for (const Type& b : t.buffers()) {
-    int64_t bytes = tensor_bytes(b);
+    int64_t bytes = b.static_bytes();
     int64_t align = buffer_alignment(b);
     bytes = (bytes + align - 1) / align * align;  // every slot starts aligned
     ring.offset.push_back(alloc_shared(slots * bytes, align));

@@ -77,9 +77,7 @@ void Emitter::shared_alloc(const Operation& op) {
     unsupported(op, "of a " + std::string(ir::to_string(t.space())) +
                         " tensor without a layout is not emitted (only shared buffers)");
   }
-  int64_t elems = 1;
-  for (int64_t e : t.static_shape()) elems *= e;
-  int64_t bytes = elems * ir::bit_width(t.element()) / 8;
+  int64_t bytes = t.static_bytes();
   int64_t align = t.layout().rfind("Sw<3,", 0) == 0 ? 1024 : 128;
   SharedTile tile;
   tile.base = "(tsl_smem + " + std::to_string(alloc_shared(bytes, align)) + ")";

@@ -64,12 +64,6 @@ constexpr Schedule kSearch{Order::search, true, "an interleaving found by search
 // The most states one search visits; past it the search stops (the check is bounded).
 constexpr size_t kSearchStates = 4000;
 
-int64_t tensor_bytes(const ir::Type& t) {
-  int64_t n = 1;
-  for (int64_t e : t.static_shape()) n *= e;
-  return n * ir::bit_width(t.element()) / 8;
-}
-
 // Dense numbers for a kernel's values (op results and block arguments), so that a role's
 // scalars are a flat array: the search copies states by the thousand.
 class ValueIds {
@@ -619,7 +613,7 @@ class Run {
         ++s.issued;
         barrier(op, r, 2);  // checks the index
         Load l{*dst, op.operand(2), value(r.env, op.operand(3)),
-               tensor_bytes(op.operand(1)->type())};
+               op.operand(1)->type().static_bytes()};
         if (schedule_.late_loads) {
           loads_.push_back(l);
         } else {

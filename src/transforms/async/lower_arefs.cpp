@@ -23,12 +23,6 @@ constexpr int64_t kProducerRegisters = 40;
 constexpr int64_t kRegistersPerSm = 65536;
 constexpr int64_t kMaxRegisters = 256;  // setmaxnreg's range is 24..256, in multiples of 8
 
-int64_t tensor_bytes(const Type& t) {
-  int64_t n = 1;
-  for (int64_t e : t.static_shape()) n *= e;
-  return n * ir::bit_width(t.element()) / 8;
-}
-
 class Lowering {
  public:
   explicit Lowering(Operation& kernel) : kernel_(kernel), top_(kernel.region(0)) {}
@@ -64,17 +58,7 @@ class Lowering {
     }
     OpBuilder b(top_);
     b.set_insertion_point_before(first_role_);
-    Operation* c = b.create(OpKind::constant, {}, {kIndex}, kernel_.loc());
-    c->set_attr("value", Attribute::integer(value));
-    c->result()->set_name("c" + std::to_string(value));
-    return constants_[value] = c->result();
-  }
-
-  static Value* arith(OpBuilder& b, OpKind kind, Value* x, Value* y, const std::string& name,
-                      const SourceLocation& loc) {
-    Operation* op = b.create(kind, {x, y}, {kIndex}, loc);
-    op->result()->set_name(name);
-    return op->result();
+    return constants_[value] = b.index_constant(value, kernel_.loc());
   }
 
   // Lowers one aref; false when it has no level-1 ops to lower.
@@ -155,20 +139,20 @@ class Lowering {
         op->parent_block()->remove(op);
         continue;
       }
-      Value* slot = arith(at, OpKind::rem, n, c_slots, "slot", loc);
+      Value* slot = at.index_op(OpKind::rem, n, c_slots, "slot", loc);
       switch (op->kind()) {
         case OpKind::aref_acquire: {
-          Value* round = arith(at, OpKind::div, n, c_slots, "round", loc);
-          Value* phase = arith(at, OpKind::rem, round, c2, "phase", loc);
-          Value* parity = arith(at, OpKind::sub, c1, phase, "empty_parity", loc);
+          Value* round = at.index_op(OpKind::div, n, c_slots, "round", loc);
+          Value* phase = at.index_op(OpKind::rem, round, c2, "phase", loc);
+          Value* parity = at.index_op(OpKind::sub, c1, phase, "empty_parity", loc);
           at.create(OpKind::mbarrier_wait, {empty->result(), slot, parity}, {}, loc);
           Operation* bufs = slot_of(at, op, ring, slot);
           fill_by_tma(op, bufs, at, full->result(), slot);
           break;
         }
         case OpKind::aref_wait: {
-          Value* round = arith(at, OpKind::div, n, c_slots, "round", loc);
-          Value* parity = arith(at, OpKind::rem, round, c2, "full_parity", loc);
+          Value* round = at.index_op(OpKind::div, n, c_slots, "round", loc);
+          Value* parity = at.index_op(OpKind::rem, round, c2, "full_parity", loc);
           at.create(OpKind::mbarrier_wait, {full->result(), slot, parity}, {}, loc);
           slot_of(at, op, ring, slot);
           break;
@@ -258,7 +242,7 @@ class Lowering {
                    ") was not filled by a TMA copy since ", ir::op_where(*acquire),
                    " (a producer that is not TMA is not lowered yet)");
       }
-      bytes += tensor_bytes(bufs->result(i)->type());
+      bytes += bufs->result(i)->type().static_bytes();
     }
     at.create(OpKind::mbarrier_expect_tx, {full, slot}, {}, acquire->loc())
         ->set_attr("bytes", Attribute::integer(bytes));

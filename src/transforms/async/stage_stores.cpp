@@ -168,10 +168,7 @@ class Stager {
     if (it != constants_.end()) return it->second;
     OpBuilder b(top_);
     b.set_insertion_point_before(first_role_);
-    Operation* c = b.create(OpKind::constant, {}, {kIndex}, kernel_.loc());
-    c->set_attr("value", Attribute::integer(value));
-    c->result()->set_name("c" + std::to_string(value));
-    return constants_[value] = c->result();
+    return constants_[value] = b.index_constant(value, kernel_.loc());
   }
 
   // The two buffers for parts of R rows of `element`.
@@ -218,10 +215,8 @@ class Stager {
     Value* c8 = top_constant(8);
     Value* c0 = top_constant(0);
     b.set_insertion_point_before(first_role_);
-    Operation* rem = b.create(OpKind::rem, {size, c8}, {kIndex}, kernel_.loc());
-    rem->result()->set_name(e.symbol + "_mod8");
-    Operation* ok =
-        b.create(OpKind::cmp, {rem->result(), c0}, {Type::scalar(ScalarKind::i1)}, kernel_.loc());
+    Value* rem = b.index_op(OpKind::rem, size, c8, e.symbol + "_mod8", kernel_.loc());
+    Operation* ok = b.create(OpKind::cmp, {rem, c0}, {Type::scalar(ScalarKind::i1)}, kernel_.loc());
     ok->set_attr("pred", Attribute::ident("eq"));
     ok->result()->set_name(e.symbol + "_rows_aligned");
     return ok->result();
@@ -243,8 +238,7 @@ class Stager {
     OpBuilder b(block);
     b.set_insertion_point_before(store);
     Value* cparts = top_constant(parts);
-    Operation* first_col = b.create(OpKind::mul, {tile->operand(2), cparts}, {kIndex}, loc);
-    first_col->result()->set_name("first_part");
+    Value* first_col = b.index_op(OpKind::mul, tile->operand(2), cparts, "first_part", loc);
     std::string tma = "tma.store.2d.box" + std::to_string(rows) + "x64.sw128";
     for (int64_t c = 0; c < parts; ++c) {
       Value* buf = c % 2 ? s1 : s0;
@@ -260,10 +254,9 @@ class Stager {
           ->set_attr("atom", Attribute::string("stmatrix.x4.b16"));
       b.create(OpKind::fence_proxy_async, {}, {}, loc);
       b.create(OpKind::role_sync, {}, {}, loc);
-      Operation* col = b.create(OpKind::add, {first_col->result(), top_constant(c)}, {kIndex}, loc);
-      col->result()->set_name("part_col");
+      Value* col = b.index_op(OpKind::add, first_col, top_constant(c), "part_col", loc);
       Operation* t =
-          b.create(OpKind::tile, {arg, tile->operand(1), col->result()},
+          b.create(OpKind::tile, {arg, tile->operand(1), col},
                    {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::global)}, loc);
       t->set_attr("shape", Attribute::ints({rows, kPartColumns}));
       t->set_attr("masked", Attribute::unit());

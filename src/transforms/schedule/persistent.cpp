@@ -19,20 +19,6 @@ using ir::Value;
 
 const Type kIndex = Type::scalar(ScalarKind::index);
 
-Value* binary(OpBuilder& b, OpKind kind, Value* x, Value* y, const std::string& name,
-              const SourceLocation& loc) {
-  Operation* op = b.create(kind, {x, y}, {kIndex}, loc);
-  op->result()->set_name(name);
-  return op->result();
-}
-
-Value* constant(OpBuilder& b, int64_t value, const SourceLocation& loc) {
-  Operation* op = b.create(OpKind::constant, {}, {kIndex}, loc);
-  op->set_attr("value", Attribute::integer(value));
-  op->result()->set_name("c" + std::to_string(value));
-  return op->result();
-}
-
 bool is_sequenced(OpKind k) {
   return k == OpKind::aref_acquire || k == OpKind::aref_commit || k == OpKind::aref_wait ||
          k == OpKind::aref_release;
@@ -109,19 +95,20 @@ void make_kernel_persistent(Operation& kernel) {
   const bool two_d = grid->num_results() == 2;
   Value* tiles_m = grid->operand(0);
   Value* tiles_n = two_d ? grid->operand(1) : nullptr;
-  Value* tiles = two_d ? binary(top, OpKind::mul, tiles_m, tiles_n, "tiles", loc) : tiles_m;
+  Value* tiles = two_d ? top.index_op(OpKind::mul, tiles_m, tiles_n, "tiles", loc) : tiles_m;
   Operation* sms = top.create(OpKind::sm_count, {}, {kIndex}, loc);
   sms->result()->set_name("sms");
-  Value* blocks = binary(top, OpKind::min, tiles, sms->result(), "blocks", loc);
+  Value* blocks = top.index_op(OpKind::min, tiles, sms->result(), "blocks", loc);
   Operation* new_grid = top.create(OpKind::block_grid, {blocks}, {kIndex}, loc);
   new_grid->result()->set_name("first_tile");
   for (const auto& [key, value] : grid->attributes()) {
     if (key != "raster_group" && key != "persistent") new_grid->set_attr(key, value);
   }
   const int64_t group = grid->has_attr("raster_group") ? grid->int_attr("raster_group") : 1;
-  Value* c0 = constant(top, 0, loc);
-  Value* c_group = two_d ? constant(top, group, loc) : nullptr;
-  Value* per_group = two_d ? binary(top, OpKind::mul, c_group, tiles_n, "per_group", loc) : nullptr;
+  Value* c0 = top.index_constant(0, loc);
+  Value* c_group = two_d ? top.index_constant(group, loc) : nullptr;
+  Value* per_group =
+      two_d ? top.index_op(OpKind::mul, c_group, tiles_n, "per_group", loc) : nullptr;
 
   for (Operation* role : roles) {
     Value* count = per_tile_count(*role);
@@ -149,14 +136,14 @@ void make_kernel_persistent(Operation& kernel) {
     OpBuilder b(tile_body);
     std::vector<Value*> coords;
     if (two_d) {
-      Value* group_index = binary(b, OpKind::div, t, per_group, "group", loc);
-      Value* first = binary(b, OpKind::mul, group_index, c_group, "group_first", loc);
-      Value* left = binary(b, OpKind::sub, tiles_m, first, "rows_left", loc);
-      Value* rows = binary(b, OpKind::min, left, c_group, "group_rows", loc);
-      Value* within = binary(b, OpKind::rem, t, per_group, "in_group", loc);
-      Value* row_in = binary(b, OpKind::rem, within, rows, "row_in_group", loc);
-      coords.push_back(binary(b, OpKind::add, first, row_in, grid->result(0)->name(), loc));
-      coords.push_back(binary(b, OpKind::div, within, rows, grid->result(1)->name(), loc));
+      Value* group_index = b.index_op(OpKind::div, t, per_group, "group", loc);
+      Value* first = b.index_op(OpKind::mul, group_index, c_group, "group_first", loc);
+      Value* left = b.index_op(OpKind::sub, tiles_m, first, "rows_left", loc);
+      Value* rows = b.index_op(OpKind::min, left, c_group, "group_rows", loc);
+      Value* within = b.index_op(OpKind::rem, t, per_group, "in_group", loc);
+      Value* row_in = b.index_op(OpKind::rem, within, rows, "row_in_group", loc);
+      coords.push_back(b.index_op(OpKind::add, first, row_in, grid->result(0)->name(), loc));
+      coords.push_back(b.index_op(OpKind::div, within, rows, grid->result(1)->name(), loc));
     } else {
       coords.push_back(t);
     }
@@ -176,11 +163,11 @@ void make_kernel_persistent(Operation& kernel) {
       if (!seq) {
         OpBuilder at(op->parent_block());
         at.set_insertion_point_before(op);
-        seq = binary(at, OpKind::add, base, op->operand(1), "seq", op->loc());
+        seq = at.index_op(OpKind::add, base, op->operand(1), "seq", op->loc());
       }
       op->set_operand(1, seq);
     }
-    Value* next = count ? binary(b, OpKind::add, base, count, "seq_next", loc) : base;
+    Value* next = count ? b.index_op(OpKind::add, base, count, "seq_next", loc) : base;
     b.create(OpKind::yield, {next}, {}, loc);
   }
   body.remove(grid);
