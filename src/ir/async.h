@@ -96,4 +96,8 @@ const Operation* aref_def(const Value* v);
 // role); throws UserError naming the op.
 void verify_async_op(const Operation& op);
 
+// Checks a kernel's roles together: they own disjoint thread ranges within the block grid's
+// `threads`, and once roles begin every op belongs to one. UserError naming the role or op.
+void verify_roles(const Operation& kernel);
+
 }  // namespace tessel::ir

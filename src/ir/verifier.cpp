@@ -43,43 +43,10 @@ class Verifier {
     for (const auto& arg : body.arguments()) scopes_.back().insert(arg.get());
     block(body);
     scopes_.pop_back();
-    check_roles(op);
+    verify_roles(op);
   }
 
  private:
-  // Roles own disjoint thread ranges inside the block, and nothing but the roles' own code runs
-  // after the first role (every thread is in exactly one role from there on).
-  void check_roles(const Operation& kernel) {
-    if (roles_.empty()) return;
-    const Block& body = *kernel.region(0);
-    const Operation* grid = nullptr;
-    bool seen_role = false;
-    for (const auto& op : body.ops()) {
-      if (op->kind() == OpKind::block_grid) grid = op.get();
-      if (op->kind() == OpKind::warp_group) {
-        seen_role = true;
-      } else if (seen_role) {
-        error(*op, "stands after a warp_group; once roles begin, every op belongs to a role");
-      }
-    }
-    int64_t total = grid && grid->has_attr("threads") ? grid->int_attr("threads") : 0;
-    for (size_t i = 0; i < roles_.size(); ++i) {
-      int64_t a0 = roles_[i]->int_attr("first_thread");
-      int64_t a1 = a0 + roles_[i]->int_attr("threads");
-      if (total && a1 > total) {
-        error(*roles_[i], "owns threads [", a0, ", ", a1, ") but the block has ", total);
-      }
-      for (size_t j = 0; j < i; ++j) {
-        int64_t b0 = roles_[j]->int_attr("first_thread");
-        int64_t b1 = b0 + roles_[j]->int_attr("threads");
-        if (a0 < b1 && b0 < a1) {
-          error(*roles_[i], "owns threads [", a0, ", ", a1, "), which overlap [", b0, ", ", b1,
-                ") of the role at ", op_where(*roles_[j]));
-        }
-      }
-    }
-  }
-
   template <typename... Parts>
   [[noreturn]] void error(const Operation& op, Parts&&... parts) {
     user_error(op.loc(), op.name(), ": ", std::forward<Parts>(parts)...);
@@ -136,7 +103,6 @@ class Verifier {
       verify_async_op(op);
       if (op.kind() == OpKind::warp_group) {
         region(op, *op.region(0), [](const Operation&) {});
-        roles_.push_back(&op);
       }
       return;
     }
@@ -824,7 +790,6 @@ class Verifier {
   std::set<std::string> sizes_;
   std::vector<std::unordered_set<const Value*>> scopes_;
   std::unordered_set<const Value*> written_;
-  std::vector<const Operation*> roles_;  // the kernel's warp_group ops, in order
 };
 
 }  // namespace

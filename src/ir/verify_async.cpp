@@ -122,6 +122,36 @@ const Operation* aref_def(const Value* v) {
   return d && d->kind() == OpKind::aref ? d : nullptr;
 }
 
+void verify_roles(const Operation& kernel) {
+  const Block& body = *kernel.region(0);
+  const Operation* grid = nullptr;
+  std::vector<const Operation*> roles;
+  for (const auto& op : body.ops()) {
+    if (op->kind() == OpKind::block_grid) grid = op.get();
+    if (op->kind() == OpKind::warp_group) {
+      roles.push_back(op.get());
+    } else if (!roles.empty()) {
+      fail(*op, "stands after a warp_group; once roles begin, every op belongs to a role");
+    }
+  }
+  int64_t total = grid && grid->has_attr("threads") ? grid->int_attr("threads") : 0;
+  for (size_t i = 0; i < roles.size(); ++i) {
+    int64_t a0 = roles[i]->int_attr("first_thread");
+    int64_t a1 = a0 + roles[i]->int_attr("threads");
+    if (total && a1 > total) {
+      fail(*roles[i], "owns threads [", a0, ", ", a1, ") but the block has ", total);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      int64_t b0 = roles[j]->int_attr("first_thread");
+      int64_t b1 = b0 + roles[j]->int_attr("threads");
+      if (a0 < b1 && b0 < a1) {
+        fail(*roles[i], "owns threads [", a0, ", ", a1, "), which overlap [", b0, ", ", b1,
+             ") of the role at ", op_where(*roles[j]));
+      }
+    }
+  }
+}
+
 void verify_async_op(const Operation& op) {
   switch (op.kind()) {
     case OpKind::warp_group: {
