@@ -32,7 +32,10 @@ std::vector<std::string> lowering_passes() {
   // warp_specialize = false): every loop that copies global tiles into shared memory gets
   // `stages` (and `mma_in_flight` for wgmma) within the budget.
   passes.push_back("pipeline-loops");
-  // A warp-specialized kernel's grid becomes one block per SM looping over tiles.
+  // Blocks that share an operand tile are grouped into clusters of 2 (multicast-loads below
+  // loads the shared tile once per cluster); a warp-specialized kernel's grid becomes one block
+  // per SM looping over tiles, cluster by cluster.
+  passes.push_back("cluster-blocks");
   passes.push_back("persistent");
   // Branches on kernel-wide conditions (stage-stores' TMA row-alignment guard) hoisted out of
   // the tile loop: each copy of the loop gets its own register allocation.
@@ -40,6 +43,7 @@ std::vector<std::string> lowering_passes() {
   // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; after
   // this the IR names every wait and arrive, which the protocol check verifies before emission.
   passes.push_back("lower-arefs");
+  passes.push_back("multicast-loads");
   passes.push_back("check-protocol");
   return passes;
 }
