@@ -261,11 +261,13 @@ class Verifier {
     if (op.parent_op() != kernel_) error(op, "must be in the kernel's top-level region");
     if (seen_grid_) error(op, "a kernel declares its grid once");
     seen_grid_ = true;
-    if (const Attribute* c = op.attr("cluster")) {
-      // Blocks per cluster along each grid dimension (async.h, "Clusters").
+    if (const Attribute* c = op.attr("cluster");
+        c && !(c->kind == Attribute::Kind::ident && c->s == "auto")) {
+      // Blocks per cluster along each grid dimension (async.h, "Clusters"), or `auto`
+      // (cluster-blocks decides).
       if (c->kind != Attribute::Kind::int_list || static_cast<int>(c->list.size()) != op.num_operands()) {
         error(op, "`cluster` lists the blocks per cluster along each of its ", op.num_operands(),
-              " grid dimension(s), as [2, 1]");
+              " grid dimension(s), as [2, 1], or is auto");
       }
       int64_t blocks = 1;
       for (int64_t e : c->list) {

@@ -26,28 +26,27 @@ void cluster_kernel(Operation& kernel) {
       producers.push_back(op.get());
     }
   }
-  if (!grid) return;
-  const bool persistent =
-      !grid->has_attr("persistent") || grid->attr("persistent")->kind != Attribute::Kind::integer ||
-      grid->int_attr("persistent") != 0;
-  if (const Attribute* pin = grid->attr("cluster")) {
-    int64_t blocks = 1, dims_over_one = 0;
-    for (int64_t e : pin->list) {
-      blocks *= e;
-      dims_over_one += e > 1;
-    }
+  if (!grid || !grid->has_attr("cluster")) return;
+  const Attribute& pin = *grid->attr("cluster");
+  const bool automatic = pin.kind == Attribute::Kind::ident && pin.s == "auto";
+  int want = -1;  // the pinned dimension
+  if (!automatic) {
+    int64_t blocks = 1;
+    for (int64_t e : pin.list) blocks *= e;
     if (blocks == 1) {
       grid->remove_attr("cluster");
       return;
     }
-    if (dims_over_one != 1 || producers.empty() || !persistent || grid->num_results() != 2) {
-      user_error(grid->loc(), "cluster-blocks: a pinned `cluster = ", pin->str(),
-                 "` needs a warp-specialized persistent kernel with a 2-D grid and blocks grouped "
-                 "along one dimension");
-    }
-    return;
+    if (pin.list.size() == 2 && blocks == 2) want = pin.list[0] == 2 ? 0 : 1;
   }
-  if (producers.empty() || !persistent || grid->num_results() != 2) return;
+  const bool persistent =
+      !grid->has_attr("persistent") || grid->attr("persistent")->kind != Attribute::Kind::integer ||
+      grid->int_attr("persistent") != 0;
+  if ((!automatic && want < 0) || producers.empty() || !persistent || grid->num_results() != 2) {
+    user_error(grid->loc(), "cluster-blocks: `cluster = ", pin.str(),
+               "` needs a warp-specialized persistent kernel with a 2-D grid, and a cluster of "
+               "[2, 1], [1, 2], [1, 1] or auto");
+  }
 
   // Bytes per producer iteration that blocks adjacent along each dimension share.
   int64_t shared_bytes[2] = {0, 0};
@@ -64,12 +63,25 @@ void cluster_kernel(Operation& kernel) {
       }
     });
   }
+  auto pays = [&](int d) { return shared_bytes[d] > 0 && splittable[d]; };
   int best = -1;
-  for (int d = 0; d < 2; ++d) {
-    if (shared_bytes[d] > 0 && splittable[d] && (best < 0 || shared_bytes[d] > shared_bytes[best]))
-      best = d;
+  if (automatic) {
+    for (int d = 0; d < 2; ++d) {
+      if (pays(d) && (best < 0 || shared_bytes[d] > shared_bytes[best])) best = d;
+    }
+    if (best < 0) {
+      grid->remove_attr("cluster");
+      return;
+    }
+  } else {
+    if (!pays(want)) {
+      user_error(grid->loc(), "cluster-blocks: `cluster = ", pin.str(), "` pairs blocks along ",
+                 "dimension ", want, ", but no TMA load of the producer is the same for both (or "
+                 "one such tile does not split into two halves of whole rows on its swizzle's "
+                 "repeat): the cluster would share nothing");
+    }
+    best = want;
   }
-  if (best < 0) return;
   grid->set_attr("cluster", Attribute::ints(best == 0 ? std::vector<int64_t>{2, 1}
                                                      : std::vector<int64_t>{1, 2}));
 }

@@ -95,7 +95,13 @@ void make_kernel_persistent(Operation& kernel) {
   top.set_insertion_point_before(grid);
   const bool two_d = grid->num_results() == 2;
   std::vector<int64_t> cluster(grid->num_results(), 1);
-  if (grid->has_attr("cluster")) cluster = grid->ints_attr("cluster");
+  if (const Attribute* pin = grid->attr("cluster")) {
+    if (pin->kind != Attribute::Kind::int_list) {
+      user_error(grid->loc(), "persistent: `cluster = ", pin->str(),
+                 "` is decided by cluster-blocks, which runs first");
+    }
+    cluster = pin->list;
+  }
   int64_t blocks_per_cluster = 1;
   int cluster_dim = -1;
   for (size_t d = 0; d < cluster.size(); ++d) {
