@@ -1,11 +1,12 @@
 #!/bin/bash
 # Epilogue operands through the producer (issue 10, gemm_bias_relu), one device call: builds the
-# tessel tool of this tree and of the tree one level up (the base it is compared with: the device
-# tool ships /work/main's checkout and this tree as .carry-bias), benches gemm_bias_relu with each
+# tessel tool of this tree and of BASE (default ..: the device tool ships /work/main's checkout
+# and this tree as .carry-bias; a `git archive` of the base commit carried beside it is cleaner
+# than a working tree others edit), benches gemm_bias_relu with each
 # against cuBLASLt's fused bias + ReLU epilogue at the issue's shapes (each ratio measured in its
 # own process, interleaved with cuBLASLt), then runs this tree's kernel under compute-sanitizer
 # memcheck, racecheck and synccheck against the interpreter on shapes with partial tiles.
-# Usage (device tool): cd .carry-bias && TESSEL_COMMIT=<sha> bash scripts/gpu/bias_producer.sh
+# Usage (device tool): cd .carry-bias && TESSEL_COMMIT=<sha> BASE=../.carry-base bash scripts/gpu/bias_producer.sh
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=/tmp/tessel-cache
@@ -15,7 +16,7 @@ SHAPES=${SHAPES:-8192x8192x8192,8192x8192x4096,4096x4096x4096,8192x8192x1024,300
 ITER=${ITER:-30}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 for t in new base; do
-  src=.; [ $t = base ] && src=..
+  src=.; [ $t = base ] && src=${BASE:-..}
   (cmake -S $src -B build-$t -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF > $OUT/cmake_$t.log 2>&1 &&
     cmake --build build-$t -j16 > $OUT/build_$t.log 2>&1 && rm $OUT/cmake_$t.log $OUT/build_$t.log) ||
     { echo "build $t failed"; tail -30 $OUT/build_$t.log; exit 1; }
