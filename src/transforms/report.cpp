@@ -35,7 +35,7 @@ std::map<std::string, std::vector<std::string>>& lines() {
 }  // namespace
 
 const std::vector<std::string>& report_kinds() {
-  static const std::vector<std::string> kinds = {"search", "banks", "pipeline"};
+  static const std::vector<std::string> kinds = {"search", "banks", "pipeline", "epilogue"};
   return kinds;
 }
 

@@ -241,6 +241,32 @@ Atom tma_copy(bool load, int64_t rows, int64_t cols, int elem_bits, int swizzle_
   return a;
 }
 
+Atom tma_copy_1d(bool load, int64_t extent, int elem_bits) {
+  const char* what = load ? "TMA load" : "TMA store";
+  if (extent < 1 || extent > 256)
+    user_error(SourceLocation::unknown(), what, ": a box extent is 1..256, not ", extent);
+  if ((extent * elem_bits) % 128 != 0)
+    user_error(SourceLocation::unknown(), what, ": the box (", extent, " x ", elem_bits,
+               " bits) must be a multiple of 16 bytes");
+  Atom a;
+  a.name = std::string(load ? "tma.load" : "tma.store") + ".1d.box" + num(extent);
+  a.kind = AtomKind::copy;
+  a.min_sm = 90;
+  a.group_threads = 1;
+  a.thread_layout = Layout(IntTuple(1), IntTuple(0));
+  // One thread moves the whole box in memory order: value v is element v.
+  TVLayout box = tv("(1," + num(extent) + "):(0,1)", IntTuple::tuple({IntTuple(extent)}));
+  a.src = box;
+  a.dst = box;
+  a.src_space = load ? ir::MemorySpace::global : ir::MemorySpace::shared;
+  a.dst_space = load ? ir::MemorySpace::shared : ir::MemorySpace::global;
+  a.elem_bits = elem_bits;
+  a.vector_elems = static_cast<int>(extent);
+  a.align_bytes = 16;
+  a.cost = {double(extent) * elem_bits / 8 / kGlobalBytesPerCycle, kTmaLatency};
+  return a;
+}
+
 Atom mma_sync_m16n8k16(ir::ScalarKind ab) {
   if (ab != ir::ScalarKind::f16 && ab != ir::ScalarKind::bf16) {
     user_error(SourceLocation::unknown(), "mma.sync m16n8k16 takes f16 or bf16, not ",

@@ -96,6 +96,11 @@ Atom stmatrix(int count, bool trans);
 // box breaks TMA's rules (extents 1..256, inner bytes a multiple of 16 and within the swizzle
 // span).
 Atom tma_copy(bool load, int64_t rows, int64_t cols, int elem_bits, int swizzle_bytes);
+// cp.async.bulk.tensor.1d (TMA) of a box of `extent` contiguous elements, unswizzled: a vector
+// tile (a bias row or column). The tensor map of a 1-D tensor has no stride, so only the base
+// address needs 16-byte alignment; elements past the end read as zeros. UserError unless the
+// extent is 1..256 and the box a multiple of 16 bytes.
+Atom tma_copy_1d(bool load, int64_t extent, int elem_bits);
 
 // ---- MMA atoms ----------------------------------------------------------------------------------
 

@@ -259,13 +259,17 @@ void Emitter::aref(const Operation& op) {
 }
 
 void Emitter::copy_async(const Operation& op) {
-  static const std::regex atom_re(R"(tma\.load\.2d\.box(\d+)x(\d+)\.sw(\d+))");
+  // Unswizzled boxes (no .sw) are warp-specialize's epilogue operands.
+  static const std::regex atom_re(R"(tma\.load\.2d\.box(\d+)x(\d+)(?:\.sw(\d+))?)");
+  static const std::regex atom_1d(R"(tma\.load\.1d\.box(\d+))");
   std::smatch m;
   std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+  if (std::regex_match(atom, m, atom_1d)) return copy_async_1d(op, std::stoll(m[1]));
   if (!std::regex_match(atom, m, atom_re)) {
     unsupported(op, "has atom '" + atom + "'; copy_async is a 2-D TMA load (tma.load.2d.box...)");
   }
-  const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]), swizzle = std::stoll(m[3]);
+  const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]),
+                swizzle = m[3].matched ? std::stoll(m[3]) : 0;
   const Operation* tile = op.operand(0)->def();
   if (!tile) unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
   if (tile->has_attr("masked") && tile->has_attr("pad") && tile->real_attr("pad") != 0.0) {
@@ -359,7 +363,7 @@ std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, 
   p.name = name;
   p.type = tensor->type();
   p.tensor = argument;
-  p.box = {cols, rows};
+  p.box = tensor->type().rank() == 1 ? std::vector<int64_t>{cols} : std::vector<int64_t>{cols, rows};
   p.swizzle_bytes = static_cast<int>(swizzle);
   p.optional = optional;
   out_.params.push_back(p);

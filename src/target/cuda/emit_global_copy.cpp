@@ -24,6 +24,11 @@ void Emitter::copy(const Operation& op) {
       op.operand(1)->type().space() == MemorySpace::global) {
     return shared_to_global(op);
   }
+  if (op.num_operands() == 1 && op.num_results() == 1 &&
+      op.operand(0)->type().space() == MemorySpace::shared &&
+      op.result()->type().space() == MemorySpace::reg) {
+    return shared_to_register(op);
+  }
   bool load = op.num_results() == 1;
   const Value* gv = op.operand(load ? 0 : 1);
   const Value* rv = load ? op.result() : op.operand(0);

@@ -237,6 +237,10 @@ class Emitter {
   void stmatrix_store(const Operation& op);
   // A shared buffer into a global tile by the role's threads, element by element (a fallback).
   void shared_to_global(const Operation& op);
+  // emit_shared_load.cpp: a 1-D TMA load into an aref slot buffer (an epilogue operand), and a
+  // shared buffer read into a register tensor by the threads (ld.shared of the atom's width).
+  void copy_async_1d(const Operation& op, int64_t extent);
+  void shared_to_register(const Operation& op);
   // "&bars[index]" for an op whose operands i, i + 1 are an mbarrier array and an index.
   std::string barrier(const Operation& op, int i);
   // sm_80 (emit_cp_async_mma.cpp): cp.async (or plain) copies, ldmatrix, mma.sync.

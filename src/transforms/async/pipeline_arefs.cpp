@@ -53,6 +53,10 @@ struct Site {
   Operation* release;
 };
 
+// Slots of a once-per-tile aref when the budget allows: the producer can load tile t + 1's
+// operands while the consumer still reads tile t's.
+constexpr int64_t kTileSlots = 2;
+
 class Pipeliner {
  public:
   explicit Pipeliner(Operation* kernel) : kernel_(kernel), top_(kernel->region(0)) {}
@@ -60,14 +64,19 @@ class Pipeliner {
   void run() {
     std::vector<Site> sites;
     std::vector<Ring> rings;
+    std::vector<Operation*> per_tile;
     for (const auto& op : top_->ops()) {
       if (op->kind() != OpKind::aref) continue;
+      if (once_per_tile(op.get())) {
+        per_tile.push_back(op.get());
+        continue;
+      }
       std::optional<Site> site = find_site(op.get());
       if (!site) continue;
       sites.push_back(*site);
       rings.push_back(ring_of(*site));
     }
-    if (sites.empty()) return;
+    if (sites.empty() && per_tile.empty()) return;
     StageBudget budget(
         kernel_,
         [](const Value* v) {
@@ -76,9 +85,50 @@ class Pipeliner {
                        d->kind() == OpKind::aref_slot);
         },
         reserve_bytes(*kernel_));
+    // A once-per-tile aref's first slot is held outside the rings: the mainloops' depth comes
+    // first, a second slot only from what they leave.
+    for (Operation* aref : per_tile) budget.hold(tile_slot_bytes(*aref));
     for (Ring& r : rings) r.read_pins();
     budget.choose_stages(rings);
     for (size_t i = 0; i < sites.size(); ++i) finish(sites[i], rings[i], budget);
+    int64_t left = budget.budget();
+    for (const Ring& r : rings) left -= r.stages * r.stage_bytes;
+    for (Operation* aref : per_tile) {
+      const int64_t bytes = tile_slot_bytes(*aref);
+      const int64_t slots = left >= bytes ? kTileSlots : 1;
+      if (slots > 1) left -= bytes;
+      aref->set_attr("slots", Attribute::integer(slots));
+      if (report_enabled("pipeline")) {
+        report("pipeline", "aref " + ir::value_ref(aref->result()) + " (once per tile, at " +
+                               aref->loc().str() + "): " + std::to_string(bytes) +
+                               " bytes per slot; slots " + std::to_string(slots) +
+                               (slots < kTileSlots ? " (the mainloops' rings leave no room for "
+                                                     "a second)"
+                                                   : ""));
+      }
+    }
+  }
+
+  // An aref whose ops stand directly in their roles, not in a loop: one sequence number per
+  // output tile (warp-specialize's epilogue operands).
+  bool once_per_tile(Operation* aref) const {
+    bool any = false, outside = true;
+    ir::walk(kernel_, [&](Operation* op) {
+      if ((op->kind() != OpKind::aref_acquire && op->kind() != OpKind::aref_wait) ||
+          op->operand(0) != aref->result())
+        return;
+      any = true;
+      const Operation* parent = op->parent_op();
+      outside = outside && parent && parent->kind() == OpKind::warp_group;
+    });
+    return any && outside;
+  }
+
+  // One slot of a once-per-tile aref: its buffers, each at the 128 bytes a TMA destination needs.
+  static int64_t tile_slot_bytes(const Operation& aref) {
+    int64_t bytes = 0;
+    for (const Type& b : aref.result()->type().buffers()) bytes += round_up(b.static_bytes(), 128);
+    return bytes;
   }
 
  private:

@@ -26,6 +26,11 @@
 // still read the slot after the wait). Default P = min(1, D - 1). For P = 1 this is exactly the
 // form of test/lit/async/gemm_arefs.tir, which lower-arefs consumes.
 //
+// Once-per-tile arefs (warp-specialize's epilogue operands: acquire and wait stand in no loop of
+// their roles) have no loop to pipeline. Their first slot is counted outside the rings' budget
+// (the mainloop's ring depth comes first); they get kTileSlots = 2 slots when what the rings leave
+// holds a second one (tile t + 1's operands can land while tile t's are read), else 1.
+//
 // An async mma's result may be used only by the next async mma (as its accumulator) or by the
 // yield, and the carried accumulator only by the mmas. A loop that reads them otherwise in the
 // same iteration (attention: S = Q·Kᵀ, exp(S), then P·V) needs Tawa's coarse-grained pipeline

@@ -6,7 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <set>
+
 #include "ir/int_arith.h"
+#include "layout/parse.h"
+#include "layout/tv_layout.h"
 #include "support/diagnostics.h"
 
 namespace tessel::transforms {
@@ -34,6 +38,35 @@ std::optional<int64_t> static_value_at(const Value* v, int depth) {
   auto b = a ? static_value_at(def->operand(1), depth + 1) : std::nullopt;
   if (!b) return std::nullopt;
   return ir::eval_integer(def->kind(), v->type().element(), *a, *b);
+}
+
+// Whether a rank-1 -> rank-2 broadcast is register-local: every thread holds, among its own
+// source values, the element each of its result values repeats. The emitter then copies
+// registers (emit_cross_thread.cpp, local_source) and takes no scratch; a GEMM's bias row laid out
+// like the accumulator's columns is one.
+bool register_local(const Operation& op) {
+  const Type& src = op.operand(0)->type();
+  const Type& dst = op.result()->type();
+  const Attribute* dims = op.attr("dims");
+  if (!src.has_layout() || !dst.has_layout() || src.rank() != 1 || dst.rank() != 2 ||
+      !ir::is_static(src.shape()) || !ir::is_static(dst.shape()) || !dims ||
+      dims->kind != Attribute::Kind::int_list || dims->list.size() != 1)
+    return false;
+  const int64_t rows = dst.static_shape()[0], cols = dst.static_shape()[1];
+  const bool keep_cols = dims->list[0] == 0;
+  if (src.static_shape()[0] != (keep_cols ? cols : rows)) return false;
+  layout::TVLayout s(layout::parse_layout(src.layout()), layout::IntTuple(src.static_shape()[0]));
+  layout::TVLayout d(layout::parse_layout(dst.layout()), layout::IntTuple::tuple({rows, cols}));
+  if (s.num_threads() != d.num_threads()) return false;
+  for (int64_t t = 0; t < d.num_threads(); ++t) {
+    std::set<int64_t> held;
+    for (int64_t v = 0; v < s.num_values(); ++v) held.insert(s.index(t, v));
+    for (int64_t v = 0; v < d.num_values(); ++v) {
+      const int64_t i = d.index(t, v);  // colexicographic: row i % rows, column i / rows
+      if (!held.count(keep_cols ? i / rows : i % rows)) return false;
+    }
+  }
+  return true;
 }
 
 int64_t elements(const Operation& op, const Value* v) {
@@ -149,7 +182,8 @@ int64_t reserve_bytes(const Operation& kernel) {
     reduces = reduces || op->kind() == OpKind::reduce || op->kind() == OpKind::rearrange;
     // A broadcast the threads cannot serve from their own registers goes through f32 scratch
     // the size of its source.
-    if (op->kind() == OpKind::broadcast && op->operand(0)->type().is_tensor())
+    if (op->kind() == OpKind::broadcast && op->operand(0)->type().is_tensor() &&
+        !register_local(*op))
       broadcast_scratch += round_up(elements(*op, op->operand(0)) * 4, 16);
   });
   return reduces ? kReserveBytes : kTightReserveBytes + broadcast_scratch;

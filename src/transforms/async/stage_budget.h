@@ -34,7 +34,8 @@ inline constexpr int64_t kReserveBytes = 8 * 1024;
 // 8 KiB would cost a warp-specialized 128x256 GEMM with a staged epilogue its fourth stage.
 inline constexpr int64_t kTightReserveBytes = 2 * 1024;
 // The reserve a kernel needs: kReserveBytes with a reduce or rearrange (their scratch), else
-// kTightReserveBytes plus the f32 scratch a broadcast may take (its source's elements x 4 B).
+// kTightReserveBytes plus the f32 scratch a broadcast may take (its source's elements x 4 B; none
+// for a register-local one, whose threads each hold the elements they repeat).
 int64_t reserve_bytes(const ir::Operation& kernel);
 // Three loads in flight already cover global latency at these tile sizes.
 inline constexpr int64_t kMaxStages = 4;
@@ -95,6 +96,11 @@ class StageBudget {
   // "%a 16384 B (1024-byte aligned), %w 32768 B (1024-byte aligned)".
   static std::string tiles_str(const Ring& ring);
 
+  // Counts `bytes` the kernel will hold outside its rings (an aref slot the rings must leave).
+  void hold(int64_t bytes) {
+    other_bytes_ += bytes;
+    budget_ -= bytes;
+  }
   // Sets `stages` of every ring (pins kept); UserError when pinned ones or one stage each don't fit.
   void choose_stages(std::vector<Ring>& rings) const;
   // Sets `in_flight` of a wgmma ring after its stages are chosen: the pin, else min(1, S - 1);

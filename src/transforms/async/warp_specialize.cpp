@@ -10,9 +10,14 @@
 #include <vector>
 
 #include "ir/async.h"
+#include "layout/parse.h"
+#include "layout/table.h"
+#include "layout/tv_layout.h"
 #include "support/diagnostics.h"
+#include "target/cuda/atoms.h"
 #include "target/cuda/target.h"
 #include "transforms/async/stage_budget.h"
+#include "transforms/report.h"
 
 namespace tessel::transforms {
 namespace {
@@ -28,6 +33,12 @@ using Mapping = std::unordered_map<const Value*, Value*>;
 
 constexpr int64_t kProducerThreads = 128;
 constexpr int64_t kWarpgroup = 128;
+// The largest epilogue operand (bytes of one slot) that goes through the producer (header,
+// "Epilogue operands"): what a 128x256 GEMM's 4-slot ring of 48 KiB and staged epilogue of
+// 2 x 16 KiB leave of the 227 KiB (1 KiB under stage_budget.h's reserve). A larger one would cost
+// the mainloop's ring a slot, which costs more than the load it hides (3 slots: 0.71x cuBLAS,
+// bench/results/2026-11-24-warp-specialization-h100.md), so it stays in the consumer.
+constexpr int64_t kMaxEpilogueOperandBytes = 1024;
 
 std::string atom_of(const Operation& op) {
   const Attribute* a = op.attr("atom");
@@ -93,6 +104,16 @@ struct Mainloop {
   Value* ring = nullptr;
 };
 
+// A K-invariant operand of the epilogue that the producer loads by TMA into a slot of its own
+// aref (header, "Epilogue operands"): `%r = copy %tile : register<...>` after the last mainloop.
+struct EpilogueLoad {
+  Operation* copy;         // the consumer's global -> register copy
+  Operation* tile;         // the `tile` op it reads
+  Type buffer;             // the slot buffer: shared, row-major, unswizzled, the tile's shape
+  std::string tma_atom;    // the producer's load into it
+  std::string read_atom;   // the consumer's shared -> register copy (ld.shared.bN)
+};
+
 class Specializer {
  public:
   explicit Specializer(Operation* kernel) : kernel_(kernel), top_(kernel->region(0)) {}
@@ -137,6 +158,7 @@ class Specializer {
     consumer_threads_ = consumer_threads();
     for (Operation* loop : candidates) loops_.push_back(analyze(loop));
     plan_top_level();
+    plan_epilogue_loads();
     rebuild();
   }
 
@@ -331,6 +353,243 @@ class Specializer {
     }
   }
 
+  // ---- epilogue operands (header, "Epilogue operands") ----
+
+  // The top-level global -> register copies after the last mainloop that the producer takes over;
+  // the others stay in the consumer, each with its reason in `--report=epilogue`.
+  void plan_epilogue_loads() {
+    const Operation* last = loops_.back().loop;
+    bool after = false;
+    for (Operation* op : moved_) {
+      if (op == last) {
+        after = true;
+        continue;
+      }
+      if (!after || op->kind() != OpKind::copy || op->num_operands() != 1 ||
+          op->num_results() != 1)
+        continue;
+      const Type& src = op->operand(0)->type();
+      const Type& dst = op->result()->type();
+      if (!src.is_tensor() || src.space() != MemorySpace::global || !dst.is_tensor() ||
+          dst.space() != MemorySpace::reg)
+        continue;
+      std::string why;
+      std::set<const Operation*> closure;
+      std::optional<EpilogueLoad> load = epilogue_load(op, closure, why);
+      std::string what = "copy " + ir::value_ref(op->result()) + " at " + op->loc().str();
+      if (!load) {
+        report("epilogue", what + ": stays in the consumer (" + why + ")");
+        continue;
+      }
+      report("epilogue", what + ": loaded by the producer (" + load->tma_atom + " into " +
+                             load->buffer.str() + "), read by the consumer with " +
+                             load->read_atom);
+      epilogue_.push_back(*load);
+      epilogue_prelude_.insert(closure.begin(), closure.end());
+    }
+  }
+
+  // `copy` as an epilogue operand the producer can load, or null with the reason in `why`;
+  // `closure` gets the top-level ops its tile's address needs.
+  std::optional<EpilogueLoad> epilogue_load(Operation* copy, std::set<const Operation*>& closure,
+                                            std::string& why) {
+    auto refuse = [&](std::string reason) -> std::optional<EpilogueLoad> {
+      why = std::move(reason);
+      return std::nullopt;
+    };
+    Operation* tile = copy->operand(0)->def();
+    if (!tile || tile->kind() != OpKind::tile)
+      return refuse("it does not read a tile op (" + made_by(copy->operand(0)) + ")");
+    const Value* tensor = tile->operand(0);
+    if (tensor->def() || tensor->owner_block() != top_ || tensor->type().has_layout()) {
+      return refuse("its tile views " + ir::value_ref(tensor) +
+                    ", not a kernel argument (a TMA descriptor describes an argument)");
+    }
+    const Type& t = tile->result()->type();
+    if (!ir::is_static(t.shape()) || t.rank() < 1 || t.rank() > 2)
+      return refuse("the tile " + t.str() + " is not of rank 1 or 2 with static extents");
+    const ir::ScalarKind e = t.element();
+    if (e != ir::ScalarKind::f16 && e != ir::ScalarKind::bf16 && e != ir::ScalarKind::f32)
+      return refuse("TMA descriptors are made for f16, bf16 and f32 tensors, not " + t.str());
+    if (tile->has_attr("masked")) {
+      const Attribute* pad = tile->attr("pad");
+      bool zero = !pad || (pad->kind == Attribute::Kind::real && pad->f == 0.0) ||
+                  (pad->kind == Attribute::Kind::integer && pad->i == 0);
+      if (!zero) return refuse("its tile pads with " + pad->str() + "; TMA fills zeros");
+    }
+    const std::vector<int64_t> shape = t.static_shape();
+    const int bits = ir::bit_width(e);
+    for (int64_t x : shape) {
+      if (x < 1 || x > 256) return refuse("a TMA box extent is 1..256, the tile is " + t.str());
+    }
+    if (shape.back() * bits % 128 != 0) {
+      return refuse("a TMA box's inner extent is a multiple of 16 bytes, the tile's is " +
+                    std::to_string(shape.back() * bits / 8));
+    }
+    if (shape.size() == 2) {
+      const ir::Extent& row = tensor->type().shape().back();
+      if (!divisible(row, 128 / bits)) {
+        return refuse("the rows of " + ir::value_ref(tensor) +
+                      " are not known to be multiples of 16 bytes (TMA's stride rule; a fact " +
+                      row.str() + " % " + std::to_string(128 / bits) + " == 0 would say so)");
+      }
+    }
+    if (t.static_bytes() > kMaxEpilogueOperandBytes) {
+      return refuse(std::to_string(t.static_bytes()) + " bytes, more than the " +
+                    std::to_string(kMaxEpilogueOperandBytes) +
+                    " a slot may take without costing the mainloop's ring a slot");
+    }
+    const Type& reg = copy->result()->type();
+    if (!reg.has_layout()) return refuse("its register tensor has no layout yet");
+    // The tile's address: index math over sizes, constants and block indices, as the producer's
+    // loop tiles (never the accumulator, which the producer does not have).
+    std::vector<const Value*> work(tile->operands().begin(), tile->operands().end());
+    closure.insert(tile);
+    while (!work.empty()) {
+      const Value* v = work.back();
+      work.pop_back();
+      if (available(v)) continue;
+      Operation* def = v->def();
+      if (!def || v->owner_block() != top_ || !is_address_op(*def)) {
+        return refuse("its tile's address depends on " + ir::value_ref(v) + ", " + made_by(v) +
+                      ", which is not address arithmetic");
+      }
+      if (closure.insert(def).second)
+        for (const Value* u : def->operands()) work.push_back(u);
+    }
+    EpilogueLoad load{copy, tile, Type(), "", ""};
+    std::string layout = shape.size() == 1 ? std::to_string(shape[0]) + ":1"
+                                           : "(" + std::to_string(shape[0]) + "," +
+                                                 std::to_string(shape[1]) + "):(" +
+                                                 std::to_string(shape[1]) + ",1)";
+    load.buffer = Type::tensor(e, t.shape(), MemorySpace::shared, layout);
+    load.tma_atom = shape.size() == 1 ? target::cuda::tma_copy_1d(true, shape[0], bits).name
+                                      : target::cuda::tma_copy(true, shape[0], shape[1], bits, 0).name;
+    const int64_t width = read_width(reg, shape);
+    load.read_atom = target::cuda::vector_copy(MemorySpace::shared, MemorySpace::reg,
+                                               static_cast<int>(width * bits / 8), bits)
+                         .name;
+    return load;
+  }
+
+  // The widest vector (elements, at most 16 bytes) in which every thread of `reg`'s layout can
+  // read its values from a row-major buffer: runs of w consecutive values at w-aligned offsets.
+  static int64_t read_width(const Type& reg, const std::vector<int64_t>& shape) {
+    const int bits = ir::bit_width(reg.element());
+    std::vector<layout::IntTuple> modes(shape.begin(), shape.end());
+    layout::TVLayout tv(layout::parse_layout(reg.layout()),
+                        modes.size() == 1 ? layout::IntTuple(modes[0]) : layout::IntTuple(modes));
+    const int64_t T = tv.num_threads(), V = tv.num_values();
+    const int64_t rows = shape.size() == 2 ? shape[0] : 1, cols = shape.back();
+    std::vector<int64_t> offset(static_cast<size_t>(T * V));
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t v = 0; v < V; ++v) {
+        int64_t i = tv.index(t, v);  // colexicographic: row i % rows, column i / rows
+        offset[static_cast<size_t>(t + T * v)] = (i % rows) * cols + i / rows;
+      }
+    }
+    for (int64_t w = 128 / bits; w >= 2; w /= 2) {
+      if (V % w != 0) continue;
+      bool ok = true;
+      for (int64_t t = 0; ok && t < T; ++t) {
+        for (int64_t v = 0; ok && v < V; v += w) {
+          int64_t base = offset[static_cast<size_t>(t + T * v)];
+          ok = base % w == 0;
+          for (int64_t u = 1; ok && u < w; ++u)
+            ok = offset[static_cast<size_t>(t + T * (v + u))] == base + u;
+        }
+      }
+      if (ok) return w;
+    }
+    return 1;
+  }
+
+  bool divisible(const ir::Extent& e, int64_t d) const {
+    if (e.is_static()) return e.value % d == 0;
+    for (const ir::Fact& f : kernel_->signature().facts)
+      if (f.symbol == e.symbol && f.divisor % d == 0) return true;
+    return false;
+  }
+
+  bool is_epilogue_copy(const Operation* op) const {
+    return std::any_of(epilogue_.begin(), epilogue_.end(),
+                       [&](const EpilogueLoad& e) { return e.copy == op; });
+  }
+
+  // A tile op that only epilogue copies read: the consumer no longer needs it.
+  bool only_feeds_epilogue_copies(const Operation* op) const {
+    if (op->kind() != OpKind::tile) return false;
+    bool feeds = false, other = false;
+    ir::walk(kernel_, [&](Operation* user) {
+      for (const Value* v : user->operands()) {
+        if (v != op->result()) continue;
+        (is_epilogue_copy(user) ? feeds : other) = true;
+      }
+    });
+    return feeds && !other;
+  }
+
+  // An index constant 0 at the top level (the kernel's own, else a new one before the roles):
+  // the epilogue aref's sequence number, one per output tile (persistent counts the tiles).
+  Value* top_zero(ir::OpBuilder& b) {
+    for (const auto& op : top_->ops()) {
+      if (!stay_.count(op.get()) || op->kind() != OpKind::constant) continue;
+      const Attribute* a = op->attr("value");
+      if (a && a->kind == Attribute::Kind::integer && a->i == 0 &&
+          op->result()->type() == Type::scalar(ir::ScalarKind::index))
+        return op->result();
+    }
+    return b.index_constant(0, kernel_->loc());
+  }
+
+  // After the producer's loops: %bufs = aref_acquire %epilogue, 0; copy %tile_i, %buf_i {tma};
+  // aref_commit %epilogue, 0 — with the tiles' address ops ahead of them.
+  void producer_epilogue(ir::OpBuilder& b, Mapping& map) {
+    const SourceLocation loc = epilogue_.front().copy->loc();
+    for (Operation* op : moved_) {
+      if (epilogue_prelude_.count(op) && !map.count(op->result())) b.insert(ir::clone(*op, map));
+    }
+    std::vector<Type> types;
+    for (const EpilogueLoad& e : epilogue_) types.push_back(e.buffer);
+    Operation* acquire = b.create(OpKind::aref_acquire, {epilogue_ring_, seq0_}, types, loc);
+    for (size_t i = 0; i < epilogue_.size(); ++i) {
+      const EpilogueLoad& e = epilogue_[i];
+      Value* buf = acquire->result(static_cast<int>(i));
+      buf->set_name(e.copy->result()->name() + "_buf");
+      auto it = map.find(e.tile->result());  // the tile may stay at the top level
+      Value* tile = it == map.end() ? e.tile->result() : it->second;
+      Operation* copy = b.create(OpKind::copy, {tile, buf}, {}, e.copy->loc());
+      copy->set_attr("atom", Attribute::string(e.tma_atom));
+    }
+    b.create(OpKind::aref_commit, {epilogue_ring_, seq0_}, {}, loc);
+  }
+
+  // In the consumer, in place of epilogue copy `op`: the wait (before the first), a read of the
+  // slot buffer into the register tensor the copy made, and after the last the release. The
+  // release is one arrival per warpgroup (lower-arefs) but every thread reads the buffer, so a
+  // role_sync puts every thread's read before it.
+  void consumer_epilogue_read(ir::OpBuilder& b, const Operation* op, Mapping& map) {
+    size_t i = 0;
+    while (epilogue_[i].copy != op) ++i;
+    if (!epilogue_wait_) {
+      std::vector<Type> types;
+      for (const EpilogueLoad& e : epilogue_) types.push_back(e.buffer);
+      epilogue_wait_ = b.create(OpKind::aref_wait, {epilogue_ring_, seq0_}, types, op->loc());
+      for (size_t j = 0; j < epilogue_.size(); ++j)
+        epilogue_wait_->result(static_cast<int>(j))
+            ->set_name(epilogue_[j].copy->result()->name() + "_buf");
+    }
+    Operation* read = b.create(OpKind::copy, {epilogue_wait_->result(static_cast<int>(i))},
+                               {op->result()->type()}, op->loc());
+    read->set_attr("atom", Attribute::string(epilogue_[i].read_atom));
+    read->result()->set_name(op->result()->name());
+    map[op->result()] = read->result();
+    if (i + 1 == epilogue_.size()) {
+      b.create(OpKind::role_sync, {}, {}, op->loc());
+      b.create(OpKind::aref_release, {epilogue_ring_, seq0_}, {}, op->loc());
+    }
+  }
+
   bool is_block_index(const Value* v) const { return v->def() == grid_; }
 
   // A value every role can read: a kernel parameter or a result of a top-level op that stays.
@@ -351,6 +610,16 @@ class Specializer {
       aref->result()->set_name("ring");
       m.ring = aref->result();
     }
+    if (!epilogue_.empty()) {
+      std::vector<Type> buffers;
+      for (const EpilogueLoad& e : epilogue_) buffers.push_back(e.buffer);
+      Operation* aref =
+          b.create(OpKind::aref, {}, {Type::aref(buffers)}, epilogue_.front().copy->loc());
+      aref->set_attr("slots", Attribute::integer(1));
+      aref->result()->set_name("epilogue");
+      epilogue_ring_ = aref->result();
+      seq0_ = top_zero(b);
+    }
     Operation* producer = role(b, "producer", 0, kProducerThreads);
     producer->set_attr("issue", Attribute::ident("one"));
     Operation* consumer = role(b, "consumer", kProducerThreads, consumer_threads_);
@@ -360,6 +629,7 @@ class Specializer {
     for (Operation* op : moved_)
       if (producer_prelude_.count(op)) pb.insert(ir::clone(*op, pmap));
     for (const Mainloop& m : loops_) producer_loop(pb, m, pmap);
+    if (!epilogue_.empty()) producer_epilogue(pb, pmap);
 
     Mapping cmap;
     ir::OpBuilder cb(consumer->region(0));
@@ -368,6 +638,10 @@ class Specializer {
                              [&](const Mainloop& m) { return m.loop == op; });
       if (it != loops_.end()) {
         consumer_loop(cb, *it, cmap);
+      } else if (is_epilogue_copy(op)) {
+        consumer_epilogue_read(cb, op, cmap);
+      } else if (only_feeds_epilogue_copies(op)) {
+        continue;  // the producer's copy reads the tile now
       } else {
         cb.insert(ir::clone(*op, cmap));
       }
@@ -464,6 +738,11 @@ class Specializer {
   std::set<const Operation*> stay_;              // top-level ops all threads keep running
   std::vector<Operation*> moved_;                // top-level ops that move into the roles, in order
   std::set<const Operation*> producer_prelude_;  // of those, what the producer clones ahead
+  std::vector<EpilogueLoad> epilogue_;            // epilogue operands the producer loads
+  std::set<const Operation*> epilogue_prelude_;  // the top-level ops their tiles' addresses need
+  Value* epilogue_ring_ = nullptr;               // their aref
+  Value* seq0_ = nullptr;                        // its sequence number (0: once per tile)
+  Operation* epilogue_wait_ = nullptr;           // the consumer's aref_wait on it
 };
 
 }  // namespace

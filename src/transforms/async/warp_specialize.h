@@ -40,6 +40,37 @@
 // consumer loop keeps the original loop's attributes, among them a `stages` / `mma_in_flight` a
 // person pinned for pipeline-arefs.
 //
+// Epilogue operands. A tile loaded from global memory into registers after the last mainloop — a
+// bias row (`copy tile(%bias, [256], [%bn]) : register`), a bias column, a C input scaled by
+// beta — does not depend on K, and in the consumer its global latency is exposed once per output
+// tile (a persistent kernel's consumer goes from the mainloop's last wgmma straight to it).
+// Holding it in registers across the mainloop instead costs the accumulator's registers. So the
+// producer loads it, by TMA, into a shared buffer of one more aref, `%epilogue` (a tuple of one
+// buffer per such operand, row-major and unswizzled: "256:1", "(R,C):(C,1)"), once per output
+// tile with sequence number 0 (persistent counts the tiles), after its mainloop loads:
+//   producer:  ...mainloop...; %bufs = aref_acquire %epilogue, %c0;
+//              copy %tile_i, %buf_i {atom = "tma.load.1d.box256"}; aref_commit %epilogue, %c0
+//   consumer:  ...mainloop...; %bufs = aref_wait %epilogue, %c0;
+//              %r_i = copy %buf_i {atom = "ld.shared.b32"} : <the copy's register type>;
+//              role_sync; aref_release %epilogue, %c0
+// The load is issued at least one ring's depth of K steps before the consumer needs it. The
+// register tensor keeps the layout synthesis gave it (so a bias broadcast over the accumulator's
+// rows stays register-local); each thread reads its values with the widest ld.shared that its
+// layout's runs of consecutive elements allow. The role_sync is there because the release is one
+// arrival per warpgroup (lower-arefs) while every thread reads the buffer. pipeline-arefs gives
+// the aref 2 slots when the mainloop's ring leaves room (tile t + 1's operands land while tile t's
+// are read), else 1.
+// Which copies: `%r = copy %t : register<...>` at the top level after the last mainloop, where %t
+// is a `tile` of a kernel argument whose address is address arithmetic over sizes, constants and
+// block indices (as the producer's loop tiles), of rank 1 or 2 with static extents of 1..256, an
+// inner extent of a multiple of 16 bytes, f16, bf16 or f32, padded with zeros if masked (TMA's
+// fill), rows of a rank-2 tensor known by the facts to be 16-byte multiples, and at most
+// kMaxEpilogueOperandBytes (1 KiB: what a 128x256 GEMM's ring of 4 x 48 KiB and staged epilogue
+// leave; a bigger tile would cost the ring a slot). Any other copy — one whose tile depends on the
+// accumulator, a 128x256 C tile, a non-zero pad — stays in the consumer, unchanged; this is an
+// optimization, never an error. `tessel opt --report=epilogue` says for each copy where it went
+// and why.
+//
 // Roles and threads. Producer: `{role = producer, first_thread = 0, threads = 128, issue = one}`
 // (one elected thread issues TMA). Consumer: `{role = consumer, first_thread = 128, threads = T}`
 // with T the block's threads before the pass: synthesis laid the register tensors out over T

@@ -1,6 +1,9 @@
 #include "transforms/schedule/persistent.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <tuple>
 
 #include "ir/async.h"
 #include "ir/canonicalize.h"
@@ -31,29 +34,40 @@ std::optional<int64_t> int_constant(const Value* v) {
   return d->int_attr("value");
 }
 
-// How many sequence numbers a role uses per tile: the trip count of the loop (from 0 in steps of
-// 1) that holds its aref_acquire / aref_wait ops. Null when the role uses no aref.
-Value* per_tile_count(const Operation& role) {
-  Value* count = nullptr;
+// How many sequence numbers a role uses of each aref per tile, in the order the role first uses
+// them: the trip count of the loop (from 0 in steps of 1) that holds the aref's acquire / wait
+// ops, or 1 when they stand in no loop of the role (an aref used once per tile; `one` makes the
+// constant). Empty when the role uses no aref.
+std::vector<std::pair<const Value*, Value*>> per_tile_counts(const Operation& role,
+                                                             const std::function<Value*()>& one) {
+  std::vector<std::pair<const Value*, Value*>> counts;
   ir::walk(const_cast<Operation*>(&role), [&](Operation* op) {
     if (op->kind() != OpKind::aref_acquire && op->kind() != OpKind::aref_wait) return;
     const Operation* loop = op->parent_op();
     while (loop && loop->kind() != OpKind::for_ && loop != &role) loop = loop->parent_op();
-    if (!loop || loop == &role || int_constant(loop->operand(0)) != 0 ||
-        int_constant(loop->operand(2)) != 1) {
+    Value* count = nullptr;
+    if (loop == &role) {
+      count = one();
+    } else if (!loop || int_constant(loop->operand(0)) != 0 ||
+               int_constant(loop->operand(2)) != 1) {
       user_error(op->loc(), "persistent: ", op->name(),
                  " must stand in a loop `for %k = 0 to %n step 1` (its trip count is the number "
-                 "of sequence numbers per tile)");
+                 "of sequence numbers per tile) or in no loop of its role (one per tile)");
+    } else {
+      count = loop->operand(1);
     }
-    if (count && count != loop->operand(1)) {
-      user_error(op->loc(),
-                 "persistent: the aref ops of one role stand in loops of different "
-                 "trip counts (",
-                 ir::value_ref(count), " and ", ir::value_ref(loop->operand(1)), ")");
+    const Value* aref = op->operand(0);
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& c) { return c.first == aref; });
+    if (it == counts.end()) {
+      counts.emplace_back(aref, count);
+    } else if (it->second != count) {
+      user_error(op->loc(), "persistent: the ops of ", ir::value_ref(aref),
+                 " in one role stand in loops of different trip counts (",
+                 ir::value_ref(it->second), " and ", ir::value_ref(count), ")");
     }
-    count = loop->operand(1);
   });
-  return count;
+  return counts;
 }
 
 void make_kernel_persistent(Operation& kernel) {
@@ -164,18 +178,36 @@ void make_kernel_persistent(Operation& kernel) {
   Value* per_group =
       two_d ? top.index_op(OpKind::mul, c_group, tiles_n, "per_group", loc) : nullptr;
 
+  Value* c1 = nullptr;
+  auto one = [&]() {
+    if (!c1) c1 = top.index_constant(1, loc);
+    return c1;
+  };
   for (Operation* role : roles) {
-    Value* count = per_tile_count(*role);
+    // One carried sequence base per distinct per-tile count (arefs used as often share it).
+    const auto arefs = per_tile_counts(*role, one);
+    std::vector<Value*> counts;
+    std::map<const Value*, size_t> base_of;  // aref -> its count's index
+    for (const auto& [aref, count] : arefs) {
+      auto it = std::find(counts.begin(), counts.end(), count);
+      base_of[aref] = static_cast<size_t>(it - counts.begin());
+      if (it == counts.end()) counts.push_back(count);
+    }
     Block* role_body = role->region(0);
     auto loop = std::make_unique<Operation>(OpKind::for_, role->loc());
     loop->add_operand(first);
     loop->add_operand(tiles);
     loop->add_operand(step);
-    loop->add_operand(c0);
     Block* tile_body = loop->add_region();
     Value* t = tile_body->add_argument(kIndex, "tile");
-    Value* base = tile_body->add_argument(kIndex, "seq_base");
-    loop->add_result(kIndex, "seq_end");
+    std::vector<Value*> bases;
+    for (size_t i = 0; i < std::max<size_t>(1, counts.size()); ++i) {
+      // A once-per-tile aref counts the tiles this block has done.
+      const bool tiles_done = i < counts.size() && counts[i] == c1;
+      loop->add_operand(c0);
+      bases.push_back(tile_body->add_argument(kIndex, tiles_done ? "tile_seq" : "seq_base"));
+      loop->add_result(kIndex, tiles_done ? "tile_seq_end" : "seq_end");
+    }
     // The role's ops move into the loop, after the tile's coordinates.
     // Trailing drains of TMA stores stay after the loop: one wait at the end, not one per tile.
     std::vector<std::unique_ptr<Operation>> drains;
@@ -220,9 +252,10 @@ void make_kernel_persistent(Operation& kernel) {
     });
     // One `add` per sequence number and block (an acquire and its commit share it; the earlier
     // op of a block dominates the later ones).
-    std::map<std::pair<const Value*, const Block*>, Value*> made;
+    std::map<std::tuple<const Value*, const Block*, const Value*>, Value*> made;
     for (Operation* op : sequenced) {
-      Value*& seq = made[{op->operand(1), op->parent_block()}];
+      Value* base = bases[base_of.at(op->operand(0))];
+      Value*& seq = made[{op->operand(1), op->parent_block(), base}];
       if (!seq) {
         OpBuilder at(op->parent_block());
         at.set_insertion_point_before(op);
@@ -230,8 +263,14 @@ void make_kernel_persistent(Operation& kernel) {
       }
       op->set_operand(1, seq);
     }
-    Value* next = count ? b.index_op(OpKind::add, base, count, "seq_next", loc) : base;
-    b.create(OpKind::yield, {next}, {}, loc);
+    std::vector<Value*> next;
+    for (size_t i = 0; i < bases.size(); ++i) {
+      next.push_back(i < counts.size() ? b.index_op(OpKind::add, bases[i], counts[i],
+                                                    counts[i] == c1 ? "tile_seq_next" : "seq_next",
+                                                    loc)
+                                       : bases[i]);
+    }
+    b.create(OpKind::yield, next, {}, loc);
   }
   body.remove(grid);
 }

@@ -29,14 +29,18 @@
 // first = (t / per_group) * G, rows = min(tm - first, G), bm = first + (t % per_group) % rows,
 // bn = (t % per_group) / rows. Aref sequence numbers keep counting across tiles (async.h: each
 // role uses 0, 1, 2, ... in order), so the ring's slots and phases continue where the previous
-// tile left them: the per-tile count is the trip count of the loop that holds the role's aref ops
-// (`for %k = 0 to %n step 1`), the same value in every role that uses the aref.
+// tile left them: an aref's per-tile count is the trip count of the loop that holds its ops in
+// the role (`for %k = 0 to %n step 1`), the same value in every role that uses the aref, or 1 for
+// an aref whose ops stand in no loop of the role (warp-specialize's epilogue operands: one
+// sequence number per tile). The tile loop carries one base per distinct count — `%seq_base`,
+// and `%tile_seq` (the tiles this block has done) for count 1 — and each aref op's number n
+// becomes its count's base + n.
 //
 // A role's trailing `copy_async_wait` ops (stage-stores' drain of TMA stores) stay after the loop.
 //
 // Pins: `persistent = 0` on the block_grid keeps the grid of one block per tile. Refused with a
-// user error: block indices used outside the roles, aref ops of one role in loops of different
-// trip counts or with a lower bound other than 0 and a step other than 1, grids of three
+// user error: block indices used outside the roles, ops of one aref in one role in loops of
+// different trip counts or with a lower bound other than 0 and a step other than 1, grids of three
 // dimensions.
 #pragma once
 

@@ -61,6 +61,44 @@ TEST(EmitSm90, GemmWgmmaStaysAsynchronousAndNothingSpills) {
   }
 }
 
+// gemm_bias_relu's bias row goes through the producer (warp-specialize, "Epilogue operands"): the
+// producer's elected thread loads it by a 1-D TMA box into a slot of its own ring, the consumer
+// reads it from shared memory, 4 bytes (an accumulator column pair) at a time, and issues no global
+// load of the bias; with N % 8 == 0 known nothing spills and the wgmma groups stay asynchronous.
+TEST(EmitSm90, GemmBiasReluLoadsItsBiasThroughTheProducer) {
+  std::string text = examples::lowered_kernels().at("gemm_bias_relu");
+  size_t at = text.find("facts(K % 8 == 0)");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 17, "facts(K % 8 == 0, N % 8 == 0)");
+  auto module = ir::parse_module(text, "gemm_bias_relu.tir");
+  CompileOptions options;
+  options.compile_cubin = false;
+  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+  const std::string& cuda = kernel.cuda_source();
+  size_t consumer = cuda.find("// role consumer");
+  ASSERT_NE(consumer, std::string::npos) << cuda;
+  size_t load = cuda.find("tessel::device::tma_load_1d(");
+  ASSERT_NE(load, std::string::npos) << cuda;
+  EXPECT_LT(load, consumer) << "the producer issues the bias's TMA load";
+  EXPECT_NE(cuda.find("&tmap_bias"), std::string::npos) << cuda;
+  size_t read = cuda.find("(ld.shared.b32)", consumer);
+  EXPECT_NE(read, std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("tsl_load16<2>(p + 8, &rbias[2], false);", consumer), std::string::npos)
+      << cuda;
+  // No global load of the bias anywhere: the kernel reads it only through its tensor map.
+  EXPECT_EQ(cuda.find(" <- bias tile"), std::string::npos) << cuda;
+  std::string log = ptxas_log("gemm_bias_relu", text);
+  EXPECT_NE(log.find("Used"), std::string::npos) << "no ptxas report in the log:\n" << log;
+  EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
+  EXPECT_EQ(log.find("C7514"), std::string::npos) << log;
+  const std::string none = "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads";
+  size_t report = log.find(none);
+  EXPECT_NE(report, std::string::npos) << log;
+  // One kernel, one spill report.
+  if (report != std::string::npos)
+    EXPECT_EQ(log.find("spill stores", report + none.size()), std::string::npos) << log;
+}
+
 // In a warp-specialized kernel an accumulator that starts at 1.0 costs nothing: it is copied in
 // at the start of each tile, when the previous tile's groups are drained (the non-specialized
 // mainloop copied it in while a group could be pending, and ptxas serialized every wgmma).

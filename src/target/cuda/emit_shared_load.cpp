@@ -1,0 +1,136 @@
+// Epilogue operands through shared memory (warp-specialize's "Epilogue operands"): the producer's
+// 1-D TMA load of a vector tile into an aref slot, and the consumer threads' reads of a slot
+// buffer into a register tensor.
+//
+// The read: each thread loads the values its register layout gives it, `ld.shared` of the width
+// the op's atom names (ld.shared.b32: two 16-bit elements), from a buffer in a plain strided
+// layout ("256:1", "(R,C):(C,1)": what TMA writes without a swizzle). Threads that hold the same
+// elements (a bias row broadcast over the accumulator's rows: stride-0 thread modes) read the same
+// addresses, which shared memory serves as one broadcast.
+#include <regex>
+
+#include "layout/parse.h"
+#include "layout/table.h"
+#include "target/cuda/emit_internal.h"
+
+namespace tessel::target::cuda::detail {
+
+void Emitter::copy_async_1d(const Operation& op, int64_t extent) {
+  const Operation* tile = op.operand(0)->def();
+  if (!tile) unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
+  if (tile->has_attr("masked") && tile->has_attr("pad") && tile->real_attr("pad") != 0.0) {
+    unsupported(*tile, "pads with " + std::to_string(tile->real_attr("pad")) +
+                           "; TMA fills out-of-bounds elements with zeros");
+  }
+  const Type& t = op.operand(1)->type();
+  if (t.rank() != 1 || t.static_shape()[0] != extent) {
+    unsupported(op, "has a box of " + std::to_string(extent) + " that is not its whole buffer " +
+                        t.str());
+  }
+  auto dst = shared_.find(op.operand(1));
+  if (dst == shared_.end())
+    unsupported(
+        op, "writes %" + op.operand(1)->name() + ", which is not a shared buffer of an aref slot");
+  std::string tmap = tma_descriptor(op, *tile, 1, extent, 0);
+  const View& g = view(op, op.operand(0));
+  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_load_1d(" +
+       dst->second.base + ", &" + tmap + ", " + barrier(op, 2) + ", " + g.origin[0] + ");");
+}
+
+void Emitter::shared_to_register(const Operation& op) {
+  auto it = shared_.find(op.operand(0));
+  if (it == shared_.end() || it->second.transposed) {
+    unsupported(op, "reads %" + op.operand(0)->name() +
+                        ", which is not a shared buffer (an aref slot or an alloc)");
+  }
+  const SharedTile& s = it->second;
+  static const std::regex atom_re(R"(ld\.shared\.b(\d+))");
+  std::smatch m;
+  const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+  if (!std::regex_match(atom, m, atom_re)) {
+    unsupported(op, "has atom '" + atom + "'; a shared -> register copy is ld.shared.bN");
+  }
+  if (s.element != ScalarKind::f16 && s.element != ScalarKind::bf16 &&
+      s.element != ScalarKind::f32) {
+    unsupported(op, "reads " + std::string(ir::to_string(s.element)) +
+                        " elements; f16, bf16 and f32 are read from shared memory here");
+  }
+  const int64_t bytes = s.element == ScalarKind::f32 ? 4 : 2;
+  const int64_t w = std::stoll(m[1]) / 8 / bytes;
+  if (w < 1 || (w > 1 && w * bytes > 16) || (w & (w - 1)) != 0) {
+    unsupported(op, "has atom '" + atom + "', which does not move whole " +
+                        std::to_string(bytes) + "-byte elements in 1 to 16 bytes");
+  }
+  // The buffer's layout as one stride per dimension (checked against its table).
+  const size_t rank = s.shape.size();
+  const layout::Layout l = layout::parse_layout(s.layout);
+  std::vector<int64_t> table = layout::layout_table(l);
+  int64_t count = 1;
+  for (int64_t e : s.shape) count *= e;
+  std::vector<int64_t> stride(rank, 0);
+  bool strided = static_cast<int64_t>(table.size()) == count && rank >= 1 && rank <= 2;
+  if (strided) {
+    stride[0] = count > 1 && s.shape[0] > 1 ? table[1] : 0;
+    if (rank == 2) stride[1] = s.shape[1] > 1 ? table[static_cast<size_t>(s.shape[0])] : 0;
+    for (int64_t i = 0; strided && i < count; ++i) {
+      int64_t r = i % s.shape[0], c = rank == 2 ? i / s.shape[0] : 0;
+      strided = table[static_cast<size_t>(i)] == r * stride[0] + (rank == 2 ? c * stride[1] : 0);
+    }
+  }
+  if (!strided) {
+    unsupported(op, "reads a shared buffer in layout " + s.layout +
+                        "; threads read rank-1 or rank-2 buffers in a plain strided layout here");
+  }
+  Reg& r = new_reg(op);
+  const Plan& plan = *r.plan;
+  if (plan.tile != s.shape) unsupported(op, "between tiles of different shapes");
+  if (r.element != s.element) unsupported(op, "changes the element type; cast instead");
+  auto offset = [&](const std::vector<int64_t>& c) {
+    int64_t o = 0;
+    for (size_t d = 0; d < rank; ++d) o += c[d] * stride[d];
+    return o;
+  };
+  // Every thread's part of the offset, and every vector's, must be w-aligned and its w values
+  // consecutive in the buffer: what the atom was chosen for (warp-specialize's read_width).
+  bool aligned = plan.values % w == 0;
+  for (const Leaf& leaf : plan.leaves) aligned = aligned && offset(leaf.coef) % w == 0;
+  for (int64_t v = 0; aligned && v < plan.values; v += w) {
+    int64_t base = offset(plan.value_coord[static_cast<size_t>(v)]);
+    aligned = base % w == 0;
+    for (int64_t u = 1; aligned && u < w; ++u)
+      aligned = offset(plan.value_coord[static_cast<size_t>(v + u)]) == base + u;
+  }
+  if (!aligned) {
+    unsupported(op, "has atom '" + atom + "' but the register layout " + plan.text +
+                        " does not give each thread aligned runs of " + std::to_string(w) +
+                        " consecutive elements of " + s.layout);
+  }
+  const char* type = bytes == 4 ? "const float" : "const unsigned short";
+  std::string thread;
+  for (size_t d = 0; d < rank; ++d) {
+    if (plan.var[d] == "0" || stride[d] == 0) continue;
+    thread += (thread.empty() ? "" : " + ") + plan.var[d] +
+              (stride[d] == 1 ? "" : " * " + std::to_string(stride[d]));
+  }
+  const std::string bf = s.element == ScalarKind::bf16 ? "true" : "false";
+  line("{  // load " + r.name + " <- shared %" + op.operand(0)->name() + " (" + atom + ")");
+  ++indent_;
+  line(std::string(type) + "* p = reinterpret_cast<" + type + "*>(" + s.base + ")" +
+       (thread.empty() ? "" : " + " + thread) + ";");
+  for (int64_t v = 0; v < plan.values; v += w) {
+    const std::string at = "p + " + std::to_string(offset(plan.value_coord[static_cast<size_t>(v)]));
+    const std::string slot = r.name + "[" + std::to_string(v) + "]";
+    if (w > 1) {
+      line(bytes == 2 ? "tsl_load16<" + std::to_string(w) + ">(" + at + ", &" + slot + ", " + bf +
+                            ");"
+                      : "tsl_load32<" + std::to_string(w) + ">(" + at + ", &" + slot + ");");
+    } else {
+      line(slot + " = " + (bytes == 2 ? "tsl_load(" + at + ", " + bf + ")" : "*(" + at + ")") +
+           ";");
+    }
+  }
+  --indent_;
+  line("}");
+}
+
+}  // namespace tessel::target::cuda::detail
