@@ -7,7 +7,9 @@
 # synccheck on shapes with partial tiles in M, N and K (N % 8 != 0 included); a table last.
 # At most 8 files come back from the device: bench logs, ws.jsonl and one sanitize.log.
 # Usage (device tool, repo root): TESSEL_COMMIT=<sha> scripts/gpu/ws_pipeline.sh [steps]
-#   steps: bench extra sanitize (default: all)
+#   steps: bench extra sanitize (default: all); VARIANTS: the third kernel file(s) of `bench`
+#   (default gemm_n8.tir), SANITIZE: the kernel files of `sanitize` (default gemm, bias + ReLU,
+#   dual GEMM), SHAPES / ITER as below.
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=/tmp/tessel-cache
@@ -39,11 +41,12 @@ for step in $steps; do
     done
     ;;
   sanitize)
-    for k in gemm gemm_bias_relu dual_gemm; do
+    for f in ${SANITIZE:-$K/gemm.tir $K/gemm_bias_relu.tir $K/dual_gemm.tir}; do
+      k=$(basename $f .tir)
       for tool in memcheck racecheck synccheck; do
         for size in M=300,N=520,K=136 M=129,N=257,K=200; do
           log=/tmp/san.log
-          timeout 300 compute-sanitizer --tool $tool $T run $K/$k.tir --gpu --check --size $size > $log 2>&1
+          timeout 300 compute-sanitizer --tool $tool $T run $f --gpu --check --size $size > $log 2>&1
           rc=$?
           echo "== $tool $k $size (rc=$rc)" >> $OUT/sanitize.log; cat $log >> $OUT/sanitize.log
           echo "$tool $k $size: rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $log | tr '\n' ' ') $(grep -iE 'rel.*err' $log | head -1)"

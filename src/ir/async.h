@@ -72,6 +72,27 @@
 // completes in that thread's bulk async-group), `copy_async_commit`, and
 // `copy_async_wait {pending = N}` (until at most N groups still read their buffers).
 //
+// Clusters (made by cluster-blocks, persistent and multicast-loads; src/transforms/): blocks
+// grouped into thread-block clusters share each other's shared memory and barriers.
+//   block_grid ... {cluster = [2]}          blocks per cluster along each grid dimension (the
+//                                           launch's cluster dimensions; `auto` before
+//                                           cluster-blocks decides)
+//   %r = cluster_rank : index               the block's rank in its cluster (%cluster_ctarank)
+//   copy_async %tile, %buf, %bars, %i {atom = "tma.load.2d.box(R/C)x...", multicast}
+//                                           block r of the C blocks loads rows [r R/C, (r+1) R/C)
+//                                           of the R-row tile into the same rows of %buf (an
+//                                           aref_slot result: the same offset in every block) in
+//                                           every block of the cluster, completing the share's
+//                                           bytes on each block's bars[i]
+//   mbarrier_arrive %bars, %i {by = warpgroup, cluster}
+//                                           the arrival goes to bars[i] of every block of the
+//                                           cluster (this one included)
+//   cluster_sync                            every thread of every block of the cluster; at the
+//                                           top level after the barriers' init (publishes them to
+//                                           the peers) and as the kernel's last op, after the
+//                                           roles (no block exits while a peer may still arrive
+//                                           on its barriers or write its slots)
+//
 // Level 2 is what the protocol check (check-protocol) reasons about, and what the emitter
 // translates: mbarrier ops become tessel::device::mbarrier_* calls, copy_async a TMA load, and so
 // on; the emitter adds no wait or arrive of its own.
@@ -83,7 +104,8 @@
 
 namespace tessel::ir {
 
-// Whether `kind` is one of the ops above (warp_group through role_sync; not slice, a plain op).
+// Whether `kind` is one of the ops above (warp_group through cluster_sync; not slice, a plain op,
+// nor cluster_rank, which reads the machine like sm_count).
 bool is_async_op(OpKind kind);
 
 // The warp_group op that `op` is nested in (null outside roles).

@@ -36,12 +36,23 @@
 // and `%tile_seq` (the tiles this block has done) for count 1 — and each aref op's number n
 // becomes its count's base + n.
 //
+// Clusters (a block_grid `cluster = [2, 1]` from cluster-blocks): the tiles are walked in units
+// of clusters — a grid of cdiv(tm, 2) x tn cluster tiles, min(cluster tiles, max(1, SMs / 2))
+// clusters of 2 blocks (`block_grid %blocks {cluster = [2]}`), cluster c = block / 2 taking
+// cluster tiles c, c + clusters, ... in the raster order (groups of G / 2 cluster rows) — and
+// each block takes the row `2 * cluster row + cluster_rank` of its cluster's pair (`[1, 2]`: the
+// column). With an odd tm the last cluster row's second block has no tile: its loads read
+// nothing but TMA's zero fill and its stores are clipped, and it still takes part in the
+// cluster's protocol. The launch sizes `sm_count` for a cluster kernel by the clusters that fit at
+// once (cuOccupancyMaxActiveClusters x 2), not the SMs: a cluster beyond them would run as a
+// second wave.
+//
 // A role's trailing `copy_async_wait` ops (stage-stores' drain of TMA stores) stay after the loop.
 //
 // Pins: `persistent = 0` on the block_grid keeps the grid of one block per tile. Refused with a
 // user error: block indices used outside the roles, ops of one aref in one role in loops of
 // different trip counts or with a lower bound other than 0 and a step other than 1, grids of three
-// dimensions.
+// dimensions, clusters along two dimensions.
 #pragma once
 
 #include "ir/ir.h"
