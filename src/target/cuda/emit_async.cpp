@@ -107,10 +107,19 @@ void Emitter::async_op(const Operation& op) {
       line(std::string("tessel::device::setmaxnreg_") + op.str_attr("mode") + "<" +
            std::to_string(op.int_attr("count")) + ">();");
       return;
-    case OpKind::mbarrier_wait:
-      line("tessel::device::mbarrier_wait(" + barrier(op, 0) + ", " + scalar(op, op.operand(2)) +
-           ");");
+    case OpKind::mbarrier_wait: {
+      std::string call = "tessel::device::mbarrier_wait(" + barrier(op, 0) + ", " +
+                         scalar(op, op.operand(2)) + ");";
+      if (!op.has_attr("by") || issue_one_) {
+        line(call);
+        return;
+      }
+      // `by = one` among many threads: thread 0 waits (it issues the loads that follow), and its
+      // warp converges right after, before any lane runs on to a .sync.aligned wgmma.
+      line("if (tid == 0) " + call);
+      line("__syncwarp();");
       return;
+    }
     case OpKind::mbarrier_arrive: {
       const std::string& by = op.str_attr("by");
       std::string call = "tessel::device::mbarrier_arrive(" + barrier(op, 0) + ");";

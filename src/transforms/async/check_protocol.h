@@ -1,5 +1,6 @@
-// CheckProtocol: the barrier protocol of a kernel after lower-arefs, checked at compile time so
-// that a broken protocol is an error naming the barrier and the op, never a hang on the GPU.
+// CheckProtocol: the barrier protocol of a kernel after lower-arefs or lower-mainloops, checked at
+// compile time so that a broken protocol is an error naming the barrier and the op, never a hang
+// on the GPU.
 //
 // Method: a bounded model check. The kernel's synchronization skeleton — its roles, loops and
 // branches with their index arithmetic, mbarrier_init / wait / arrive / expect_tx, TMA loads
@@ -49,11 +50,19 @@
 //   - a slot loaded and never read by the end of the block (a producer running more iterations
 //     than its consumer: its wait on empty passes, the consumer having released the slot's
 //     previous use, and the load may be in flight when the block exits).
+// A kernel without roles that has mbarriers (a mainloop lowered by lower-mainloops: one ring that
+// the block both loads and reads) is checked as one role of the block_grid's `threads` running
+// the whole kernel body: it is the consumer of its own loads, its arrivals count as for a role of
+// that many threads (`by = warp`: one per warp), and a `by = one` wait blocks it like any wait.
+// Running the block's threads in lockstep is enough for that kernel's protocol: only the thread
+// that makes the `by = one` wait issues the loads it protects, every other thread reaches a slot
+// only through its own wait on the full barrier, and every thread releases in program order
+// after the mma_wait that retires its reads; a schedule in which the threads drift apart orders
+// the same waits and arrivals of each thread the same way (lower_mainloops.h has the argument).
 // What it assumes: branches and loop bounds depend only on sizes, constants, block indices and
 // loop variables (the forms the passes make); anything else is reported as something the check
 // cannot follow. It does not model the emitter's contracts (which thread issues), memory
-// consistency beyond the barrier's, or clusters. Kernels without roles or mbarriers pass
-// untouched.
+// consistency beyond the barrier's, or clusters. Kernels without mbarriers pass untouched.
 #pragma once
 
 #include "ir/ir.h"
