@@ -54,11 +54,13 @@
 // the block both loads and reads) is checked as one role of the block_grid's `threads` running
 // the whole kernel body: it is the consumer of its own loads, its arrivals count as for a role of
 // that many threads (`by = warp`: one per warp), and a `by = one` wait blocks it like any wait.
-// Running the block's threads in lockstep is enough for that kernel's protocol: only the thread
-// that makes the `by = one` wait issues the loads it protects, every other thread reaches a slot
-// only through its own wait on the full barrier, and every thread releases in program order
-// after the mma_wait that retires its reads; a schedule in which the threads drift apart orders
-// the same waits and arrivals of each thread the same way (lower_mainloops.h has the argument).
+// Running the block's threads in lockstep is enough for that kernel's protocol, though it cannot
+// show one warp running iterations ahead of another: a warp reaches a slot only through its own
+// wait on the full barrier, a slot's empty phase completes only once every warp has released
+// it (each after the mma_wait retiring its reads, in its own program order), and only the
+// thread that made the `by = one` wait loads into it; so what the protocol rests on is each
+// thread's own order of waits, reads and releases, which the lockstep run checks
+// (lower_mainloops.h has the argument).
 // What it assumes: branches and loop bounds depend only on sizes, constants, block indices and
 // loop variables (the forms the passes make); anything else is reported as something the check
 // cannot follow. It does not model the emitter's contracts (which thread issues), memory

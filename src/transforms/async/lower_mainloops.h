@@ -78,15 +78,16 @@
 // The one addition to level 2 is `mbarrier_wait {by = one}`: a wait made by one thread of the
 // block while the others go on.
 //
-// Refused with a user error naming the loop or the op (the emitter translated none of these
-// either): a TMA mainloop nested in other control flow (its barriers are made at the top level,
+// Refused with a user error naming the loop or the op (the emitter's own mainloop, which this
+// pass replaced, refused the same forms): a TMA mainloop nested in other control flow (its barriers are made at the top level,
 // where every thread runs); a loop that does not count from 0 in steps of 1 (the loop index is
 // the sequence number); `stages` / `mma_in_flight` other than 1 <= S <= 64, 0 <= G <= 7, G < S;
 // a copy into shared memory that is not a TMA load of a global tile made in the loop body; an op
 // in the body other than the loads' address arithmetic, transposes of shared tiles, wgmma mmas
 // and the yield; a loop-carried value that is not the accumulator of one wgmma mma yielded as its
 // result (the mmas become asynchronous); a loop without a wgmma mma; a block_grid without
-// `threads` (layout synthesis writes it; the empty barriers count the block's warps).
+// `threads` (layout synthesis writes it; the empty barriers count the block's warps). A TMA
+// mainloop that reaches the emitter unlowered is refused there (emit.cpp).
 #pragma once
 
 #include "ir/ir.h"
