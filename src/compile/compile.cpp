@@ -292,7 +292,12 @@ int64_t CompiledKernel::launch_sm_count() const {
   bool reads = false;
   ir::walk(module_->kernels.front().get(),
            [&](ir::Operation* op) { reads = reads || op->kind() == ir::OpKind::sm_count; });
-  return reads ? runtime::context().sm_count() : 1;
+  if (!reads) return 1;
+  // A grid of clusters is sized for the SMs that whole clusters can hold at once (a cluster
+  // beyond those would wait for a whole earlier cluster to finish all its tiles): the occupancy
+  // query's answer times the cluster, once the kernel is loaded (prepare_launch).
+  if (emitted_.cluster > 1 && cluster_sm_count_ > 0) return cluster_sm_count_;
+  return runtime::context().sm_count();
 }
 
 runtime::LaunchConfig CompiledKernel::launch_config(const std::map<std::string, int64_t>& sizes,
@@ -312,6 +317,7 @@ runtime::LaunchConfig CompiledKernel::launch_config(const std::map<std::string, 
     *dims[i] = static_cast<unsigned>(grid[i]);
   }
   config.block.x = static_cast<unsigned>(emitted_.threads);
+  config.cluster.x = static_cast<unsigned>(emitted_.cluster);
   config.dynamic_shared_bytes = static_cast<unsigned>(emitted_.dynamic_shared_bytes);
   return config;
 }
@@ -353,13 +359,6 @@ void CompiledKernel::launch(const std::vector<KernelArg>& args, CUstream stream)
 void CompiledKernel::prepare_launch(const std::vector<KernelArg>& args) {
   launch_ready_ = false;
   std::map<std::string, int64_t> sizes = bind(args);
-  // The grid comes from evaluating the kernel's block_grid; relaunches with the same sizes reuse
-  // it.
-  if (!last_config_ || sizes != last_sizes_) {
-    last_config_ = launch_config(sizes);
-    last_sizes_ = sizes;
-  }
-  if (last_config_->grid.count() == 0) return;  // an empty problem
   if (cubin_.empty()) {
     user_error(SourceLocation::unknown(), "launch of @", name_,
                ": the kernel was compiled without a cubin (compile_cubin = false)");
@@ -367,7 +366,27 @@ void CompiledKernel::prepare_launch(const std::vector<KernelArg>& args) {
   if (!loaded_) {
     loaded_ = std::make_shared<runtime::Module>(runtime::Module::load(cubin_));
     function_ = loaded_->function(emitted_.entry);
+    if (emitted_.cluster > 1) {
+      runtime::LaunchConfig probe;
+      probe.block.x = static_cast<unsigned>(emitted_.threads);
+      probe.cluster.x = static_cast<unsigned>(emitted_.cluster);
+      probe.dynamic_shared_bytes = static_cast<unsigned>(emitted_.dynamic_shared_bytes);
+      int clusters = function_.max_active_clusters(probe);
+      if (clusters <= 0) {
+        user_error(SourceLocation::unknown(), "launch of @", name_, ": no cluster of ",
+                   emitted_.cluster, " blocks of ", emitted_.threads, " threads and ",
+                   emitted_.dynamic_shared_bytes, " bytes of shared memory fits on this device");
+      }
+      cluster_sm_count_ = int64_t{clusters} * emitted_.cluster;
+    }
   }
+  // The grid comes from evaluating the kernel's block_grid; relaunches with the same sizes reuse
+  // it.
+  if (!last_config_ || sizes != last_sizes_) {
+    last_config_ = launch_config(sizes);
+    last_sizes_ = sizes;
+  }
+  if (last_config_->grid.count() == 0) return;  // an empty problem
   // Argument storage in the emitted parameter order (reserved up front: slots point into it).
   pointers_.clear();
   floats_.clear();

@@ -93,6 +93,7 @@ class CompiledKernel {
   CompileTimes times_;
   std::shared_ptr<ir::Module> module_;  // the lowered kernel (grid evaluation, declaration checks)
   std::shared_ptr<runtime::Module> loaded_;
+  int64_t cluster_sm_count_ = 0;  // SMs whole clusters can hold at once (set when loaded)
   runtime::Function function_;
   std::map<std::string, int64_t> last_sizes_;  // the sizes of the last launch, and its config
   std::optional<runtime::LaunchConfig> last_config_;

@@ -15,7 +15,7 @@ using target::cuda::KernelParam;
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 // A field added to EmittedKernel or KernelParam must be written and read here too, or a disk hit
 // would return a kernel without it. (Sizes as g++/libstdc++ on x86-64 lay these structs out.)
-static_assert(sizeof(EmittedKernel) == 2 * sizeof(std::string) + 8 + sizeof(std::vector<int>),
+static_assert(sizeof(EmittedKernel) == 2 * sizeof(std::string) + 16 + sizeof(std::vector<int>),
               "EmittedKernel changed: update compiled_entry.cpp (serialize/deserialize) and bump "
               "kFormat");
 static_assert(sizeof(KernelParam) ==
@@ -92,6 +92,7 @@ std::string serialize(const Entry& entry) {
   w.text(k.entry);
   w.text(k.source);
   w.number(k.threads);
+  w.number(k.cluster);
   w.number(k.dynamic_shared_bytes);
   w.number(static_cast<int64_t>(k.params.size()));
   for (const KernelParam& p : k.params) {
@@ -118,6 +119,7 @@ std::optional<Entry> deserialize(std::string_view bytes) {
   k.entry = r.text();
   k.source = r.text();
   k.threads = static_cast<int>(r.number());
+  k.cluster = static_cast<int>(r.number());
   k.dynamic_shared_bytes = static_cast<int>(r.number());
   int64_t params = r.count(16);  // a parameter is at least 8 fields of 2 bytes
   for (int64_t i = 0; i < params && !r.failed(); ++i) {
@@ -141,7 +143,8 @@ std::optional<Entry> deserialize(std::string_view bytes) {
     p.optional = r.number() != 0;
     k.params.push_back(std::move(p));
   }
-  if (r.failed() || !r.at_end() || k.entry.empty() || k.source.empty() || k.threads <= 0) {
+  if (r.failed() || !r.at_end() || k.entry.empty() || k.source.empty() || k.threads <= 0 ||
+      k.cluster <= 0) {
     return std::nullopt;
   }
   return entry;

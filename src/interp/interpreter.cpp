@@ -113,6 +113,20 @@ struct BlockAsync {
   std::map<const Value*, ArefModel> arefs;
   std::map<const Value*, std::vector<std::vector<View>>> slots;  // per aref: slot -> its buffers
   std::map<const Value*, BarrierArray> barriers;
+  // In a cluster: the roles still running, whether a cluster_sync ends the kernel, and whether
+  // the block has exited (its roles ended and nothing holds it): a peer's arrival on, or
+  // multicast into, an exited block is an error, as on the GPU.
+  int roles_running = 0;
+  bool ends_with_cluster_sync = false;
+  bool exited = false;
+  std::string name;  // "block 3"
+};
+
+class Machine;
+// A cluster's roles, collected block by block and then run together.
+struct ClusterRoles {
+  std::vector<std::unique_ptr<Machine>> machines;
+  std::vector<RoleScheduler::Role> roles;
 };
 
 class Machine {
@@ -125,12 +139,56 @@ class Machine {
     std::vector<int64_t> grid = compute_grid(body);
     scheduler_ = std::make_shared<RoleScheduler>(options_.schedule);
     auto base = env_;
-    for_each_coord(grid, [&](const std::vector<int64_t>& block) {
-      env_ = base;
-      block_index_ = block;
-      block_ = std::make_shared<BlockAsync>();
-      run_ops(body);
-    });
+    const int64_t c = cluster_size(body);
+    if (c == 1) {
+      for_each_coord(grid, [&](const std::vector<int64_t>& block) {
+        env_ = base;
+        block_index_ = block;
+        block_ = std::make_shared<BlockAsync>();
+        run_ops(body);
+      });
+      return;
+    }
+    // Clusters: each block's ops before its roles, then the roles of all the cluster's blocks
+    // interleaved by one scheduler (they wait on each other's arrivals and multicasts).
+    if (grid.size() != 1 || grid[0] % c != 0) {
+      user_error(kernel.loc(), "the interpreter runs clusters of ", c,
+                 " blocks over a 1-D grid whose extent they divide, not ", index_str(grid));
+    }
+    for (int64_t first = 0; first < grid[0]; first += c) {
+      std::vector<std::shared_ptr<BlockAsync>> peers;
+      for (int64_t r = 0; r < c; ++r) {
+        peers.push_back(std::make_shared<BlockAsync>());
+        peers.back()->name = "block " + std::to_string(first + r);
+      }
+      auto collected = std::make_unique<ClusterRoles>();
+      for (int64_t r = 0; r < c; ++r) {
+        env_ = base;
+        block_index_ = {first + r};
+        block_ = peers[r];
+        cluster_ = peers;
+        cluster_rank_ = r;
+        collecting_ = collected.get();
+        run_ops(body);
+      }
+      collecting_ = nullptr;
+      scheduler_->run(std::move(collected->roles), "cluster of blocks [" + std::to_string(first) +
+                                                       ", " + std::to_string(first + c) + ")");
+      for (const auto& peer : peers) {
+        for (const auto& entry : peer->arefs) entry.second.block_finished();
+      }
+    }
+  }
+
+  static int64_t cluster_size(const Block& body) {
+    for (const auto& op : body.ops()) {
+      if (op->kind() == OpKind::block_grid && op->has_attr("cluster")) {
+        int64_t c = 1;
+        for (int64_t e : op->ints_attr("cluster")) c *= e;
+        return c;
+      }
+    }
+    return 1;
   }
 
   std::vector<int64_t> grid_only(const Operation& kernel) {
@@ -387,6 +445,8 @@ class Machine {
         return set_scalar(op.result(), Element{0, options_.sizes.at(op.str_attr("name"))});
       case OpKind::sm_count:
         return set_scalar(op.result(), Element{0, options_.sm_count});
+      case OpKind::cluster_rank:
+        return set_scalar(op.result(), Element{0, cluster_rank_});
       case OpKind::constant: {
         return set_scalar(op.result(),
                           element_from_attr(op.result()->type().element(), *op.attr("value")));
@@ -474,6 +534,10 @@ class Machine {
       // together, and the register budget does not change results. A store through shared
       // memory lands at once, so what orders it (commit, wait, the proxy fence, the role's
       // barrier) has nothing left to order.
+      // A cluster's blocks all run their ops before the roles first, then the roles together:
+      // the cluster_sync after the barriers' initialization holds by construction, the one
+      // ending the kernel is modelled by BlockAsync::exited.
+      case OpKind::cluster_sync:
       case OpKind::block_sync:
       case OpKind::setmaxnreg:
       case OpKind::copy_async_commit:
@@ -827,19 +891,48 @@ class Machine {
     std::vector<RoleScheduler::Role> roles;
     for (size_t i = first; i < block.ops().size(); ++i) {
       const Operation& role = *block.ops()[i];
+      if (role.kind() == OpKind::cluster_sync) {
+        // The kernel's last op (a verifier rule): the block stays until its peers are done.
+        block_->ends_with_cluster_sync = true;
+        continue;
+      }
       TESSEL_ASSERT(role.kind() == OpKind::warp_group, role.name(), " after the kernel's roles");
       machines.push_back(std::make_unique<Machine>(*this));
       Machine& m = *machines.back();
       m.role_ = &role;
       m.mma_groups_.clear();
       m.open_group_.clear();
+      ++block_->roles_running;
       roles.push_back({&role, [&m, &role] {
                          m.run_ops(*role.region(0));
                          for (const auto& entry : m.block_->arefs) entry.second.role_finished(role);
+                         if (--m.block_->roles_running == 0 && !m.block_->ends_with_cluster_sync)
+                           m.block_->exited = true;
                        }});
+    }
+    if (collecting_) {  // a cluster's block: its roles run with the other blocks' (run())
+      for (auto& m : machines) collecting_->machines.push_back(std::move(m));
+      for (auto& r : roles) collecting_->roles.push_back(std::move(r));
+      return;
     }
     scheduler_->run(std::move(roles), "block " + index_str(block_index_));
     for (const auto& entry : block_->arefs) entry.second.block_finished();
+  }
+
+  // The blocks an op of the cluster reaches: every block of the cluster (this one alone outside
+  // clusters). A block that has exited is an error.
+  std::vector<BlockAsync*> cluster_targets(const Operation& op) {
+    std::vector<BlockAsync*> out;
+    if (cluster_.empty()) return {block_.get()};
+    for (const auto& peer : cluster_) {
+      if (peer->exited) {
+        user_error(op.loc(), op.name(), " reaches ", peer->name,
+                   " of the cluster, which has already exited: a cluster_sync must end the "
+                   "kernel when blocks arrive on or write into each other's shared memory");
+      }
+      out.push_back(peer.get());
+    }
+    return out;
   }
 
   // A synchronization point: in a role, the scheduler may run others first, and resumes this one
@@ -920,6 +1013,12 @@ class Machine {
     bars.check(op, i);
     sync(op);
     if (op.kind() == OpKind::mbarrier_expect_tx) return bars.arrive(op, i, 1, op.int_attr("bytes"));
+    if (op.has_attr("cluster")) {
+      for (BlockAsync* peer : cluster_targets(op)) {
+        peer->barriers.at(op.operand(0)).arrive(op, i, arrival_count(op), 0);
+      }
+      return;
+    }
     bars.arrive(op, i, arrival_count(op), 0);
   }
 
@@ -950,6 +1049,7 @@ class Machine {
     int64_t i = index(op.operand(3));
     bars.check(op, i);
     sync(op);
+    if (op.has_attr("multicast")) return multicast(op, i);
     const View& src = get(op.operand(0)).tensor;
     auto values = std::make_shared<std::vector<Element>>();
     for_each_coord(src.shape,
@@ -965,12 +1065,56 @@ class Machine {
     land();
   }
 
+  // A multicast TMA load (multicast-loads): this block's share of the tile's rows — rows
+  // [r R / C, (r + 1) R / C) for rank r of a cluster of C — lands in the same rows of the same
+  // slot buffer of every block of the cluster, each landing when the schedule says and
+  // completing the share's bytes on that block's barrier.
+  void multicast(const Operation& op, int64_t i) {
+    const Operation* slot = op.operand(1)->def();  // aref_slot (a verifier rule)
+    const Value* ring = slot->operand(0);
+    const int64_t s = index(slot->operand(1));
+    const int buffer = op.operand(1)->index();
+    const View& src = get(op.operand(0)).tensor;
+    const int64_t c = static_cast<int64_t>(std::max<size_t>(1, cluster_.size()));
+    const int64_t rows = src.shape.at(0) / c, first = cluster_rank_ * rows;
+    std::vector<int64_t> share_shape = src.shape;
+    share_shape[0] = rows;
+    auto values = std::make_shared<std::vector<Element>>();
+    for_each_coord(share_shape, [&](std::vector<int64_t> k) {
+      k[0] += first;
+      values->push_back(read(op, src, k));
+    });
+    const int64_t bytes = static_cast<int64_t>(values->size()) * ir::bit_width(src.element) / 8;
+    for (BlockAsync* peer : cluster_targets(op)) {
+      auto land = [this, &op, peer, ring, s, buffer, share_shape, first, values, i, bytes]() {
+        if (peer->exited) cluster_targets(op);  // reports the exited block
+        View dst = peer->slots.at(ring).at(s).at(buffer);
+        size_t k = 0;
+        for_each_coord(share_shape, [&](std::vector<int64_t> at) {
+          at[0] += first;
+          write(op, dst, at, (*values)[k++]);
+        });
+        peer->barriers.at(op.operand(2)).complete_bytes(op, i, bytes);
+      };
+      if (role_) {
+        scheduler_->add_transfer(std::move(land));
+      } else {
+        land();
+      }
+    }
+  }
+
   const RunOptions& options_;
   std::unordered_map<const Value*, RtValue> env_;
   std::vector<int64_t> block_index_;
   std::shared_ptr<RoleScheduler> scheduler_;  // one per run: the random schedule's state
   std::shared_ptr<BlockAsync> block_;         // the current block's, shared by its roles
   const Operation* role_ = nullptr;           // the warp_group this machine runs, if any
+  // In a cluster: every block's state by rank, this block's rank, and (while the blocks' ops
+  // before their roles run) where run_roles leaves the roles.
+  std::vector<std::shared_ptr<BlockAsync>> cluster_;
+  int64_t cluster_rank_ = 0;
+  ClusterRoles* collecting_ = nullptr;
   int64_t block_threads_ = 0;                 // the block_grid's `threads`, if it has them
   // This machine's wgmma groups: committed ones oldest first, and the open one; each entry
   // computes one async mma.

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <unordered_set>
 
 namespace tessel::ir {
 namespace {
@@ -74,8 +75,10 @@ constexpr OpInfo kOps[] = {
     {OpKind::copy_async_wait, "copy_async_wait", 0},
     {OpKind::fence_proxy_async, "fence_proxy_async", 0},
     {OpKind::role_sync, "role_sync", 0},
+    {OpKind::cluster_sync, "cluster_sync", 0},
     {OpKind::slice, "slice", 0},
     {OpKind::sm_count, "sm_count", 0},
+    {OpKind::cluster_rank, "cluster_rank", 0},
 };
 
 }  // namespace
@@ -255,6 +258,57 @@ size_t position_in_block(const Operation& op) {
   }
   TESSEL_ASSERT(false, "an op missing from its own block");
   return 0;
+}
+
+namespace {
+
+bool depends_on(const Value* v, const Value* on, std::unordered_set<const Value*>& seen) {
+  if (v == on) return true;
+  if (!seen.insert(v).second) return false;
+  auto operand = [&](const Operation& op, int i) {
+    return i < op.num_operands() && depends_on(op.operand(i), on, seen);
+  };
+  auto any_operand = [&](const Operation& op) {
+    for (int i = 0; i < op.num_operands(); ++i) {
+      if (operand(op, i)) return true;
+    }
+    return false;
+  };
+  // What region `r` of `op` yields at position i.
+  auto yielded = [&](const Operation& op, int r, int i) {
+    const Operation* y = op.region(r)->terminator();
+    return y && operand(*y, i);
+  };
+  // for: results and iter args follow the bounds (the trip count), the initial value and the
+  // yield at their position; the induction variable follows the bounds.
+  auto loop_value = [&](const Operation& loop, int iter) {
+    if (operand(loop, 0) || operand(loop, 1) || operand(loop, 2)) return true;
+    return iter >= 0 && (operand(loop, 3 + iter) || yielded(loop, 0, iter));
+  };
+  if (const Operation* def = v->def()) {
+    if (def->kind() == OpKind::for_) return loop_value(*def, v->index());
+    if (def->kind() == OpKind::if_) {
+      return operand(*def, 0) || yielded(*def, 0, v->index()) || yielded(*def, 1, v->index());
+    }
+    if (any_operand(*def)) return true;
+    bool found = false;  // another op with regions: everything it reads inside
+    walk(const_cast<Operation*>(def), [&](Operation* inner) {
+      if (!found && inner != def && any_operand(*inner)) found = true;
+    });
+    return found;
+  }
+  const Block* block = v->owner_block();
+  const Operation* owner = block ? block->parent() : nullptr;
+  if (!owner || owner->kind() == OpKind::kernel) return false;  // a kernel argument
+  if (owner->kind() == OpKind::for_) return loop_value(*owner, v->index() - 1);
+  return any_operand(*owner);
+}
+
+}  // namespace
+
+bool depends_on(const Value* v, const Value* on) {
+  std::unordered_set<const Value*> seen;
+  return depends_on(v, on, seen);
 }
 
 void OpBuilder::set_insertion_point_before(Operation* op) {

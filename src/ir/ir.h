@@ -110,10 +110,13 @@ enum class OpKind {
   copy_async_wait,
   fence_proxy_async,
   role_sync,
+  // thread-block clusters (several blocks that share shared memory and barriers)
+  cluster_sync,
   // register tensors
   slice,
   // the machine
   sm_count,
+  cluster_rank,
 };
 
 // Static facts about an op kind.
@@ -319,6 +322,12 @@ class OpBuilder {
 
 // The position of `op` in its block.
 size_t position_in_block(const Operation& op);
+
+// Whether `v` is computed from `on`: through the operands of the ops that define it, and for a
+// block argument through the operands of the op that owns the block (a loop's bounds and initial
+// values) and what its region yields. Conservative for nothing else: a value defined by an op
+// with regions depends on everything those regions use.
+bool depends_on(const Value* v, const Value* on);
 
 // A deep copy of `op` and its regions. Operands found in `mapping` are replaced by their images;
 // others are kept (values defined outside the copy). Every value the copy defines is added to

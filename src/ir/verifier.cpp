@@ -139,9 +139,10 @@ class Verifier {
         return;
       }
       case OpKind::sm_count:
+      case OpKind::cluster_rank:
         if (op.num_operands() != 0 || op.num_results() != 1 ||
             op.result()->type() != Type::scalar(ScalarKind::index)) {
-          error(op, "takes nothing and makes one index: `%n = sm_count : index`");
+          error(op, "takes nothing and makes one index: `%n = ", op.name(), " : index`");
         }
         if (!op.parent_op() || op.parent_op()->kind() != OpKind::kernel) {
           error(op, "stands at the top level of the kernel");
@@ -260,6 +261,21 @@ class Verifier {
     if (op.parent_op() != kernel_) error(op, "must be in the kernel's top-level region");
     if (seen_grid_) error(op, "a kernel declares its grid once");
     seen_grid_ = true;
+    if (const Attribute* c = op.attr("cluster");
+        c && !(c->kind == Attribute::Kind::ident && c->s == "auto")) {
+      // Blocks per cluster along each grid dimension (async.h, "Clusters"), or `auto`
+      // (cluster-blocks decides).
+      if (c->kind != Attribute::Kind::int_list || static_cast<int>(c->list.size()) != op.num_operands()) {
+        error(op, "`cluster` lists the blocks per cluster along each of its ", op.num_operands(),
+              " grid dimension(s), as [2, 1], or is auto");
+      }
+      int64_t blocks = 1;
+      for (int64_t e : c->list) {
+        if (e < 1) error(op, "`cluster` extents are positive");
+        blocks *= e;
+      }
+      if (blocks > 8) error(op, "a cluster of ", blocks, " blocks is over the portable limit of 8");
+    }
     for (int i = 0; i < op.num_operands(); ++i) {
       need_index(op, i);
       if (!grid_invariant(op.operand(i))) {

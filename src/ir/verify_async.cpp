@@ -107,7 +107,7 @@ void slot_results(const Operation& op) {
 }  // namespace
 
 bool is_async_op(OpKind kind) {
-  return kind >= OpKind::warp_group && kind <= OpKind::role_sync;
+  return kind >= OpKind::warp_group && kind <= OpKind::cluster_sync;
 }
 
 const Operation* enclosing_role(const Operation& op) {
@@ -126,14 +126,29 @@ void verify_roles(const Operation& kernel) {
   const Block& body = *kernel.region(0);
   const Operation* grid = nullptr;
   std::vector<const Operation*> roles;
+  bool ended = false;
   for (const auto& op : body.ops()) {
     if (op->kind() == OpKind::block_grid) grid = op.get();
     if (op->kind() == OpKind::warp_group) {
+      if (ended) fail(*op, "follows the cluster_sync that ends the kernel");
       roles.push_back(op.get());
+    } else if (!roles.empty() && op->kind() == OpKind::cluster_sync) {
+      ended = true;  // the kernel's last ops: every thread, after its role
     } else if (!roles.empty()) {
-      fail(*op, "stands after a warp_group; once roles begin, every op belongs to a role");
+      fail(*op, "stands after a warp_group; once roles begin, every op belongs to a role "
+                "(a cluster_sync may end the kernel)");
     }
   }
+  // Cluster ops need a grid of clusters.
+  const bool clustered = grid && grid->has_attr("cluster");
+  walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
+    const bool cluster_op = op->kind() == OpKind::cluster_sync ||
+                            op->kind() == OpKind::cluster_rank || op->has_attr("multicast") ||
+                            (op->kind() == OpKind::mbarrier_arrive && op->has_attr("cluster"));
+    if (cluster_op && !clustered) {
+      fail(*op, "is an op of thread-block clusters, but the block_grid has no `cluster`");
+    }
+  });
   int64_t total = grid && grid->has_attr("threads") ? grid->int_attr("threads") : 0;
   for (size_t i = 0; i < roles.size(); ++i) {
     int64_t a0 = roles[i]->int_attr("first_thread");
@@ -211,6 +226,7 @@ void verify_async_op(const Operation& op) {
       int_attr_in(op, "arrivals", 1, 1024);
       return;
     case OpKind::block_sync:
+    case OpKind::cluster_sync:
       counts(op, 0, 0);
       need_top_level(op);
       return;
@@ -226,6 +242,9 @@ void verify_async_op(const Operation& op) {
       need_mbarrier(op, 0);
       need_index(op, 1, "the barrier index");
       ident_attr(op, "by", {"one", "thread", "warp", "warpgroup"}, nullptr);
+      if (op.has_attr("cluster") && op.attr("cluster")->kind != Attribute::Kind::unit) {
+        fail(op, "`cluster` is a unit attribute (the arrival goes to every block of the cluster)");
+      }
       return;
     case OpKind::mbarrier_expect_tx:
       counts(op, 2, 0);
@@ -268,6 +287,15 @@ void verify_async_op(const Operation& op) {
       }
       need_mbarrier(op, 2);
       need_index(op, 3, "the barrier index");
+      if (op.has_attr("multicast")) {
+        // Each block of the cluster loads its share of the tile's rows into every block's buffer
+        // at the same place: the buffer must be an aref slot's (the same in every block).
+        const Operation* slot = op.operand(1)->def();
+        if (!slot || slot->kind() != OpKind::aref_slot) {
+          fail(op, "multicasts into ", value_ref(op.operand(1)),
+               ", which is not a buffer of an aref slot (aref_slot)");
+        }
+      }
       return;
     }
     case OpKind::copy_async_commit:

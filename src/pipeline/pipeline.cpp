@@ -33,7 +33,10 @@ std::vector<std::string> lowering_passes() {
   // `stages` (and `mma_in_flight` for wgmma) within the budget; lower-mainloops below makes the
   // sm_90a ones level-2 IR.
   passes.push_back("pipeline-loops");
-  // A warp-specialized kernel's grid becomes one block per SM looping over tiles.
+  // Blocks that share an operand tile are grouped into clusters of 2 (multicast-loads below
+  // loads the shared tile once per cluster); a warp-specialized kernel's grid becomes one block
+  // per SM looping over tiles, cluster by cluster.
+  passes.push_back("cluster-blocks");
   passes.push_back("persistent");
   // Branches on kernel-wide conditions (stage-stores' TMA row-alignment guard) hoisted out of
   // the tile loop: each copy of the loop gets its own register allocation.
@@ -43,6 +46,7 @@ std::vector<std::string> lowering_passes() {
   // ahead into a ring the block reads). After this the IR names every wait and arrive, which the
   // protocol check verifies before emission; the emitter adds none.
   passes.push_back("lower-arefs");
+  passes.push_back("multicast-loads");
   passes.push_back("lower-mainloops");
   passes.push_back("check-protocol");
   return passes;

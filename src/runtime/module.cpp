@@ -60,6 +60,32 @@ void Function::set_max_dynamic_shared_bytes(unsigned bytes) {
   dynamic_shared_limit_ = bytes;
 }
 
+int Function::max_active_clusters(const LaunchConfig& config) {
+  if (config.dynamic_shared_bytes > dynamic_shared_limit_) {
+    set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
+  }
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = config.cluster.x;
+  attribute.value.clusterDim.y = config.cluster.y;
+  attribute.value.clusterDim.z = config.cluster.z;
+  CUlaunchConfig launch{};
+  // The grid only has to be a multiple of the cluster; the answer does not depend on it.
+  launch.gridDimX = config.cluster.x;
+  launch.gridDimY = config.cluster.y;
+  launch.gridDimZ = config.cluster.z;
+  launch.blockDimX = config.block.x;
+  launch.blockDimY = config.block.y;
+  launch.blockDimZ = config.block.z;
+  launch.sharedMemBytes = config.dynamic_shared_bytes;
+  launch.attrs = &attribute;
+  launch.numAttrs = 1;
+  int clusters = 0;
+  check(driver().cuOccupancyMaxActiveClusters(&clusters, function_, &launch),
+        "cuOccupancyMaxActiveClusters");
+  return clusters;
+}
+
 void Function::launch(const LaunchConfig& config, void** args) {
   if (function_ == nullptr) user_error(SourceLocation::unknown(), "launch of an empty Function");
   if (config.grid.count() == 0 || config.block.count() == 0) {

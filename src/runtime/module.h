@@ -33,6 +33,10 @@ class Function {
   // Checks the configuration first: a grid not divisible by the cluster or more shared memory than
   // the device allows is a UserError, not a driver fault.
   void launch(const LaunchConfig& config, void** args);
+  // How many clusters of `config.cluster` blocks (of config.block threads and its dynamic shared
+  // memory) the device can run at once (cuOccupancyMaxActiveClusters): what a persistent grid of
+  // clusters is sized for. Raises the dynamic shared memory limit first, as launch() would.
+  int max_active_clusters(const LaunchConfig& config);
   // Registers, static shared memory, local memory per thread, as the cubin records them.
   int attribute(CUfunction_attribute attribute) const;
 

@@ -9,10 +9,12 @@
 #include "transforms/async/check_protocol.h"
 #include "transforms/async/lower_arefs.h"
 #include "transforms/async/lower_mainloops.h"
+#include "transforms/async/multicast_loads.h"
 #include "transforms/async/pipeline_arefs.h"
 #include "transforms/async/pipeline_loops.h"
 #include "transforms/async/stage_stores.h"
 #include "transforms/async/warp_specialize.h"
+#include "transforms/schedule/cluster_blocks.h"
 #include "transforms/schedule/persistent.h"
 #include "transforms/schedule/raster_blocks.h"
 #include "transforms/schedule/unswitch_loops.h"
@@ -96,6 +98,10 @@ void register_passes() {
                      "aref ring depth (slots) from the shared-memory budget and wgmma groups in "
                      "flight (Tawa §III-D)",
                      [](ir::Module& m) { pipeline_arefs(m); }});
+  ir::register_pass({"cluster-blocks",
+                     "blocks that share an operand tile (adjacent along a grid dimension) grouped "
+                     "into thread-block clusters of 2, for multicast-loads",
+                     [](ir::Module& m) { cluster_blocks(m); }});
   ir::register_pass({"persistent",
                      "a warp-specialized kernel's grid as one block per SM looping over tiles in the "
                      "raster order; aref sequence numbers continue across tiles",
@@ -108,6 +114,10 @@ void register_passes() {
                      "arefs to mbarriers with phase parity, arrive counts and transaction bytes; "
                      "setmaxnreg for the register split",
                      [](ir::Module& m) { lower_arefs(m); }});
+  ir::register_pass({"multicast-loads",
+                     "in clusters, TMA loads of tiles every block reads become multicasts of each "
+                     "block's share; ring barriers count the cluster's consumers",
+                     [](ir::Module& m) { multicast_loads(m); }});
   ir::register_pass({"lower-mainloops",
                      "a TMA + wgmma mainloop without warp specialization to its ring's mbarriers, "
                      "waits, arrivals and TMA loads (one thread loads stages - mma_in_flight "

@@ -288,6 +288,12 @@ void Emitter::emit(const Operation& op) {
       scalars_[op.result()] = name;
       return;
     }
+    case OpKind::cluster_rank: {
+      std::string name = fresh(op.result()->name());
+      line("const int " + name + " = static_cast<int>(tessel::device::cluster_cta_rank());");
+      scalars_[op.result()] = name;
+      return;
+    }
     case OpKind::tile:
       return tile(op);
     case OpKind::tile_extent: {

@@ -53,6 +53,7 @@ struct EmittedKernel {
   std::string entry;   // the extern "C" entry point
   std::string source;  // the CUDA C++ translation unit
   int threads = 0;     // block size (the register layouts' T)
+  int cluster = 1;     // blocks per cluster along the grid's x (the block_grid's `cluster`)
   int dynamic_shared_bytes = 0;
   std::vector<KernelParam> params;
 };

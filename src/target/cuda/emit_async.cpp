@@ -105,6 +105,10 @@ void Emitter::async_op(const Operation& op) {
     case OpKind::block_sync:
       line("__syncthreads();");
       return;
+    case OpKind::cluster_sync:
+      // Every thread of every block of the cluster (barrier.cluster, release / acquire).
+      line("tessel::device::cluster_sync();");
+      return;
     case OpKind::setmaxnreg:
       line(std::string("tessel::device::setmaxnreg_") + op.str_attr("mode") + "<" +
            std::to_string(op.int_attr("count")) + ">();");
@@ -124,6 +128,7 @@ void Emitter::async_op(const Operation& op) {
     }
     case OpKind::mbarrier_arrive: {
       const std::string& by = op.str_attr("by");
+      if (op.has_attr("cluster")) return cluster_arrive(op);
       std::string call = "tessel::device::mbarrier_arrive(" + barrier(op, 0) + ");";
       // In a role run by one elected thread every arrive is that thread's one arrival (as the
       // interpreter and check-protocol count it), whatever `by` says.
@@ -279,9 +284,11 @@ void Emitter::copy_async(const Operation& op) {
                            "; TMA fills out-of-bounds elements with zeros");
   }
   const Type& t = op.operand(1)->type();
-  if (t.rank() != 2 || t.static_shape()[0] != rows || t.static_shape()[1] != cols) {
+  const int64_t shares = op.has_attr("multicast") ? cluster_blocks() : 1;
+  if (t.rank() != 2 || t.static_shape()[0] != rows * shares || t.static_shape()[1] != cols) {
     unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
-                        " that is not its whole tile " + t.str() +
+                        (shares > 1 ? " per block of a cluster of " + std::to_string(shares) : "") +
+                        " that does not make its whole tile " + t.str() +
                         " (several boxes per tile are not emitted yet)");
   }
   auto dst = shared_.find(op.operand(1));
@@ -290,9 +297,52 @@ void Emitter::copy_async(const Operation& op) {
         op, "writes %" + op.operand(1)->name() + ", which is not a shared buffer of an aref slot");
   std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
   const View& g = view(op, op.operand(0));
-  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_load_2d(" +
-       dst->second.base + ", &" + tmap + ", " + barrier(op, 2) + ", " + g.origin[1] + ", " +
-       g.origin[0] + ");");
+  const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
+  if (op.has_attr("multicast")) {
+    // Block r of the cluster loads rows [r R / C, (r + 1) R / C) of the tile into the same rows
+    // of the slot buffer in every block (multicast-loads), completing on each block's barrier.
+    const int64_t blocks = cluster_blocks();
+    const int64_t share = rows * cols * ir::bit_width(t.element()) / 8;
+    line(issuer + "tessel::device::tma_load_2d_multicast(" + dst->second.base +
+         " + tessel::device::cluster_cta_rank() * " + std::to_string(share) + ", &" + tmap + ", " +
+         barrier(op, 2) + ", " + std::to_string((1 << blocks) - 1) + ", " + g.origin[1] + ", " +
+         g.origin[0] + " + static_cast<int>(tessel::device::cluster_cta_rank()) * " +
+         std::to_string(rows) + ");");
+    return;
+  }
+  line(issuer + "tessel::device::tma_load_2d(" + dst->second.base + ", &" + tmap + ", " +
+       barrier(op, 2) + ", " + g.origin[1] + ", " + g.origin[0] + ");");
+}
+
+int64_t Emitter::cluster_blocks() const {
+  for (const auto& op : kernel_.region(0)->ops()) {
+    if (op->kind() == OpKind::block_grid && op->has_attr("cluster")) {
+      int64_t blocks = 1;
+      for (int64_t e : op->ints_attr("cluster")) blocks *= e;
+      return blocks;
+    }
+  }
+  return 1;
+}
+
+// An arrival on the barrier at the same place in every block of the cluster: the thread that
+// arrives for a warpgroup (warp, ...) in a plain arrive makes, with C - 1 neighbours, one remote
+// arrive each (thread i of the group on block i), so the C arrivals go out in parallel.
+void Emitter::cluster_arrive(const Operation& op) {
+  const int64_t blocks = cluster_blocks();
+  const std::string& by = op.str_attr("by");
+  const std::string bar = barrier(op, 0);
+  if (by == "thread" || issue_one_) {
+    line("for (unsigned r = 0; r < " + std::to_string(blocks) +
+         "; ++r) tessel::device::mbarrier_arrive_cluster(" + bar + ", r);");
+    return;
+  }
+  const std::string group = by == "one" ? "tid" : by == "warp" ? "(tid % 32)" : "(tid % 128)";
+  if (by != "one" && blocks > (by == "warp" ? 32 : 128)) {
+    unsupported(op, "arrives on more blocks than a " + by + " has threads");
+  }
+  line("if (" + group + " < " + std::to_string(blocks) + ") tessel::device::mbarrier_arrive_cluster(" +
+       bar + ", " + group + ");");
 }
 
 std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, int64_t rows,

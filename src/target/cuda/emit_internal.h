@@ -220,6 +220,8 @@ class Emitter {
   void warp_group(const Operation& op);
   void aref(const Operation& op);
   void copy_async(const Operation& op);
+  void cluster_arrive(const Operation& op);
+  int64_t cluster_blocks() const;  // blocks per cluster of the kernel's grid (1 without)
   void store_async(const Operation& op);
   // The TMA descriptor parameter for tiles of `tile`'s tensor with this box and swizzle (one per
   // tensor, box and swizzle, made on first use).

@@ -22,6 +22,13 @@ void Emitter::block_grid(const Operation& op) {
     names.push_back(fresh(op.result(i)->name()));
     scalars_[op.result(i)] = names.back();
   }
+  if (op.has_attr("cluster")) {
+    const auto& c = op.ints_attr("cluster");
+    for (size_t d = 1; d < c.size(); ++d) {
+      if (c[d] != 1) unsupported(op, "groups blocks into clusters along a dimension other than x");
+    }
+    out_.cluster = static_cast<int>(c[0]);
+  }
   const int64_t group = op.has_attr("raster_group") ? op.int_attr("raster_group") : 1;
   if (group < 1) unsupported(op, "needs raster_group >= 1, not " + std::to_string(group));
   if (group == 1 || op.num_results() != 2) {

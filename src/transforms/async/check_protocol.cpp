@@ -131,6 +131,11 @@ class Run {
       if (op->kind() == OpKind::warp_group) break;
       if (op->kind() == OpKind::block_grid) {
         for (const Value* v : op->operands()) blocks *= std::max<int64_t>(0, value(top_, v));
+        for (const auto& r : op->results()) top_[r.get()] = 0;  // as block 0 (start_block)
+        continue;
+      }
+      if (op->kind() == OpKind::cluster_rank) {
+        top_[op->result()] = 0;
         continue;
       }
       top_level(*op, top_);
@@ -182,7 +187,14 @@ class Run {
         roles_.push_back(std::move(r));
         continue;
       }
+      if (op->kind() == OpKind::cluster_rank) {
+        top_[op->result()] = block % cluster_blocks_;
+        continue;
+      }
       if (op->kind() == OpKind::block_grid) {
+        if (op->has_attr("cluster")) {
+          for (int64_t e : op->ints_attr("cluster")) cluster_blocks_ *= e;
+        }
         int64_t linear = block;
         for (int i = 0; i < op->num_results(); ++i) {
           int64_t extent = std::max<int64_t>(1, value(top_, op->operand(i)));
@@ -584,6 +596,8 @@ class Run {
                   : by == "thread"   ? r.threads
                   : by == "warp"     ? r.threads / 32
                                      : r.threads / 128;
+          // Its peers in the cluster mirror this block: each arrives here as this one does.
+          if (op.has_attr("cluster")) count *= cluster_blocks_;
         }
         std::string name = barrier_name(op, r, 0);
         if (b.arrive(count, bytes) != ir::BarrierModel::Status::ok) {
@@ -710,6 +724,7 @@ class Run {
   std::deque<Load> loads_;  // issued, not landed yet (late loads), in the order issued
   int64_t landed_ = 0;      // loads landed from loads_
   bool visible_ = false;    // the op just executed touched a barrier, a slot or a wgmma group
+  int64_t cluster_blocks_ = 1;  // blocks per cluster (the block_grid's `cluster`)
 };
 
 // Runs one block assignment of sizes on 1 and 3 SMs, the first and the last block, under each

@@ -63,8 +63,14 @@
 // (lower_mainloops.h has the argument).
 // What it assumes: branches and loop bounds depend only on sizes, constants, block indices and
 // loop variables (the forms the passes make); anything else is reported as something the check
-// cannot follow. It does not model the emitter's contracts (which thread issues), memory
-// consistency beyond the barrier's, or clusters. Kernels without mbarriers pass untouched.
+// cannot follow. It does not model the emitter's contracts (which thread issues) or memory
+// consistency beyond the barrier's. Clusters (multicast-loads) are checked by symmetry: the
+// blocks of a cluster run the same program on adjacent tiles, so one block is run and its peers
+// are taken to mirror it — an arrival with `cluster` counts once per block of the cluster, and a
+// multicast load lands its whole buffer (the peers' shares arrive with its own); `cluster_rank`
+// is the block's index modulo the cluster size. What symmetry cannot show (a peer that exits
+// early) the interpreter, which runs a cluster's blocks together, does. Kernels without mbarriers
+// pass untouched.
 #pragma once
 
 #include "ir/ir.h"

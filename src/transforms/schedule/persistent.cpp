@@ -88,23 +88,77 @@ void make_kernel_persistent(Operation& kernel) {
     });
   }
 
-  // The grid: min(tiles, SMs) blocks.
+  // The grid: min(tiles, SMs) blocks; in clusters (cluster-blocks), min(cluster tiles, SMs / C)
+  // clusters of C blocks, the blocks of a cluster taking adjacent tiles at once.
   const SourceLocation loc = grid->loc();
   OpBuilder top(&body);
   top.set_insertion_point_before(grid);
   const bool two_d = grid->num_results() == 2;
+  std::vector<int64_t> cluster(grid->num_results(), 1);
+  if (const Attribute* pin = grid->attr("cluster")) {
+    if (pin->kind != Attribute::Kind::int_list) {
+      user_error(grid->loc(), "persistent: `cluster = ", pin->str(),
+                 "` is decided by cluster-blocks, which runs first");
+    }
+    cluster = pin->list;
+  }
+  int64_t blocks_per_cluster = 1;
+  int cluster_dim = -1;
+  for (size_t d = 0; d < cluster.size(); ++d) {
+    blocks_per_cluster *= cluster[d];
+    if (cluster[d] > 1) {
+      if (cluster_dim >= 0) {
+        user_error(grid->loc(), "persistent: a cluster of ", grid->attr("cluster")->str(),
+                   " groups blocks along two dimensions, which is not made persistent yet");
+      }
+      cluster_dim = static_cast<int>(d);
+    }
+  }
+  // The grid of tiles in units of clusters.
   Value* tiles_m = grid->operand(0);
   Value* tiles_n = two_d ? grid->operand(1) : nullptr;
+  if (cluster_dim == 0) {
+    tiles_m = top.index_op(OpKind::cdiv, tiles_m, top.index_constant(cluster[0], loc),
+                           "cluster_rows", loc);
+  } else if (cluster_dim == 1) {
+    tiles_n = top.index_op(OpKind::cdiv, tiles_n, top.index_constant(cluster[1], loc),
+                           "cluster_cols", loc);
+  }
   Value* tiles = two_d ? top.index_op(OpKind::mul, tiles_m, tiles_n, "tiles", loc) : tiles_m;
   Operation* sms = top.create(OpKind::sm_count, {}, {kIndex}, loc);
   sms->result()->set_name("sms");
-  Value* blocks = top.index_op(OpKind::min, tiles, sms->result(), "blocks", loc);
-  Operation* new_grid = top.create(OpKind::block_grid, {blocks}, {kIndex}, loc);
-  new_grid->result()->set_name("first_tile");
-  for (const auto& [key, value] : grid->attributes()) {
-    if (key != "raster_group" && key != "persistent") new_grid->set_attr(key, value);
+  Value* blocks = nullptr;  // the grid
+  Value* step = nullptr;    // tiles between a block's (or cluster's) consecutive tiles
+  if (cluster_dim < 0) {
+    blocks = top.index_op(OpKind::min, tiles, sms->result(), "blocks", loc);
+    step = blocks;
+  } else {
+    // At least one cluster, also on fewer SMs than a cluster has (the interpreter's default).
+    Value* c = top.index_constant(blocks_per_cluster, loc);
+    Value* fit = top.index_op(OpKind::div, sms->result(), c, "clusters_fit", loc);
+    fit = top.index_op(OpKind::max, fit, top.index_constant(1, loc), "clusters_fit", loc);
+    step = top.index_op(OpKind::min, tiles, fit, "clusters", loc);
+    blocks = top.index_op(OpKind::mul, step, c, "blocks", loc);
   }
-  const int64_t group = grid->has_attr("raster_group") ? grid->int_attr("raster_group") : 1;
+  Operation* new_grid = top.create(OpKind::block_grid, {blocks}, {kIndex}, loc);
+  new_grid->result()->set_name(cluster_dim < 0 ? "first_tile" : "block");
+  for (const auto& [key, value] : grid->attributes()) {
+    if (key != "raster_group" && key != "persistent" && key != "cluster")
+      new_grid->set_attr(key, value);
+  }
+  Value* first = new_grid->result();
+  Value* rank = nullptr;
+  if (cluster_dim >= 0) {
+    new_grid->set_attr("cluster", Attribute::ints({blocks_per_cluster}));
+    Operation* r = top.create(OpKind::cluster_rank, {}, {kIndex}, loc);
+    r->result()->set_name("cluster_rank");
+    rank = r->result();
+    first = top.index_op(OpKind::div, new_grid->result(), top.index_constant(blocks_per_cluster, loc),
+                         "first_tile", loc);
+  }
+  // Raster groups count cluster rows when clusters stack blocks along dimension 0.
+  int64_t group = grid->has_attr("raster_group") ? grid->int_attr("raster_group") : 1;
+  if (cluster_dim == 0) group = std::max<int64_t>(1, group / cluster[0]);
   Value* c0 = top.index_constant(0, loc);
   Value* c_group = two_d ? top.index_constant(group, loc) : nullptr;
   Value* per_group =
@@ -114,9 +168,9 @@ void make_kernel_persistent(Operation& kernel) {
     Value* count = per_tile_count(*role);
     Block* role_body = role->region(0);
     auto loop = std::make_unique<Operation>(OpKind::for_, role->loc());
-    loop->add_operand(new_grid->result());
+    loop->add_operand(first);
     loop->add_operand(tiles);
-    loop->add_operand(blocks);
+    loop->add_operand(step);
     loop->add_operand(c0);
     Block* tile_body = loop->add_region();
     Value* t = tile_body->add_argument(kIndex, "tile");
@@ -137,15 +191,24 @@ void make_kernel_persistent(Operation& kernel) {
     std::vector<Value*> coords;
     if (two_d) {
       Value* group_index = b.index_op(OpKind::div, t, per_group, "group", loc);
-      Value* first = b.index_op(OpKind::mul, group_index, c_group, "group_first", loc);
-      Value* left = b.index_op(OpKind::sub, tiles_m, first, "rows_left", loc);
+      Value* group_first = b.index_op(OpKind::mul, group_index, c_group, "group_first", loc);
+      Value* left = b.index_op(OpKind::sub, tiles_m, group_first, "rows_left", loc);
       Value* rows = b.index_op(OpKind::min, left, c_group, "group_rows", loc);
       Value* within = b.index_op(OpKind::rem, t, per_group, "in_group", loc);
       Value* row_in = b.index_op(OpKind::rem, within, rows, "row_in_group", loc);
-      coords.push_back(b.index_op(OpKind::add, first, row_in, grid->result(0)->name(), loc));
+      coords.push_back(b.index_op(OpKind::add, group_first, row_in, grid->result(0)->name(), loc));
       coords.push_back(b.index_op(OpKind::div, within, rows, grid->result(1)->name(), loc));
     } else {
       coords.push_back(t);
+    }
+    if (cluster_dim >= 0) {
+      // The cluster's tile along its dimension, then this block's within it (its rank).
+      Value*& c = coords[cluster_dim];
+      const std::string name = c->name();
+      c->set_name(name + "_cluster");
+      Value* scaled = b.index_op(OpKind::mul, c, b.index_constant(cluster[cluster_dim], loc),
+                                 name + "_first", loc);
+      c = b.index_op(OpKind::add, scaled, rank, name, loc);
     }
     for (auto& op : ops) b.insert(std::move(op));
     for (int i = 0; i < grid->num_results(); ++i)

@@ -33,6 +33,7 @@ compiled_entry::Entry sample_entry() {
   e.emitted.entry = "k";
   e.emitted.source = "extern \"C\" __global__ void k() {}\n";
   e.emitted.threads = 256;
+  e.emitted.cluster = 2;
   e.emitted.dynamic_shared_bytes = 197680;
   KernelParam tensor;
   tensor.kind = KernelParam::Kind::tensor;
@@ -80,6 +81,7 @@ TEST(CompiledEntry, RoundTripsEveryField) {
   EXPECT_EQ(back->emitted.entry, e.emitted.entry);
   EXPECT_EQ(back->emitted.source, e.emitted.source);
   EXPECT_EQ(back->emitted.threads, 256);
+  EXPECT_EQ(back->emitted.cluster, 2);
   EXPECT_EQ(back->emitted.dynamic_shared_bytes, 197680);
   expect_same_params(back->emitted.params, e.emitted.params);
   // No cubin (compile_cubin = false) is a valid entry too.
@@ -98,7 +100,7 @@ TEST(CompiledEntry, RejectsAnythingButOneWholeEntry) {
   EXPECT_FALSE(compiled_entry::deserialize(bytes + "1:x"));
   // Another format version.
   std::string other = bytes;
-  other.replace(other.find("v2"), 2, "v1");
+  other.replace(other.find("v3"), 2, "v2");
   EXPECT_FALSE(compiled_entry::deserialize(other));
   // An unknown parameter kind, and a type that does not parse.
   compiled_entry::Entry e = sample_entry();
@@ -146,6 +148,7 @@ class CompiledEntryCompile : public ::testing::Test {
     EXPECT_EQ(a.cuda_source(), b.cuda_source());
     EXPECT_EQ(a.emitted().entry, b.emitted().entry);
     EXPECT_EQ(a.emitted().threads, b.emitted().threads);
+    EXPECT_EQ(a.emitted().cluster, b.emitted().cluster);
     EXPECT_EQ(a.emitted().dynamic_shared_bytes, b.emitted().dynamic_shared_bytes);
     expect_same_params(a.emitted().params, b.emitted().params);
     EXPECT_EQ(a.lowered_ir(), b.lowered_ir());
