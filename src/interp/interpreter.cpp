@@ -455,6 +455,7 @@ class Machine {
         for (int i = 0; i < op.num_results(); ++i) {
           set_scalar(op.result(i), Element{0, block_index_.at(i)});
         }
+        if (op.has_attr("threads")) block_threads_ = op.int_attr("threads");
         return;
       case OpKind::tile:
         return tile(op);
@@ -1021,16 +1022,18 @@ class Machine {
     bars.arrive(op, i, arrival_count(op), 0);
   }
 
-  // `by = thread | warp | warpgroup`: once per thread, warp or warpgroup of the role; `one`: once.
-  // In an `issue = one` role a single thread runs the region, so every arrival counts once.
+  // `by = thread | warp | warpgroup`: once per thread, warp or warpgroup of the role (outside
+  // roles, of the block: its block_grid's `threads`); `one`: once. In an `issue = one` role a
+  // single thread runs the region, so every arrival counts once.
   int64_t arrival_count(const Operation& op) {
     const std::string& by = op.str_attr("by");
     if (by == "one" || (role_ && role_->has_attr("issue"))) return 1;
-    if (!role_) {
+    if (!role_ && block_threads_ == 0) {
       user_error(op.loc(), op.name(), " {by = ", by,
-                 "} outside a role: the interpreter knows the thread count of roles only");
+                 "} outside a role, in a block whose block_grid has no `threads`: the arrivals "
+                 "cannot be counted");
     }
-    int64_t threads = role_->int_attr("threads");
+    int64_t threads = role_ ? role_->int_attr("threads") : block_threads_;
     return by == "thread" ? threads : by == "warp" ? threads / 32 : threads / 128;
   }
 
@@ -1112,6 +1115,7 @@ class Machine {
   std::vector<std::shared_ptr<BlockAsync>> cluster_;
   int64_t cluster_rank_ = 0;
   ClusterRoles* collecting_ = nullptr;
+  int64_t block_threads_ = 0;                 // the block_grid's `threads`, if it has them
   // This machine's wgmma groups: committed ones oldest first, and the open one; each entry
   // computes one async mma.
   std::deque<std::vector<std::function<void()>>> mma_groups_;

@@ -44,7 +44,8 @@
 //       mma without `async` completes before the next op. The pipeline pass makes mmas async and
 //       moves aref_release of sequence number n to after the wait that retires n's group.
 //
-// Level 2, barriers (made by lower-arefs; after it the IR names every barrier and every wait):
+// Level 2, barriers (made by lower-arefs, and by lower-mainloops for a TMA mainloop without
+// roles; after them the IR names every barrier and every wait):
 //
 //   %full = mbarrier_init {arrivals = 1} : mbarrier<D>
 //       D mbarriers in shared memory, each completing a phase when `arrivals` arrivals (and every
@@ -54,6 +55,10 @@
 //   mbarrier_wait %bars, %i, %parity      waits until the phase of bars[i] with that parity
 //                                         (0 or 1) completed; a fresh barrier's "previous phase"
 //                                         (parity 1) counts as completed (HOPPER.md §5).
+//                                         Every thread of the role (or block) waits; with
+//                                         `{by = one}` only the thread that then issues the
+//                                         loads does, and the others go on (lower-mainloops:
+//                                         the block's one loading thread waits for a free slot).
 //   mbarrier_arrive %bars, %i {by = warpgroup}   one arrival on bars[i] from each warpgroup of the
 //                                         role (`by = warp`: each warp; `thread`: each thread;
 //                                         `one`: one thread of the role; in an `issue = one`

@@ -235,6 +235,7 @@ void verify_async_op(const Operation& op) {
       need_mbarrier(op, 0);
       need_index(op, 1, "the barrier index");
       need_index(op, 2, "the parity");
+      if (op.has_attr("by")) ident_attr(op, "by", {"one"}, nullptr);
       return;
     case OpKind::mbarrier_arrive:
       counts(op, 2, 0);

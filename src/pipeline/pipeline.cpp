@@ -30,7 +30,8 @@ std::vector<std::string> lowering_passes() {
   passes.push_back("pipeline-arefs");
   // Pipelining without warp specialization (the sm_80 path, and kernels pinned
   // warp_specialize = false): every loop that copies global tiles into shared memory gets
-  // `stages` (and `mma_in_flight` for wgmma) within the budget.
+  // `stages` (and `mma_in_flight` for wgmma) within the budget; lower-mainloops below makes the
+  // sm_90a ones level-2 IR.
   passes.push_back("pipeline-loops");
   // Blocks that share an operand tile are grouped into clusters of 2 (multicast-loads below
   // loads the shared tile once per cluster); a warp-specialized kernel's grid becomes one block
@@ -40,10 +41,13 @@ std::vector<std::string> lowering_passes() {
   // Branches on kernel-wide conditions (stage-stores' TMA row-alignment guard) hoisted out of
   // the tile loop: each copy of the loop gets its own register allocation.
   passes.push_back("unswitch-loops");
-  // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; after
-  // this the IR names every wait and arrive, which the protocol check verifies before emission.
+  // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; a TMA
+  // mainloop left without warp specialization becomes the same level-2 ops (one thread loading
+  // ahead into a ring the block reads). After this the IR names every wait and arrive, which the
+  // protocol check verifies before emission; the emitter adds none.
   passes.push_back("lower-arefs");
   passes.push_back("multicast-loads");
+  passes.push_back("lower-mainloops");
   passes.push_back("check-protocol");
   return passes;
 }
@@ -67,6 +71,7 @@ void lower(ir::Module& module, const PipelineOptions& options) {
   const char* env = std::getenv("TESSEL_DUMP_IR");
   bool dump = options.print_after_all || (env && std::string(env) == "1");
   std::ostream* out = options.dump ? options.dump : &std::cerr;
+  transforms::register_passes();  // also for a pass list of the caller's (--passes=lower-mainloops)
   ir::run_passes_timed(module, options.passes.empty() ? lowering_passes() : options.passes, dump,
                        out, options.timing);
   check_lowered(module);

@@ -8,6 +8,7 @@
 #include "support/diagnostics.h"
 #include "transforms/async/check_protocol.h"
 #include "transforms/async/lower_arefs.h"
+#include "transforms/async/lower_mainloops.h"
 #include "transforms/async/multicast_loads.h"
 #include "transforms/async/pipeline_arefs.h"
 #include "transforms/async/pipeline_loops.h"
@@ -117,8 +118,13 @@ void register_passes() {
                      "in clusters, TMA loads of tiles every block reads become multicasts of each "
                      "block's share; ring barriers count the cluster's consumers",
                      [](ir::Module& m) { multicast_loads(m); }});
+  ir::register_pass({"lower-mainloops",
+                     "a TMA + wgmma mainloop without warp specialization to its ring's mbarriers, "
+                     "waits, arrivals and TMA loads (one thread loads stages - mma_in_flight "
+                     "iterations ahead)",
+                     [](ir::Module& m) { lower_mainloops(m); }});
   ir::register_pass({"check-protocol",
-                     "the barrier protocol after lower-arefs: every wait matched, parities, arrive "
+                     "the barrier protocol after lower-arefs and lower-mainloops: every wait matched, parities, arrive "
                      "counts, no slot written before it is released",
                      [](ir::Module& m) { check_protocol(m); }});
 }

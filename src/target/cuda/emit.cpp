@@ -322,11 +322,15 @@ void Emitter::emit(const Operation& op) {
       return reduce(op);
     case OpKind::for_:
       if (!is_mainloop(op)) return for_op(op);
-      // The copies' and mma's atoms say which path synthesis chose.
+      // The copies' and mma's atoms say which path synthesis chose. The sm_90a one is IR by now:
+      // its ring, barriers and waits are lower-mainloops' ops, emitted one by one.
       for (const auto& inner : op.region(0)->ops()) {
         std::string atom = inner->has_attr("atom") ? inner->str_attr("atom") : "";
-        if (atom.rfind("tma.", 0) == 0 || atom.rfind("wgmma.", 0) == 0)
-          return tma_wgmma_mainloop(op);
+        if (atom.rfind("tma.", 0) == 0 || atom.rfind("wgmma.", 0) == 0) {
+          unsupported(op, "is a TMA + wgmma mainloop, which must "
+                          "be lowered to mbarriers and TMA loads (lower-mainloops, or "
+                          "warp-specialize and lower-arefs) before emission");
+        }
       }
       return cp_async_mma_mainloop(op);
     case OpKind::rearrange:

@@ -8,9 +8,11 @@
 // them and check-protocol checked them). What this file adds are the instruction contracts of the
 // ops it translates:
 //  - which thread issues: an op the IR says one thread performs (`issue = one` roles, expect_tx,
-//    copy_async in a role of many threads, `by = warpgroup` arrivals) is guarded by the thread
-//    index; in an `issue = one` role the elected thread of the role's first warp runs the region
-//    after its setmaxnreg ops (setmaxnreg is per warp: every warp of the role executes it);
+//    copy_async in a role of many threads, `by = warpgroup` arrivals, a `by = one` wait) is
+//    guarded by the thread index; in an `issue = one` role the elected thread of the role's first
+//    warp runs the region after its setmaxnreg ops (setmaxnreg is per warp: every warp of the
+//    role executes it); after a `by = one` wait among many threads the waiting thread's warp
+//    converges (`__syncwarp`), so that no lane runs on to a .sync.aligned wgmma while it spins;
 //  - wgmma is .sync.aligned: a warp converges (`__syncwarp`) before issuing, after the spin of an
 //    mbarrier wait; the accumulator registers are fenced (`wgmma_fence_operand`) around the
 //    asynchronous window so that the compiler does not move their uses across it;
@@ -111,10 +113,19 @@ void Emitter::async_op(const Operation& op) {
       line(std::string("tessel::device::setmaxnreg_") + op.str_attr("mode") + "<" +
            std::to_string(op.int_attr("count")) + ">();");
       return;
-    case OpKind::mbarrier_wait:
-      line("tessel::device::mbarrier_wait(" + barrier(op, 0) + ", " + scalar(op, op.operand(2)) +
-           ");");
+    case OpKind::mbarrier_wait: {
+      std::string call = "tessel::device::mbarrier_wait(" + barrier(op, 0) + ", " +
+                         scalar(op, op.operand(2)) + ");";
+      if (!op.has_attr("by") || issue_one_) {
+        line(call);
+        return;
+      }
+      // `by = one` among many threads: thread 0 waits (it issues the loads that follow), and its
+      // warp converges right after, before any lane runs on to a .sync.aligned wgmma.
+      line("if (tid == 0) " + call);
+      line("__syncwarp();");
       return;
+    }
     case OpKind::mbarrier_arrive: {
       const std::string& by = op.str_attr("by");
       if (op.has_attr("cluster")) return cluster_arrive(op);

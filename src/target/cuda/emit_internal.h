@@ -3,8 +3,9 @@
 // emit.cpp (the kernel, parameters, names, op dispatch, tiles, plain loops), emit_layout_plans.cpp
 // (register layouts as index arithmetic), emit_global_copy.cpp (global <-> register copies),
 // emit_elementwise.cpp (casts, elementwise), emit_cross_thread.cpp (broadcast, rearrange, reduce),
-// emit_mainloop.cpp (shared allocation, block order), emit_tma_wgmma.cpp (the sm_90a mainloop) and
-// emit_cp_async_mma.cpp (the sm_80 mainloop).
+// emit_mainloop.cpp (shared allocation, block order), emit_async.cpp (roles, arefs, mbarriers, TMA,
+// wgmma groups: the sm_90a mainloops, as the passes lowered them), emit_wgmma.cpp (the wgmma
+// instances of an mma) and emit_cp_async_mma.cpp (the sm_80 mainloop).
 // Internal to src/target/cuda; see emit.h for what the emitter does.
 #pragma once
 
@@ -190,17 +191,17 @@ class Emitter {
   bool zero_start_accumulator(const Operation& op, int i);
 
   // ---- shared memory, mma and pipelined loops ----------------------------------------------
-  // A loop whose body copies global tiles into shared memory is a mainloop: its copies run
-  // `stages` iterations ahead of their consumers (the loop's `stages` attribute, 1 when absent).
+  // A loop whose body copies global tiles into shared memory is a mainloop. The sm_80 one is
+  // emitted here as a ring: its copies run `stages` iterations ahead of their consumers (the
+  // loop's `stages` attribute, 1 when absent); an sm_90a (TMA + wgmma) one reaching the emitter
+  // was not lowered, and is refused.
   bool is_mainloop(const Operation& for_op) const;
   // The block indices: blockIdx, or with `raster_group = G` on a 2-D grid, blocks taken in groups
   // of G along dimension 0 (so that concurrently running blocks share operand tiles in L2).
   void block_grid(const Operation& op);
   // Reserves `bytes` of the dynamic allocation at a multiple of `align`; returns the offset.
   int64_t alloc_shared(int64_t bytes, int64_t align);
-  // sm_90a (emit_tma_wgmma.cpp): TMA loads completing on mbarriers, wgmma from shared memory.
-  void tma_wgmma_mainloop(const Operation& for_op);
-  // The wgmma instances of one mma over K-major 128B-swizzled shared tiles: A [a_rows, a_cols]
+  // The wgmma instances (emit_wgmma.cpp) of one mma over K-major 128B-swizzled shared tiles: A [a_rows, a_cols]
   // at a_base, B the transpose of [b_rows, b_cols] at b_base (C expressions of `unsigned char*`),
   // accumulating in place into the mma's accumulator operand; `scale_d`, when not empty, is the
   // C condition under which the first k-step accumulates (else it overwrites). Checks that the

@@ -1,5 +1,6 @@
-// The parts of shared-memory handling that both mainloop paths (emit_tma_wgmma.cpp for sm_90a,
-// emit_cp_async_mma.cpp for sm_80) use.
+// The parts of shared-memory handling that the emitter's parts share: what a mainloop is, the
+// block order, and the one dynamic shared allocation (rings of emit_async.cpp and
+// emit_cp_async_mma.cpp, scratch, staging buffers).
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {

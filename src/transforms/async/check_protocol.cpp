@@ -173,8 +173,13 @@ class Run {
 
  private:
   // The top level of block `block`: sizes, rings, barriers, block indices; the roles ready to run.
+  // A kernel without roles (lower-mainloops' output) is one role of the block's threads that
+  // runs the whole kernel body (check_protocol.h says why that is enough).
   void start_block(int64_t block) {
+    int64_t block_threads = 0;
     for (const auto& op : kernel_.region(0)->ops()) {
+      if (op->kind() == OpKind::block_grid && op->has_attr("threads"))
+        block_threads = op->int_attr("threads");
       if (op->kind() == OpKind::warp_group) {
         Role r(op.get(), top_);
         r.threads = op->int_attr("threads");
@@ -199,6 +204,15 @@ class Run {
         continue;
       }
       top_level(*op, top_);
+    }
+    if (roles_.empty()) {
+      if (block_threads == 0)
+        fail(kernel_, "the kernel has mbarriers and no roles, but its block_grid has no `threads` "
+                      "to count arrivals by", false);
+      Role r(&kernel_, top_);
+      r.threads = block_threads;
+      r.stack.push_back(Frame{kernel_.region(0), 0, nullptr});
+      roles_.push_back(std::move(r));
     }
   }
 
@@ -290,6 +304,11 @@ class Run {
     int64_t steps = 0;  // ops executed (with the role's control flow, what identifies its state)
   };
 
+  // "producer", "consumer", or "block" for the one role of a kernel without roles.
+  static std::string role_name(const Role& r) {
+    return r.op->kind() == OpKind::warp_group ? r.op->str_attr("role") : std::string("block");
+  }
+
   [[noreturn]] void fail(const Operation& op, const std::string& what, bool positions = true) {
     user_error(op.loc(), "check-protocol: ", what, " (", op.name(), "; ", instance_, ", ",
                schedule_.name, positions ? where_roles_are() : "", ")");
@@ -311,7 +330,7 @@ class Run {
   std::string where_roles_are() const {
     std::string text;
     for (const Role& r : roles_) {
-      text += (text.empty() ? "; the " : ", the ") + r.op->str_attr("role");
+      text += (text.empty() ? "; the " : ", the ") + role_name(r);
       if (r.done) {
         text += " has ended";
         continue;
@@ -681,12 +700,12 @@ class Run {
       if (r.done || !r.blocked) continue;
       if (!first) first = r.blocked;
       ir::BarrierModel& b = barrier(*r.blocked, r, 0);
-      what += "; the " + r.op->str_attr("role") + loop_position(r) + " waits at " +
+      what += "; the " + role_name(r) + loop_position(r) + " waits at " +
               ir::op_where(*r.blocked) + " on " + barrier_name(*r.blocked, r, 0) + " for parity " +
               std::to_string(value(r.env, r.blocked->operand(2))) + " (" + b.describe() + ")";
     }
     for (Role& r : roles_) {
-      if (r.done) what += "; the " + r.op->str_attr("role") + " has ended";
+      if (r.done) what += "; the " + role_name(r) + " has ended";
     }
     fail(first ? *first : kernel_, what, false);
   }
@@ -761,15 +780,14 @@ std::vector<int64_t> ring_sizes(const Operation& kernel, const std::string& symb
 }
 
 void check_kernel(const Operation& kernel) {
-  bool has_roles = false, has_barriers = false;
+  bool has_barriers = false;
   std::set<int64_t> depths;
   ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
-    has_roles = has_roles || op->kind() == OpKind::warp_group;
     has_barriers = has_barriers || op->kind() == OpKind::mbarrier_init;
     if (op->kind() == OpKind::aref) depths.insert(op->int_attr("slots"));
     if (op->kind() == OpKind::mbarrier_init) depths.insert(op->result()->type().count());
   });
-  if (!has_roles || !has_barriers) return;
+  if (!has_barriers) return;
   const auto& sig = kernel.signature();
   const ValueIds ids(kernel);
   const std::vector<Schedule> linear(std::begin(kSchedules), std::begin(kSchedules) + 4);

@@ -1,5 +1,6 @@
-// CheckProtocol: the barrier protocol of a kernel after lower-arefs, checked at compile time so
-// that a broken protocol is an error naming the barrier and the op, never a hang on the GPU.
+// CheckProtocol: the barrier protocol of a kernel after lower-arefs or lower-mainloops, checked at
+// compile time so that a broken protocol is an error naming the barrier and the op, never a hang
+// on the GPU.
 //
 // Method: a bounded model check. The kernel's synchronization skeleton — its roles, loops and
 // branches with their index arithmetic, mbarrier_init / wait / arrive / expect_tx, TMA loads
@@ -49,6 +50,17 @@
 //   - a slot loaded and never read by the end of the block (a producer running more iterations
 //     than its consumer: its wait on empty passes, the consumer having released the slot's
 //     previous use, and the load may be in flight when the block exits).
+// A kernel without roles that has mbarriers (a mainloop lowered by lower-mainloops: one ring that
+// the block both loads and reads) is checked as one role of the block_grid's `threads` running
+// the whole kernel body: it is the consumer of its own loads, its arrivals count as for a role of
+// that many threads (`by = warp`: one per warp), and a `by = one` wait blocks it like any wait.
+// Running the block's threads in lockstep is enough for that kernel's protocol, though it cannot
+// show one warp running iterations ahead of another: a warp reaches a slot only through its own
+// wait on the full barrier, a slot's empty phase completes only once every warp has released
+// it (each after the mma_wait retiring its reads, in its own program order), and only the
+// thread that made the `by = one` wait loads into it; so what the protocol rests on is each
+// thread's own order of waits, reads and releases, which the lockstep run checks
+// (lower_mainloops.h has the argument).
 // What it assumes: branches and loop bounds depend only on sizes, constants, block indices and
 // loop variables (the forms the passes make); anything else is reported as something the check
 // cannot follow. It does not model the emitter's contracts (which thread issues) or memory
@@ -57,8 +69,8 @@
 // are taken to mirror it — an arrival with `cluster` counts once per block of the cluster, and a
 // multicast load lands its whole buffer (the peers' shares arrive with its own); `cluster_rank`
 // is the block's index modulo the cluster size. What symmetry cannot show (a peer that exits
-// early) the interpreter, which runs a cluster's blocks together, does. Kernels without roles or
-// mbarriers pass untouched.
+// early) the interpreter, which runs a cluster's blocks together, does. Kernels without mbarriers
+// pass untouched.
 #pragma once
 
 #include "ir/ir.h"

@@ -3,12 +3,13 @@
 //
 // A *mainloop* is a `for` whose body (directly, not in a nested region) copies a global tile into
 // shared memory: `%a = copy %ta : shared<...>` with %ta in global memory. Without warp
-// specialization the emitter overlaps those copies with the math by running them ahead: the loop
-// gets S slots per shared tile (a ring), the copies for iteration k + S - 1 are issued in
-// iteration k (TMA completing on an mbarrier per slot on sm_90a, cp.async groups on sm_80), and
-// the consumer waits only for its own slot. Deeper rings hide more load latency but cost S times
-// the tile bytes, so S is a budget question, which this pass answers and writes on the loop as
-// integer attributes for the emitter:
+// specialization those copies overlap the math by running ahead: the loop gets S slots per shared
+// tile (a ring), the copies for iteration k + S - 1 are issued in iteration k, and the consumer
+// waits only for its own slot — on sm_90a TMA loads completing on an mbarrier per slot, written
+// as IR by lower-mainloops (lower_mainloops.h); on sm_80 cp.async groups, emitted by
+// emit_cp_async_mma.cpp. Deeper rings hide more load latency but cost S times the tile bytes, so
+// S is a budget question, which this pass answers and writes on the loop as integer attributes
+// for those two:
 //
 //   `stages = S`         S >= 1 slots (S = 1: load, wait, compute; nothing ahead).
 //   `mma_in_flight = N`  only on loops whose mma uses a wgmma atom: after committing iteration

@@ -117,5 +117,24 @@ TEST_F(GemmGpuTest, PinnedStagesAndGroupsInFlight) {
   }
 }
 
+// The non-specialized path (block_grid pinned `warp_specialize = false`: lower-mainloops' ring,
+// one thread loading stages - mma_in_flight iterations ahead) at every shape above, and at each
+// ring depth and number of groups in flight on a shape whose 17 k-tiles wrap every ring
+// (1000x520x1032: partial tiles in M, N and K).
+TEST_F(GemmGpuTest, NonSpecialized) {
+  const std::string grid = "block_grid %tiles_m, %tiles_n :";
+  const std::string plain = "block_grid %tiles_m, %tiles_n {warp_specialize = false} :";
+  for (Shape s : kShapes)
+    EXPECT_LT(run_gemm("gemm", runtime::HostFloat::f16, s, {{grid, plain}}), 2e-3);
+  const std::string loop = "iter(%c = %zero)";
+  for (const char* attrs : {"{stages = 1, mma_in_flight = 0}", "{stages = 2, mma_in_flight = 1}",
+                            "{stages = 3, mma_in_flight = 2}", "{stages = 4, mma_in_flight = 0}"}) {
+    SCOPED_TRACE(attrs);
+    EXPECT_LT(run_gemm("gemm", runtime::HostFloat::f16, {1000, 520, 1032},
+                       {{grid, plain}, {loop, loop + " " + attrs}}),
+              2e-3);
+  }
+}
+
 }  // namespace
 }  // namespace tessel
