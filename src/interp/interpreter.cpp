@@ -180,15 +180,26 @@ class Machine {
     }
   }
 
+  // Blocks per cluster where the kernel's blocks interact through the cluster (cluster_rank,
+  // cluster_sync, multicast loads, cluster arrivals: what multicast-loads and persistent write);
+  // 1 otherwise. A `cluster` pin on a tile program's grid only asks the compiler for clusters:
+  // the program means the same with its blocks run alone.
   static int64_t cluster_size(const Block& body) {
+    const Operation* grid = nullptr;
+    bool interacts = false;
     for (const auto& op : body.ops()) {
-      if (op->kind() == OpKind::block_grid && op->has_attr("cluster")) {
-        int64_t c = 1;
-        for (int64_t e : op->ints_attr("cluster")) c *= e;
-        return c;
-      }
+      if (op->kind() == OpKind::block_grid) grid = op.get();
+      ir::walk(op.get(), [&](Operation* o) {
+        interacts = interacts || o->kind() == OpKind::cluster_rank ||
+                    o->kind() == OpKind::cluster_sync || o->has_attr("multicast") ||
+                    (o->kind() == OpKind::mbarrier_arrive && o->has_attr("cluster"));
+      });
     }
-    return 1;
+    const ir::Attribute* c = grid ? grid->attr("cluster") : nullptr;
+    if (!interacts || !c || c->kind != ir::Attribute::Kind::int_list) return 1;
+    int64_t blocks = 1;
+    for (int64_t e : c->list) blocks *= e;
+    return blocks;
   }
 
   std::vector<int64_t> grid_only(const Operation& kernel) {
