@@ -1,6 +1,7 @@
 // Casts and elementwise ops over register tensors (value by value in each thread).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "target/cuda/emit_internal.h"
 
@@ -17,24 +18,36 @@ void Emitter::cast(const Operation& op) {
     return;
   }
   const Reg& a = reg(op, src);
-  // A cast to f16 or bf16 whose only uses are stores into global tensors of that type needs no
-  // rounding of its own: each store rounds to nearest even as it converts, and rounding twice is
-  // rounding once. Its result names its source's registers (a GEMM epilogue saves a conversion
-  // pair per accumulator value).
-  bool stored_only = to.element() == ScalarKind::f16 || to.element() == ScalarKind::bf16;
+  // A cast to f16 or bf16 whose only uses are stores into global or shared tensors of that type
+  // (directly, or through slices of it) needs no rounding of its own: each store rounds to
+  // nearest even as it converts (tsl_cvt16, the stmatrix packs), and rounding twice is rounding
+  // once. Its result names its source's registers: a GEMM epilogue saves a conversion pair per
+  // accumulator value, and in gemm_bf16 the rounded copy of the tile (bf16 rounding through a
+  // shift, which ptxas cannot fold into the packs) made the consumer spill.
+  const bool narrow = to.element() == ScalarKind::f16 || to.element() == ScalarKind::bf16;
   int uses = 0;
-  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
-    for (int i = 0; i < user->num_operands(); ++i) {
-      if (user->operand(i) != op.result()) continue;
-      ++uses;
-      stored_only = stored_only && user->kind() == OpKind::copy && user->num_results() == 0 &&
-                    i == 0 && user->operand(1)->type().space() == MemorySpace::global &&
-                    user->operand(1)->type().element() == to.element();
-    }
-  });
-  if (stored_only && uses > 0 && a.plan == plan_for(op, to)) {
-    line("// " + op.result()->name() + ": " + a.name + " as " +
-         std::string(ir::to_string(to.element())) + " (rounded by the store)");
+  std::function<bool(const Value*)> stored_only = [&](const Value* v) {
+    bool only = true;
+    ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+      for (int i = 0; i < user->num_operands(); ++i) {
+        if (user->operand(i) != v) continue;
+        ++uses;
+        const bool store = user->kind() == OpKind::copy && user->num_results() == 0 && i == 0 &&
+                           (user->operand(1)->type().space() == MemorySpace::global ||
+                            user->operand(1)->type().space() == MemorySpace::shared) &&
+                           user->operand(1)->type().element() == to.element();
+        const bool part = user->kind() == OpKind::slice && stored_only(user->result());
+        only = only && (store || part);
+      }
+    });
+    return only;
+  };
+  const bool skip_rounding = narrow && stored_only(op.result());
+  if (skip_rounding && uses > 0 && a.plan == plan_for(op, to)) {
+    // (The comment names C variables only: IR names may differ between a compile from source and
+    // one from the cached lowered IR, whose printer made them unique.)
+    line("// " + a.name + " as " + std::string(ir::to_string(to.element())) +
+         " (rounded by the store)");
     regs_[op.result()] = Reg{a.name, a.plan, to.element()};
     return;
   }
