@@ -48,22 +48,22 @@ void cluster_kernel(Operation& kernel) {
                "[2, 1], [1, 2], [1, 1] or auto");
   }
 
-  // Bytes per producer iteration that blocks adjacent along each dimension share.
+  // Bytes per producer iteration that blocks adjacent along each dimension share and can
+  // multicast (a shared tile that does not split into two row halves, such as a 1-D bias row,
+  // is loaded by each block as before and does not count).
   int64_t shared_bytes[2] = {0, 0};
-  bool splittable[2] = {true, true};
   for (Operation* role : producers) {
     ir::walk(role, [&](Operation* op) {
       if (!is_tma_load(*op)) return;
       const Value* tile = op->operand(0);
       const Type& buffer = op->operand(1)->type();
+      if (!splits_into_row_shares(buffer, 2)) return;
       for (int d = 0; d < 2; ++d) {
-        if (ir::depends_on(tile, grid->result(d))) continue;
-        shared_bytes[d] += buffer.static_bytes();
-        splittable[d] = splittable[d] && splits_into_row_shares(buffer, 2);
+        if (!ir::depends_on(tile, grid->result(d))) shared_bytes[d] += buffer.static_bytes();
       }
     });
   }
-  auto pays = [&](int d) { return shared_bytes[d] > 0 && splittable[d]; };
+  auto pays = [&](int d) { return shared_bytes[d] > 0; };
   int best = -1;
   if (automatic) {
     for (int d = 0; d < 2; ++d) {
@@ -76,9 +76,9 @@ void cluster_kernel(Operation& kernel) {
   } else {
     if (!pays(want)) {
       user_error(grid->loc(), "cluster-blocks: `cluster = ", pin.str(), "` pairs blocks along ",
-                 "dimension ", want, ", but no TMA load of the producer is the same for both (or "
-                 "one such tile does not split into two halves of whole rows on its swizzle's "
-                 "repeat): the cluster would share nothing");
+                 "dimension ", want, ", but no TMA load of the producer is the same for both "
+                 "and splits into two halves of whole rows on its swizzle's repeat: the cluster "
+                 "would share nothing");
     }
     best = want;
   }

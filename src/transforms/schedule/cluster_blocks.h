@@ -15,10 +15,10 @@
 // = [2, 1]` (or `[1, 2]`, or `auto`): for each grid dimension d it sums the bytes of the
 // producer's TMA loads (`copy %tile, %buf {atom = "tma.load..."}`) whose tile address does not
 // depend on the block index d (ir::depends_on) — the tiles that blocks adjacent along d share.
-// With `auto`, where one sum is positive and every such tile can be split in two halves along
-// its rows on a swizzle-repeat boundary (multicast-loads' split), it sets `cluster = [2, 1]` (d =
-// 0) or `[1, 2]` (d = 1), the larger sum winning (d = 0 on a tie); a pinned [2, 1] or [1, 2] is
-// checked the same way. persistent then walks the tiles cluster by cluster (the blocks of a
+// Only tiles that split in two halves along their rows on a swizzle-repeat boundary count
+// (multicast-loads' split; others, such as a 1-D bias row, each block keeps loading itself).
+// With `auto`, where one sum is positive, it sets `cluster = [2, 1]` (d = 0) or `[1, 2]` (d = 1),
+// the larger sum winning (d = 0 on a tie); a pinned [2, 1] or [1, 2] needs its sum positive. persistent then walks the tiles cluster by cluster (the blocks of a
 // cluster take adjacent tiles at once) and multicast-loads extends lower-arefs' protocol to the
 // cluster. Nothing else changes here: a cluster without multicast is only a launch shape.
 //
