@@ -281,12 +281,7 @@ void Emitter::copy_async(const Operation& op) {
   }
   const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]),
                 swizzle = m[3].matched ? std::stoll(m[3]) : 0;
-  const Operation* tile = op.operand(0)->def();
-  if (!tile) unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
-  if (tile->has_attr("masked") && tile->has_attr("pad") && tile->real_attr("pad") != 0.0) {
-    unsupported(*tile, "pads with " + std::to_string(tile->real_attr("pad")) +
-                           "; TMA fills out-of-bounds elements with zeros");
-  }
+  const Operation* tile = &tma_source_tile(op);
   const Type& t = op.operand(1)->type();
   const int64_t shares = op.has_attr("multicast") ? cluster_blocks() : 1;
   if (t.rank() != 2 || t.static_shape()[0] != rows * shares || t.static_shape()[1] != cols) {
@@ -316,6 +311,16 @@ void Emitter::copy_async(const Operation& op) {
   }
   line(issuer + "tessel::device::tma_load_2d(" + dst->second.base + ", &" + tmap + ", " +
        barrier(op, 2) + ", " + g.origin[1] + ", " + g.origin[0] + ");");
+}
+
+const Operation& Emitter::tma_source_tile(const Operation& op) {
+  const Operation* tile = op.operand(0)->def();
+  if (!tile) unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
+  if (tile->has_attr("masked") && tile->has_attr("pad") && tile->real_attr("pad") != 0.0) {
+    unsupported(*tile, "pads with " + std::to_string(tile->real_attr("pad")) +
+                           "; TMA fills out-of-bounds elements with zeros");
+  }
+  return *tile;
 }
 
 int64_t Emitter::cluster_blocks() const {

@@ -222,6 +222,9 @@ class Emitter {
   void copy_async(const Operation& op);
   void cluster_arrive(const Operation& op);
   int64_t cluster_blocks() const;  // blocks per cluster of the kernel's grid (1 without)
+  // The `tile` op a TMA load copies from; unsupported unless it has one and pads with zeros
+  // (TMA's fill for out-of-bounds elements).
+  const Operation& tma_source_tile(const Operation& op);
   void store_async(const Operation& op);
   // The TMA descriptor parameter for tiles of `tile`'s tensor with this box and swizzle (one per
   // tensor, box and swizzle, made on first use).

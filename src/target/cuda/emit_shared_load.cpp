@@ -16,12 +16,7 @@
 namespace tessel::target::cuda::detail {
 
 void Emitter::copy_async_1d(const Operation& op, int64_t extent) {
-  const Operation* tile = op.operand(0)->def();
-  if (!tile) unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
-  if (tile->has_attr("masked") && tile->has_attr("pad") && tile->real_attr("pad") != 0.0) {
-    unsupported(*tile, "pads with " + std::to_string(tile->real_attr("pad")) +
-                           "; TMA fills out-of-bounds elements with zeros");
-  }
+  const Operation* tile = &tma_source_tile(op);
   const Type& t = op.operand(1)->type();
   if (t.rank() != 1 || t.static_shape()[0] != extent) {
     unsupported(op, "has a box of " + std::to_string(extent) + " that is not its whole buffer " +
