@@ -12,14 +12,6 @@
 namespace tessel::ir {
 namespace {
 
-std::optional<int64_t> int_constant(const Value* v) {
-  const Operation* def = v->def();
-  if (!def || def->kind() != OpKind::constant) return std::nullopt;
-  const Attribute* a = def->attr("value");
-  if (!a || a->kind != Attribute::Kind::integer) return std::nullopt;
-  return a->i;
-}
-
 // Ops that only compute their results: removable when nothing uses them.
 bool is_pure(const Operation& op) {
   switch (op.kind()) {

@@ -306,6 +306,14 @@ bool depends_on(const Value* v, const Value* on, std::unordered_set<const Value*
 
 }  // namespace
 
+std::optional<int64_t> int_constant(const Value* v) {
+  const Operation* def = v->def();
+  if (!def || def->kind() != OpKind::constant) return std::nullopt;
+  const Attribute* a = def->attr("value");
+  if (!a || a->kind != Attribute::Kind::integer) return std::nullopt;
+  return a->i;
+}
+
 bool depends_on(const Value* v, const Value* on) {
   std::unordered_set<const Value*> seen;
   return depends_on(v, on, seen);

@@ -323,6 +323,9 @@ class OpBuilder {
 // The position of `op` in its block.
 size_t position_in_block(const Operation& op);
 
+// The value of an integer `const` op's result; nullopt for any other value.
+std::optional<int64_t> int_constant(const Value* v);
+
 // Whether `v` is computed from `on`: through the operands of the ops that define it, and for a
 // block argument through the operands of the op that owns the block (a loop's bounds and initial
 // values) and what its region yields. Conservative for nothing else: a value defined by an op

@@ -71,14 +71,6 @@ std::string loop_str(const Operation& loop) {
   return "for " + ir::value_ref(loop.region(0)->argument(0));
 }
 
-std::optional<int64_t> const_index(const Value* v) {
-  const Operation* d = v->def();
-  if (!d || d->kind() != OpKind::constant) return std::nullopt;
-  const Attribute* a = d->attr("value");
-  if (!a || a->kind != Attribute::Kind::integer) return std::nullopt;
-  return a->i;
-}
-
 // One mainloop and what its body holds.
 struct Mainloop {
   Operation* loop = nullptr;
@@ -124,7 +116,7 @@ class Lowering {
                  "; its ring's barriers are made at the top level of the kernel, where every "
                  "thread runs, so the loop must stand there too");
     }
-    if (const_index(loop->operand(0)) != 0 || const_index(loop->operand(2)) != 1) {
+    if (ir::int_constant(loop->operand(0)) != 0 || ir::int_constant(loop->operand(2)) != 1) {
       user_error(loop->loc(), "lower-mainloops: ", loop_str(*loop),
                  " must count from 0 in steps of 1: its index is the sequence number of the "
                  "ring's slots and parities");
@@ -216,7 +208,7 @@ class Lowering {
     for (const auto& op : top_->ops()) {
       if (op.get() == loop) break;
       if (op->kind() == OpKind::constant && op->result()->type() == kIndex &&
-          const_index(op->result()) == value)
+          ir::int_constant(op->result()) == value)
         return op->result();
     }
     OpBuilder b(top_);

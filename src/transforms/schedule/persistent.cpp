@@ -27,13 +27,6 @@ bool is_sequenced(OpKind k) {
          k == OpKind::aref_release;
 }
 
-std::optional<int64_t> int_constant(const Value* v) {
-  const Operation* d = v->def();
-  if (!d || d->kind() != OpKind::constant || d->attr("value")->kind != Attribute::Kind::integer)
-    return std::nullopt;
-  return d->int_attr("value");
-}
-
 // How many sequence numbers a role uses of each aref per tile, in the order the role first uses
 // them: the trip count of the loop (from 0 in steps of 1) that holds the aref's acquire / wait
 // ops, or 1 when they stand in no loop of the role (an aref used once per tile; `one` makes the
@@ -48,8 +41,8 @@ std::vector<std::pair<const Value*, Value*>> per_tile_counts(const Operation& ro
     Value* count = nullptr;
     if (loop == &role) {
       count = one();
-    } else if (!loop || int_constant(loop->operand(0)) != 0 ||
-               int_constant(loop->operand(2)) != 1) {
+    } else if (!loop || ir::int_constant(loop->operand(0)) != 0 ||
+               ir::int_constant(loop->operand(2)) != 1) {
       user_error(op->loc(), "persistent: ", op->name(),
                  " must stand in a loop `for %k = 0 to %n step 1` (its trip count is the number "
                  "of sequence numbers per tile) or in no loop of its role (one per tile)");
