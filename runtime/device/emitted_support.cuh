@@ -1,6 +1,6 @@
 // Helpers that generated kernels call: f16/bf16 <-> f32 conversions (16-bit values live in f32
-// registers in emitted code) and vector global accesses of 2, 4 or 8 16-bit elements, with and
-// without bounds predicates. Kept here, not pasted into every kernel, so that emitted code stays
+// registers in emitted code, or in packed pairs) and vector global accesses of 2, 4 or 8 16-bit
+// elements, with and without bounds predicates. Kept here, not pasted into every kernel, so that emitted code stays
 // short and these helpers compile and are reviewed once.
 #pragma once
 
@@ -26,6 +26,13 @@ __device__ __forceinline__ unsigned short tsl_f32_to_bf16(float f) {
 }
 __device__ __forceinline__ float tsl_round_f16(float f) { return tsl_f16_to_f32(tsl_f32_to_f16(f)); }
 __device__ __forceinline__ float tsl_round_bf16(float f) { return tsl_bf16_to_f32(tsl_f32_to_bf16(f)); }
+// The low and high 16-bit values of a packed pair (a packed register tensor's word) as floats.
+__device__ __forceinline__ float tsl_lo16(unsigned w, bool bf) {
+  return bf ? tsl_bf16_to_f32(w & 0xffffu) : tsl_f16_to_f32(w & 0xffffu);
+}
+__device__ __forceinline__ float tsl_hi16(unsigned w, bool bf) {
+  return bf ? tsl_bf16_to_f32(w >> 16) : tsl_f16_to_f32(w >> 16);
+}
 __device__ __forceinline__ float tsl_load(const float* p) { return *p; }
 __device__ __forceinline__ float tsl_load(const unsigned short* p, bool bf) {
   return bf ? tsl_bf16_to_f32(*p) : tsl_f16_to_f32(*p);

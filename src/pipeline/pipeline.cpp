@@ -41,6 +41,9 @@ std::vector<std::string> lowering_passes() {
   // Branches on kernel-wide conditions (stage-stores' TMA row-alignment guard) hoisted out of
   // the tile loop: each copy of the loop gets its own register allocation.
   passes.push_back("unswitch-loops");
+  // A persistent consumer's staged stores of tile t move into tile t+1's first K blocks, one part
+  // per block beside its wgmma group (after unswitch-loops: each copy of the loop gets its own).
+  passes.push_back("overlap-epilogue");
   // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; a TMA
   // mainloop left without warp specialization becomes the same level-2 ops (one thread loading
   // ahead into a ring the block reads). After this the IR names every wait and arrive, which the

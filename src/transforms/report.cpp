@@ -10,6 +10,7 @@
 #include "transforms/async/lower_arefs.h"
 #include "transforms/async/lower_mainloops.h"
 #include "transforms/async/multicast_loads.h"
+#include "transforms/async/overlap_epilogue.h"
 #include "transforms/async/pipeline_arefs.h"
 #include "transforms/async/pipeline_loops.h"
 #include "transforms/async/stage_stores.h"
@@ -110,6 +111,10 @@ void register_passes() {
                      "a role's loop that branches on a condition it does not change becomes a "
                      "branch between two copies of the loop",
                      [](ir::Module& m) { unswitch_loops(m); }});
+  ir::register_pass({"overlap-epilogue",
+                     "in a persistent consumer, the stores of tile t's output parts run during "
+                     "tile t+1's first K blocks, beside their wgmma groups",
+                     [](ir::Module& m) { overlap_epilogue(m); }});
   ir::register_pass({"lower-arefs",
                      "arefs to mbarriers with phase parity, arrive counts and transaction bytes; "
                      "setmaxnreg for the register split",

@@ -220,10 +220,37 @@ std::string Emitter::scalar(const Operation& op, const Value* v) {
   return it->second;
 }
 
-const Reg& Emitter::reg(const Operation& op, const Value* v) {
+const Reg& Emitter::reg_words(const Operation& op, const Value* v) {
   auto it = regs_.find(v);
   if (it == regs_.end()) unsupported(op, "needs %" + v->name() + " to be a register tensor");
   return it->second;
+}
+
+const Reg& Emitter::reg(const Operation& op, const Value* v) {
+  const Reg& r = reg_words(op, v);
+  if (!r.packed) return r;
+  Reg& f = unpacked_.emplace_back(Reg{fresh(r.name + "_f32"), r.plan, r.element, false});
+  line("float " + f.name + "[" + std::to_string(r.plan->values) + "];  // " + r.name + " unpacked");
+  for (int64_t v2 = 0; v2 < r.plan->values; ++v2)
+    line(f.name + "[" + std::to_string(v2) + "] = " + value_expr(r, v2) + ";");
+  return f;
+}
+
+bool Emitter::packable(ScalarKind element, int64_t values) {
+  return (element == ScalarKind::f16 || element == ScalarKind::bf16) && values % 2 == 0;
+}
+
+std::string Emitter::value_expr(const Reg& r, int64_t v) const {
+  if (!r.packed) return r.name + "[" + std::to_string(v) + "]";
+  return std::string(v % 2 ? "tsl_hi16(" : "tsl_lo16(") + r.name + "[" + std::to_string(v / 2) +
+         "], " + (r.element == ScalarKind::bf16 ? "true" : "false") + ")";
+}
+
+std::string Emitter::pair_expr(const Reg& r, int64_t lo, int64_t hi) const {
+  if (r.packed && lo % 2 == 0 && hi == lo + 1) return r.name + "[" + std::to_string(lo / 2) + "]";
+  return std::string("tessel::device::") +
+         (r.element == ScalarKind::bf16 ? "pack_bf16x2(" : "pack_f16x2(") + value_expr(r, lo) +
+         ", " + value_expr(r, hi) + ")";
 }
 
 std::optional<int64_t> Emitter::const_int(const Value* v) {
@@ -448,6 +475,18 @@ void Emitter::for_op(const Operation& op) {
       scalars_[arg] = name;
       scalars_[op.result(i - 3)] = name;
       carried.push_back(name);
+    } else if (packable(init->type().element(), reg_words(op, init).plan->values)) {
+      // A carried 16-bit tensor is held packed (see Reg).
+      const Reg& a = reg_words(op, init);
+      const int64_t words = a.plan->values / 2;
+      std::string name = fresh(arg->name());
+      line("unsigned " + name + "[" + std::to_string(words) + "];  // packed pairs");
+      for (int64_t p = 0; p < words; ++p)
+        line(name + "[" + std::to_string(p) + "] = " + pair_expr(a, 2 * p, 2 * p + 1) + ";");
+      const Reg carried_reg{name, a.plan, a.element, true};
+      regs_[arg] = carried_reg;
+      regs_[op.result(i - 3)] = carried_reg;
+      carried.push_back(name);
     } else {
       const Reg& a = reg(op, init);
       std::string name = fresh(arg->name());
@@ -489,6 +528,11 @@ void Emitter::for_op(const Operation& op) {
       const Value* y = inner->operand(i);
       if (y->type().is_scalar()) {
         line(carried[i] + " = " + scalar(*inner, y) + ";");
+      } else if (regs_[body.argument(i + 1)].packed) {
+        const Reg& yr = reg_words(*inner, y);
+        if (yr.name == carried[i]) continue;
+        for (int64_t p = 0; p < yr.plan->values / 2; ++p)
+          line(carried[i] + "[" + std::to_string(p) + "] = " + pair_expr(yr, 2 * p, 2 * p + 1) + ";");
       } else {
         const Reg& yr = reg(*inner, y);
         if (yr.name == carried[i]) continue;

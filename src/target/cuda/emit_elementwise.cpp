@@ -51,8 +51,26 @@ void Emitter::cast(const Operation& op) {
     regs_[op.result()] = Reg{a.name, a.plan, to.element()};
     return;
   }
+  // A 16-bit tile that a loop carries (overlap-epilogue's output tile) is packed: it stays live
+  // beside the next tile's accumulators.
+  bool carried = false;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+    if (user->kind() != OpKind::yield) return;
+    for (const Value* v : user->operands()) carried = carried || v == op.result();
+  });
+  const Plan* plan = plan_for(op, to);
+  if (a.plan != plan) unsupported(op, "changes the layout; rearrange first");
+  if (carried && packable(to.element(), plan->values)) {
+    Reg r{fresh(op.result()->name()), plan, to.element(), true};
+    line("unsigned " + r.name + "[" + std::to_string(plan->values / 2) + "];  // packed pairs");
+    line("#pragma unroll");
+    line("for (int p = 0; p < " + std::to_string(plan->values / 2) + "; ++p) " + r.name +
+         "[p] = tessel::device::" + (to.element() == ScalarKind::bf16 ? "pack_bf16x2(" : "pack_f16x2(") +
+         a.name + "[2 * p], " + a.name + "[2 * p + 1]);");
+    regs_[op.result()] = r;
+    return;
+  }
   const Reg& r = new_reg(op);
-  if (a.plan != r.plan) unsupported(op, "changes the layout; rearrange first");
   line("#pragma unroll");
   line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name +
        "[v] = " + round_to(r.element, a.name + "[v]") + ";");

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,10 +87,18 @@ struct View {  // a global tensor or a tile of one
   double pad = 0;
   bool is_tile = false;
 };
+// A register tensor: a C array of the plan's values in each thread. Values are floats (16-bit
+// ones rounded but held in f32 registers), except a `packed` tensor of f16 or bf16: an array of
+// `unsigned`, word p holding values 2p (low half) and 2p + 1 (high half) as their 16-bit
+// patterns — half the registers, for 16-bit tiles that stay live for long (the converted output
+// tile that overlap-epilogue carries into the next tile's mainloop). Only casts whose result a
+// loop carries, loop-carried 16-bit values and slices of packed tensors are packed; an op that
+// computes with the values reads them unpacked (Emitter::reg).
 struct Reg {
   std::string name;
   const Plan* plan = nullptr;
   ScalarKind element = ScalarKind::f32;
+  bool packed = false;
 };
 
 // A tile in shared memory (the result of a copy into shared memory, or a transpose of one): a
@@ -134,7 +143,16 @@ class Emitter {
   // ---- values -------------------------------------------------------------------------------
 
   std::string scalar(const Operation& op, const Value* v);
+  // A register tensor as floats: a packed one is unpacked into a new array here.
   const Reg& reg(const Operation& op, const Value* v);
+  // A register tensor as it is held (maybe packed), for ops that move 16-bit pairs as they are.
+  const Reg& reg_words(const Operation& op, const Value* v);
+  // Whether a 16-bit register tensor of `values` values may be held packed.
+  static bool packable(ScalarKind element, int64_t values);
+  // The C expression of value v of `r` as a float, and of the 32-bit word of values (lo, hi)
+  // (lo in the low half): packed pairs as they are, others converted with rounding.
+  std::string value_expr(const Reg& r, int64_t v) const;
+  std::string pair_expr(const Reg& r, int64_t lo, int64_t hi) const;
   std::optional<int64_t> const_int(const Value* v);
   // Whether `v` is the size of extent `e`.
   bool is_extent(const Value* v, const ir::Extent& e);
@@ -267,6 +285,7 @@ class Emitter {
   std::map<std::string, const Plan*> plan_index_;
   std::unordered_map<const Value*, std::string> scalars_;
   std::unordered_map<const Value*, Reg> regs_;
+  std::deque<Reg> unpacked_;  // float copies of packed tensors made by reg() (stable addresses)
   std::unordered_map<const Value*, View> views_;
   std::unordered_map<const Value*, SharedTile> shared_;
   int64_t smem_align_ = 16;  // the alignment the dynamic allocation's base is rounded up to

@@ -42,7 +42,7 @@ std::optional<std::string> shared_offset_expr(const std::string& layout, const s
 }  // namespace
 
 void Emitter::slice(const Operation& op) {
-  const Reg& src = reg(op, op.operand(0));
+  const Reg& src = reg_words(op, op.operand(0));
   const Plan& from = *src.plan;
   const Plan* to = plan_for(op, op.result()->type());
   const auto& offsets = op.ints_attr("offsets");
@@ -63,10 +63,24 @@ void Emitter::slice(const Operation& op) {
       map[v] = it->second;
     }
   }
-  Reg r{fresh(op.result()->name()), to, src.element};
-  line("float " + r.name + "[" + std::to_string(to->values) + "];  // part of " + src.name);
+  // A packed tensor's part stays packed when it takes whole pairs.
+  bool pairs = src.packed && to->values % 2 == 0;
+  for (int64_t v = 0; pairs && v < to->values; v += 2)
+    pairs = map[v] % 2 == 0 && map[v + 1] == map[v] + 1;
+  if (pairs) {
+    Reg r{fresh(op.result()->name()), to, src.element, true};
+    line("unsigned " + r.name + "[" + std::to_string(to->values / 2) + "];  // part of " + src.name);
+    for (int64_t v = 0; v < to->values; v += 2)
+      line(r.name + "[" + std::to_string(v / 2) + "] = " + src.name + "[" +
+           std::to_string(map[v] / 2) + "];");
+    regs_[op.result()] = r;
+    return;
+  }
+  const Reg& whole = reg(op, op.operand(0));
+  Reg r{fresh(op.result()->name()), to, whole.element};
+  line("float " + r.name + "[" + std::to_string(to->values) + "];  // part of " + whole.name);
   for (int64_t v = 0; v < to->values; ++v)
-    line(r.name + "[" + std::to_string(v) + "] = " + src.name + "[" + std::to_string(map[v]) +
+    line(r.name + "[" + std::to_string(v) + "] = " + whole.name + "[" + std::to_string(map[v]) +
          "];");
   regs_[op.result()] = r;
 }
@@ -92,7 +106,7 @@ void Emitter::shared_alloc(const Operation& op) {
 }
 
 void Emitter::stmatrix_store(const Operation& op) {
-  const Reg& r = reg(op, op.operand(0));
+  const Reg& r = reg_words(op, op.operand(0));
   const Plan& plan = *r.plan;
   auto dst = shared_.find(op.operand(1));
   if (dst == shared_.end() || dst->second.transposed) {
@@ -165,7 +179,6 @@ void Emitter::stmatrix_store(const Operation& op) {
     }
     return e;
   };
-  const bool bf = r.element == ScalarKind::bf16;
   line("{  // " + r.name + " -> " + buf.base + " by stmatrix.x4: " + std::to_string(blocks.size()) +
        " block(s) of 16x16 per warp");
   ++indent_;
@@ -179,11 +192,7 @@ void Emitter::stmatrix_store(const Operation& op) {
                           " (stmatrix stores into row-major, optionally swizzled, buffers)");
     }
     std::string regs;
-    for (int j = 0; j < 4; ++j) {
-      regs += std::string(", tessel::device::") + (bf ? "pack_bf16x2(" : "pack_f16x2(") + r.name +
-              "[" + std::to_string(vals[2 * j]) + "], " + r.name + "[" +
-              std::to_string(vals[2 * j + 1]) + "])";
-    }
+    for (int j = 0; j < 4; ++j) regs += ", " + pair_expr(r, vals[2 * j], vals[2 * j + 1]);
     line("tessel::device::stmatrix_x4(" + buf.base + " + 2 * " + *offset + regs + ");");
   }
   --indent_;

@@ -1,0 +1,397 @@
+#include "transforms/async/overlap_epilogue.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/async.h"
+
+namespace tessel::transforms {
+namespace {
+
+using ir::Attribute;
+using ir::Block;
+using ir::OpBuilder;
+using ir::Operation;
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+using ir::Value;
+
+// Accumulator values plus carried 16-bit words per thread (see the header).
+constexpr int64_t kCarriedRegisterBudget = 192;
+
+const Type kIndex = Type::scalar(ScalarKind::index);
+const Type kI1 = Type::scalar(ScalarKind::i1);
+
+int64_t numel(const Type& t) {
+  int64_t n = 1;
+  for (int64_t e : t.static_shape()) n *= e;
+  return n;
+}
+
+bool is_16bit(ScalarKind k) { return k == ScalarKind::f16 || k == ScalarKind::bf16; }
+
+// Whether `v` is defined inside `op` (a result or block argument of an op nested in it).
+bool defined_inside(const Value* v, const Operation& op) {
+  const Block* b = v->owner_block();
+  for (const Operation* p = b ? b->parent() : nullptr; p; p = p->parent_op()) {
+    if (p == &op) return true;
+  }
+  return false;
+}
+
+// Ops that may move from the end of a tile into the next tile's mainloop: the staged stores and
+// the index arithmetic around them. Anything that talks to an aref, a barrier or the wgmma groups
+// stays where it is.
+bool movable(const Operation& op) {
+  switch (op.kind()) {
+    case OpKind::slice:
+    case OpKind::copy:
+    case OpKind::copy_async:
+    case OpKind::copy_async_wait:
+    case OpKind::copy_async_commit:
+    case OpKind::role_sync:
+    case OpKind::fence_proxy_async:
+    case OpKind::tile:
+    case OpKind::constant:
+    case OpKind::cmp:
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div:
+    case OpKind::rem:
+    case OpKind::min:
+    case OpKind::max:
+    case OpKind::cdiv:
+      return op.kind() != OpKind::copy_async || op.num_operands() == 2;  // stores, not loads
+    case OpKind::if_:
+      return op.num_results() == 0;
+    default:
+      return false;
+  }
+}
+
+// Index arithmetic that may stay in the tile body when the yield needs it.
+bool pure_scalar(const Operation& op) {
+  return op.regions().empty() && op.num_results() == 1 && op.result()->type().is_scalar() &&
+         movable(op) && op.kind() != OpKind::copy_async_wait &&
+         op.kind() != OpKind::copy_async_commit && op.kind() != OpKind::role_sync &&
+         op.kind() != OpKind::fence_proxy_async;
+}
+
+// What the rewrite of one tile loop needs.
+struct Overlap {
+  Operation* loop = nullptr;
+  Operation* mainloop = nullptr;
+  Operation* commit = nullptr;        // the first mma_commit of the mainloop's body
+  std::vector<Operation*> moved;      // the parts' ops, in program order
+  std::vector<size_t> part_start;     // index in `moved` where each part begins
+  std::vector<Value*> carried;        // values of the tile body the parts use (the tile first)
+};
+
+// Why `loop` cannot be overlapped, or "" with `plan` filled in.
+std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
+  Block& body = *loop.region(0);
+  const auto& ops = body.ops();
+  if (ops.empty() || ops.back()->kind() != OpKind::yield) return "the tile loop carries nothing";
+  // The output tile: a 16-bit cast whose slices are stored.
+  Operation* cast = nullptr;
+  size_t first_slice = ops.size();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = *ops[i];
+    if (!cast && op.kind() == OpKind::cast && op.result()->type().is_tensor() &&
+        op.result()->type().space() == ir::MemorySpace::reg && is_16bit(op.result()->type().element())) {
+      for (size_t j = i + 1; j < ops.size(); ++j) {
+        if (ops[j]->kind() == OpKind::slice && ops[j]->operand(0) == op.result()) {
+          cast = ops[i].get();
+          first_slice = j;
+          break;
+        }
+      }
+    }
+  }
+  if (!cast) return "no 16-bit output tile is stored in parts (stage-stores' slices)";
+  const Value* out = cast->result();
+  // The mainloop: the last loop before the cast that issues wgmma groups.
+  for (size_t i = 0; i < ops.size() && ops[i].get() != cast; ++i) {
+    if (ops[i]->kind() != OpKind::for_) continue;
+    for (const auto& inner : ops[i]->region(0)->ops()) {
+      if (inner->kind() == OpKind::mma_commit) {
+        plan.mainloop = ops[i].get();
+        plan.commit = inner.get();
+        break;
+      }
+    }
+  }
+  if (!plan.mainloop) return "the tile has no mainloop that commits wgmma groups";
+  if (ir::int_constant(plan.mainloop->operand(0)) != 0 ||
+      ir::int_constant(plan.mainloop->operand(2)) != 1) {
+    return "the mainloop does not run from 0 in steps of 1";
+  }
+
+  // Ops from the first slice to the yield: those the yield needs stay, the rest move.
+  const size_t yield_at = ops.size() - 1;
+  std::unordered_set<const Value*> needed(ops.back()->operands().begin(),
+                                          ops.back()->operands().end());
+  std::vector<bool> kept(ops.size(), false);
+  for (size_t i = yield_at; i-- > first_slice;) {
+    bool needs = false;
+    for (const auto& r : ops[i]->results()) needs = needs || needed.count(r.get());
+    if (!needs) continue;
+    if (!pure_scalar(*ops[i])) {
+      return "the tile loop's yield needs " + ir::op_where(*ops[i]) + " among the stores";
+    }
+    kept[i] = true;
+    for (const Value* v : ops[i]->operands()) needed.insert(v);
+  }
+  // Parts begin at the slices of the tile. A value one part makes and another part uses stays in
+  // the tile body (and is carried), so that each part can be placed on its own; so does anything
+  // a kept op uses.
+  std::vector<size_t> part(ops.size(), 0);
+  for (size_t i = first_slice + 1; i < yield_at; ++i) {
+    part[i] = part[i - 1] + (ops[i]->kind() == OpKind::slice && ops[i]->operand(0) == out);
+  }
+  std::unordered_map<const Value*, size_t> made_by;  // value -> index of the op (in range)
+  for (size_t i = first_slice; i < yield_at; ++i) {
+    ir::walk(ops[i].get(), [&](Operation* o) {
+      for (const auto& r : o->results()) made_by[r.get()] = i;
+    });
+  }
+  std::string why;
+  for (bool changed = true; changed && why.empty();) {
+    changed = false;
+    for (size_t i = first_slice; i < yield_at && why.empty(); ++i) {
+      ir::walk(ops[i].get(), [&](Operation* o) {
+        for (const Value* v : o->operands()) {
+          auto it = made_by.find(v);
+          if (!why.empty() || it == made_by.end() || it->second == i || kept[it->second]) continue;
+          const size_t def = it->second;
+          if (!kept[i] && part[def] == part[i]) continue;
+          if (!pure_scalar(*ops[def])) {
+            why = ir::op_where(*ops[def]) + " makes " + ir::value_ref(v) + ", which " +
+                  ir::op_where(*o) + " uses outside its part";
+            return;
+          }
+          kept[def] = true;
+          changed = true;
+        }
+      });
+    }
+  }
+  if (!why.empty()) return why;
+  for (size_t i = first_slice; i < yield_at; ++i) {
+    if (kept[i]) continue;
+    bool ok = true;
+    ir::walk(ops[i].get(), [&](Operation* o) {
+      ok = ok && (movable(*o) || (o != ops[i].get() && o->kind() == OpKind::yield));
+    });
+    if (!ok) return ir::op_where(*ops[i]) + " stands among the stores but cannot move";
+    const bool starts = ops[i]->kind() == OpKind::slice && ops[i]->operand(0) == out;
+    if (plan.part_start.empty() && !starts) {
+      return "the stores do not begin with a slice of " + ir::value_ref(out);
+    }
+    if (starts) plan.part_start.push_back(plan.moved.size());
+    plan.moved.push_back(ops[i].get());
+  }
+  // The values of the tile body the moved ops use: the tile and index scalars are carried.
+  std::unordered_set<const Operation*> moved_set;
+  for (Operation* op : plan.moved) ir::walk(op, [&](Operation* o) { moved_set.insert(o); });
+  for (Operation* op : plan.moved) {
+    ir::walk(op, [&](Operation* o) {
+      for (Value* v : o->operands()) {
+        if (!why.empty() || !defined_inside(v, loop)) continue;
+        if (v->def() && moved_set.count(v->def())) continue;
+        if (v->owner_block() && moved_set.count(v->owner_block()->parent())) continue;
+        if (std::find(plan.carried.begin(), plan.carried.end(), v) != plan.carried.end()) continue;
+        if (v == out || v->type() == kIndex) {
+          plan.carried.push_back(v);
+        } else {
+          why = ir::op_where(*o) + " uses " + ir::value_ref(v) + " (" + v->type().str() +
+                ") of the tile body, which is neither the output tile nor an index";
+        }
+      }
+    });
+    if (!why.empty()) return why;
+  }
+  auto tile_first = std::find(plan.carried.begin(), plan.carried.end(), out);
+  if (tile_first == plan.carried.end()) return "the stores do not use the output tile";
+  std::rotate(plan.carried.begin(), tile_first, tile_first + 1);
+
+  // Registers: accumulator values and the carried tile's 16-bit pairs, per thread.
+  int64_t values = 0;
+  for (int i = 3; i < plan.mainloop->num_operands(); ++i) {
+    const Type& t = plan.mainloop->operand(i)->type();
+    if (t.is_tensor() && t.space() == ir::MemorySpace::reg) values += numel(t) / role_threads;
+  }
+  const int64_t words = numel(out->type()) / role_threads / 2;
+  if (values + words > kCarriedRegisterBudget) {
+    return "the mainloop's " + std::to_string(values) + " accumulator values and the tile's " +
+           std::to_string(words) + " carried registers per thread exceed " +
+           std::to_string(kCarriedRegisterBudget);
+  }
+  plan.loop = &loop;
+  return "";
+}
+
+
+Value* compare(OpBuilder& b, Value* x, Value* y, const char* pred, const std::string& name,
+               SourceLocation loc) {
+  Operation* op = b.create(OpKind::cmp, {x, y}, {kI1}, loc);
+  op->set_attr("pred", Attribute::ident(pred));
+  op->result()->set_name(name);
+  return op->result();
+}
+
+// `if %cond { }` at the builder's insertion point; returns its then block.
+Block* make_if(OpBuilder& b, Value* cond, SourceLocation loc) {
+  auto branch = std::make_unique<Operation>(OpKind::if_, loc);
+  branch->add_operand(cond);
+  branch->add_region();
+  branch->add_region();
+  return b.insert(std::move(branch))->region(0);
+}
+
+// Copies part `part` of the moved ops to the end of `into`, the carried values replaced as
+// `carried_as` says.
+void place_part(const Overlap& plan, size_t part, Block* into,
+                const std::vector<Value*>& carried_as) {
+  std::unordered_map<const Value*, Value*> mapping;
+  for (size_t i = 0; i < plan.carried.size(); ++i) mapping[plan.carried[i]] = carried_as[i];
+  const size_t end = part + 1 < plan.part_start.size() ? plan.part_start[part + 1] : plan.moved.size();
+  for (size_t i = plan.part_start[part]; i < end; ++i) into->append(ir::clone(*plan.moved[i], mapping));
+}
+
+void rewrite(const Overlap& plan) {
+  Operation& loop = *plan.loop;
+  Block& body = *loop.region(0);
+  const SourceLocation loc = loop.loc();
+  const size_t parts = plan.part_start.size();
+
+  // The tile loop carries the tile and the scalars its stores use; the first tile has none.
+  OpBuilder before(loop.parent_block());
+  before.set_insertion_point_before(&loop);
+  std::vector<Value*> previous, last;
+  for (Value* v : plan.carried) {
+    Value* init = nullptr;
+    if (v->type().is_tensor()) {
+      Operation* zeros = before.create(OpKind::fill, {}, {v->type()}, loc);
+      zeros->set_attr("value", Attribute::real(0.0));
+      zeros->result()->set_name(v->name() + "_none");
+      init = zeros->result();
+    } else {
+      init = before.index_constant(0, loc);
+    }
+    loop.add_operand(init);
+    previous.push_back(body.add_argument(v->type(), "prev_" + v->name()));
+    last.push_back(loop.add_result(v->type(), "last_" + v->name()));
+    body.terminator()->add_operand(v);
+  }
+  OpBuilder top(&body);
+  top.set_insertion_point_before(body.ops().front().get());
+  Value* has_prev = compare(top, body.argument(0), loop.operand(0), "ne", "has_prev_tile", loc);
+
+  // Part i of the previous tile during K block i, while its wgmma group runs.
+  Block& mainloop = *plan.mainloop->region(0);
+  Value* k = mainloop.argument(0);
+  const size_t after_commit = ir::position_in_block(*plan.commit) + 1;
+  OpBuilder in_k(&mainloop);
+  if (after_commit < mainloop.ops().size()) {
+    in_k.set_insertion_point_before(mainloop.ops()[after_commit].get());
+  }
+  for (size_t i = 0; i < parts; ++i) {
+    Value* at = compare(in_k, k, in_k.index_constant(static_cast<int64_t>(i), loc), "eq",
+                        "at_part" + std::to_string(i), loc);
+    Block* then_at = make_if(in_k, at, loc);
+    OpBuilder inner(then_at);
+    place_part(plan, i, make_if(inner, has_prev, loc), previous);
+  }
+
+  // The parts a mainloop of fewer than `parts` K blocks will not reach, before it: its trip count
+  // is the same for every tile, so the parts keep their cyclic order (k..P-1, then 0..k-1 in the
+  // mainloop: each store still follows one into the other buffer), and the carried tile is stored
+  // before the accumulators come alive (after the mainloop, both together made ptxas spill).
+  OpBuilder ahead(&body);
+  ahead.set_insertion_point_before(plan.mainloop);
+  Block* leftovers = make_if(ahead, has_prev, loc);
+  OpBuilder left(leftovers);
+  for (size_t i = 0; i < parts; ++i) {
+    Value* missed = compare(left, plan.mainloop->operand(1),
+                            left.index_constant(static_cast<int64_t>(i), loc), "le",
+                            "missed_part" + std::to_string(i), loc);
+    place_part(plan, i, make_if(left, missed, loc), previous);
+  }
+
+  // The last tile's parts, after the loop.
+  OpBuilder after(loop.parent_block());
+  const size_t loop_at = ir::position_in_block(loop);
+  if (loop_at + 1 < loop.parent_block()->ops().size()) {
+    after.set_insertion_point_before(loop.parent_block()->ops()[loop_at + 1].get());
+  }
+  Value* ran = compare(after, loop.operand(0), loop.operand(1), "lt", "any_tile", loc);
+  Block* final_parts = make_if(after, ran, loc);
+  for (size_t i = 0; i < parts; ++i) place_part(plan, i, final_parts, last);
+
+  for (auto it = plan.moved.rbegin(); it != plan.moved.rend(); ++it) body.remove(*it);
+}
+
+std::optional<bool> pinned(const Operation& kernel) {
+  for (const auto& op : kernel.region(0)->ops()) {
+    if (op->kind() != OpKind::block_grid) continue;
+    const Attribute* a = op->attr("overlap_epilogue");
+    if (!a) return std::nullopt;
+    if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
+        (a->s == "true" || a->s == "false"))
+      return a->s == "true";
+    user_error(op->loc(), "block_grid: overlap_epilogue must be true or false, not ",
+               a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
+  }
+  return std::nullopt;
+}
+
+// The tile loops of a role: `for` ops at its top level or in result-less `if`s there (unswitch-
+// loops' copies) that contain a loop.
+void tile_loops(Block& block, std::vector<Operation*>& found) {
+  for (const auto& op : block.ops()) {
+    if (op->kind() == OpKind::if_ && op->num_results() == 0) {
+      for (const auto& r : op->regions()) tile_loops(*r, found);
+    } else if (op->kind() == OpKind::for_) {
+      bool nested = false;
+      for (const auto& inner : op->region(0)->ops()) nested = nested || inner->kind() == OpKind::for_;
+      if (nested) found.push_back(op.get());
+    }
+  }
+}
+
+}  // namespace
+
+void overlap_epilogue(ir::Module& module) {
+  for (const auto& kernel : module.kernels) {
+    const std::optional<bool> pin = pinned(*kernel);
+    if (pin == false) continue;
+    for (const auto& role : kernel->region(0)->ops()) {
+      if (role->kind() != OpKind::warp_group) continue;
+      bool issues_mma = false;  // a consumer role (the producer's tile loop has no epilogue)
+      ir::walk(role.get(), [&](Operation* op) { issues_mma = issues_mma || op->kind() == OpKind::mma_commit; });
+      if (!issues_mma) continue;
+      std::vector<Operation*> loops;
+      tile_loops(*role->region(0), loops);
+      for (Operation* loop : loops) {
+        Overlap plan;
+        const std::string why = analyze(*loop, role->int_attr("threads"), plan);
+        if (why.empty()) {
+          rewrite(plan);
+        } else if (pin == true) {
+          user_error(loop->loc(), "overlap-epilogue: the tile loop's epilogue cannot overlap the "
+                                  "next tile's mainloop: ", why);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace tessel::transforms

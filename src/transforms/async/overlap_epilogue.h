@@ -1,0 +1,56 @@
+// OverlapEpilogue: in a persistent consumer role, the stores of tile t's output run during the
+// mainloop of tile t+1, one part per K block, while that block's wgmma group computes.
+//
+// Why. After stage-stores and persistent, a consumer finishes tile t's mainloop, converts the
+// accumulator, and then writes its parts through shared memory (per part: wait for the buffer,
+// role_sync, stmatrix, fence, role_sync, TMA store) before it issues tile t+1's first wgmma: the
+// tensor cores idle for the whole sequence, every tile. The producer has filled the ring for tile
+// t+1 by then, so the wgmmas could start at once. The hand-written reference GEMM keeps the
+// converted tile in registers (16-bit pairs: 64 per thread for 64x256) and stores one part during
+// each of the next tile's first K blocks, after the block's wgmmas are issued and before waiting
+// for them; it gained 1-4% at M = N = 8192 (bench/reference/NOTES.md).
+//
+// What the pass does (after persistent and unswitch-loops, on level-1 IR), to every `for` tile
+// loop of a role (at the role's top level or in result-less `if`s there) whose body holds
+//   %acc = for %k = 0 to %kt step 1 iter(...) { ... mma_commit ... }     (the mainloop)
+//   ...                                                                 (epilogue math)
+//   %out = cast %y : register<f16|bf16, L>[R, C]
+//   <part 0>  %out_part0 = slice %out ...; copy_async_wait; role_sync; stmatrix copy; ...
+//   ...
+//   <part P-1>
+//   yield ...
+// where the parts (every op from the first slice of %out to the yield that the yield does not
+// need) use only %out, index scalars of the tile body and values defined outside the loop:
+//   - the tile loop carries %out and those scalars to the next iteration (initially a fill of
+//     zeros and 0: never stored), and `%has_prev_tile = cmp %tile, %first {pred = ne}` says
+//     whether they hold a tile;
+//   - in the mainloop body, right after the first `mma_commit`, for each part i:
+//       %at_part = cmp %k, i {pred = eq}
+//       if %at_part { if %has_prev_tile { <part i of the carried tile> } }
+//   - before the mainloop, the parts a short mainloop will not reach:
+//     `if %has_prev_tile { if (%kt <= i) { <part i> } }` (%kt is the same for every tile, so the
+//     parts run in a rotation of their order, k..P-1 then 0..k-1, and each store still follows
+//     one from the other buffer, as at the tile boundary before);
+//   - after the tile loop, the last tile's parts: `if (%first < %end) { <parts of the results> }`.
+// The staging protocol is unchanged (each part waits for the store that last read its buffer);
+// only the wgmma group of the current K block runs beside the stores.
+//
+// Registers. The carried tile costs (R x C / threads) / 2 registers per thread beside the
+// mainloop's accumulators; the pass applies only while accumulator values + carried words per
+// thread stay within kCarriedRegisterBudget (192: the reference GEMM's 128 + 64, which ptxas fits
+// in the consumers' 232 registers without spills). The emitter keeps a carried 16-bit tile as
+// packed pairs (one 32-bit register per two values).
+//
+// Pins: `overlap_epilogue = false` on the block_grid leaves the epilogue after the mainloop
+// (for comparison); `true` makes a tile loop that cannot be overlapped a user error naming why.
+#pragma once
+
+#include "ir/ir.h"
+
+namespace tessel::transforms {
+
+// Overlaps the staged epilogue of every persistent consumer tile loop with the next tile's
+// mainloop (see above).
+void overlap_epilogue(ir::Module& module);
+
+}  // namespace tessel::transforms
