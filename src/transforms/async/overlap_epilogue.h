@@ -24,9 +24,11 @@
 //   - the tile loop carries %out and those scalars to the next iteration (initially a fill of
 //     zeros and 0: never stored), and `%has_prev_tile = cmp %tile, %first {pred = ne}` says
 //     whether they hold a tile;
-//   - in the mainloop body, right after the first `mma_commit`, for each part i:
-//       %at_part = cmp %k, i {pred = eq}
-//       if %at_part { if %has_prev_tile { <part i of the carried tile> } }
+//   - in the mainloop body, right after the first `mma_commit`:
+//       %storing_parts = cmp %k, P {pred = lt}
+//       if %storing_parts { if %has_prev_tile {
+//         %at_part0 = cmp %k, 0 {pred = eq}   if %at_part0 { <part 0 of the carried tile> }
+//         ... (one per part) } }
 //   - before the mainloop, the parts a short mainloop will not reach:
 //     `if %has_prev_tile { if (%kt <= i) { <part i> } }` (%kt is the same for every tile, so the
 //     parts run in a rotation of their order, k..P-1 then 0..k-1, and each store still follows
