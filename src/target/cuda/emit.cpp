@@ -66,7 +66,8 @@ EmittedKernel Emitter::run() {
       if (op->kind() == OpKind::block_grid && op->has_attr("threads"))
         threads_ = op->int_attr("threads");
     }
-    if (threads_ == 0) user_error(kernel_.loc(), "emit: a kernel with roles needs block_grid's threads");
+    if (threads_ == 0)
+      user_error(kernel_.loc(), "emit: a kernel with roles needs block_grid's threads");
   }
   collect_plans(*kernel_.region(0));
   if (threads_ == 0) threads_ = 1;
@@ -354,9 +355,10 @@ void Emitter::emit(const Operation& op) {
       for (const auto& inner : op.region(0)->ops()) {
         std::string atom = inner->has_attr("atom") ? inner->str_attr("atom") : "";
         if (atom.rfind("tma.", 0) == 0 || atom.rfind("wgmma.", 0) == 0) {
-          unsupported(op, "is a TMA + wgmma mainloop, which must "
-                          "be lowered to mbarriers and TMA loads (lower-mainloops, or "
-                          "warp-specialize and lower-arefs) before emission");
+          unsupported(op,
+                      "is a TMA + wgmma mainloop, which must "
+                      "be lowered to mbarriers and TMA loads (lower-mainloops, or "
+                      "warp-specialize and lower-arefs) before emission");
         }
       }
       return cp_async_mma_mainloop(op);
@@ -374,8 +376,9 @@ void Emitter::emit(const Operation& op) {
       return shared_alloc(op);
     case OpKind::mma:
       if (op.has_attr("atom") && op.str_attr("atom").rfind("wgmma.", 0) == 0) return wgmma_op(op);
-      unsupported(op, "without a wgmma atom is not supported by the CUDA emitter yet outside a "
-                      "mainloop (only wgmma over shared tiles is emitted op by op)");
+      unsupported(op,
+                  "without a wgmma atom is not supported by the CUDA emitter yet outside a "
+                  "mainloop (only wgmma over shared tiles is emitted op by op)");
     default:
       if (ir::is_async_op(op.kind())) return async_op(op);
       if (ir::is_elementwise(op.kind())) return elementwise(op);
@@ -457,13 +460,28 @@ bool Emitter::zero_start_accumulator(const Operation& op, int i) {
          user->str_attr("atom").rfind("wgmma.", 0) == 0;
 }
 
+// Whether loop-carried value `i` of `op` (body argument i) continues, in place, what the loop just
+// before `op` carried: its initial value is that loop's result and has no other use (a mainloop
+// split in two, overlap-epilogue's first K blocks and the rest). The C array is then shared.
+bool Emitter::continues_in_place(const Operation& op, int i) {
+  const Value* init = op.operand(2 + i);
+  const Operation* before = init->def();
+  const size_t at = ir::position_in_block(op);
+  if (!before || before->kind() != OpKind::for_ || at == 0 ||
+      op.parent_block()->ops()[at - 1].get() != before || !init->type().is_tensor()) {
+    return false;
+  }
+  int uses = 0;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* o) {
+    for (const Value* v : o->operands()) uses += v == init;
+  });
+  auto it = regs_.find(init);
+  return uses == 1 && it != regs_.end() && !it->second.packed;
+}
+
 void Emitter::for_op(const Operation& op) {
   const ir::Block& body = *op.region(0);
   std::vector<std::string> carried;
-  struct ZeroStart {
-    std::string name, init;
-    int64_t values = 0;
-  };
   std::vector<ZeroStart> zero_started;
   for (int i = 3; i < op.num_operands(); ++i) {
     const Value* init = op.operand(i);
@@ -487,6 +505,20 @@ void Emitter::for_op(const Operation& op) {
       regs_[arg] = carried_reg;
       regs_[op.result(i - 3)] = carried_reg;
       carried.push_back(name);
+    } else if (continues_in_place(op, i - 2)) {
+      const Reg a = reg(op, init);
+      // The argument's own name is taken (unused) as for any other, so that the C names that
+      // follow are the same whether the IR came from the passes or from its printed text.
+      fresh(arg->name());
+      // A zero start the loop before left open (its fix-up waits for this loop to run too).
+      auto open = open_zero_starts_.find(a.name);
+      if (open != open_zero_starts_.end()) {
+        zero_started.push_back(open->second);
+        open_zero_starts_.erase(open);
+      }
+      regs_[arg] = a;
+      regs_[op.result(i - 3)] = a;
+      carried.push_back(a.name);
     } else {
       const Reg& a = reg(op, init);
       std::string name = fresh(arg->name());
@@ -495,7 +527,7 @@ void Emitter::for_op(const Operation& op) {
         // Not initialized: the first iteration's wgmma overwrites it (scale-d = 0), and a loop
         // of no iterations copies the zeros after it. Zeroing it here instead makes ptxas
         // serialize every wgmma (warning C7515: the moves reach a loop where a group is pending).
-        zero_started.push_back({name, a.name, a.plan->values});
+        zero_started.push_back({name, a.name, a.plan->values, ""});
       } else {
         line("#pragma unroll");
         line("for (int v = 0; v < " + std::to_string(a.plan->values) + "; ++v) " + name +
@@ -510,10 +542,13 @@ void Emitter::for_op(const Operation& op) {
   std::string iv = fresh(body.argument(0)->name());
   scalars_[body.argument(0)] = iv;
   const std::string lower = scalar(op, op.operand(0)), upper = scalar(op, op.operand(1));
+  // The first wgmma of the first loop that runs overwrites the accumulator; in a loop that
+  // continues another, only when that one ran no iteration.
   for (int i = 3; i < op.num_operands(); ++i) {
     for (const ZeroStart& z : zero_started) {
-      if (regs_[body.argument(i - 2)].name == z.name)
-        zero_start_[body.argument(i - 2)] = iv + " != " + lower;
+      if (regs_[body.argument(i - 2)].name != z.name) continue;
+      zero_start_[body.argument(i - 2)] =
+          z.ran.empty() ? iv + " != " + lower : "(" + iv + " != " + lower + ") || " + z.ran;
     }
   }
   line("for (int " + iv + " = " + lower + "; " + iv + " < " + upper + "; " + iv +
@@ -532,7 +567,8 @@ void Emitter::for_op(const Operation& op) {
         const Reg& yr = reg_words(*inner, y);
         if (yr.name == carried[i]) continue;
         for (int64_t p = 0; p < yr.plan->values / 2; ++p)
-          line(carried[i] + "[" + std::to_string(p) + "] = " + pair_expr(yr, 2 * p, 2 * p + 1) + ";");
+          line(carried[i] + "[" + std::to_string(p) + "] = " + pair_expr(yr, 2 * p, 2 * p + 1) +
+               ";");
       } else {
         const Reg& yr = reg(*inner, y);
         if (yr.name == carried[i]) continue;
@@ -547,16 +583,38 @@ void Emitter::for_op(const Operation& op) {
   // A loop of no iterations leaves the zeros. Written after the wgmma groups are drained when an
   // mma_wait follows the loop: a write to the accumulator while a group may be pending makes
   // ptxas serialize every wgmma (C7514), even on a path where none is.
+  for (ZeroStart& z : zero_started) {
+    const std::string ran = "(" + lower + " < " + upper + ")";
+    z.ran = z.ran.empty() ? ran : "(" + z.ran + " || " + ran + ")";
+  }
+  // A loop that continues this one in place takes the fix-up over: it runs after both.
+  const auto& ops = op.parent_block()->ops();
+  size_t at = ir::position_in_block(op);
+  if (!zero_started.empty() && at + 1 < ops.size() && ops[at + 1]->kind() == OpKind::for_) {
+    const Operation& next = *ops[at + 1];
+    bool all = true;
+    for (const ZeroStart& z : zero_started) {
+      bool continued = false;
+      for (int i = 3; i < next.num_operands(); ++i) {
+        continued =
+            continued || (regs_.count(next.operand(i)) && regs_[next.operand(i)].name == z.name &&
+                          continues_in_place(next, i - 2));
+      }
+      all = all && continued;
+    }
+    if (all) {
+      for (const ZeroStart& z : zero_started) open_zero_starts_[z.name] = z;
+      return;
+    }
+  }
   std::vector<std::string> fixups;
   for (const ZeroStart& z : zero_started) {
-    fixups.push_back("if (!(" + lower + " < " + upper + ")) {  // no iteration overwrote " + z.name);
+    fixups.push_back("if (!" + z.ran + ") {  // no iteration overwrote " + z.name);
     fixups.push_back("  #pragma unroll");
     fixups.push_back("  for (int v = 0; v < " + std::to_string(z.values) + "; ++v) " + z.name +
                      "[v] = " + z.init + "[v];");
     fixups.push_back("}");
   }
-  const auto& ops = op.parent_block()->ops();
-  size_t at = ir::position_in_block(op);
   if (!fixups.empty() && at + 1 < ops.size() && ops[at + 1]->kind() == OpKind::mma_wait &&
       ops[at + 1]->int_attr("pending") == 0) {
     after_drain_ = std::move(fixups);

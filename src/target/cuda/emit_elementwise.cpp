@@ -65,8 +65,9 @@ void Emitter::cast(const Operation& op) {
     line("unsigned " + r.name + "[" + std::to_string(plan->values / 2) + "];  // packed pairs");
     line("#pragma unroll");
     line("for (int p = 0; p < " + std::to_string(plan->values / 2) + "; ++p) " + r.name +
-         "[p] = tessel::device::" + (to.element() == ScalarKind::bf16 ? "pack_bf16x2(" : "pack_f16x2(") +
-         a.name + "[2 * p], " + a.name + "[2 * p + 1]);");
+         "[p] = tessel::device::" +
+         (to.element() == ScalarKind::bf16 ? "pack_bf16x2(" : "pack_f16x2(") + a.name +
+         "[2 * p], " + a.name + "[2 * p + 1]);");
     regs_[op.result()] = r;
     return;
   }

@@ -207,6 +207,14 @@ class Emitter {
 
   void for_op(const Operation& op);
   bool zero_start_accumulator(const Operation& op, int i);
+  bool continues_in_place(const Operation& op, int i);
+  // An accumulator whose first wgmma overwrites it: its array, the zeros it holds when no loop
+  // ran, and the C condition that a loop before already wrote it ("" when none did).
+  struct ZeroStart {
+    std::string name, init;
+    int64_t values = 0;
+    std::string ran;
+  };
 
   // ---- shared memory, mma and pipelined loops ----------------------------------------------
   // A loop whose body copies global tiles into shared memory is a mainloop. The sm_80 one is
@@ -219,11 +227,11 @@ class Emitter {
   void block_grid(const Operation& op);
   // Reserves `bytes` of the dynamic allocation at a multiple of `align`; returns the offset.
   int64_t alloc_shared(int64_t bytes, int64_t align);
-  // The wgmma instances (emit_wgmma.cpp) of one mma over K-major 128B-swizzled shared tiles: A [a_rows, a_cols]
-  // at a_base, B the transpose of [b_rows, b_cols] at b_base (C expressions of `unsigned char*`),
-  // accumulating in place into the mma's accumulator operand; `scale_d`, when not empty, is the
-  // C condition under which the first k-step accumulates (else it overwrites). Checks that the
-  // accumulator's layout holds every instance's registers as one contiguous run.
+  // The wgmma instances (emit_wgmma.cpp) of one mma over K-major 128B-swizzled shared tiles: A
+  // [a_rows, a_cols] at a_base, B the transpose of [b_rows, b_cols] at b_base (C expressions of
+  // `unsigned char*`), accumulating in place into the mma's accumulator operand; `scale_d`, when
+  // not empty, is the C condition under which the first k-step accumulates (else it overwrites).
+  // Checks that the accumulator's layout holds every instance's registers as one contiguous run.
   void wgmma_ss(const Operation& mma, const std::string& a_base, int64_t a_rows, int64_t a_cols,
                 const std::string& b_base, int64_t b_rows, int64_t b_cols,
                 const std::string& scale_d);
@@ -313,6 +321,8 @@ class Emitter {
   std::unordered_map<const Value*, std::string> zero_start_;
   // Lines the next `mma_wait {pending = 0}` emits after it (a loop's zero-start fix-up).
   std::vector<std::string> after_drain_;
+  // Zero starts a loop handed to the loop that continues it in place, by array name.
+  std::map<std::string, ZeroStart> open_zero_starts_;
 };
 
 }  // namespace tessel::target::cuda::detail

@@ -69,7 +69,8 @@ void Emitter::slice(const Operation& op) {
     pairs = map[v] % 2 == 0 && map[v + 1] == map[v] + 1;
   if (pairs) {
     Reg r{fresh(op.result()->name()), to, src.element, true};
-    line("unsigned " + r.name + "[" + std::to_string(to->values / 2) + "];  // part of " + src.name);
+    line("unsigned " + r.name + "[" + std::to_string(to->values / 2) + "];  // part of " +
+         src.name);
     for (int64_t v = 0; v < to->values; v += 2)
       line(r.name + "[" + std::to_string(v / 2) + "] = " + src.name + "[" +
            std::to_string(map[v] / 2) + "];");

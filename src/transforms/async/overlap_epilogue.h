@@ -38,13 +38,21 @@
 // only the wgmma group of the current K block runs beside the stores.
 //
 // Registers. The carried tile costs (R x C / threads) / 2 registers per thread beside the
-// mainloop's accumulators; the pass applies only while accumulator values + carried words per
-// thread stay within kCarriedRegisterBudget (192: the reference GEMM's 128 + 64, which ptxas fits
-// in the consumers' 232 registers without spills). The emitter keeps a carried 16-bit tile as
-// packed pairs (one 32-bit register per two values).
+// mainloop's accumulators; the pass applies only while accumulator values, epilogue operands
+// read into registers (a bias row) and carried words per thread stay within
+// kCarriedRegisterBudget (192: the reference GEMM's 128 + 64, which ptxas fits in the consumers'
+// 232 registers without spills). gemm and gemm_bf16 (128 + 64) and dual_gemm (2 x 64 + 32) are
+// overlapped; gemm_bias_relu (128 + 64 bias values + 64) is not: overlapped, it spilled and ran
+// slower at 3000x5000x704 (bench/results/2026-11-25-overlap-epilogue-h100.md). The emitter keeps a
+// carried 16-bit tile as packed pairs (one 32-bit register per two values).
+//
+// Tile loops whose parts the role's threads copy out of shared memory themselves (stage-stores'
+// fallback for rows TMA cannot store) are left alone: their copy loop needs the registers the
+// carried tile would hold (ptxas spilled 68-212 bytes).
 //
 // Pins: `overlap_epilogue = false` on the block_grid leaves the epilogue after the mainloop
-// (for comparison); `true` makes a tile loop that cannot be overlapped a user error naming why.
+// (for comparison); `true` makes it a user error, naming why for each tile loop, when no tile
+// loop of the kernel could be overlapped.
 #pragma once
 
 #include "ir/ir.h"
