@@ -128,13 +128,8 @@ int run_layout(const std::vector<std::string>& args) {
       result.tv = TVLayout(l, parse_tile(tv_tile));
     }
   } catch (const UserError& e) {
-    // Point at the column under the expression, then report as usual.
-    if (e.location().file == "<expr>" && e.location().column > 0) {
-      std::cerr << "tessel layout: " << e.what() << "\n  " << expr << "\n  "
-                << std::string(e.location().column - 1, ' ') << "^\n";
-      return 1;
-    }
-    throw;
+    if (e.location().file != "<expr>") throw;
+    throw with_source_excerpt(e, expr);  // a caret under the column of the expression
   }
 
   std::cout << result.str() << "\n";
