@@ -16,12 +16,16 @@ function(tessel_add_gtest name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test)
+  # NO_PRETTY_VALUES: a parameterized test is named by its suite's name generator, as gtest names
+  # it, not by the printed GetParam() (for a struct, a byte dump holding heap addresses, different
+  # in every build). Every INSTANTIATE_TEST_SUITE_P therefore passes a generator of readable names.
   if(ARG_LABELS)
     # A GPU test that finds no GPU calls GTEST_SKIP; CTest then reports it as skipped, not passed.
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}"
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES
+                         PROPERTIES LABELS "${ARG_LABELS}"
                          SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
   else()
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "unit")
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES PROPERTIES LABELS "unit")
   endif()
 endfunction()
 

@@ -21,6 +21,7 @@
 #include "runtime/driver.h"
 #include "runtime/numerics.h"
 #include "runtime/timing.h"
+#include "support/command_line.h"
 #include "support/diagnostics.h"
 
 namespace tessel::bench {
@@ -41,51 +42,24 @@ struct Options {
   std::string lowered;
 };
 
-int positive(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value <= 0 || value > 1000000) {
-    user_error(SourceLocation::unknown(), flag, " expects a positive integer, got '", text, "'");
-  }
-  return static_cast<int>(value);
-}
-
 Options parse(const std::vector<std::string>& args) {
   Options o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), arg, " needs a value");
-      return args[++i];
-    };
-    if (arg == "--kernels") {
-      o.kernels.clear();
-      std::istringstream in(value());
-      for (std::string k; std::getline(in, k, ',');) {
-        if (!k.empty()) o.kernels.push_back(k);
-      }
-      if (o.kernels.empty()) user_error(SourceLocation::unknown(), "--kernels lists no kernel");
-    } else if (arg == "--shapes") {
-      o.shapes = value();
-    } else if (arg == "--dtype") {
-      o.dtype = value();
-      if (o.dtype != "f16" && o.dtype != "bf16" && o.dtype != "all") {
-        user_error(SourceLocation::unknown(), "--dtype must be f16, bf16 or all, not '", o.dtype,
-                   "'");
-      }
-    } else if (arg == "--json") {
-      o.json = value();
-    } else if (arg == "--iterations") {
-      o.iterations = positive(arg, value());
-    } else if (arg == "--warmup") {
-      o.warmup = positive(arg, value());
-    } else if (arg == "--lowered") {
-      o.lowered = value();
-    } else if (arg == "--compile-only") {
-      o.compile_only = true;
-    } else {
-      user_error(SourceLocation::unknown(), "gemm: unknown option '", arg, "'");
-    }
+  std::vector<std::string> positional = OptionParser("bench")
+                                            .list("--kernels", o.kernels)
+                                            .value("--shapes", o.shapes)
+                                            .value("--dtype", o.dtype)
+                                            .value("--json", o.json)
+                                            .integer("--iterations", o.iterations, 1)
+                                            .integer("--warmup", o.warmup, 1)
+                                            .value("--lowered", o.lowered)
+                                            .flag("--compile-only", o.compile_only)
+                                            .parse(args);
+  if (!positional.empty()) {
+    user_error(SourceLocation::unknown(), "bench gemm: unexpected argument '", positional[0], "'");
+  }
+  if (o.kernels.empty()) user_error(SourceLocation::unknown(), "--kernels lists no kernel");
+  if (o.dtype != "f16" && o.dtype != "bf16" && o.dtype != "all") {
+    user_error(SourceLocation::unknown(), "--dtype must be f16, bf16 or all, not '", o.dtype, "'");
   }
   return o;
 }

@@ -15,6 +15,7 @@
 #include "runtime/driver.h"
 #include "runtime/module.h"
 #include "runtime/timing.h"
+#include "support/command_line.h"
 #include "support/diagnostics.h"
 
 namespace tessel::bench {
@@ -65,34 +66,22 @@ int run_memory_bench(const std::vector<std::string>& args) {
   // Short by default (8192x8192 f16 is 128 MiB per pass): the whole list must finish well inside a
   // device command's limit.
   int iterations = 30, warmup = 5;
-  std::string json, kernel_list;
-  for (size_t i = 0; i < args.size(); ++i) {
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), args[i], " needs a value");
-      return args[++i];
-    };
-    if (args[i] == "--shape") {
-      std::string s = value();
-      if (std::sscanf(s.c_str(), "%ldx%ld", &rows, &cols) != 2 || rows <= 0 || cols <= 0) {
-        user_error(SourceLocation::unknown(), "bad shape '", s, "': expected RxC");
-      }
-    } else if (args[i] == "--iterations") {
-      iterations = std::stoi(value());
-    } else if (args[i] == "--warmup") {
-      warmup = std::stoi(value());
-    } else if (args[i] == "--json") {
-      json = value();
-    } else if (args[i] == "--kernels") {
-      kernel_list = value();
-    } else {
-      user_error(SourceLocation::unknown(), "memory-bound: unknown option '", args[i], "'");
-    }
-  }
+  std::string json, shape;
   std::vector<std::string> kernels = memory_kernel_names();
-  if (!kernel_list.empty()) {
-    kernels.clear();
-    std::istringstream in(kernel_list);
-    for (std::string k; std::getline(in, k, ',');) kernels.push_back(k);
+  std::vector<std::string> positional = OptionParser("bench")
+                                            .value("--shape", shape)
+                                            .integer("--iterations", iterations, 1)
+                                            .integer("--warmup", warmup, 1)
+                                            .value("--json", json)
+                                            .list("--kernels", kernels)
+                                            .parse(args);
+  if (!positional.empty()) {
+    user_error(SourceLocation::unknown(), "bench memory-bound: unexpected argument '",
+               positional[0], "'");
+  }
+  if (!shape.empty() &&
+      (std::sscanf(shape.c_str(), "%ldx%ld", &rows, &cols) != 2 || rows <= 0 || cols <= 0)) {
+    user_error(SourceLocation::unknown(), "bad shape '", shape, "': expected RxC");
   }
   // Line-buffered, so that rows printed before a timeout or a crash are not lost in a pipe.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);

@@ -4,9 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
+#include "support/command_line.h"
 #include "support/diagnostics.h"
 
 namespace tessel::bench {
@@ -185,15 +186,15 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
 }
 
 int run_summary(const std::vector<std::string>& args) {
-  if (args.empty()) {
+  std::vector<std::string> files = OptionParser("bench").parse(args);
+  if (files.empty()) {
     user_error(SourceLocation::unknown(),
                "bench summary: which files? (JSON lines written by "
                "tessel bench ... --json FILE)");
   }
   std::vector<JsonRecord> records;
-  for (const std::string& path : args) {
-    std::ifstream in(path);
-    if (!in) user_error(SourceLocation::unknown(), "bench summary: cannot read '", path, "'");
+  for (const std::string& path : files) {
+    std::istringstream in(read_input_file(path));
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;

@@ -544,12 +544,21 @@ class Parser {
 
 }  // namespace
 
+// Errors show the offending line with a caret under the column, as the layout calculator's do.
 std::unique_ptr<Module> parse_module(std::string_view text, const std::string& file_name) {
-  return Parser(text, file_name).module();
+  try {
+    return Parser(text, file_name).module();
+  } catch (const UserError& error) {
+    throw with_source_excerpt(error, text);
+  }
 }
 
 Type parse_type(std::string_view text) {
-  return Parser(text, "<type>").type_only();
+  try {
+    return Parser(text, "<type>").type_only();
+  } catch (const UserError& error) {
+    throw with_source_excerpt(error, text);
+  }
 }
 
 }  // namespace tessel::ir

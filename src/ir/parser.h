@@ -1,6 +1,7 @@
 // Parses the tile IR's text (the form ir/printer.h writes) into a module.
 //
-// Syntax errors and uses of undefined values are UserErrors at `file:line:column`; every op keeps
+// Syntax errors and uses of undefined values are UserErrors at `file:line:column`, their message
+// followed by the offending line and a caret under the column (source_excerpt); every op keeps
 // the line:column where its text starts, so that the verifier reports there too. `//` starts a
 // comment that runs to the end of the line (lit tests keep their RUN and CHECK lines in comments).
 #pragma once

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace tessel {
@@ -77,6 +78,18 @@ template <typename... Parts>
 
 // Formats a diagnostic the way the command line prints it: "loc: error: message".
 std::string format_diagnostic(const SourceLocation& location, const std::string& message);
+
+// The text a diagnostic shows under its first line: line `line` of `source` and a caret under
+// `column`, both indented by two spaces (tabs before the column are kept so that the caret lines
+// up). Empty when `source` has no such line or the column is unknown.
+//     %x = add %nope, %c0 : index
+//              ^
+std::string source_excerpt(std::string_view source, int line, int column);
+
+// `error` with the excerpt of `source` at its location appended to its message, on the lines below
+// it; `error` unchanged when its location has no excerpt in `source`. For a parser of a whole text
+// (an IR file, a layout expression) whose errors the person should see in place.
+UserError with_source_excerpt(const UserError& error, std::string_view source);
 
 }  // namespace tessel
 

@@ -12,6 +12,7 @@
 #include "bench/harness/summary.h"
 #include "bench/reference/reference_gemm.h"
 #include "runtime/driver.h"
+#include "support/command_line.h"
 #include "support/diagnostics.h"
 #include "tessel/command.h"
 
@@ -68,43 +69,20 @@ struct BenchArgs {
   int warmup = 10;
 };
 
-int parse_count(const std::string& flag, const std::string& text) {
-  try {
-    std::size_t used = 0;
-    int value = std::stoi(text, &used);
-    if (used == text.size() && value > 0) return value;
-  } catch (const std::exception&) {
-  }
-  user_error(SourceLocation::unknown(), flag, " expects a positive integer, got '", text, "'");
-}
-
 BenchArgs parse_args(const std::vector<std::string>& args) {
   BenchArgs parsed;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), arg, " needs a value");
-      return args[++i];
-    };
-    if (arg == "--shapes") {
-      parsed.shapes = value();
-    } else if (arg == "--dtype") {
-      parsed.dtype = value();
-    } else if (arg == "--json") {
-      parsed.json = value();
-    } else if (arg == "--iterations") {
-      parsed.iterations = parse_count(arg, value());
-    } else if (arg == "--warmup") {
-      parsed.warmup = parse_count(arg, value());
-    } else if (!arg.empty() && arg[0] == '-') {
-      user_error(SourceLocation::unknown(), "unknown option '", arg, "'\n", kUsage);
-    } else if (parsed.suite.empty()) {
-      parsed.suite = arg;
-    } else {
-      user_error(SourceLocation::unknown(), "unexpected argument '", arg, "'");
-    }
+  std::vector<std::string> positional = OptionParser("bench")
+                                            .value("--shapes", parsed.shapes)
+                                            .value("--dtype", parsed.dtype)
+                                            .value("--json", parsed.json)
+                                            .integer("--iterations", parsed.iterations, 1)
+                                            .integer("--warmup", parsed.warmup, 1)
+                                            .parse(args);
+  if (positional.empty()) user_error(SourceLocation::unknown(), "which suite?\n", kUsage);
+  parsed.suite = positional[0];
+  if (positional.size() > 1) {
+    user_error(SourceLocation::unknown(), "unexpected argument '", positional[1], "'");
   }
-  if (parsed.suite.empty()) user_error(SourceLocation::unknown(), "which suite?\n", kUsage);
   if (parsed.suite != "gemm-reference") {
     user_error(SourceLocation::unknown(), "unknown suite '", parsed.suite,
                "' (known: gemm, gemm-reference, memory-bound, summary)");

@@ -6,6 +6,7 @@
 
 #include "compile/compile.h"
 #include "ir/parser.h"
+#include "support/command_line.h"
 #include "support/diagnostics.h"
 #include "tessel/command.h"
 
@@ -13,46 +14,21 @@ namespace tessel::tool {
 namespace {
 
 int run_compile(const std::vector<std::string>& args) {
-  std::string file, emit = "cuda", kernel_name, arch = "sm_90a", output, passes_text;
+  std::string emit = "cuda", kernel_name, arch = "sm_90a", output;
   bool print_after_all = false, time_passes = false, time_compile = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&](const std::string& flag) -> std::string {
-      if (arg.rfind(flag + "=", 0) == 0) return arg.substr(flag.size() + 1);
-      if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), flag, " needs a value");
-      return args[++i];
-    };
-    if (arg.rfind("--emit", 0) == 0) {
-      emit = value("--emit");
-    } else if (arg.rfind("--kernel", 0) == 0) {
-      kernel_name = value("--kernel");
-    } else if (arg.rfind("--target", 0) == 0) {
-      arch = value("--target");
-    } else if (arg == "-o" || arg.rfind("--output", 0) == 0) {
-      if (arg == "-o") {
-        if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), "-o needs a value");
-        output = args[++i];
-      } else {
-        output = value("--output");
-      }
-    } else if (arg.rfind("--passes", 0) == 0) {
-      passes_text = value("--passes");
-    } else if (arg == "--print-after-all") {
-      print_after_all = true;
-    } else if (arg == "--time-passes") {
-      time_passes = true;
-    } else if (arg == "--time") {
-      time_compile = true;
-    } else if (arg.rfind("--", 0) == 0) {
-      user_error(SourceLocation::unknown(), "unknown option '", arg,
-                 "' (see `tessel help compile`)");
-    } else if (file.empty()) {
-      file = arg;
-    } else {
-      user_error(SourceLocation::unknown(), "compile takes one input file");
-    }
-  }
-  if (file.empty()) user_error(SourceLocation::unknown(), "compile needs an input file");
+  CompileOptions options;
+  // --passes=a,b replaces the default pipeline (--passes=verify: the input is lowered IR already).
+  std::string file = single_input_file(OptionParser("compile")
+                                           .value("--emit", emit)
+                                           .value("--kernel", kernel_name)
+                                           .value("--target", arch)
+                                           .value("--output -o", output)
+                                           .list("--passes", options.passes)
+                                           .flag("--print-after-all", print_after_all)
+                                           .flag("--time-passes", time_passes)
+                                           .flag("--time", time_compile)
+                                           .parse(args),
+                                       "compile");
   if (emit != "ir" && emit != "cuda" && emit != "ptx" && emit != "cubin") {
     user_error(SourceLocation::unknown(), "--emit must be one of ir, cuda, ptx, cubin (got '", emit,
                "')");
@@ -61,30 +37,18 @@ int run_compile(const std::vector<std::string>& args) {
     user_error(SourceLocation::unknown(), "--emit=cubin writes a binary: name the file with -o");
   }
   target::cuda::Target target = target::cuda::Target::named(arch);
-  std::ifstream in(file);
-  if (!in) user_error(SourceLocation::unknown(), "cannot open '", file, "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto module = ir::parse_module(text.str(), file);
+  auto module = ir::parse_module(read_input_file(file), file);
   if (module->kernels.empty()) user_error(SourceLocation::unknown(), file, " holds no kernel");
   const ir::Operation* kernel = module->kernels[0].get();
   if (!kernel_name.empty()) {
     kernel = module->find_kernel(kernel_name);
     if (!kernel) user_error(SourceLocation::unknown(), "no kernel @", kernel_name, " in ", file);
   }
-  CompileOptions options;
   options.print_after_all = print_after_all;
   options.dump = &std::cout;
   std::ostringstream timing;
   if (time_passes) options.timing = &timing;
   options.compile_cubin = emit == "cubin";
-  // --passes=a,b replaces the default pipeline (--passes=verify: the input is lowered IR already).
-  for (size_t p = 0; !passes_text.empty() && p <= passes_text.size();) {
-    size_t q = passes_text.find(',', p);
-    if (q == std::string::npos) q = passes_text.size();
-    if (q > p) options.passes.push_back(passes_text.substr(p, q - p));
-    p = q + 1;
-  }
   CompiledKernel compiled = compile(*kernel, target, options);
   std::string result;
   if (emit == "ir") result = compiled.lowered_ir();
@@ -115,8 +79,9 @@ const bool registered = register_command(
      "usage: tessel compile FILE [--emit=ir|cuda|ptx|cubin] [--target=sm_90a|sm_80]\n"
      "                      [--kernel NAME] [-o FILE] [--passes=a,b] [--print-after-all]\n"
      "                      [--time-passes] [--time]\n"
-     "  Runs the pass pipeline on the kernel (the first in FILE unless --kernel), then prints the\n"
-     "  lowered IR, the generated CUDA C++ (default) or its PTX, or writes the cubin (-o needed).\n"
+     "  Runs the pass pipeline on the kernel (the first in FILE, - for stdin, unless --kernel),\n"
+     "  then prints the lowered IR, the generated CUDA C++ (default) or its PTX, or writes the\n"
+     "  cubin (-o needed).\n"
      "  Register tensors need thread-value layouts (pinned, or from layout synthesis).\n"
      "  --passes=a,b runs those passes instead of the pipeline (--passes=verify: FILE is lowered\n"
      "  IR already, e.g. the output of --emit=ir edited by hand).\n"

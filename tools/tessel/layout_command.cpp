@@ -7,6 +7,7 @@
 #include "layout/calculator.h"
 #include "layout/parse.h"
 #include "layout/print.h"
+#include "support/command_line.h"
 #include "support/diagnostics.h"
 #include "tessel/command.h"
 
@@ -85,33 +86,17 @@ int run_layout(const std::vector<std::string>& args) {
   std::string svg_file, tv_tile;
   Facts facts;
   Bindings bindings;
+  std::vector<std::string> expression_parts =
+      OptionParser("layout")
+          .flag("--table", table)
+          .value("--svg", svg_file)
+          .value("--tv", tv_tile)
+          .value("--assume", [&](const std::string& fact) { parse_fact(fact, facts); })
+          .value("--bind", [&](const std::string& binding) { parse_binding(binding, bindings); })
+          .parse(args);
   std::string expr;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* option) -> std::string {
-      if (i + 1 >= args.size()) {
-        user_error(SourceLocation::unknown(), option, " needs a value\n", usage());
-      }
-      return args[++i];
-    };
-    if (a == "--table") {
-      table = true;
-    } else if (a == "--svg") {
-      svg_file = value("--svg");
-    } else if (a == "--tv") {
-      tv_tile = value("--tv");
-    } else if (a == "--assume") {
-      parse_fact(value("--assume"), facts);
-    } else if (a == "--bind") {
-      parse_binding(value("--bind"), bindings);
-    } else if (a == "--help" || a == "-h") {
-      std::cout << usage();
-      return 0;
-    } else if (a.size() > 1 && a[0] == '-' && a[1] == '-') {
-      user_error(SourceLocation::unknown(), "unknown option '", a, "'\n", usage());
-    } else {
-      expr += (expr.empty() ? "" : " ") + a;  // an unquoted expression split by the shell
-    }
+  for (const std::string& part : expression_parts) {
+    expr += (expr.empty() ? "" : " ") + part;  // an unquoted expression split by the shell
   }
   if (expr.empty()) user_error(SourceLocation::unknown(), "no expression given\n", usage());
 
@@ -128,13 +113,8 @@ int run_layout(const std::vector<std::string>& args) {
       result.tv = TVLayout(l, parse_tile(tv_tile));
     }
   } catch (const UserError& e) {
-    // Point at the column under the expression, then report as usual.
-    if (e.location().file == "<expr>" && e.location().column > 0) {
-      std::cerr << "tessel layout: " << e.what() << "\n  " << expr << "\n  "
-                << std::string(e.location().column - 1, ' ') << "^\n";
-      return 1;
-    }
-    throw;
+    if (e.location().file != "<expr>") throw;
+    throw with_source_excerpt(e, expr);  // a caret under the column of the expression
   }
 
   std::cout << result.str() << "\n";

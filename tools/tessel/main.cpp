@@ -30,7 +30,7 @@ void print_help(std::ostream& out) {
     out << "  " << command.name << std::string(10 - std::min<size_t>(command.name.size(), 9), ' ')
         << command.summary << "\n";
   }
-  out << "\n`tessel help COMMAND` prints a command's usage.\n";
+  out << "\n`tessel COMMAND --help` (or `tessel help COMMAND`) prints a command's usage.\n";
 }
 
 const Command* find_command(const std::string& name) {
@@ -65,6 +65,12 @@ int run_main(int argc, char** argv) {
     return 2;
   }
   args.erase(args.begin());
+  // `tessel COMMAND ... --help` is `tessel help COMMAND`, whatever else the line holds.
+  if (std::any_of(args.begin(), args.end(),
+                  [](const std::string& arg) { return arg == "--help" || arg == "-h"; })) {
+    std::cout << command->usage;
+    return 0;
+  }
   try {
     return command->run(args);
   } catch (const UserError& error) {

@@ -1,14 +1,13 @@
 // `tessel opt FILE [--passes=a,b] [--print-after-all]`: reads tile IR text, verifies it, runs named
 // passes, and prints the result.
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "ir/parser.h"
 #include "ir/pass.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "pipeline/pipeline.h"
+#include "support/command_line.h"
 #include "support/diagnostics.h"
 #include "tessel/command.h"
 #include "transforms/report.h"
@@ -16,71 +15,40 @@
 namespace tessel::tool {
 namespace {
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, sep)) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-std::string read_file(const std::string& path) {
-  if (path == "-") {
-    std::stringstream buffer;
-    buffer << std::cin.rdbuf();
-    return buffer.str();
-  }
-  std::ifstream in(path);
-  if (!in) user_error(SourceLocation::unknown(), "cannot open '", path, "'");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 int run_opt(const std::vector<std::string>& args) {
-  std::string file;
-  std::vector<std::string> passes;
-  bool print_after_all = false;
-  bool time_passes = false;
-  bool check = false;
-  std::vector<std::string> reports;
+  std::vector<std::string> passes, reports;
+  bool print_after_all = false, time_passes = false, check = false, pipeline = false;
+  bool list_passes = false;
+  std::vector<std::string> positional =
+      OptionParser("opt")
+          .list("--passes", passes)
+          .flag("--print-after-all", print_after_all)
+          .value("--report",
+                 [&](const std::string& kinds) {
+                   for (const std::string& kind : split_list(kinds)) reports.push_back(kind);
+                 })
+          .flag("--time-passes", time_passes)
+          .flag("--pipeline", pipeline)
+          .flag("--check-protocol", check)
+          .flag("--list-passes", list_passes)
+          .parse(args);
   transforms::register_passes();
-  for (const std::string& arg : args) {
-    if (arg.rfind("--passes=", 0) == 0) {
-      passes = split(arg.substr(9), ',');
-    } else if (arg == "--print-after-all") {
-      print_after_all = true;
-    } else if (arg.rfind("--report=", 0) == 0) {
-      for (const std::string& kind : split(arg.substr(9), ',')) {
-        transforms::enable_report(kind);
-        reports.push_back(kind);
-      }
-    } else if (arg == "--time-passes") {
-      time_passes = true;
-    } else if (arg == "--pipeline") {
-      passes = pipeline::lowering_passes();  // the passes `tessel compile` runs, in order
-    } else if (arg == "--check-protocol") {
-      check = true;  // the barrier protocol check after the passes (check_protocol.h)
-    } else if (arg == "--list-passes") {
-      for (const ir::Pass& pass : ir::registered_passes()) {
-        std::cout << "  " << pass.name << "  " << pass.summary << "\n";
-      }
-      return 0;
-    } else if (arg.rfind("--", 0) == 0) {
-      user_error(SourceLocation::unknown(), "unknown option '", arg, "' (see `tessel help opt`)");
-    } else if (file.empty()) {
-      file = arg;
-    } else {
-      user_error(SourceLocation::unknown(), "opt takes one input file, got '", file, "' and '", arg,
-                 "'");
+  if (list_passes) {
+    for (const ir::Pass& pass : ir::registered_passes()) {
+      std::cout << "  " << pass.name << "  " << pass.summary << "\n";
     }
+    return 0;
   }
-  if (file.empty())
-    user_error(SourceLocation::unknown(), "opt needs an input file (or - for stdin)");
+  std::string file = single_input_file(positional, "opt");
+  if (pipeline) {
+    if (!passes.empty()) {
+      user_error(SourceLocation::unknown(), "give --passes or --pipeline, not both");
+    }
+    passes = pipeline::lowering_passes();  // the passes `tessel compile` runs, in order
+  }
+  for (const std::string& kind : reports) transforms::enable_report(kind);
   if (check) passes.push_back("check-protocol");
-  auto module = ir::parse_module(read_file(file), file);
+  auto module = ir::parse_module(read_input_file(file), file);
   ir::verify(*module);
   ir::run_passes_timed(*module, passes, print_after_all, &std::cout,
                        time_passes ? &std::cerr : nullptr);

@@ -1,13 +1,12 @@
 // `tessel run FILE --interpret|--gpu --size M=..,N=..`: runs a kernel written in tile IR text in
 // the CPU interpreter or (compiled) on the GPU, on random inputs, and prints a checksum and the
 // output's first elements; `--gpu --check` also interprets it and prints the relative error.
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <random>
-#include <sstream>
 
 #include "compile/compile.h"
 #include "interp/interpreter.h"
@@ -15,6 +14,7 @@
 #include "ir/verifier.h"
 #include "runtime/buffer.h"
 #include "runtime/context.h"
+#include "support/command_line.h"
 #include "support/diagnostics.h"
 #include "support/hash.h"
 #include "tessel/command.h"
@@ -24,11 +24,14 @@ namespace {
 
 using interp::HostTensor;
 
-std::map<std::string, int64_t> parse_sizes(const std::string& text) {
-  std::map<std::string, int64_t> sizes;
-  std::istringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
+// Host memory `tessel run` may take for the kernel's tensors unless --memory-limit says otherwise:
+// enough for the example kernels at sizes the interpreter finishes in minutes, and a refusal
+// instead of swapping when a size is mistyped (--size M=100000 on a [M,M] f32 tensor is 40 GB).
+constexpr int64_t kDefaultMemoryLimitGiB = 4;
+
+// "M=128,N=64" into `sizes` (a later value of a name replaces an earlier one).
+void parse_sizes(const std::string& text, std::map<std::string, int64_t>& sizes) {
+  for (const std::string& item : split_list(text)) {
     auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
       user_error(SourceLocation::unknown(),
@@ -43,7 +46,29 @@ std::map<std::string, int64_t> parse_sizes(const std::string& text) {
     }
     sizes[name] = v;
   }
-  return sizes;
+}
+
+// Every --size name must be one of the kernel's sizes: a misspelt one would otherwise be ignored.
+void check_size_names(const ir::Operation& kernel, const std::map<std::string, int64_t>& sizes) {
+  const std::vector<std::string>& known = kernel.signature().sizes;
+  for (const auto& [name, value] : sizes) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string list;
+    for (const std::string& size : known) list += (list.empty() ? "" : ", ") + size;
+    user_error(SourceLocation::unknown(), "--size ", name, ": @", kernel.signature().name,
+               " has no size ", name,
+               list.empty() ? " (it has no sizes)" : " (its sizes: " + list + ")");
+  }
+}
+
+// Bytes of host memory a tensor of this type takes at these sizes (as HostTensor stores it), as a
+// double so that absurd sizes cannot overflow before they are refused.
+double host_bytes(const ir::Type& type, const std::map<std::string, int64_t>& sizes) {
+  double elements = 1;
+  for (int64_t extent : interp::concrete_shape(type, sizes))
+    elements *= static_cast<double>(extent);
+  int bits = type.element() == ir::ScalarKind::i1 ? 8 : ir::bit_width(type.element());
+  return std::ceil(elements * bits / 8);
 }
 
 // Random contents: floats uniform in [-1, 1) rounded to the element type, integers over a small
@@ -74,50 +99,26 @@ std::string element_str(const HostTensor& t, int64_t i) {
 }
 
 int run_run(const std::vector<std::string>& args) {
-  std::string file, kernel_name, output_name, size_text, schedule_text;
+  std::string kernel_name, output_name, schedule_text;
   bool interpret = false, gpu = false, check = false;
-  uint64_t seed = 1;
-  int64_t show = 8;
-  std::vector<std::string> passes;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&](const std::string& flag) -> std::string {
-      if (arg.rfind(flag + "=", 0) == 0) return arg.substr(flag.size() + 1);
-      if (i + 1 >= args.size()) user_error(SourceLocation::unknown(), flag, " needs a value");
-      return args[++i];
-    };
-    if (arg == "--interpret") {
-      interpret = true;
-    } else if (arg == "--gpu") {
-      gpu = true;
-    } else if (arg == "--check") {
-      check = true;
-    } else if (arg.rfind("--size", 0) == 0) {
-      size_text = value("--size");
-    } else if (arg.rfind("--kernel", 0) == 0) {
-      kernel_name = value("--kernel");
-    } else if (arg.rfind("--output", 0) == 0) {
-      output_name = value("--output");
-    } else if (arg.rfind("--schedule", 0) == 0) {
-      schedule_text = value("--schedule");
-    } else if (arg.rfind("--seed", 0) == 0) {
-      seed = std::stoull(value("--seed"));
-    } else if (arg.rfind("--show", 0) == 0) {
-      show = std::stoll(value("--show"));
-    } else if (arg.rfind("--passes", 0) == 0) {
-      std::istringstream list(value("--passes"));  // instead of the pipeline (as compile --passes)
-      for (std::string p; std::getline(list, p, ',');) {
-        if (!p.empty()) passes.push_back(p);
-      }
-    } else if (arg.rfind("--", 0) == 0) {
-      user_error(SourceLocation::unknown(), "unknown option '", arg, "' (see `tessel help run`)");
-    } else if (file.empty()) {
-      file = arg;
-    } else {
-      user_error(SourceLocation::unknown(), "run takes one input file");
-    }
-  }
-  if (file.empty()) user_error(SourceLocation::unknown(), "run needs an input file");
+  int64_t seed = 1, show = 8, memory_limit_gib = kDefaultMemoryLimitGiB;
+  std::vector<std::string> passes;  // instead of the pipeline (as compile --passes)
+  interp::RunOptions options;
+  std::string file = single_input_file(
+      OptionParser("run")
+          .flag("--interpret", interpret)
+          .flag("--gpu", gpu)
+          .flag("--check", check)
+          .value("--size", [&](const std::string& text) { parse_sizes(text, options.sizes); })
+          .value("--kernel", kernel_name)
+          .value("--output", output_name)
+          .value("--schedule", schedule_text)
+          .integer("--seed", seed, 0)
+          .integer("--show", show, 0)
+          .list("--passes", passes)
+          .integer("--memory-limit", memory_limit_gib, 1)
+          .parse(args),
+      "run");
   if (interpret == gpu) {
     user_error(SourceLocation::unknown(), "run: choose one of --interpret and --gpu");
   }
@@ -125,11 +126,7 @@ int run_run(const std::vector<std::string>& args) {
   if (!schedule_text.empty() && !interpret) {
     user_error(SourceLocation::unknown(), "run: --schedule goes with --interpret");
   }
-  std::ifstream in(file);
-  if (!in) user_error(SourceLocation::unknown(), "cannot open '", file, "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto module = ir::parse_module(text.str(), file);
+  auto module = ir::parse_module(read_input_file(file), file);
   ir::verify(*module);
   if (module->kernels.empty()) user_error(SourceLocation::unknown(), file, " holds no kernel");
   const ir::Operation* kernel = module->kernels[0].get();
@@ -137,16 +134,29 @@ int run_run(const std::vector<std::string>& args) {
     kernel = module->find_kernel(kernel_name);
     if (!kernel) user_error(SourceLocation::unknown(), "no kernel @", kernel_name, " in ", file);
   }
-  interp::RunOptions options;
-  options.sizes = parse_sizes(size_text);
+  check_size_names(*kernel, options.sizes);
   if (!schedule_text.empty()) options.schedule = interp::Schedule::parse(schedule_text);
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(static_cast<uint64_t>(seed));
   const ir::Block& body = *kernel->region(0);
   std::vector<std::unique_ptr<HostTensor>> tensors;
   std::vector<interp::Argument> arguments;
   std::vector<std::string> names;
-  // Check sizes and facts before allocating anything.
+  // Check sizes, facts and the memory the tensors need before allocating anything.
   std::vector<int64_t> grid = interp::grid_extents(*kernel, options.sizes);
+  double bytes_needed = 0;
+  for (const auto& param : body.arguments()) {
+    if (param->type().is_tensor()) bytes_needed += host_bytes(param->type(), options.sizes);
+  }
+  if (check) bytes_needed *= 2;  // the interpreter's run works on copies of the inputs
+  double limit = static_cast<double>(memory_limit_gib) * (int64_t{1} << 30);
+  if (bytes_needed > limit) {
+    char needed[80];
+    std::snprintf(needed, sizeof needed, "%.0f bytes (%.1f GiB)", bytes_needed,
+                  bytes_needed / (int64_t{1} << 30));
+    user_error(SourceLocation::unknown(), "the tensors of @", kernel->signature().name,
+               " at these sizes need ", needed, " of host memory, more than the limit of ",
+               memory_limit_gib, " GiB (raise it with --memory-limit=GIB)");
+  }
   int output = -1;
   for (const auto& param : body.arguments()) {
     const ir::Type& t = param->type();
@@ -265,18 +275,21 @@ int run_run(const std::vector<std::string>& args) {
 const bool registered = register_command(
     {"run", "run a textual kernel in the CPU interpreter or on the GPU",
      "usage: tessel run FILE (--interpret | --gpu [--check]) --size M=..,N=.. [--kernel NAME]\n"
-     "                  [--output NAME] [--schedule NAME]\n"
-     "                  [--seed S] [--show N] [--passes a,b]\n"
-     "  Runs the kernel (the first in FILE unless --kernel) in the CPU interpreter, or compiled on "
-     "the\n  GPU (--gpu; --check also interprets it and prints the relative error), on random "
-     "inputs\n"
-     "  (floats uniform in [-1,1), rounded to the element type; seed 1 unless --seed), then "
-     "prints\n"
-     "  each tensor's checksum and the first N (8) elements of the output tensor (the last tensor\n"
-     "  parameter unless --output). --passes replaces the compile pipeline (as in compile).\n"
+     "                  [--output NAME] [--schedule NAME] [--seed S] [--show N] [--passes a,b]\n"
+     "                  [--memory-limit GIB]\n"
+     "  Runs the kernel (the first in FILE, or - for stdin, unless --kernel) in the CPU\n"
+     "  interpreter, or compiled on the GPU (--gpu; --check also interprets it and prints the\n"
+     "  relative error), on random inputs (floats uniform in [-1,1), rounded to the element type;\n"
+     "  seed 1 unless --seed), then prints each tensor's checksum and the first N (8) elements of\n"
+     "  the output tensor (the last tensor parameter unless --output). --size gives every size of\n"
+     "  the kernel (it may repeat; a name the kernel does not have is an error).\n"
+     "  --passes replaces the compile pipeline (as in compile).\n"
      "  --schedule (with --interpret) picks how a warp-specialized kernel's roles interleave at\n"
      "  their synchronization points: round-robin (the default), producer-first, consumer-first\n"
-     "  or random:SEED; a correct kernel gives the same output under every schedule.\n",
+     "  or random:SEED; a correct kernel gives the same output under every schedule.\n"
+     "  The tensors live in host memory (twice with --check), and sizes whose tensors need more\n"
+     "  than --memory-limit GiB (default 4) are refused before anything is allocated: a mistyped\n"
+     "  size should not swap the machine, and the interpreter would take hours at such sizes.\n",
      &run_run});
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "runtime/compiler.h"
 #include "runtime/context.h"
 #include "runtime/driver.h"
+#include "support/command_line.h"
 #include "support/diagnostics.h"
 #include "tessel/command.h"
 
@@ -11,7 +12,9 @@ namespace tessel::tool {
 namespace {
 
 int run_version(const std::vector<std::string>& args) {
-  if (!args.empty()) user_error(SourceLocation::unknown(), "version takes no arguments");
+  if (!OptionParser("version").parse(args).empty()) {
+    user_error(SourceLocation::unknown(), "version takes no arguments");
+  }
   std::cout << "tessel 0.1 (C++20, target sm_90a, NVRTC " << runtime::nvrtc_version() << ")\n";
   std::string reason;
   if (runtime::gpu_available(&reason)) {

@@ -2,6 +2,7 @@
 // mbarrier arrivals, and a TMA multicast that reaches every CTA of the cluster.
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "gpu/device/device_test_util.h"
@@ -139,7 +140,10 @@ TEST_P(ClusterSizes, DistributedSharedMemoryAndRemoteArrivals) {
   for (unsigned c = 0; c < clusters; ++c) EXPECT_EQ(arrivals[c], 1u + 100u) << "cluster " << c;
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, ClusterSizes, ::testing::Values(2u, 4u));
+INSTANTIATE_TEST_SUITE_P(Sizes, ClusterSizes, ::testing::Values(2u, 4u),
+                         [](const ::testing::TestParamInfo<unsigned>& info) {
+                           return "cluster_of_" + std::to_string(info.param);
+                         });
 
 }  // namespace
 }  // namespace tessel::runtime

@@ -173,7 +173,10 @@ TEST_P(WholeKernel, CompilesForSm90a) {
   expect_compiles_for_sm90a(k);
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, WholeKernel, ::testing::Values("gemm_bias_relu", "dual_gemm"));
+INSTANTIATE_TEST_SUITE_P(Examples, WholeKernel, ::testing::Values("gemm_bias_relu", "dual_gemm"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 }  // namespace
 }  // namespace tessel::target::cuda

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <string>
 
 #include "interp/interpreter.h"
 #include "ir/parser.h"
@@ -149,7 +150,10 @@ TEST_P(GemmTest, MatchesTheReferenceBitForBitOnRaggedSizes) {
 
 INSTANTIATE_TEST_SUITE_P(Types, GemmTest,
                          ::testing::Values(ScalarKind::f16, ScalarKind::bf16, ScalarKind::f8e4m3,
-                                           ScalarKind::f8e5m2));
+                                           ScalarKind::f8e5m2),
+                         [](const ::testing::TestParamInfo<ScalarKind>& info) {
+                           return std::string(ir::to_string(info.param));
+                         });
 
 TEST(Examples, BatchedGemm) {
   TileKernel k = batched_gemm(ScalarKind::f16, {16, 16, 16});

@@ -42,5 +42,24 @@ TEST(Diagnostics, AssertThrowsInternalErrorNotUserError) {
   EXPECT_NO_THROW(TESSEL_ASSERT(true));
 }
 
+TEST(Diagnostics, SourceExcerptPointsAtTheColumn) {
+  std::string_view source = "kernel @k() {\n  %x = add %nope, %c0 : index\r\n}\n";
+  EXPECT_EQ(source_excerpt(source, 2, 12), "    %x = add %nope, %c0 : index\n             ^");
+  EXPECT_EQ(source_excerpt("\tab", 1, 2), "  \tab\n  \t^");  // tabs kept: the caret lines up
+  EXPECT_EQ(source_excerpt("ab", 1, 3), "  ab\n    ^");      // just past the end of the line
+  EXPECT_EQ(source_excerpt(source, 9, 1), "");               // no such line
+  EXPECT_EQ(source_excerpt(source, 4, 1), "");               // the empty line after the last
+  EXPECT_EQ(source_excerpt(source, 2, 0), "");               // column unknown
+}
+
+TEST(Diagnostics, WithSourceExcerptKeepsLocationAndAddsLines) {
+  UserError error(SourceLocation::at("k.tir", 1, 4), "unexpected character '$'");
+  UserError shown = with_source_excerpt(error, "(4,$)");
+  EXPECT_EQ(shown.location().column, 4);
+  EXPECT_STREQ(shown.what(), "k.tir:1:4: error: unexpected character '$'\n  (4,$)\n     ^");
+  EXPECT_STREQ(with_source_excerpt(UserError(SourceLocation::unknown(), "bad"), "x").what(),
+               "error: bad");
+}
+
 }  // namespace
 }  // namespace tessel

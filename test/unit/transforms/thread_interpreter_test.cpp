@@ -36,6 +36,10 @@ struct Case {
   std::map<std::string, int64_t> sizes;
   double tolerance;  // 0: bit for bit
 };
+// How gtest shows a case in failures and --gtest_list_tests (else a byte dump of the struct).
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.file;
+}
 
 // Runs `text` at tile level and, after synthesis, thread by thread, on the same random inputs.
 void check(const std::string& text, const Case& c, uint32_t seed) {
@@ -202,6 +206,9 @@ struct ExampleCase {
   std::function<TileKernel()> make;
   double tolerance;
 };
+void PrintTo(const ExampleCase& c, std::ostream* out) {
+  *out << c.name;
+}
 
 class Examples : public ::testing::TestWithParam<ExampleCase> {};
 
