@@ -25,11 +25,14 @@ using ir::Value;
 // Accumulator values plus carried 16-bit words per thread (see the header).
 constexpr int64_t kCarriedRegisterBudget = 192;
 
-// The fewest K blocks per tile for which the parts are stored during the mainloop (unless pinned):
-// the stores compete with the first K blocks' wgmmas (shared memory, the role's barriers), which
-// only a long mainloop repays. Measured on the H100, gemm at K = 704 (11 blocks) ran at 0.965-0.972
-// of cuBLAS overlapped against 0.984-0.985 not; at K = 1024 (16) at 0.985-0.986 against
-// 0.969-0.974 (bench/results/2026-11-25-overlap-epilogue-h100.md).
+// The fewest K blocks per tile for which a tile loop is overlapped (unless pinned): the stores
+// compete with the first K blocks' wgmmas (shared memory, the role's barriers), which only a long
+// mainloop repays. The pass keeps the loop as it was for shorter mainloops, chosen once per kernel
+// (`if (kt >= 16)` around the two copies of the tile loop; the K loop's trip count is the same for
+// every tile). Measured on the H100 (bench/results/2026-11-25-overlap-epilogue-h100.md): gemm at
+// K = 704 (11 blocks) ran at 0.965-0.972 of cuBLAS overlapped against 0.984-0.985 not, at
+// K = 1024 (16) at 0.985-0.986 against 0.969-0.975; storing all parts before a short mainloop in
+// the overlapped loop instead (one loop, no copy) still cost 3% at K = 704 (0.952 against 0.982).
 constexpr int64_t kMinKBlocks = 16;
 
 const Type kIndex = Type::scalar(ScalarKind::index);
@@ -304,7 +307,7 @@ void place_part(const Overlap& plan, size_t part, Block* into,
     into->append(ir::clone(*plan.moved[i], mapping));
 }
 
-void rewrite(const Overlap& plan, int64_t min_k_blocks) {
+void rewrite(const Overlap& plan) {
   Operation& loop = *plan.loop;
   Block& body = *loop.region(0);
   const SourceLocation loc = loop.loc();
@@ -337,23 +340,13 @@ void rewrite(const Overlap& plan, int64_t min_k_blocks) {
   // is the same for every tile, so the parts keep their cyclic order (k..P-1, then 0..k-1 in the
   // mainloop: each store still follows one into the other buffer), and the carried tile is stored
   // before the accumulators come alive (after the mainloop, both together made ptxas spill).
-  // A mainloop shorter than `min_k_blocks` stores no part: all of them are "missed" and go before
-  // it (the order of an epilogue after the previous mainloop), through
-  // %kt_parts = kt * min(kt / min_k_blocks, 1), which is kt or 0.
   Operation& mainloop = *plan.mainloop;
   OpBuilder ahead(&body);
   ahead.set_insertion_point_before(&mainloop);
-  Value* kt_parts = mainloop.operand(1);
-  if (min_k_blocks > 1) {
-    Value* blocks = ahead.index_op(OpKind::div, kt_parts, ahead.index_constant(min_k_blocks, loc),
-                                   "long_mainloops", loc);
-    Value* overlapping =
-        ahead.index_op(OpKind::min, blocks, ahead.index_constant(1, loc), "overlapping", loc);
-    kt_parts = ahead.index_op(OpKind::mul, kt_parts, overlapping, "kt_parts", loc);
-  }
+  Value* kt = mainloop.operand(1);
   OpBuilder left(make_if(ahead, has_prev, loc));
   for (size_t i = 0; i < parts; ++i) {
-    Value* missed = compare(left, kt_parts, left.index_constant(static_cast<int64_t>(i), loc), "le",
+    Value* missed = compare(left, kt, left.index_constant(static_cast<int64_t>(i), loc), "le",
                             "missed_part" + std::to_string(i), loc);
     place_part(plan, i, make_if(left, missed, loc), previous);
   }
@@ -362,9 +355,8 @@ void rewrite(const Overlap& plan, int64_t min_k_blocks) {
   // and carry the accumulators on. Branches on the part in every K block stalled the consumers'
   // instruction fetch (ncu at 3000x5000x704: no_instruction stalls 3% -> 9% (gemm), 4% -> 17%
   // (bias + ReLU)); after the split, the K blocks that store nothing run the plain loop.
-  Value* parts_end =
-      ahead.index_op(OpKind::min, kt_parts, ahead.index_constant(static_cast<int64_t>(parts), loc),
-                     "parts_end", loc);
+  Value* parts_end = ahead.index_op(
+      OpKind::min, kt, ahead.index_constant(static_cast<int64_t>(parts), loc), "parts_end", loc);
   std::unordered_map<const Value*, Value*> mapping;
   Operation* first = ahead.insert(ir::clone(mainloop, mapping));
   first->set_operand(1, parts_end);
@@ -398,6 +390,27 @@ void rewrite(const Overlap& plan, int64_t min_k_blocks) {
   for (size_t i = 0; i < parts; ++i) place_part(plan, i, final_parts, last);
 
   for (auto it = plan.moved.rbegin(); it != plan.moved.rend(); ++it) body.remove(*it);
+}
+
+// `overlap_epilogue` on the kernel's block_grid (`grid`): true, false, or absent.
+// `loop` becomes `if (kt >= kMinKBlocks) { loop } else { a copy of loop }`: the rewrite then
+// changes the loop in the then branch, and short mainloops run the copy as it was.
+void keep_plain_for_short_mainloops(Operation& loop, Value* kt) {
+  Block& block = *loop.parent_block();
+  const SourceLocation loc = loop.loc();
+  OpBuilder before(&block);
+  before.set_insertion_point_before(&loop);
+  Value* long_k =
+      compare(before, kt, before.index_constant(kMinKBlocks, loc), "ge", "long_mainloops", loc);
+  auto branch = std::make_unique<Operation>(OpKind::if_, loc);
+  branch->add_operand(long_k);
+  Block* overlapped = branch->add_region();
+  Block* plain = branch->add_region();
+  std::unordered_map<const Value*, Value*> mapping;
+  plain->append(ir::clone(loop, mapping));
+  const size_t at = ir::position_in_block(loop);
+  overlapped->append(block.remove(&loop));
+  block.insert(at, std::move(branch));
 }
 
 // `overlap_epilogue` on the kernel's block_grid (`grid`): true, false, or absent.
@@ -457,8 +470,17 @@ void overlap_epilogue(ir::Module& module) {
           why = "the mainloop carries " + std::to_string(plan.accumulators) +
                 " accumulators (measured slower overlapped; pin overlap_epilogue = true to force)";
         }
+        // The choice between the overlapped and the plain loop needs the K loop's trip count
+        // before the tile loop.
+        Value* kt = why.empty() ? plan.mainloop->operand(1) : nullptr;
+        if (why.empty() && pin != true && defined_inside(kt, *loop)) {
+          why = "the mainloop's trip count " + ir::value_ref(kt) +
+                " is computed in the tile loop (the plain loop is kept for short mainloops, chosen "
+                "before the tile loop)";
+        }
         if (why.empty()) {
-          rewrite(plan, pin == true ? 1 : kMinKBlocks);
+          if (pin != true) keep_plain_for_short_mainloops(*loop, kt);
+          rewrite(plan);
           ++overlapped;
         } else {
           reasons += "; the tile loop at " + ir::op_where(*loop) + ": " + why;
