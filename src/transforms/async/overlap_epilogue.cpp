@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,7 +21,8 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
-// Accumulator values plus carried 16-bit words per thread (see the header).
+// Accumulator values, epilogue operands in registers and carried 16-bit words per thread (see the
+// header).
 constexpr int64_t kCarriedRegisterBudget = 192;
 
 // The fewest K blocks per tile for which a tile loop is overlapped (unless pinned): the stores
@@ -392,7 +392,6 @@ void rewrite(const Overlap& plan) {
   for (auto it = plan.moved.rbegin(); it != plan.moved.rend(); ++it) body.remove(*it);
 }
 
-// `overlap_epilogue` on the kernel's block_grid (`grid`): true, false, or absent.
 // `loop` becomes `if (kt >= kMinKBlocks) { loop } else { a copy of loop }`: the rewrite then
 // changes the loop in the then branch, and short mainloops run the copy as it was.
 void keep_plain_for_short_mainloops(Operation& loop, Value* kt) {
