@@ -24,15 +24,16 @@
 //   - the tile loop carries %out and those scalars to the next iteration (initially a fill of
 //     zeros and 0: never stored), and `%has_prev_tile = cmp %tile, %first {pred = ne}` says
 //     whether they hold a tile;
-//   - in the mainloop body, right after the first `mma_commit`:
-//       %storing_parts = cmp %k, P {pred = lt}
-//       if %storing_parts { if %has_prev_tile {
-//         %at_part0 = cmp %k, 0 {pred = eq}   if %at_part0 { <part 0 of the carried tile> }
-//         ... (one per part) } }
 //   - before the mainloop, the parts a short mainloop will not reach:
 //     `if %has_prev_tile { if (%kt <= i) { <part i> } }` (%kt is the same for every tile, so the
 //     parts run in a rotation of their order, k..P-1 then 0..k-1, and each store still follows
 //     one from the other buffer, as at the tile boundary before);
+//   - the mainloop splits in two at %parts_end = min(%kt, P): a copy of it runs K blocks
+//     [0, %parts_end) with, right after its `mma_commit`,
+//       if %has_prev_tile { %at_part0 = cmp %k, 0 {pred = eq}  if %at_part0 { <part 0> } ... }
+//     and the original runs [%parts_end, %kt), carrying the accumulators on (the emitter keeps
+//     them in place). A branch per part in every K block, without the split, stalled the
+//     consumers' instruction fetch (ncu: no_instruction 3% -> 9-17%);
 //   - after the tile loop, the last tile's parts: `if (%first < %end) { <parts of the results> }`.
 // Unless pinned, the overlapped loop runs only for mainloops of at least 16 K blocks: the tile loop
 // becomes `if (kt >= 16) { <overlapped loop> } else { <the loop as it was> }` (kt, the K loop's
@@ -45,10 +46,11 @@
 // mainloop's accumulators; the pass applies only while accumulator values, epilogue operands
 // read into registers (a bias row) and carried words per thread stay within
 // kCarriedRegisterBudget (192: the reference GEMM's 128 + 64, which ptxas fits in the consumers'
-// 232 registers without spills). gemm and gemm_bf16 (128 + 64) and dual_gemm (2 x 64 + 32) are
-// overlapped; gemm_bias_relu (128 + 64 bias values + 64) is not: overlapped, it spilled and ran
-// slower at 3000x5000x704 (bench/results/2026-11-25-overlap-epilogue-h100.md). The emitter keeps a
-// carried 16-bit tile as packed pairs (one 32-bit register per two values).
+// 232 registers without spills). gemm and gemm_bf16 (128 + 64) are overlapped; gemm_bias_relu
+// (128 + 64 bias values + 64) is not: overlapped, it spilled and ran slower at 3000x5000x704
+// (bench/results/2026-11-25-overlap-epilogue-h100.md); dual_gemm (2 x 64 + 32) would fit but is
+// left alone unless pinned: with two accumulators it measured slower overlapped at every shape.
+// The emitter keeps a carried 16-bit tile as packed pairs (one 32-bit register per two values).
 //
 // Tile loops whose parts the role's threads copy out of shared memory themselves (stage-stores'
 // fallback for rows TMA cannot store) are left alone: their copy loop needs the registers the
