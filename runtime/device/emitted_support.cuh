@@ -1,7 +1,7 @@
 // Helpers that generated kernels call: f16/bf16 <-> f32 conversions (16-bit values live in f32
 // registers in emitted code, or in packed pairs) and vector global accesses of 2, 4 or 8 16-bit
-// elements, with and without bounds predicates. Kept here, not pasted into every kernel, so that emitted code stays
-// short and these helpers compile and are reviewed once.
+// elements, with and without bounds predicates. Kept here, not pasted into every kernel, so that
+// emitted code stays short and these helpers compile and are reviewed once.
 #pragma once
 
 #include "convert.cuh"
