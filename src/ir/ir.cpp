@@ -314,6 +314,14 @@ std::optional<int64_t> int_constant(const Value* v) {
   return a->i;
 }
 
+bool defined_inside(const Value* v, const Operation& op) {
+  const Block* b = v->owner_block();
+  for (const Operation* p = b ? b->parent() : nullptr; p; p = p->parent_op()) {
+    if (p == &op) return true;
+  }
+  return false;
+}
+
 bool depends_on(const Value* v, const Value* on) {
   std::unordered_set<const Value*> seen;
   return depends_on(v, on, seen);
@@ -342,6 +350,14 @@ Operation* OpBuilder::create(OpKind kind, const std::vector<Value*>& operands,
 Value* OpBuilder::index_op(OpKind kind, Value* x, Value* y, const std::string& name,
                            SourceLocation loc) {
   Operation* op = create(kind, {x, y}, {Type::scalar(ScalarKind::index)}, std::move(loc));
+  op->result()->set_name(name);
+  return op->result();
+}
+
+Value* OpBuilder::compare(const std::string& pred, Value* x, Value* y, const std::string& name,
+                          SourceLocation loc) {
+  Operation* op = create(OpKind::cmp, {x, y}, {Type::scalar(ScalarKind::i1)}, std::move(loc));
+  op->set_attr("pred", Attribute::ident(pred));
   op->result()->set_name(name);
   return op->result();
 }

@@ -314,6 +314,9 @@ class OpBuilder {
   Value* index_op(OpKind kind, Value* x, Value* y, const std::string& name,
                   SourceLocation loc = {});
   Value* index_constant(int64_t value, SourceLocation loc = {});
+  // `%name = cmp %x, %y {pred = PRED} : i1` (PRED: lt, le, gt, ge, eq, ne).
+  Value* compare(const std::string& pred, Value* x, Value* y, const std::string& name,
+                 SourceLocation loc = {});
 
  private:
   Block* block_;
@@ -325,6 +328,9 @@ size_t position_in_block(const Operation& op);
 
 // The value of an integer `const` op's result; nullopt for any other value.
 std::optional<int64_t> int_constant(const Value* v);
+
+// Whether `v` is defined inside `op`: a result or block argument of an op nested in op's regions.
+bool defined_inside(const Value* v, const Operation& op);
 
 // Whether `v` is computed from `on`: through the operands of the ops that define it, and for a
 // block argument through the operands of the op that owns the block (a loop's bounds and initial

@@ -273,11 +273,8 @@ class Lowering {
     if (m.in_flight == 0) {
       release(tail, slot, loc);
     } else {
-      Operation* has_prev =
-          tail.create(OpKind::cmp, {iv, c_g}, {Type::scalar(ScalarKind::i1)}, loc);
-      has_prev->set_attr("pred", Attribute::ident("ge"));
-      has_prev->result()->set_name("has_prev");
-      Operation* guard = tail.create(OpKind::if_, {has_prev->result()}, {}, loc);
+      Value* has_prev = tail.compare("ge", iv, c_g, "has_prev", loc);
+      Operation* guard = tail.create(OpKind::if_, {has_prev}, {}, loc);
       OpBuilder then(guard->add_region());
       guard->add_region();
       Value* prev = then.index_op(OpKind::sub, iv, c_g, "prev", loc);
@@ -313,10 +310,8 @@ class Lowering {
   // if %n < %trip { LOAD(%n) } (the header's LOAD).
   void guarded_load(OpBuilder& b, const Mainloop& m, Value* n, Value* trip,
                     const SourceLocation& loc) {
-    Operation* more = b.create(OpKind::cmp, {n, trip}, {Type::scalar(ScalarKind::i1)}, loc);
-    more->set_attr("pred", Attribute::ident("lt"));
-    more->result()->set_name("in_range");
-    Operation* guard = b.create(OpKind::if_, {more->result()}, {}, loc);
+    Value* more = b.compare("lt", n, trip, "in_range", loc);
+    Operation* guard = b.create(OpKind::if_, {more}, {}, loc);
     OpBuilder in(guard->add_region());
     guard->add_region();
     Block* body = m.loop->region(0);

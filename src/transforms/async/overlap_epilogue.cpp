@@ -36,7 +36,6 @@ constexpr int64_t kCarriedRegisterBudget = 192;
 constexpr int64_t kMinKBlocks = 16;
 
 const Type kIndex = Type::scalar(ScalarKind::index);
-const Type kI1 = Type::scalar(ScalarKind::i1);
 
 int64_t numel(const Type& t) {
   int64_t n = 1;
@@ -46,15 +45,6 @@ int64_t numel(const Type& t) {
 
 bool is_16bit(ScalarKind k) {
   return k == ScalarKind::f16 || k == ScalarKind::bf16;
-}
-
-// Whether `v` is defined inside `op` (a result or block argument of an op nested in it).
-bool defined_inside(const Value* v, const Operation& op) {
-  const Block* b = v->owner_block();
-  for (const Operation* p = b ? b->parent() : nullptr; p; p = p->parent_op()) {
-    if (p == &op) return true;
-  }
-  return false;
 }
 
 // Ops that may move from the end of a tile into the next tile's mainloop: the staged stores and
@@ -230,7 +220,7 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
   for (Operation* op : plan.moved) {
     ir::walk(op, [&](Operation* o) {
       for (Value* v : o->operands()) {
-        if (!why.empty() || !defined_inside(v, loop)) continue;
+        if (!why.empty() || !ir::defined_inside(v, loop)) continue;
         if (v->def() && moved_set.count(v->def())) continue;
         if (v->owner_block() && moved_set.count(v->owner_block()->parent())) continue;
         if (std::find(plan.carried.begin(), plan.carried.end(), v) != plan.carried.end()) continue;
@@ -276,14 +266,6 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
   }
   plan.loop = &loop;
   return "";
-}
-
-Value* compare(OpBuilder& b, Value* x, Value* y, const char* pred, const std::string& name,
-               SourceLocation loc) {
-  Operation* op = b.create(OpKind::cmp, {x, y}, {kI1}, loc);
-  op->set_attr("pred", Attribute::ident(pred));
-  op->result()->set_name(name);
-  return op->result();
 }
 
 // `if %cond { }` at the builder's insertion point; returns its then block.
@@ -334,7 +316,7 @@ void rewrite(const Overlap& plan) {
   }
   OpBuilder top(&body);
   top.set_insertion_point_before(body.ops().front().get());
-  Value* has_prev = compare(top, body.argument(0), loop.operand(0), "ne", "has_prev_tile", loc);
+  Value* has_prev = top.compare("ne", body.argument(0), loop.operand(0), "has_prev_tile", loc);
 
   // The parts a mainloop of fewer than `parts` K blocks will not reach, before it: its trip count
   // is the same for every tile, so the parts keep their cyclic order (k..P-1, then 0..k-1 in the
@@ -346,8 +328,8 @@ void rewrite(const Overlap& plan) {
   Value* kt = mainloop.operand(1);
   OpBuilder left(make_if(ahead, has_prev, loc));
   for (size_t i = 0; i < parts; ++i) {
-    Value* missed = compare(left, kt, left.index_constant(static_cast<int64_t>(i), loc), "le",
-                            "missed_part" + std::to_string(i), loc);
+    Value* missed = left.compare("le", kt, left.index_constant(static_cast<int64_t>(i), loc),
+                                 "missed_part" + std::to_string(i), loc);
     place_part(plan, i, make_if(left, missed, loc), previous);
   }
 
@@ -374,8 +356,8 @@ void rewrite(const Overlap& plan) {
   in_k.set_insertion_point_before(first_body.ops()[after_commit].get());
   OpBuilder in_prev(make_if(in_k, has_prev, loc));
   for (size_t i = 0; i < parts; ++i) {
-    Value* at = compare(in_prev, k, in_prev.index_constant(static_cast<int64_t>(i), loc), "eq",
-                        "at_part" + std::to_string(i), loc);
+    Value* at = in_prev.compare("eq", k, in_prev.index_constant(static_cast<int64_t>(i), loc),
+                                "at_part" + std::to_string(i), loc);
     place_part(plan, i, make_if(in_prev, at, loc), previous);
   }
 
@@ -385,7 +367,7 @@ void rewrite(const Overlap& plan) {
   if (loop_at + 1 < loop.parent_block()->ops().size()) {
     after.set_insertion_point_before(loop.parent_block()->ops()[loop_at + 1].get());
   }
-  Value* ran = compare(after, loop.operand(0), loop.operand(1), "lt", "any_tile", loc);
+  Value* ran = after.compare("lt", loop.operand(0), loop.operand(1), "any_tile", loc);
   Block* final_parts = make_if(after, ran, loc);
   for (size_t i = 0; i < parts; ++i) place_part(plan, i, final_parts, last);
 
@@ -400,7 +382,7 @@ void keep_plain_for_short_mainloops(Operation& loop, Value* kt) {
   OpBuilder before(&block);
   before.set_insertion_point_before(&loop);
   Value* long_k =
-      compare(before, kt, before.index_constant(kMinKBlocks, loc), "ge", "long_mainloops", loc);
+      before.compare("ge", kt, before.index_constant(kMinKBlocks, loc), "long_mainloops", loc);
   auto branch = std::make_unique<Operation>(OpKind::if_, loc);
   branch->add_operand(long_k);
   Block* overlapped = branch->add_region();
@@ -472,7 +454,7 @@ void overlap_epilogue(ir::Module& module) {
         // The choice between the overlapped and the plain loop needs the K loop's trip count
         // before the tile loop.
         Value* kt = why.empty() ? plan.mainloop->operand(1) : nullptr;
-        if (why.empty() && pin != true && defined_inside(kt, *loop)) {
+        if (why.empty() && pin != true && ir::defined_inside(kt, *loop)) {
           why = "the mainloop's trip count " + ir::value_ref(kt) +
                 " is computed in the tile loop (the plain loop is kept for short mainloops, chosen "
                 "before the tile loop)";

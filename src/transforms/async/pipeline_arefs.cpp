@@ -295,10 +295,8 @@ class Pipeliner {
   static void guarded_release(ir::OpBuilder& b, Value* a, Value* c, const char* pred,
                               const char* cond_name, Value* x, Value* y, const char* num_name,
                               Value* ring, const SourceLocation& loc) {
-    Operation* cmp = b.create(OpKind::cmp, {a, c}, {Type::scalar(ScalarKind::i1)}, loc);
-    cmp->set_attr("pred", Attribute::ident(pred));
-    cmp->result()->set_name(cond_name);
-    Operation* guard = b.create(OpKind::if_, {cmp->result()}, {}, loc);
+    Value* cond = b.compare(pred, a, c, cond_name, loc);
+    Operation* guard = b.create(OpKind::if_, {cond}, {}, loc);
     ir::OpBuilder then(guard->add_region());
     guard->add_region();
     Operation* num = then.create(OpKind::sub, {x, y}, {Type::scalar(ScalarKind::index)}, loc);

@@ -216,10 +216,7 @@ class Stager {
     Value* c0 = top_constant(0);
     b.set_insertion_point_before(first_role_);
     Value* rem = b.index_op(OpKind::rem, size, c8, e.symbol + "_mod8", kernel_.loc());
-    Operation* ok = b.create(OpKind::cmp, {rem, c0}, {Type::scalar(ScalarKind::i1)}, kernel_.loc());
-    ok->set_attr("pred", Attribute::ident("eq"));
-    ok->result()->set_name(e.symbol + "_rows_aligned");
-    return ok->result();
+    return b.compare("eq", rem, c0, e.symbol + "_rows_aligned", kernel_.loc());
   }
 
   void stage(Operation* store) {

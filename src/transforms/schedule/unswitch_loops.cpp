@@ -12,21 +12,12 @@ using ir::Value;
 
 constexpr int kMaxUnswitches = 3;
 
-// Whether `v` is defined inside `op` (as a result or block argument of an op nested in it).
-bool defined_inside(const Value* v, const Operation& op) {
-  const Block* b = v->owner_block();
-  for (const Operation* p = b ? b->parent() : nullptr; p; p = p->parent_op()) {
-    if (p == &op) return true;
-  }
-  return false;
-}
-
 // The condition of the first result-less `if` in `loop` that `loop` does not define.
 const Value* invariant_condition(const Operation& loop) {
   const Value* found = nullptr;
   ir::walk(const_cast<Operation*>(&loop), [&](Operation* op) {
     if (found || op->kind() != OpKind::if_ || op->num_results() != 0) return;
-    if (!defined_inside(op->operand(0), loop)) found = op->operand(0);
+    if (!ir::defined_inside(op->operand(0), loop)) found = op->operand(0);
   });
   return found;
 }
