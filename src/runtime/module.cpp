@@ -5,6 +5,34 @@
 #include "support/diagnostics.h"
 
 namespace tessel::runtime {
+namespace {
+
+// The driver's description of a launch of `grid` blocks shaped as `config` says, with the cluster
+// dimension as its one attribute (kept in `cluster`) when `with_cluster`.
+CUlaunchConfig driver_launch(const LaunchConfig& config, const Dim3& grid,
+                             CUlaunchAttribute& cluster, bool with_cluster) {
+  CUlaunchConfig launch{};
+  launch.gridDimX = grid.x;
+  launch.gridDimY = grid.y;
+  launch.gridDimZ = grid.z;
+  launch.blockDimX = config.block.x;
+  launch.blockDimY = config.block.y;
+  launch.blockDimZ = config.block.z;
+  launch.sharedMemBytes = config.dynamic_shared_bytes;
+  launch.hStream = config.stream;
+  if (with_cluster) {
+    cluster = {};
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = config.cluster.x;
+    cluster.value.clusterDim.y = config.cluster.y;
+    cluster.value.clusterDim.z = config.cluster.z;
+    launch.attrs = &cluster;
+    launch.numAttrs = 1;
+  }
+  return launch;
+}
+
+}  // namespace
 
 Module Module::load(const std::string& cubin) {
   context();
@@ -64,22 +92,9 @@ int Function::max_active_clusters(const LaunchConfig& config) {
   if (config.dynamic_shared_bytes > dynamic_shared_limit_) {
     set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
   }
-  CUlaunchAttribute attribute{};
-  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attribute.value.clusterDim.x = config.cluster.x;
-  attribute.value.clusterDim.y = config.cluster.y;
-  attribute.value.clusterDim.z = config.cluster.z;
-  CUlaunchConfig launch{};
   // The grid only has to be a multiple of the cluster; the answer does not depend on it.
-  launch.gridDimX = config.cluster.x;
-  launch.gridDimY = config.cluster.y;
-  launch.gridDimZ = config.cluster.z;
-  launch.blockDimX = config.block.x;
-  launch.blockDimY = config.block.y;
-  launch.blockDimZ = config.block.z;
-  launch.sharedMemBytes = config.dynamic_shared_bytes;
-  launch.attrs = &attribute;
-  launch.numAttrs = 1;
+  CUlaunchAttribute cluster;
+  CUlaunchConfig launch = driver_launch(config, config.cluster, cluster, true);
   int clusters = 0;
   check(driver().cuOccupancyMaxActiveClusters(&clusters, function_, &launch),
         "cuOccupancyMaxActiveClusters");
@@ -105,24 +120,9 @@ void Function::launch(const LaunchConfig& config, void** args) {
   if (config.dynamic_shared_bytes > dynamic_shared_limit_) {
     set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
   }
-  CUlaunchConfig launch = {};
-  launch.gridDimX = config.grid.x;
-  launch.gridDimY = config.grid.y;
-  launch.gridDimZ = config.grid.z;
-  launch.blockDimX = config.block.x;
-  launch.blockDimY = config.block.y;
-  launch.blockDimZ = config.block.z;
-  launch.sharedMemBytes = config.dynamic_shared_bytes;
-  launch.hStream = config.stream;
-  CUlaunchAttribute cluster_attribute = {};
-  if (cluster.count() > 1) {
-    cluster_attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster_attribute.value.clusterDim.x = cluster.x;
-    cluster_attribute.value.clusterDim.y = cluster.y;
-    cluster_attribute.value.clusterDim.z = cluster.z;
-    launch.attrs = &cluster_attribute;
-    launch.numAttrs = 1;
-  }
+  CUlaunchAttribute cluster_attribute;
+  CUlaunchConfig launch =
+      driver_launch(config, config.grid, cluster_attribute, cluster.count() > 1);
   check(driver().cuLaunchKernelEx(&launch, function_, args, nullptr), "cuLaunchKernelEx");
 }
 
