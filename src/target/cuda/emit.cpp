@@ -437,6 +437,17 @@ Reg& Emitter::new_reg(const Operation& op, int result) {
   return regs_[value] = r;
 }
 
+Reg& Emitter::new_packed_reg(const Operation& op, int result) {
+  const Value* value = op.result(result);
+  const Plan* plan = plan_for(op, value->type());
+  if (!packable(value->type().element(), plan->values)) {
+    unsupported(op, "makes " + value->type().str() + ", which cannot be held as 16-bit pairs");
+  }
+  Reg r{fresh(value->name()), plan, value->type().element(), true};
+  line("unsigned " + r.name + "[" + std::to_string(plan->values / 2) + "];  // packed pairs");
+  return regs_[value] = r;
+}
+
 // Whether loop-carried value `i` of `op` (body argument i) starts as zeros (a `fill 0.0`) and is
 // used in the body only as the accumulator of one wgmma mma: then the mma's first k-step can
 // overwrite it in the loop's first iteration instead of the registers being zeroed.

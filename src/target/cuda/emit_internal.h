@@ -91,9 +91,10 @@ struct View {  // a global tensor or a tile of one
 // ones rounded but held in f32 registers), except a `packed` tensor of f16 or bf16: an array of
 // `unsigned`, word p holding values 2p (low half) and 2p + 1 (high half) as their 16-bit
 // patterns — half the registers, for 16-bit tiles that stay live for long (the converted output
-// tile that overlap-epilogue carries into the next tile's mainloop). Only casts whose result a
-// loop carries, loop-carried 16-bit values and slices of packed tensors are packed; an op that
-// computes with the values reads them unpacked (Emitter::reg).
+// tile that overlap-epilogue carries into the next tile's mainloop, an epilogue operand read
+// from shared memory). Only casts whose result a loop carries, loop-carried 16-bit values, slices
+// of packed tensors and 16-bit tensors read from shared memory two or more at a time are packed;
+// an op that computes with the values reads them unpacked (Emitter::reg).
 struct Reg {
   std::string name;
   const Plan* plan = nullptr;
@@ -170,6 +171,8 @@ class Emitter {
   void tile(const Operation& op);
 
   Reg& new_reg(const Operation& op, int result = 0);
+  // A 16-bit register tensor held as pairs (see Reg), declared and registered like new_reg.
+  Reg& new_packed_reg(const Operation& op, int result = 0);
 
   std::string round_to(ScalarKind k, const std::string& e);
 

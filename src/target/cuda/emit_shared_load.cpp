@@ -76,7 +76,15 @@ void Emitter::shared_to_register(const Operation& op) {
     unsupported(op, "reads a shared buffer in layout " + s.layout +
                         "; threads read rank-1 or rank-2 buffers in a plain strided layout here");
   }
-  Reg& r = new_reg(op);
+  // 16-bit elements read two or more at a time stay packed, as loaded (see Reg): an epilogue
+  // operand held beside the accumulators in half the registers. gemm_bias_relu's bias row (64
+  // values a thread) unpacked into floats at the load made ptxas spill 44 bytes once overlap-
+  // epilogue carried the tile (NVRTC, -v); packed, and unpacked where the cast reads it, none.
+  const Value* result = op.result();
+  const Plan* result_plan = plan_for(op, result->type());
+  const bool packed = bytes == 2 && w >= 2 && result_plan &&
+                      packable(result->type().element(), result_plan->values);
+  Reg& r = packed ? new_packed_reg(op) : new_reg(op);
   const Plan& plan = *r.plan;
   if (plan.tile != s.shape) unsupported(op, "between tiles of different shapes");
   if (r.element != s.element) unsupported(op, "changes the element type; cast instead");
@@ -115,7 +123,21 @@ void Emitter::shared_to_register(const Operation& op) {
   for (int64_t v = 0; v < plan.values; v += w) {
     const std::string at = "p + " + std::to_string(offset(plan.value_coord[static_cast<size_t>(v)]));
     const std::string slot = r.name + "[" + std::to_string(v) + "]";
-    if (w > 1) {
+    if (packed) {
+      const std::string word = r.name + "[" + std::to_string(v / 2) + "]";
+      if (w == 2) {
+        line(word + " = *reinterpret_cast<const unsigned*>(" + at + ");");
+      } else {
+        const std::string vec = w == 4 ? "uint2" : "uint4";
+        line("{ const " + vec + " u = *reinterpret_cast<const " + vec + "*>(" + at + "); " +
+             r.name + "[" + std::to_string(v / 2) + "] = u.x; " + r.name + "[" +
+             std::to_string(v / 2 + 1) + "] = u.y;" +
+             (w == 8 ? " " + r.name + "[" + std::to_string(v / 2 + 2) + "] = u.z; " + r.name +
+                           "[" + std::to_string(v / 2 + 3) + "] = u.w;"
+                     : std::string()) +
+             " }");
+      }
+    } else if (w > 1) {
       line(bytes == 2 ? "tsl_load16<" + std::to_string(w) + ">(" + at + ", &" + slot + ", " + bf +
                             ");"
                       : "tsl_load32<" + std::to_string(w) + ">(" + at + ", &" + slot + ");");

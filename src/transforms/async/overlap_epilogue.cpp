@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "ir/async.h"
+#include "layout/parse.h"
+#include "layout/tv_layout.h"
 
 namespace tessel::transforms {
 namespace {
@@ -21,8 +23,8 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
-// Accumulator values, epilogue operands in registers and carried 16-bit words per thread (see the
-// header).
+// Accumulator values plus the larger of the carried 16-bit words and the epilogue operands'
+// registers, per thread (see the header).
 constexpr int64_t kCarriedRegisterBudget = 192;
 
 // The fewest K blocks per tile for which a tile loop is overlapped (unless pinned): the stores
@@ -45,6 +47,18 @@ int64_t numel(const Type& t) {
 
 bool is_16bit(ScalarKind k) {
   return k == ScalarKind::f16 || k == ScalarKind::bf16;
+}
+
+// The values each thread of the role holds of register tensor `t`: its layout's value mode (a
+// broadcast bias row holds 64 of its 256 values in every thread), or an even share without one.
+int64_t values_per_thread(const Type& t, int64_t role_threads) {
+  if (!t.has_layout()) return numel(t) / role_threads;
+  const std::vector<int64_t> shape = t.static_shape();
+  std::vector<layout::IntTuple> modes(shape.begin(), shape.end());
+  const layout::TVLayout tv(layout::parse_layout(t.layout()),
+                            modes.size() == 1 ? layout::IntTuple(modes[0])
+                                              : layout::IntTuple(modes));
+  return tv.num_values();
 }
 
 // Ops that may move from the end of a tile into the next tile's mainloop: the staged stores and
@@ -238,31 +252,34 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
   if (tile_first == plan.carried.end()) return "the stores do not use the output tile";
   std::rotate(plan.carried.begin(), tile_first, tile_first + 1);
 
-  // Registers: accumulator values and the carried tile's 16-bit pairs, per thread.
-  int64_t values = 0;
+  // Registers per thread. In the mainloop the accumulators live beside the carried tile's 16-bit
+  // pairs; when the tile is converted (the previous tile stored by then) they live beside the
+  // epilogue's operands read into registers after the mainloop (a bias row), 16-bit ones as pairs
+  // (the emitter keeps what it reads from shared memory in pairs). The larger of the two counts.
+  int64_t accumulator_values = 0;
   for (int i = 3; i < plan.mainloop->num_operands(); ++i) {
     const Type& t = plan.mainloop->operand(i)->type();
     if (t.is_tensor() && t.space() == ir::MemorySpace::reg) {
-      values += numel(t) / role_threads;
+      accumulator_values += values_per_thread(t, role_threads);
       ++plan.accumulators;
     }
   }
-  // Epilogue operands read into registers after the mainloop (a bias row) are live beside the
-  // accumulators when the tile is converted: they count too. Overlapped with its 64 bias values
-  // per thread, gemm_bias_relu spilled 40 bytes and ran at 0.94x cuBLASLt at 3000x5000x704
-  // against 0.99x without (bench/results/2026-11-25-overlap-epilogue-h100.md).
+  int64_t operand_registers = 0;
   for (const auto& op : ops) {
     if (op.get() == cast) break;
     if (op->kind() == OpKind::copy && op->num_results() == 1 &&
         op->result()->type().space() == ir::MemorySpace::reg) {
-      values += numel(op->result()->type()) / role_threads;
+      const Type& t = op->result()->type();
+      const int64_t values = values_per_thread(t, role_threads);
+      operand_registers += is_16bit(t.element()) ? (values + 1) / 2 : values;
     }
   }
-  const int64_t words = numel(out->type()) / role_threads / 2;
-  if (values + words > kCarriedRegisterBudget) {
-    return "the mainloop's accumulators and the epilogue's operands (" + std::to_string(values) +
-           " values) and the tile's " + std::to_string(words) +
-           " carried registers per thread exceed " + std::to_string(kCarriedRegisterBudget);
+  const int64_t words = values_per_thread(out->type(), role_threads) / 2;
+  if (accumulator_values + std::max(words, operand_registers) > kCarriedRegisterBudget) {
+    return "the mainloop's accumulators (" + std::to_string(accumulator_values) +
+           " values per thread) and the larger of the tile's " + std::to_string(words) +
+           " carried registers and the epilogue operands' " + std::to_string(operand_registers) +
+           " exceed " + std::to_string(kCarriedRegisterBudget);
   }
   plan.loop = &loop;
   return "";

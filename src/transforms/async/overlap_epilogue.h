@@ -43,13 +43,16 @@
 // only the wgmma group of the current K block runs beside the stores.
 //
 // Registers. The carried tile costs (R x C / threads) / 2 registers per thread beside the
-// mainloop's accumulators; the pass applies only while accumulator values, epilogue operands
-// read into registers (a bias row) and carried words per thread stay within
+// mainloop's accumulators; the epilogue's operands read into registers after the mainloop (a bias
+// row) live beside the accumulators when the tile is converted, after the previous tile is
+// stored. The pass applies only while accumulator values plus the larger of the two stay within
 // kCarriedRegisterBudget (192: the reference GEMM's 128 + 64, which ptxas fits in the consumers'
-// 232 registers without spills). gemm and gemm_bf16 (128 + 64) are overlapped; gemm_bias_relu
-// (128 + 64 bias values + 64) is not: overlapped, it spilled and ran slower at 3000x5000x704
-// (bench/results/2026-11-25-overlap-epilogue-h100.md); dual_gemm (2 x 64 + 32) would fit but is
-// left alone unless pinned: with two accumulators it measured slower overlapped at every shape.
+// 232 registers without spills). gemm and gemm_bf16 (128 + 64) are overlapped, and so is
+// gemm_bias_relu (128 + max(64, 32): its 64 bias values per thread held as 32 pairs; read into
+// floats they made ptxas spill 40 bytes, and the overlapped kernel ran at 0.94x cuBLASLt at
+// 3000x5000x704, bench/results/2026-11-25-overlap-epilogue-h100.md); dual_gemm (2 x 64 + 32)
+// would fit but is left alone unless pinned: with two accumulators it measured slower overlapped
+// at every shape.
 // The emitter keeps a carried 16-bit tile as packed pairs (one 32-bit register per two values).
 //
 // Tile loops whose parts the role's threads copy out of shared memory themselves (stage-stores'
