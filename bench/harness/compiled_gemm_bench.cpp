@@ -110,7 +110,8 @@ GemmCase load_case(const std::string& spec) {
 // On a GPU the cubin is built for the device (an sm_80-path kernel runs on the H100 as sm_90a code
 // using sm_80's instructions); without one, for the target itself.
 void compile_case(GemmCase& c, bool for_device) {
-  const ir::Operation& kernel = c.lowered ? *c.lowered->kernels.front() : *c.module->kernels.front();
+  const ir::Operation& kernel =
+      c.lowered ? *c.lowered->kernels.front() : *c.module->kernels.front();
   target::cuda::Target target = target::cuda::Target::named(c.target);
   CompileOptions options;
   if (c.lowered) options.passes = {"verify"};
@@ -194,8 +195,9 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
   std::vector<runtime::DeviceBuffer> reference;
   for (int p = 0; p < products; ++p) {
     reference.emplace_back(static_cast<size_t>(mn) * 4);
-    cublas.gemm_abt(element, device[roles.a].ptr(), device[roles.b[p]].ptr(),
-                    reference.back().ptr(), shape.m, shape.n, shape.k, stream.handle(), true);
+    cublas.gemm(element, device[roles.a].ptr(), roles.a_k_major, device[roles.b[p]].ptr(),
+                roles.b_k_major, reference.back().ptr(), shape.m, shape.n, shape.k, stream.handle(),
+                true);
   }
   stream.synchronize();
   std::vector<std::vector<float>> product_values;
@@ -268,8 +270,8 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
           return;
         }
         for (int p = 0; p < products; ++p) {
-          cublas.gemm_abt(element, device[roles.a].ptr(), device[roles.b[p]].ptr(),
-                          scratch[p].ptr(), shape.m, shape.n, shape.k, s);
+          cublas.gemm(element, device[roles.a].ptr(), roles.a_k_major, device[roles.b[p]].ptr(),
+                      roles.b_k_major, scratch[p].ptr(), shape.m, shape.n, shape.k, s);
         }
       },
       o.warmup, o.iterations, stream.handle());

@@ -67,14 +67,26 @@ CublasBaseline::~CublasBaseline() {
 
 void CublasBaseline::gemm_abt(GemmElement element, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
                               int m, int n, int k, CUstream stream, bool f32_output) {
+  gemm(element, a, true, b, true, c, m, n, k, stream, f32_output);
+}
+
+void CublasBaseline::gemm(GemmElement element, CUdeviceptr a, bool a_k_major, CUdeviceptr b,
+                          bool b_k_major, CUdeviceptr c, int m, int n, int k, CUstream stream,
+                          bool f32_output) {
   auto handle = static_cast<cublasHandle_t>(handle_);
   check_cublas(api_->set_stream(handle, reinterpret_cast<cudaStream_t>(stream)), "cublasSetStream");
   cudaDataType type = element == GemmElement::f16 ? CUDA_R_16F : CUDA_R_16BF;
   float alpha = 1.0f, beta = 0.0f;
+  // Row-major C = A·B is column-major Cᵀ (N×M) = Bᵀ·Aᵀ. The column-major view of a row-major
+  // [N,K] B is the K×N matrix whose transpose is Bᵀ (op T, ld K); of a row-major [K,N] B, the N×K
+  // matrix Bᵀ itself (op N, ld N). Likewise A: row-major [M,K] viewed column-major is Aᵀ (op N,
+  // ld K); row-major [K,M] is the M×K matrix A (op T, ld M).
   check_cublas(
-      api_->gemm_ex(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha,
-                    reinterpret_cast<const void*>(b), type, k, reinterpret_cast<const void*>(a),
-                    type, k, &beta, reinterpret_cast<void*>(c), f32_output ? CUDA_R_32F : type, n,
+      api_->gemm_ex(handle, b_k_major ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    a_k_major ? CUBLAS_OP_N : CUBLAS_OP_T, n, m, k, &alpha,
+                    reinterpret_cast<const void*>(b), type, b_k_major ? k : n,
+                    reinterpret_cast<const void*>(a), type, a_k_major ? k : m, &beta,
+                    reinterpret_cast<void*>(c), f32_output ? CUDA_R_32F : type, n,
                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "cublasGemmEx");
 }

@@ -25,6 +25,10 @@ class CublasBaseline {
   // With `f32_output`, C is f32 (the product before rounding: the reference of epilogue checks).
   void gemm_abt(GemmElement element, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int m, int n,
                 int k, CUstream stream, bool f32_output = false);
+  // C = A·B for any operand layout: A row-major [M,K] (`a_k_major`) or [K,M], B row-major [N,K]
+  // (`b_k_major`: C = A·Bᵀ of the stored B, as gemm_abt) or [K,N]. C row-major M×N.
+  void gemm(GemmElement element, CUdeviceptr a, bool a_k_major, CUdeviceptr b, bool b_k_major,
+            CUdeviceptr c, int m, int n, int k, CUstream stream, bool f32_output = false);
 
  private:
   struct Api;

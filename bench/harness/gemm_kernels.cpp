@@ -270,9 +270,11 @@ GemmKernelInfo::GemmKernelInfo(const ir::Operation& kernel) : kernel_(kernel) {
       int a = traced_param(body, mma->operand(0), &a_transposes);
       int b = traced_param(body, mma->operand(1), &b_transposes);
       if (a < 0 || b < 0) fail("an mma's operands do not come from tiles of its parameters");
-      if (a_transposes % 2 != 0 || b_transposes % 2 != 1) {
-        fail("expected mma(A, transpose(B)) with A [M,K] and B [N,K] (C = A·Bᵀ)");
-      }
+      const bool a_k_major = a_transposes % 2 == 0, b_k_major = b_transposes % 2 == 1;
+      if (!roles_.b.empty() && b_k_major != roles_.b_k_major)
+        fail("its products read their B operands in different layouts");
+      roles_.a_k_major = a_k_major;
+      roles_.b_k_major = b_k_major;
       if (roles_.a >= 0 && roles_.a != a) fail("its products do not share one A operand");
       roles_.a = a;
       products[op->result(r)] = static_cast<int>(roles_.b.size());
@@ -283,18 +285,20 @@ GemmKernelInfo::GemmKernelInfo(const ir::Operation& kernel) : kernel_(kernel) {
   if (roles_.b.size() > 8) fail("it computes more than 8 products");
   const ir::Type& a_type = body.argument(roles_.a)->type();
   roles_.element = a_type.element();
+  if (a_type.rank() != 2) fail("A must be a matrix");
+  const int a_k = roles_.a_k_major ? 1 : 0, b_k = roles_.b_k_major ? 1 : 0;
   for (int b : roles_.b) {
     const ir::Type& b_type = body.argument(b)->type();
-    if (a_type.rank() != 2 || b_type.rank() != 2 || b_type.element() != roles_.element ||
-        !(b_type.shape()[1] == a_type.shape()[1])) {
-      fail("A and B must be [M,K] and [N,K] tensors of one element type");
+    if (b_type.rank() != 2 || b_type.element() != roles_.element ||
+        !(b_type.shape()[b_k] == a_type.shape()[a_k])) {
+      fail("A and B must be [M,K] (or [K,M]) and [N,K] (or [K,N]) tensors of one element type");
     }
-    if (!roles_.n.empty() && b_type.shape()[0].symbol != roles_.n)
+    if (!roles_.n.empty() && b_type.shape()[1 - b_k].symbol != roles_.n)
       fail("its B operands have different N");
-    roles_.n = b_type.shape()[0].symbol;
+    roles_.n = b_type.shape()[1 - b_k].symbol;
   }
-  roles_.m = a_type.shape()[0].symbol;
-  roles_.k = a_type.shape()[1].symbol;
+  roles_.m = a_type.shape()[1 - a_k].symbol;
+  roles_.k = a_type.shape()[a_k].symbol;
   if (roles_.m.empty() || roles_.n.empty() || roles_.k.empty())
     fail("M, N and K must be size parameters (the bench picks them)");
 
@@ -369,7 +373,9 @@ std::string GemmKernelInfo::describe() const {
 }
 
 int GemmKernelInfo::bias_relu_input() const {
-  if (products() != 1 || epilogues_.size() != 1) return -1;
+  // cuBLASLt's fused baseline is set up for A [M,K] and B [N,K] (cublaslt_baseline.cpp).
+  if (products() != 1 || epilogues_.size() != 1 || !roles_.a_k_major || !roles_.b_k_major)
+    return -1;
   const std::vector<Step>& st = epilogues_.front().steps;
   auto strip = [&](int s) {  // through casts
     while (st[s].what == Step::Kind::convert) s = st[s].args[0];
@@ -506,10 +512,17 @@ GemmCheck check_gemm(const GemmKernelInfo& info, const GemmShape& shape,
   for (auto [i, j] : entries) {
     double exact[8] = {}, from_library[8] = {};
     for (int p = 0; p < count; ++p) {
-      const float* a = &values[roles.a][static_cast<size_t>(i) * shape.k];
-      const float* b = &values[roles.b[p]][static_cast<size_t>(j) * shape.k];
+      // Element (i, q) of A and (q, j) of B, wherever each layout keeps it.
+      const float* a = values[roles.a].data();
+      const float* b = values[roles.b[p]].data();
+      const size_t a_row = roles.a_k_major ? static_cast<size_t>(shape.k) : 1;
+      const size_t a_step = roles.a_k_major ? 1 : static_cast<size_t>(shape.m);
+      const size_t b_col = roles.b_k_major ? static_cast<size_t>(shape.k) : 1;
+      const size_t b_step = roles.b_k_major ? 1 : static_cast<size_t>(shape.n);
       double sum = 0;
-      for (int q = 0; q < shape.k; ++q) sum += static_cast<double>(a[q]) * b[q];
+      for (int q = 0; q < shape.k; ++q) {
+        sum += static_cast<double>(a[i * a_row + q * a_step]) * b[j * b_col + q * b_step];
+      }
       exact[p] = sum;
       from_library[p] = products[p][i * shape.n + j];
     }

@@ -2,7 +2,8 @@
 // kernel itself, and the kernel's epilogue replayed on the host over reference products.
 //
 // A GEMM kernel here is any tile-IR kernel whose main loops compute products C_p = A·B_pᵀ with
-// `mma` (A [M,K] and B_p [N,K] row-major global tensors, B reached through `transpose`), followed
+// `mma` (A [M,K] or, through a `transpose`, [K,M]; B_p [N,K] through a `transpose` or [K,N];
+// row-major global tensors, the same layouts for every product), followed
 // by an epilogue of elementwise ops that ends in stores to [M,N] outputs. Nothing is named by
 // convention: the roles come from where each parameter flows — A and B_p from the mma operands,
 // outputs from the stores, every other tensor (a bias [N], a residual [M,N]) is an input of the
@@ -31,8 +32,11 @@ namespace tessel::bench {
 
 // The roles of a GEMM kernel's parameters (indices into the kernel's parameter list).
 struct GemmRoles {
-  int a = -1;                // A [M,K]
-  std::vector<int> b;        // B_p [N,K], one per product p, in the order the loops yield them
+  int a = -1;                // A [M,K] (or [K,M] when !a_k_major)
+  std::vector<int> b;        // B_p [N,K] (or [K,N] when !b_k_major), one per product p, in the
+                             // order the loops yield them
+  bool a_k_major = true;     // A stored [M,K]; false: [K,M], read through a transpose
+  bool b_k_major = true;     // B stored [N,K], read through a transpose; false: [K,N]
   std::vector<int> outputs;  // [M,N] tensors the epilogue stores, in store order
   std::vector<int> inputs;   // other tensors the epilogue reads (bias [N], residual [M,N], ...)
   std::string m, n, k;       // the size symbols of A's and B's extents

@@ -284,11 +284,13 @@ void Emitter::copy_async(const Operation& op) {
   const Operation* tile = &tma_source_tile(op);
   const Type& t = op.operand(1)->type();
   const int64_t shares = op.has_attr("multicast") ? cluster_blocks() : 1;
-  if (t.rank() != 2 || t.static_shape()[0] != rows * shares || t.static_shape()[1] != cols) {
+  if (t.rank() != 2 || (shares > 1 && (t.static_shape()[0] != rows * shares ||
+                                       t.static_shape()[1] != cols))) {
     unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
                         (shares > 1 ? " per block of a cluster of " + std::to_string(shares) : "") +
                         " that does not make its whole tile " + t.str() +
-                        " (several boxes per tile are not emitted yet)");
+                        (shares > 1 ? " (a multicast tile of several boxes is not emitted yet)"
+                                    : ""));
   }
   auto dst = shared_.find(op.operand(1));
   if (dst == shared_.end())
@@ -297,7 +299,20 @@ void Emitter::copy_async(const Operation& op) {
   std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
   const View& g = view(op, op.operand(0));
   const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
-  if (op.has_attr("multicast")) {
+  if (shares == 1) {
+    // One box or several: box (i, j) covers rows [i R, (i + 1) R) and columns [j C, (j + 1) C)
+    // of the tile and lands, dense and swizzled as TMA writes it, where the buffer's layout puts
+    // its first element (an MN-major tile of 256 columns: four 64-column boxes 8 KB apart).
+    for (const auto& [first, byte] : tma_boxes(op, dst->second, rows, cols)) {
+      const std::string at = byte == 0 ? dst->second.base
+                                       : "(" + dst->second.base + " + " + std::to_string(byte) + ")";
+      line(issuer + "tessel::device::tma_load_2d(" + at + ", &" + tmap + ", " + barrier(op, 2) +
+           ", " + g.origin[1] + (first[1] ? " + " + std::to_string(first[1]) : "") + ", " +
+           g.origin[0] + (first[0] ? " + " + std::to_string(first[0]) : "") + ");");
+    }
+    return;
+  }
+  {
     // Block r of the cluster loads rows [r R / C, (r + 1) R / C) of the tile into the same rows
     // of the slot buffer in every block (multicast-loads), completing on each block's barrier.
     const int64_t blocks = cluster_blocks();
@@ -309,8 +324,41 @@ void Emitter::copy_async(const Operation& op) {
          std::to_string(rows) + ");");
     return;
   }
-  line(issuer + "tessel::device::tma_load_2d(" + dst->second.base + ", &" + tmap + ", " +
-       barrier(op, 2) + ", " + g.origin[1] + ", " + g.origin[0] + ");");
+}
+
+std::vector<std::pair<std::array<int64_t, 2>, int64_t>> Emitter::tma_boxes(
+    const Operation& op, const SharedTile& dst, int64_t rows, int64_t cols) {
+  const std::vector<int64_t>& shape = dst.shape;
+  if (shape.size() != 2 || shape[0] % rows != 0 || shape[1] % cols != 0) {
+    unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        " that does not tile its buffer's " + std::to_string(shape[0]) + "x" +
+                        std::to_string(shape[1]));
+  }
+  const SharedMap map = shared_map(dst.layout);
+  const int64_t bytes = ir::bit_width(dst.element) / 8;
+  auto pre = [&](int64_t r, int64_t c) { return map.pre(r + shape[0] * c); };
+  std::vector<std::pair<std::array<int64_t, 2>, int64_t>> boxes;
+  for (int64_t c0 = 0; c0 < shape[1]; c0 += cols) {
+    for (int64_t r0 = 0; r0 < shape[0]; r0 += rows) {
+      const int64_t origin = pre(r0, c0);
+      // TMA writes the box row-major and dense from its destination, the swizzle applied to the
+      // address bits: the layout must say the same, from an address on the swizzle's repeat.
+      const int64_t repeat = int64_t{1} << (map.swizzle.bits + map.swizzle.base + map.swizzle.shift);
+      bool dense = map.swizzle.is_identity() || origin % repeat == 0;
+      for (int64_t r = 0; dense && r < rows; ++r) {
+        for (int64_t c = 0; dense && c < cols; ++c)
+          dense = pre(r0 + r, c0 + c) == origin + r * cols + c;
+      }
+      if (!dense) {
+        unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
+                            " that the buffer's layout " + dst.layout +
+                            " does not hold densely at (" + std::to_string(r0) + ", " +
+                            std::to_string(c0) + ")");
+      }
+      boxes.push_back({{r0, c0}, origin * bytes});
+    }
+  }
+  return boxes;
 }
 
 const Operation& Emitter::tma_source_tile(const Operation& op) {
@@ -414,27 +462,18 @@ void Emitter::store_async(const Operation& op) {
 }
 
 void Emitter::wgmma_op(const Operation& op) {
-  auto operand = [&](int i, bool transposed) -> const SharedTile& {
+  // The operands' forms (K-major or MN-major) are read off their layouts in wgmma_ss.
+  auto operand = [&](int i) -> const SharedTile& {
     auto it = shared_.find(op.operand(i));
-    if (it == shared_.end() || it->second.transposed != transposed) {
-      unsupported(op, std::string("takes ") + (i == 0 ? "A" : "B") + " as " +
-                          (transposed ? "the transpose of a K-major shared tile ([N,K])"
-                                      : "a K-major shared tile ([M,K])") +
-                          "; other operand forms are not emitted yet");
+    if (it == shared_.end()) {
+      unsupported(op, std::string("takes ") + (i == 0 ? "A" : "B") + " (%" +
+                          op.operand(i)->name() +
+                          ") from outside shared memory; wgmma here reads both from shared tiles");
     }
     return it->second;
   };
-  const SharedTile& a = operand(0, false);
-  const SharedTile& b = operand(1, true);
-  for (const SharedTile* s : {&a, &b}) {
-    int64_t rows = s->transposed ? s->shape[1] : s->shape[0];
-    std::string expect = s->transposed ? "Sw<3,3,3> o 0 o (64," + std::to_string(rows) + "):(1,64)"
-                                       : "Sw<3,3,3> o 0 o (" + std::to_string(rows) + ",64):(64,1)";
-    if (s->layout != expect) {
-      unsupported(op, "reads a shared tile in layout " + s->layout +
-                          "; wgmma here takes K-major 128-byte swizzled tiles (" + expect + ")");
-    }
-  }
+  const SharedTile& a = operand(0);
+  const SharedTile& b = operand(1);
   // The accumulator is updated in place: nothing else may read the operand afterwards.
   const Value* c = op.operand(2);
   int uses = 0;
@@ -453,8 +492,7 @@ void Emitter::wgmma_op(const Operation& op) {
   line("tessel::device::wgmma_fence_operand(" + acc.name + ");");
   line("tessel::device::wgmma_fence();");
   auto zs = zero_start_.find(c);
-  wgmma_ss(op, a.base, a.shape[0], a.shape[1], b.base, b.shape[1], b.shape[0],
-           zs == zero_start_.end() ? "" : zs->second);
+  wgmma_ss(op, a, b, zs == zero_start_.end() ? "" : zs->second);
   if (op.has_attr("async")) {
     if (std::find(async_accumulators_.begin(), async_accumulators_.end(), acc.name) ==
         async_accumulators_.end()) {

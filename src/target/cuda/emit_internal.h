@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "layout/swizzle.h"
 #include "target/cuda/emit.h"
 
 namespace tessel::target::cuda::detail {
@@ -87,6 +88,19 @@ struct View {  // a global tensor or a tile of one
   double pad = 0;
   bool is_tile = false;
 };
+
+// A shared tile's layout text ("Sw<B,M,S> o off o L" or "L"): index (colexicographic over the
+// tile) -> element offset, before and after the swizzle.
+struct SharedMap {
+  layout::Swizzle swizzle;
+  int64_t offset = 0;
+  std::vector<int64_t> base;  // L at every tile index
+  int64_t pre(int64_t index) const { return offset + base[index]; }
+  int64_t at(int64_t index) const { return swizzle(pre(index)); }
+};
+
+SharedMap shared_map(const std::string& text);  // emit_cp_async_mma.cpp
+
 // A register tensor: a C array of the plan's values in each thread. Values are floats (16-bit
 // ones rounded but held in f32 registers), except a `packed` tensor of f16 or bf16: an array of
 // `unsigned`, word p holding values 2p (low half) and 2p + 1 (high half) as their 16-bit
@@ -235,8 +249,9 @@ class Emitter {
   // `unsigned char*`), accumulating in place into the mma's accumulator operand; `scale_d`, when
   // not empty, is the C condition under which the first k-step accumulates (else it overwrites).
   // Checks that the accumulator's layout holds every instance's registers as one contiguous run.
-  void wgmma_ss(const Operation& mma, const std::string& a_base, int64_t a_rows, int64_t a_cols,
-                const std::string& b_base, int64_t b_rows, int64_t b_cols,
+  // The wgmma instances of `mma` over shared tiles `a` ([M,K]) and `b` ([K,N]), each K-major or
+  // MN-major (emit_wgmma.cpp).
+  void wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTile& b,
                 const std::string& scale_d);
   // ---- asynchrony (emit_async.cpp): roles, arefs, mbarriers, TMA, wgmma groups ------------
   bool has_roles() const;
@@ -254,6 +269,11 @@ class Emitter {
   // The `tile` op a TMA load copies from; unsupported unless it has one and pads with zeros
   // (TMA's fill for out-of-bounds elements).
   const Operation& tma_source_tile(const Operation& op);
+  // The TMA boxes of `rows` x `cols` that fill shared buffer `dst`: each box's first (row,
+  // column) in the tile and the byte offset in the buffer where it lands (emit_async.cpp).
+  std::vector<std::pair<std::array<int64_t, 2>, int64_t>> tma_boxes(const Operation& op,
+                                                                    const SharedTile& dst,
+                                                                    int64_t rows, int64_t cols);
   void store_async(const Operation& op);
   // The TMA descriptor parameter for tiles of `tile`'s tensor with this box and swizzle (one per
   // tensor, box and swizzle, made on first use).

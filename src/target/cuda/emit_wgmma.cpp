@@ -1,8 +1,17 @@
-// The wgmma instances of one mma over K-major 128-byte-swizzled shared tiles (wgmma_ss): shared-
-// memory descriptors for A and B, the k16 steps, and each instance's run of accumulator registers.
+// The wgmma instances of one mma over 128-byte-swizzled shared tiles (wgmma_ss): shared-memory
+// descriptors for A and B, the k16 steps, and each instance's run of accumulator registers.
 // emit_async.cpp calls it for every wgmma mma, in either sm_90a mainloop (warp-specialized, or
 // pipelined without roles by lower-mainloops): what surrounds it — waits, fences, group commits —
 // is the IR's, translated there.
+//
+// Operands. Each of A ([M,K]) and B ([K,N]) is read K-major or MN-major (HOPPER.md §1-2), which
+// is read off its shared layout, checked element by element against the two canonical 128-byte
+// swizzled forms (WgmmaOperand): K-major, rows of 64 K values (128 bytes) in 8-row atoms of 1024
+// bytes, K beyond 64 in further column blocks of MN x 64; MN-major, rows of 64 M or N values in
+// atoms of 8 K-rows, K rows 128 bytes apart, further 64-wide MN blocks K x 128 bytes apart (the
+// descriptor's LBO; HOPPER.md's measured LBO = 8192, SBO = 1024 for K = 64). A program writes a
+// K-major B as the transpose of an [N,K] tile and an MN-major A as the transpose of a [K,M] one;
+// the transpose flag of the instruction follows the operand (f16 and bf16 only).
 //
 // The accumulator is updated in place: each wgmma instance adds into the contiguous run of the
 // accumulator's values that the instance's registers are, which is checked at emission time by
@@ -12,7 +21,9 @@
 // condition). Zeroing registers that a pending wgmma group also writes makes ptxas serialize
 // every wgmma (warning C7515, ~20% of the GEMM's speed; test/unit/codegen/emit_sm90_test.cpp
 // watches for it).
+#include <optional>
 #include <regex>
+#include <utility>
 
 #include "target/cuda/emit_internal.h"
 
@@ -25,10 +36,55 @@ std::pair<int64_t, int64_t> wgmma_c(int64_t t, int64_t i) {
   return {16 * w + l / 4 + 8 * ((i >> 1) & 1), 8 * (i / 4) + 2 * (l % 4) + (i & 1)};
 }
 
+// How wgmma reads one operand: its major-ness and the element offset (before the 128-byte
+// swizzle) of element (mn, k), from which the descriptors' start addresses, LBO and SBO and the
+// k16 steps follow.
+struct WgmmaOperand {
+  bool mn_major = false;
+  int64_t mn = 0, k = 0;  // the operand's extents: M or N, and K
+
+  int64_t offset(int64_t r, int64_t c) const {
+    return mn_major ? (r / 64) * 64 * k + c * 64 + r % 64 : (c / 64) * 64 * mn + r * 64 + c % 64;
+  }
+  // Bytes between 64-wide MN atoms (MN-major); ignored for K-major (CUTLASS writes 16 bytes).
+  int64_t lbo_bytes() const { return mn_major ? 2 * 64 * k : 16; }
+  // Bytes between 8-row groups: 8 rows of 128 bytes in both forms.
+  static int64_t sbo_bytes() { return 1024; }
+};
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string t = "[";
+  for (size_t i = 0; i < shape.size(); ++i) t += (i ? "," : "") + std::to_string(shape[i]);
+  return t + "]";
+}
+
+// The form in which `s` (A when `is_b` is false, B otherwise) can be read by wgmma, or nullopt.
+std::optional<WgmmaOperand> wgmma_operand(const SharedTile& s, bool is_b) {
+  if (s.shape.size() != 2 || (s.element != ScalarKind::f16 && s.element != ScalarKind::bf16))
+    return std::nullopt;
+  static const std::string sw128 = "Sw<3,3,3> o 0 o ";
+  if (s.layout.rfind(sw128, 0) != 0) return std::nullopt;
+  const SharedMap map = shared_map(s.layout);
+  const int64_t rows = s.shape[0], cols = s.shape[1];
+  if (static_cast<int64_t>(map.base.size()) != rows * cols) return std::nullopt;
+  for (bool mn_major : {false, true}) {
+    WgmmaOperand w{mn_major, is_b ? cols : rows, is_b ? rows : cols};
+    if (w.k % 16 != 0 || (mn_major ? w.mn % 64 != 0 : w.k % 64 != 0 || w.mn % 8 != 0)) continue;
+    bool same = true;
+    for (int64_t c = 0; same && c < cols; ++c) {
+      for (int64_t r = 0; same && r < rows; ++r) {
+        same = map.base[static_cast<size_t>(r + rows * c)] ==
+               (is_b ? w.offset(c, r) : w.offset(r, c));
+      }
+    }
+    if (same) return w;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-void Emitter::wgmma_ss(const Operation& mma, const std::string& a_base, int64_t a_rows,
-                       int64_t a_cols, const std::string& b_base, int64_t b_rows, int64_t b_cols,
+void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTile& b,
                        const std::string& scale_d) {
   static const std::regex atom_re(R"(wgmma\.m64n(\d+)k16\.f32\.(f16|bf16)\.ss)");
   std::smatch m;
@@ -38,12 +94,26 @@ void Emitter::wgmma_ss(const Operation& mma, const std::string& a_base, int64_t 
   }
   const int64_t atom_n = std::stoll(m[1]);
   const std::string type = m[2] == "f16" ? "f16" : "bf16";
+  std::optional<WgmmaOperand> forms[2] = {wgmma_operand(a, false), wgmma_operand(b, true)};
+  for (int i = 0; i < 2; ++i) {
+    if (forms[i]) continue;
+    const SharedTile& s = i == 0 ? a : b;
+    unsupported(mma, std::string("reads ") + (i == 0 ? "A" : "B") + " from a shared tile in layout " +
+                         s.layout + " over " + shape_text(s.shape) +
+                         "; wgmma takes 16-bit tiles 128-byte swizzled K-major (" +
+                         (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
+                         ") or MN-major (" +
+                         (i == 0 ? "the transpose of [K,M]" : "[K,N] with N a multiple of 64") +
+                         ") as layout synthesis makes them");
+  }
+  const WgmmaOperand& fa = *forms[0];
+  const WgmmaOperand& fb = *forms[1];
   const Reg& acc = reg(mma, mma.operand(2));
   const Plan& plan = *acc.plan;
   if (plan.tile.size() != 2) unsupported(mma, "needs a 2-D accumulator");
   const int64_t tile_m = plan.tile[0], tile_n = plan.tile[1];
-  const int64_t tile_k = a_cols;
-  if (a_rows != tile_m || b_rows != tile_n || b_cols != tile_k) {
+  const int64_t tile_k = fa.k;
+  if (fa.mn != tile_m || fb.mn != tile_n || fb.k != tile_k) {
     unsupported(mma, "operand tiles do not match the accumulator " + std::to_string(tile_m) + "x" +
                          std::to_string(tile_n));
   }
@@ -113,26 +183,53 @@ void Emitter::wgmma_ss(const Operation& mma, const std::string& a_base, int64_t 
        " instance(s) per warpgroup x " + std::to_string(tile_k / 16) + " k-steps");
   line("{");
   ++indent_;
-  for (size_t i = 0; i < per_group[0].size(); ++i) {
-    std::string row = by_group([&](int64_t g) { return per_group[g][i].m0; });
-    std::string col = by_group([&](int64_t g) { return per_group[g][i].n0; });
-    // Row r of a K-major 128B-swizzled tile starts at r * 128 bytes (8-row atoms of 1024 B).
-    line("const unsigned long long desc_a" + std::to_string(i) +
-         " = tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" + a_base +
-         " + " + row + " * 128), tessel::device::SmemSwizzle::b128);");
-    line("const unsigned long long desc_b" + std::to_string(i) +
-         " = tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" + b_base +
-         " + " + col + " * 128), tessel::device::SmemSwizzle::b128);");
+  // Descriptors per instance: the start of its rows (an MN-major operand's instances start on its
+  // 64-wide atoms), advanced by whole 16-byte units per k16 step.
+  for (const auto& [f, what] : {std::pair{&fa, "A"}, std::pair{&fb, "B"}}) {
+    for (size_t i = 0; f->mn_major && i < per_group[0].size(); ++i) {
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t origin = f == &fa ? per_group[g][i].m0 : per_group[g][i].n0;
+        if (origin % 64 != 0) {
+          unsupported(mma, std::string("reads its MN-major ") + what + " from row " +
+                               std::to_string(origin) +
+                               ", inside a 64-wide swizzle atom (an instance of atom " + atom +
+                               " narrower than 64)");
+        }
+      }
+    }
   }
+  auto descriptor = [&](const WgmmaOperand& f, const std::string& base, const std::string& start) {
+    return f.mn_major ? "tessel::device::make_smem_descriptor(tessel::device::smem_u32(" + base +
+                            " + " + start + "), " + std::to_string(f.lbo_bytes()) + ", " +
+                            std::to_string(WgmmaOperand::sbo_bytes()) +
+                            ", tessel::device::SmemSwizzle::b128)"
+                      : "tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" +
+                            base + " + " + start + "), tessel::device::SmemSwizzle::b128)";
+  };
+  for (size_t i = 0; i < per_group[0].size(); ++i) {
+    std::string row = by_group([&](int64_t g) { return 2 * fa.offset(per_group[g][i].m0, 0); });
+    std::string col = by_group([&](int64_t g) { return 2 * fb.offset(per_group[g][i].n0, 0); });
+    line("const unsigned long long desc_a" + std::to_string(i) + " = " +
+         descriptor(fa, a.base, row) + ";");
+    line("const unsigned long long desc_b" + std::to_string(i) + " = " +
+         descriptor(fb, b.base, col) + ";");
+  }
+  const std::string trans = std::string(fa.mn_major || fb.mn_major ? ", " : "") +
+                            (fa.mn_major || fb.mn_major
+                                 ? std::to_string(fa.mn_major) + ", " + std::to_string(fb.mn_major)
+                                 : "");
   for (int64_t kk = 0; kk < tile_k / 16; ++kk) {
     for (size_t i = 0; i < per_group[0].size(); ++i) {
-      // A k16 step inside the 128-byte swizzle row is +32 bytes of start address.
-      std::string step = std::to_string(kk * 2);
+      // A k16 step moves the start address by whole 16-byte units: +32 bytes inside a K-major
+      // 128-byte row (the next 64 K values in the next column block), 16 rows of 128 bytes in an
+      // MN-major tile.
+      const std::string step_a = std::to_string(2 * (fa.offset(0, 16 * kk) - fa.offset(0, 0)) / 16);
+      const std::string step_b = std::to_string(2 * (fb.offset(0, 16 * kk) - fb.offset(0, 0)) / 16);
       bool overwrite = kk == 0 && !scale_d.empty();
       line("tessel::device::wgmma_ss<" + std::to_string(atom_n) + ", tessel::device::MmaType::" +
-           type + ">(*reinterpret_cast<float(*)[" + std::to_string(regs) + "]>(" + acc.name +
-           " + " + std::to_string(per_group[0][i].base) + "), desc_a" + std::to_string(i) + " + " +
-           step + ", desc_b" + std::to_string(i) + " + " + step +
+           type + trans + ">(*reinterpret_cast<float(*)[" + std::to_string(regs) + "]>(" +
+           acc.name + " + " + std::to_string(per_group[0][i].base) + "), desc_a" +
+           std::to_string(i) + " + " + step_a + ", desc_b" + std::to_string(i) + " + " + step_b +
            (overwrite ? ", " + scale_d : "") + ");");
     }
   }

@@ -60,18 +60,6 @@ struct TvTable {
 TvTable tv_table(const layout::TVLayout& tv, int64_t rows, int64_t cols);
 TvTable tv_table(const std::string& text, int64_t rows, int64_t cols);
 
-// A shared tile's layout text ("Sw<B,M,S> o off o L" or "L"): index (colexicographic over the
-// tile) -> element offset, before and after the swizzle.
-struct SharedMap {
-  layout::Swizzle swizzle;
-  int64_t offset = 0;
-  std::vector<int64_t> base;  // L at every tile index
-  int64_t pre(int64_t index) const { return offset + base[index]; }
-  int64_t at(int64_t index) const { return swizzle(pre(index)); }
-};
-
-SharedMap shared_map(const std::string& text);
-
 std::string num(int64_t x);
 
 // The C expression of f(tid) for tid in [0, f.size()) when f is affine in the bits of tid

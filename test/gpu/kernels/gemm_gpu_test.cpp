@@ -26,9 +26,15 @@ struct Shape {
   int64_t m, n, k;
 };
 
-// C = A B^T with A [M,K], B [N,K] row-major; returns the relative error over the checked rows.
+// How a kernel stores its operands (row-major): A [M,K] or [K,M], B [N,K] or [K,N].
+struct Majors {
+  bool a_k_major = true, b_k_major = true;
+};
+
+// C = A B^T with A [M,K], B [N,K] row-major (or the layouts `majors` gives); returns the relative
+// error over the checked rows.
 double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape s,
-                const std::map<std::string, std::string>& attributes = {}) {
+                const std::map<std::string, std::string>& attributes = {}, Majors majors = {}) {
   std::string text = examples::lowered_kernels().at(kernel_name);
   for (const auto& [from, to] : attributes) {
     size_t at = text.find(from);
@@ -60,7 +66,11 @@ double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape
   dc.fill_bytes(0xFF);  // NaN in f16 and bf16: an element the kernel misses fails the check
   ir::ScalarKind element =
       format == runtime::HostFloat::f16 ? ir::ScalarKind::f16 : ir::ScalarKind::bf16;
-  kernel.launch({TensorArg{da.ptr(), {s.m, s.k}, element}, TensorArg{db.ptr(), {s.n, s.k}, element},
+  const std::vector<int64_t> a_shape =
+      majors.a_k_major ? std::vector<int64_t>{s.m, s.k} : std::vector<int64_t>{s.k, s.m};
+  const std::vector<int64_t> b_shape =
+      majors.b_k_major ? std::vector<int64_t>{s.n, s.k} : std::vector<int64_t>{s.k, s.n};
+  kernel.launch({TensorArg{da.ptr(), a_shape, element}, TensorArg{db.ptr(), b_shape, element},
                  TensorArg{dc.ptr(), {s.m, s.n}, element}});
   runtime::context().synchronize();
   auto c_bits = dc.to_host<uint8_t>();
@@ -74,7 +84,11 @@ double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape
   for (int64_t r : rows) {
     for (int64_t j = 0; j < s.n; ++j) {
       double sum = 0;
-      for (int64_t k = 0; k < s.k; ++k) sum += double(a[r * s.k + k]) * double(b[j * s.k + k]);
+      for (int64_t k = 0; k < s.k; ++k) {
+        const double x = a[majors.a_k_major ? r * s.k + k : k * s.m + r];
+        const double y = b[majors.b_k_major ? j * s.k + k : k * s.n + j];
+        sum += x * y;
+      }
       want.push_back(sum);
       got.push_back(c[r * s.n + j]);
     }
@@ -91,6 +105,19 @@ TEST_F(GemmGpuTest, F16) {
 }
 TEST_F(GemmGpuTest, Bf16) {
   for (Shape s : kShapes) EXPECT_LT(run_gemm("gemm_bf16", runtime::HostFloat::bf16, s), 1e-2);
+}
+// The other operand layouts (examples/kernels/gemm_{nn,tn,tt}.tir): MN-major shared tiles filled
+// by several 64x64 TMA boxes, read by wgmma with its transpose flags. Their facts ask for the
+// stored rows' extents to be multiples of 8 (TMA's 16-byte strides).
+TEST_F(GemmGpuTest, OperandLayouts) {
+  const std::vector<Shape> shapes = {{128, 256, 64},   {8, 8, 8},         {1000, 520, 264},
+                                     {264, 136, 72},   {8192, 4104, 520}, {2048, 2048, 2048},
+                                     {304, 600, 4104}};
+  for (Shape s : shapes) {
+    EXPECT_LT(run_gemm("gemm_nn", runtime::HostFloat::f16, s, {}, {true, false}), 2e-3);
+    EXPECT_LT(run_gemm("gemm_tn", runtime::HostFloat::f16, s, {}, {false, false}), 2e-3);
+    EXPECT_LT(run_gemm("gemm_tt", runtime::HostFloat::f16, s, {}, {false, true}), 2e-3);
+  }
 }
 // Sizes are positive in tile IR (the interpreter's rule, which a launch shares): K = 0 is refused
 // with a message, not run.

@@ -67,6 +67,54 @@ TEST(EmitSm90, GemmWgmmaStaysAsynchronousAndNothingSpills) {
   }
 }
 
+// The other operand layouts (examples/kernels/gemm_{nn,tn,tt}.tir): an MN-major operand's shared
+// tile ([K,256] or [K,128], 64-column 128-byte swizzled atoms 8 KB apart) is filled by one 64x64
+// TMA box per atom at the atom's offset, and wgmma reads it through a descriptor with LBO = 8192
+// and SBO = 1024 (HOPPER.md §2: the only pair exact on the H100), 2048 bytes per k16 step (+128
+// in the descriptor), with the operand's transpose flag set. Every wgmma stays asynchronous and
+// nothing spills.
+TEST(EmitSm90, EveryOperandLayoutCompilesWithMnMajorDescriptorsAndSeveralBoxes) {
+  struct Case {
+    const char* name;
+    const char* flags;  // wgmma_ss's <N, type, TransA, TransB>
+    int a_boxes, b_boxes;
+  };
+  for (const Case& c : {Case{"gemm_nn", "MmaType::f16, 0, 1>", 1, 4},
+                        Case{"gemm_tn", "MmaType::f16, 1, 1>", 2, 4},
+                        Case{"gemm_tt", "MmaType::f16, 1, 0>", 2, 1}}) {
+    SCOPED_TRACE(c.name);
+    auto module = ir::parse_module(examples::lowered_kernels().at(c.name), c.name);
+    CompileOptions options;
+    options.compile_cubin = false;
+    CompiledKernel kernel =
+        compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+    const std::string& cuda = kernel.cuda_source();
+    auto count = [&](const std::string& what) {
+      size_t n = 0;
+      for (size_t at = cuda.find(what); at != std::string::npos; at = cuda.find(what, at + 1)) ++n;
+      return n;
+    };
+    // The producer's loads: one per box (the mainloop's only TMA loads).
+    EXPECT_EQ(count("&tmap_A, &ring_full["), static_cast<size_t>(c.a_boxes)) << cuda;
+    EXPECT_EQ(count("&tmap_B, &ring_full["), static_cast<size_t>(c.b_boxes)) << cuda;
+    if (c.b_boxes == 4) {
+      EXPECT_NE(cuda.find(" + 24576), &tmap_B, &ring_full[slot], bn * 256 + 192, k * 64);"),
+                std::string::npos)
+          << cuda;
+    }
+    EXPECT_NE(cuda.find(std::string("tessel::device::wgmma_ss<256, tessel::device::") + c.flags),
+              std::string::npos)
+        << cuda;
+    EXPECT_NE(cuda.find("), 8192, 1024, tessel::device::SmemSwizzle::b128);"), std::string::npos)
+        << cuda;
+    const bool a_mn = c.flags[std::string(c.flags).size() - 5] == '1';
+    EXPECT_NE(cuda.find(a_mn ? "desc_a0 + 128, " : "desc_a0 + 2, "), std::string::npos) << cuda;
+    std::string log = ptxas_log(c.name);
+    EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
+    EXPECT_NE(log.find(", 0 bytes spill stores"), std::string::npos) << log;
+  }
+}
+
 // gemm_bias_relu's bias row goes through the producer (warp-specialize, "Epilogue operands"): the
 // producer's elected thread loads it by a 1-D TMA box into a slot of its own ring, the consumer
 // reads it from shared memory, 4 bytes (an accumulator column pair) at a time, keeps the pairs, and
