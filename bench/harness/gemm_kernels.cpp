@@ -355,11 +355,13 @@ std::string GemmKernelInfo::describe() const {
   text += ";";
   for (const GemmEpilogue& e : epilogues_) {
     std::string expr = e.describe();
-    // Products and inputs by name: P0 -> A·%Bᵀ, #3[j] -> %bias[j].
+    // Products and inputs by name: P0 -> A·%B^T (as each operand is stored), #3[j] -> %bias[j].
     for (size_t p = 0; p < roles_.b.size(); ++p) {
       std::string token = "P" + std::to_string(p);
       for (size_t at; (at = expr.find(token)) != std::string::npos;)
-        expr.replace(at, token.size(), "(A·" + name(roles_.b[p]) + "^T)");
+        expr.replace(at, token.size(),
+                     std::string(roles_.a_k_major ? "(A·" : "(A^T·") + name(roles_.b[p]) +
+                         (roles_.b_k_major ? "^T)" : ")"));
     }
     for (int in : roles_.inputs) {
       std::string token = "#" + std::to_string(in) + "[";

@@ -112,6 +112,23 @@ std::string analysis_error(const std::string& text) {
   }
 }
 
+// gemm_text's GEMM with B stored [K,N] and read without a transpose (C = A·B).
+std::string nn_gemm_text() {
+  std::string kn = gemm_text("", "  %out = cast %acc : register<f16>[128,256]");
+  kn.replace(kn.find("%B: global<f16>[N,K]"), 20, "%B: global<f16>[K,N]");
+  kn.replace(kn.find("%B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [256,64]} : "
+                     "global<f16>[256,64]"),
+             std::string("%B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [256,64]} : "
+                         "global<f16>[256,64]")
+                 .size(),
+             "%B_tile = tile %B, %k, %bn {masked, pad = 0.0, shape = [64,256]} : "
+             "global<f16>[64,256]");
+  kn.replace(kn.find("%sB = copy %B_tile : shared<f16>[256,64]"), 40,
+             "%sBt = copy %B_tile : shared<f16>[64,256]");
+  kn.erase(kn.find("    %sBt = transpose %sB : shared<f16>[64,256]\n"), 47);
+  return kn;
+}
+
 TEST(GemmKernels, PlainGemmRolesAndRounding) {
   auto module =
       ir::parse_module(gemm_text("", "  %out = cast %acc : register<f16>[128,256]"), "gemm.tir");
@@ -205,22 +222,25 @@ TEST(GemmKernels, KernelsThatAreNotGemmsAreNamed) {
 )")
                 .find("@copy is not a GEMM the bench can run: no loop yields the result of an mma"),
             std::string::npos);
-  // B given as [K,N] (no transpose): not the C = A·Bᵀ contract the baseline calls.
-  std::string kn = gemm_text("", "  %out = cast %acc : register<f16>[128,256]");
-  kn.replace(kn.find("%B: global<f16>[N,K]"), 20, "%B: global<f16>[K,N]");
-  kn.replace(kn.find("%B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [256,64]} : "
-                     "global<f16>[256,64]"),
-             std::string("%B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [256,64]} : "
-                         "global<f16>[256,64]")
-                 .size(),
-             "%B_tile = tile %B, %k, %bn {masked, pad = 0.0, shape = [64,256]} : "
-             "global<f16>[64,256]");
-  kn.replace(kn.find("%sB = copy %B_tile : shared<f16>[256,64]"), 40,
-             "%sBt = copy %B_tile : shared<f16>[64,256]");
-  kn.erase(kn.find("    %sBt = transpose %sB : shared<f16>[64,256]\n"), 47);
-  EXPECT_NE(analysis_error(kn).find("expected mma(A, transpose(B)) with A [M,K] and B [N,K]"),
+  // B read untransposed as [K,N] tiles but declared [N,K]: its extents do not match A's K.
+  std::string kn = nn_gemm_text();
+  std::string mismatched = kn;
+  mismatched.replace(mismatched.find("%B: global<f16>[K,N]"), 20, "%B: global<f16>[N,K]");
+  EXPECT_NE(analysis_error(mismatched)
+                .find("A and B must be [M,K] (or [K,M]) and [N,K] (or [K,N]) tensors of one "
+                      "element type"),
             std::string::npos)
-      << analysis_error(kn);
+      << analysis_error(mismatched);
+}
+
+// B given as [K,N] (no transpose): C = A·B, the layout the bench passes on to cuBLAS.
+TEST(GemmKernels, OperandLayoutsAreReadFromTheKernel) {
+  auto module = ir::parse_module(nn_gemm_text(), "gemm_nn.tir");
+  GemmKernelInfo info(*module->kernels.front());
+  EXPECT_TRUE(info.roles().a_k_major);
+  EXPECT_FALSE(info.roles().b_k_major);
+  EXPECT_EQ(info.roles().m + info.roles().n + info.roles().k, "MNK");
+  EXPECT_EQ(info.describe(), "A=%A B=%B; %C = f16((A·%B))");
 }
 
 TEST(GemmKernels, EpiloguesItCannotReplayAreNamed) {
