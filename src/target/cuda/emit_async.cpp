@@ -284,13 +284,10 @@ void Emitter::copy_async(const Operation& op) {
   const Operation* tile = &tma_source_tile(op);
   const Type& t = op.operand(1)->type();
   const int64_t shares = op.has_attr("multicast") ? cluster_blocks() : 1;
-  if (t.rank() != 2 || (shares > 1 && (t.static_shape()[0] != rows * shares ||
-                                       t.static_shape()[1] != cols))) {
+  if (t.rank() != 2 || (shares > 1 && t.static_shape()[0] != rows * shares)) {
     unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
-                        (shares > 1 ? " per block of a cluster of " + std::to_string(shares) : "") +
-                        " that does not make its whole tile " + t.str() +
-                        (shares > 1 ? " (a multicast tile of several boxes is not emitted yet)"
-                                    : ""));
+                        " per block of a cluster of " + std::to_string(shares) +
+                        " whose rows do not make its tile " + t.str());
   }
   auto dst = shared_.find(op.operand(1));
   if (dst == shared_.end())
@@ -312,17 +309,34 @@ void Emitter::copy_async(const Operation& op) {
     }
     return;
   }
-  {
-    // Block r of the cluster loads rows [r R / C, (r + 1) R / C) of the tile into the same rows
-    // of the slot buffer in every block (multicast-loads), completing on each block's barrier.
-    const int64_t blocks = cluster_blocks();
-    const int64_t share = rows * cols * ir::bit_width(t.element()) / 8;
-    line(issuer + "tessel::device::tma_load_2d_multicast(" + dst->second.base +
-         " + tessel::device::cluster_cta_rank() * " + std::to_string(share) + ", &" + tmap + ", " +
-         barrier(op, 2) + ", " + std::to_string((1 << blocks) - 1) + ", " + g.origin[1] + ", " +
-         g.origin[0] + " + static_cast<int>(tessel::device::cluster_cta_rank()) * " +
-         std::to_string(rows) + ");");
-    return;
+  // Block r of the cluster loads rows [r R / C, (r + 1) R / C) of the tile into the same rows
+  // of the slot buffer in every block (multicast-loads), completing on each block's barrier: one
+  // box per column block of the tile, each r boxes' worth of bytes further into its atom.
+  const int64_t blocks = cluster_blocks();
+  const auto boxes = tma_boxes(op, dst->second, rows, cols);
+  std::map<int64_t, std::vector<int64_t>> by_column;  // column -> byte offset of each row share
+  for (const auto& [first, byte] : boxes) by_column[first[1]].push_back(byte);
+  int64_t rank_stride = -1;
+  for (const auto& [column, bytes] : by_column) {
+    const int64_t stride = bytes.size() > 1 ? bytes[1] - bytes[0] : 0;
+    bool linear = static_cast<int64_t>(bytes.size()) == blocks &&
+                  (rank_stride < 0 || stride == rank_stride);
+    for (size_t q = 0; linear && q < bytes.size(); ++q)
+      linear = bytes[q] == bytes[0] + static_cast<int64_t>(q) * stride;
+    if (!linear) {
+      unsupported(op, "multicasts a tile whose row shares do not lie at one stride in every "
+                      "column block of its layout " + dst->second.layout);
+    }
+    rank_stride = stride;
+  }
+  for (const auto& [column, bytes] : by_column) {
+    line(issuer + "tessel::device::tma_load_2d_multicast(" + dst->second.base + " + " +
+         (bytes[0] ? std::to_string(bytes[0]) + " + " : "") +
+         "tessel::device::cluster_cta_rank() * " + std::to_string(rank_stride) + ", &" + tmap +
+         ", " + barrier(op, 2) + ", " + std::to_string((1 << blocks) - 1) + ", " + g.origin[1] +
+         (column ? " + " + std::to_string(column) : "") + ", " + g.origin[0] +
+         " + static_cast<int>(tessel::device::cluster_cta_rank()) * " + std::to_string(rows) +
+         ");");
   }
 }
 

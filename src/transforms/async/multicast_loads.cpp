@@ -95,18 +95,32 @@ void multicast_kernel(Operation& kernel) {
 }  // namespace
 
 bool splits_into_row_shares(const Type& t, int64_t parts) {
-  static const std::regex re(R"(^(?:Sw<(\d+),(\d+),(\d+)> o 0 o )?\((\d+),(\d+)\):\((\d+),1\)$)");
+  static const std::regex swizzle(R"(^Sw<(\d+),(\d+),(\d+)> o 0 o )");
+  static const std::regex row_major(R"(^\((\d+),(\d+)\):\((\d+),1\)$)");
+  static const std::regex column_blocks(R"(^\((\d+),\((\d+),(\d+)\)\):\((\d+),\(1,(\d+)\)\)$)");
+  if (t.rank() != 2) return false;
+  std::string layout = t.layout();
   std::smatch m;
-  const std::string layout = t.layout();
-  if (t.rank() != 2 || !std::regex_match(layout, m, re)) return false;
-  const int64_t rows = std::stoll(m[4]), cols = std::stoll(m[5]);
-  if (std::stoll(m[6]) != cols || rows % parts != 0) return false;
   int64_t repeat = 128;
-  if (m[1].matched) {
+  if (std::regex_search(layout, m, swizzle)) {
     repeat = std::max<int64_t>(
         128, (int64_t{1} << (std::stoll(m[1]) + std::stoll(m[2]) + std::stoll(m[3]))) *
                  ir::bit_width(t.element()) / 8);
+    layout = m.suffix();
   }
+  int64_t rows = 0, cols = 0;  // of one row-major block
+  if (std::regex_match(layout, m, row_major)) {
+    rows = std::stoll(m[1]);
+    cols = std::stoll(m[2]);
+    if (std::stoll(m[3]) != cols) return false;
+  } else if (std::regex_match(layout, m, column_blocks)) {
+    rows = std::stoll(m[1]);
+    cols = std::stoll(m[2]);
+    if (std::stoll(m[4]) != cols || std::stoll(m[5]) != rows * cols) return false;
+  } else {
+    return false;
+  }
+  if (rows % parts != 0) return false;
   return (rows / parts) * cols * ir::bit_width(t.element()) / 8 % repeat == 0;
 }
 

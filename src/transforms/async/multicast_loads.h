@@ -41,7 +41,9 @@ void multicast_loads(ir::Module& module);
 
 // Whether a shared buffer of type `t` splits into `parts` shares of whole rows, each starting on a
 // swizzle-repeat boundary (what TMA and wgmma need of a buffer's start): a row-major layout
-// "[Sw<B,M,S> o 0 o ](R,C):(C,1)" whose R / parts rows are a multiple of the repeat's bytes.
+// "[Sw<B,M,S> o 0 o ](R,C):(C,1)", or one of row-major column blocks "(R,(Cb,J)):(Cb,(1,R*Cb))"
+// (an MN-major wgmma operand: one TMA box per block), whose R / parts rows of a block are a
+// multiple of the repeat's bytes.
 bool splits_into_row_shares(const ir::Type& t, int64_t parts);
 
 }  // namespace tessel::transforms

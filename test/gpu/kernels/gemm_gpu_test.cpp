@@ -117,6 +117,12 @@ TEST_F(GemmGpuTest, OperandLayouts) {
     EXPECT_LT(run_gemm("gemm_nn", runtime::HostFloat::f16, s, {}, {true, false}), 2e-3);
     EXPECT_LT(run_gemm("gemm_tn", runtime::HostFloat::f16, s, {}, {false, false}), 2e-3);
     EXPECT_LT(run_gemm("gemm_tt", runtime::HostFloat::f16, s, {}, {false, true}), 2e-3);
+    // 2x1 clusters: each block multicasts 32 K rows of every 64-column atom of B's tile.
+    EXPECT_LT(run_gemm("gemm_nn", runtime::HostFloat::f16, s,
+                       {{"block_grid %tiles_m, %tiles_n :",
+                         "block_grid %tiles_m, %tiles_n {cluster = [2,1]} :"}},
+                       {true, false}),
+              2e-3);
   }
 }
 // Sizes are positive in tile IR (the interpreter's rule, which a launch shares): K = 0 is refused
