@@ -1,5 +1,7 @@
 #include "errors.h"
 
+#include <nanobind/stl/string.h>
+
 namespace nb = nanobind;
 
 namespace tessel::python {
