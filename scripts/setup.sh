@@ -25,7 +25,23 @@ if ! command -v nvcc >/dev/null && [ -z "${CUDAToolkit_ROOT:-}" ]; then
   exit 1
 fi
 
+# The Python package (python/) is a target of this same build: its tests run in CI from the build
+# folder (PYTHONPATH=build/python). It needs nanobind and numpy, from PyPI; TESSEL_SETUP_PYTHON=0
+# builds without it.
+python_flags=()
+if [ "${TESSEL_SETUP_PYTHON:-1}" != 0 ]; then
+  command -v python3 >/dev/null || { echo "setup: python3 is missing (TESSEL_SETUP_PYTHON=0 builds without the Python package)" >&2; exit 1; }
+  if ! python3 -c "import nanobind, numpy" 2>/dev/null; then
+    echo "setup: installing nanobind and numpy (pip)"
+    python3 -m pip install --quiet nanobind numpy ||
+      python3 -m pip install --quiet --user --break-system-packages nanobind numpy
+  fi
+  python_flags=(-DTESSEL_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$(python3 -c 'import sys; print(sys.executable)')")
+fi
+
 if [ ! -f "$build_dir/build.ninja" ]; then
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${python_flags[@]}"
+elif [ ${#python_flags[@]} -gt 0 ] && ! grep -q "^TESSEL_BUILD_PYTHON:BOOL=ON" "$build_dir/CMakeCache.txt"; then
+  cmake "$build_dir" "${python_flags[@]}"  # a build folder from before the Python package
 fi
 cmake --build "$build_dir" -j "$(nproc)"
