@@ -68,7 +68,10 @@ class OnGpu(unittest.TestCase):
         lin = torch.nn.Linear(512, 256, bias=False, device="cuda", dtype=torch.float16)
         x = torch.randn(300, 512, device="cuda", dtype=torch.float16)
         f = torch.compile(lambda x: torch.relu(mm(x, lin.weight)))
-        torch.testing.assert_close(f(x), torch.relu(lin(x)), rtol=2e-2, atol=2e-2)
+        # Inference: the op has no autograd formula, so with the weight requiring grad AOT
+        # autograd's backward trace fails (torch says so: "no autograd formula was registered").
+        with torch.no_grad():
+            torch.testing.assert_close(f(x), torch.relu(lin(x)), rtol=2e-2, atol=2e-2)
 
     def test_launch_overhead(self):
         # The host cost of one call: 10k calls of a one-block kernel; the wall time per call bounds
