@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "bench/harness/sweep.h"
 #include "support/command_line.h"
 #include "support/diagnostics.h"
 
@@ -186,7 +188,8 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
 }
 
 int run_summary(const std::vector<std::string>& args) {
-  std::vector<std::string> files = OptionParser("bench").parse(args);
+  std::string svg;
+  std::vector<std::string> files = OptionParser("bench").value("--svg", svg).parse(args);
   if (files.empty()) {
     user_error(SourceLocation::unknown(),
                "bench summary: which files? (JSON lines written by "
@@ -202,6 +205,15 @@ int run_summary(const std::vector<std::string>& args) {
     }
   }
   std::cout << summary_table(records);
+  // A sweep's figures (bench/harness/sweep.h): per kernel, the geometric mean and lowest ratio.
+  const std::vector<SweepSeries> series = sweep_series(records);
+  std::cout << sweep_text(series);
+  if (!svg.empty()) {
+    std::ofstream out(svg);
+    out << sweep_svg(series);
+    if (!out) user_error(SourceLocation::unknown(), "bench summary: cannot write '", svg, "'");
+    std::cout << "plot: " << svg << "\n";
+  }
   int failed = 0;
   for (const JsonRecord& r : records) {
     if (!std::isnan(number(r, "ms")) && !passed(r)) ++failed;
