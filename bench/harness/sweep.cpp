@@ -98,7 +98,7 @@ std::string sweep_text(const std::vector<SweepSeries>& series) {
 std::string sweep_svg(const std::vector<SweepSeries>& series) {
   // Plot area in pixels, and the data ranges: x over the decades of 2MNK that hold points, y from
   // 0 to at least 1.2 (so that the 1.0 line always shows).
-  const double left = 70, right = 760, top = 40, bottom = 400, width = 800, height = 470;
+  const double left = 70, right = 740, top = 40, bottom = 400, width = 840, height = 440;
   double x_min = INFINITY, x_max = -INFINITY, y_max = 1.2;
   for (const SweepSeries& s : series) {
     for (const auto& p : s.points) {
@@ -132,6 +132,8 @@ std::string sweep_svg(const std::vector<SweepSeries>& series) {
     svg += "<text x=\"" + format("%.1f", x) + "\" y=\"" + format("%.1f", bottom + 18) +
            "\" text-anchor=\"middle\">1e" + format("%.0f", d) + "</text>\n";
   }
+  svg += "<text x=\"" + format("%.1f", (left + right) / 2) + "\" y=\"" +
+         format("%.1f", bottom + 36) + "\" text-anchor=\"middle\">2MNK (log scale)</text>\n";
   for (double y = 0; y <= y_max + 1e-9; y += 0.2) {
     svg += "<text x=\"" + format("%.1f", left - 8) + "\" y=\"" + format("%.1f", py(y) + 4) +
            "\" text-anchor=\"end\">" + format("%.1f", y) + "</text>\n";
