@@ -1,1140 +1,757 @@
-// The tile IR interpreter.
+// The tile IR interpreter: the kernel's entry (grid, blocks, clusters), element access and the ops
+// of tile programs. The roles and asynchrony are in interpreter_async.cpp; the machine in
+// machine.h.
 #include "interp/interpreter.h"
 
-#include <algorithm>
-#include <deque>
-#include <memory>
-#include <sstream>
-#include <unordered_map>
-
-#include "interp/element_ops.h"
-#include "interp/roles.h"
-#include "interp/sync_models.h"
-#include "ir/int_arith.h"
-#include "layout/parse.h"
+#include "interp/machine.h"
 
 namespace tessel::interp {
-namespace {
+namespace detail {
 
-using ir::Block;
-using ir::MemorySpace;
-using ir::Operation;
-using ir::OpKind;
-using ir::Type;
-using ir::Value;
-
-std::string index_str(const std::vector<int64_t>& index) {
-  std::string out = "[";
-  for (size_t i = 0; i < index.size(); ++i) out += (i ? ", " : "") + std::to_string(index[i]);
-  return out + "]";
-}
-
-struct Storage {
-  ScalarKind element = ScalarKind::f32;
-  HostTensor* host = nullptr;    // global memory
-  std::vector<Element> data;     // shared / register memory
-  std::vector<uint8_t> written;  // per element, only for alloc'd tensors and aref slots
-  // The async mma whose result this is, until the mma_wait that retires its group computes it.
-  const ir::Operation* pending_mma = nullptr;
-  int64_t size() const { return host ? host->size() : static_cast<int64_t>(data.size()); }
-};
-
-// A tensor value: a strided window onto storage, with the bookkeeping that bounds checks and
-// messages need.
-struct View {
-  std::shared_ptr<Storage> storage;
-  ScalarKind element = ScalarKind::f32;
-  int64_t offset = 0;
-  std::vector<int64_t> shape, strides;
-  std::vector<int64_t> valid;  // per dim: coordinates below this lie inside the tensor
-  bool masked = false;
-  Element pad;
-  std::string root_name;
-  std::vector<int64_t> root_shape, origin;
-  std::vector<int> dim_map;  // view dim -> root dim
-  // A view made by global_view addresses its elements through a layout instead of strides:
-  // address = offset + map(map coordinate), where view dim d moves map mode map_dim[d].
-  std::shared_ptr<const layout::Layout> map;
-  std::vector<int64_t> map_origin;
-  std::vector<int> map_dim;
-};
-
-struct RtValue {
-  bool is_tensor = false;
-  Element scalar;
-  View tensor;
-};
-
-int64_t product(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return n;
-}
-
-std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
-// Calls fn(coord) for every coordinate of `shape` in row-major order.
-template <typename F>
-void for_each_coord(const std::vector<int64_t>& shape, F&& fn) {
-  if (product(shape) == 0) return;
-  std::vector<int64_t> c(shape.size(), 0);
-  while (true) {
-    fn(c);
-    int d = static_cast<int>(shape.size()) - 1;
-    while (d >= 0 && ++c[d] == shape[d]) c[d--] = 0;
-    if (d < 0) return;
+void Machine::run(const Operation& kernel, const std::vector<Argument>& args) {
+  const Block& body = *kernel.region(0);
+  bind_arguments(kernel, body, args);
+  std::vector<int64_t> grid = compute_grid(body);
+  scheduler_ = std::make_shared<RoleScheduler>(options_.schedule);
+  auto base = env_;
+  const int64_t c = cluster_size(body);
+  if (c == 1) {
+    for_each_coord(grid, [&](const std::vector<int64_t>& block) {
+      env_ = base;
+      block_index_ = block;
+      block_ = std::make_shared<BlockAsync>();
+      run_ops(body);
+    });
+    return;
+  }
+  // Clusters: each block's ops before its roles, then the roles of all the cluster's blocks
+  // interleaved by one scheduler (they wait on each other's arrivals and multicasts).
+  if (grid.size() != 1 || grid[0] % c != 0) {
+    user_error(kernel.loc(), "the interpreter runs clusters of ", c,
+               " blocks over a 1-D grid whose extent they divide, not ", index_str(grid));
+  }
+  for (int64_t first = 0; first < grid[0]; first += c) {
+    std::vector<std::shared_ptr<BlockAsync>> peers;
+    for (int64_t r = 0; r < c; ++r) {
+      peers.push_back(std::make_shared<BlockAsync>());
+      peers.back()->name = "block " + std::to_string(first + r);
+    }
+    auto collected = std::make_unique<ClusterRoles>();
+    for (int64_t r = 0; r < c; ++r) {
+      env_ = base;
+      block_index_ = {first + r};
+      block_ = peers[r];
+      cluster_ = peers;
+      cluster_rank_ = r;
+      collecting_ = collected.get();
+      run_ops(body);
+    }
+    collecting_ = nullptr;
+    scheduler_->run(std::move(collected->roles), "cluster of blocks [" + std::to_string(first) +
+                                                     ", " + std::to_string(first + c) + ")");
+    for (const auto& peer : peers) {
+      for (const auto& entry : peer->arefs) entry.second.block_finished();
+    }
   }
 }
 
-View fresh_tensor(ScalarKind element, const std::vector<int64_t>& shape, const std::string& name,
-                  bool track_writes) {
-  View v;
-  v.storage = std::make_shared<Storage>();
-  v.storage->element = element;
-  v.storage->data.assign(static_cast<size_t>(product(shape)), Element{});
-  if (track_writes) v.storage->written.assign(v.storage->data.size(), 0);
-  v.element = element;
-  v.shape = shape;
-  v.strides = row_major_strides(shape);
-  v.valid = shape;
-  v.root_name = name;
-  v.root_shape = shape;
-  v.origin.assign(shape.size(), 0);
-  for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
-  return v;
+int64_t Machine::cluster_size(const Block& body) {
+  const Operation* grid = nullptr;
+  bool interacts = false;
+  for (const auto& op : body.ops()) {
+    if (op->kind() == OpKind::block_grid) grid = op.get();
+    ir::walk(op.get(), [&](Operation* o) {
+      interacts = interacts || o->kind() == OpKind::cluster_rank ||
+                  o->kind() == OpKind::cluster_sync || o->has_attr("multicast") ||
+                  (o->kind() == OpKind::mbarrier_arrive && o->has_attr("cluster"));
+    });
+  }
+  const ir::Attribute* c = grid ? grid->attr("cluster") : nullptr;
+  if (!interacts || !c || c->kind != ir::Attribute::Kind::int_list) return 1;
+  int64_t blocks = 1;
+  for (int64_t e : c->list) blocks *= e;
+  return blocks;
 }
 
-// A block's arefs (their protocol state and slot buffers) and mbarrier arrays, shared by its roles.
-struct BlockAsync {
-  std::map<const Value*, ArefModel> arefs;
-  std::map<const Value*, std::vector<std::vector<View>>> slots;  // per aref: slot -> its buffers
-  std::map<const Value*, BarrierArray> barriers;
-  // In a cluster: the roles still running, whether a cluster_sync ends the kernel, and whether
-  // the block has exited (its roles ended and nothing holds it): a peer's arrival on, or
-  // multicast into, an exited block is an error, as on the GPU.
-  int roles_running = 0;
-  bool ends_with_cluster_sync = false;
-  bool exited = false;
-  std::string name;  // "block 3"
-};
+std::vector<int64_t> Machine::grid_only(const Operation& kernel) {
+  return compute_grid(*kernel.region(0));
+}
 
-class Machine;
-// A cluster's roles, collected block by block and then run together.
-struct ClusterRoles {
-  std::vector<std::unique_ptr<Machine>> machines;
-  std::vector<RoleScheduler::Role> roles;
-};
-
-class Machine {
- public:
-  explicit Machine(const RunOptions& options) : options_(options) {}
-
-  void run(const Operation& kernel, const std::vector<Argument>& args) {
-    const Block& body = *kernel.region(0);
-    bind_arguments(kernel, body, args);
-    std::vector<int64_t> grid = compute_grid(body);
-    scheduler_ = std::make_shared<RoleScheduler>(options_.schedule);
-    auto base = env_;
-    const int64_t c = cluster_size(body);
-    if (c == 1) {
-      for_each_coord(grid, [&](const std::vector<int64_t>& block) {
-        env_ = base;
-        block_index_ = block;
-        block_ = std::make_shared<BlockAsync>();
-        run_ops(body);
-      });
-      return;
+void Machine::bind_sizes(const Operation& kernel) {
+  for (const std::string& s : kernel.signature().sizes) {
+    auto it = options_.sizes.find(s);
+    if (it == options_.sizes.end()) {
+      user_error(kernel.loc(), "kernel @", kernel.signature().name, ": no value given for size ",
+                 s);
     }
-    // Clusters: each block's ops before its roles, then the roles of all the cluster's blocks
-    // interleaved by one scheduler (they wait on each other's arrivals and multicasts).
-    if (grid.size() != 1 || grid[0] % c != 0) {
-      user_error(kernel.loc(), "the interpreter runs clusters of ", c,
-                 " blocks over a 1-D grid whose extent they divide, not ", index_str(grid));
-    }
-    for (int64_t first = 0; first < grid[0]; first += c) {
-      std::vector<std::shared_ptr<BlockAsync>> peers;
-      for (int64_t r = 0; r < c; ++r) {
-        peers.push_back(std::make_shared<BlockAsync>());
-        peers.back()->name = "block " + std::to_string(first + r);
-      }
-      auto collected = std::make_unique<ClusterRoles>();
-      for (int64_t r = 0; r < c; ++r) {
-        env_ = base;
-        block_index_ = {first + r};
-        block_ = peers[r];
-        cluster_ = peers;
-        cluster_rank_ = r;
-        collecting_ = collected.get();
-        run_ops(body);
-      }
-      collecting_ = nullptr;
-      scheduler_->run(std::move(collected->roles), "cluster of blocks [" + std::to_string(first) +
-                                                       ", " + std::to_string(first + c) + ")");
-      for (const auto& peer : peers) {
-        for (const auto& entry : peer->arefs) entry.second.block_finished();
-      }
+    if (it->second <= 0) {
+      user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", s, " = ", it->second,
+                 " must be positive");
     }
   }
-
-  // Blocks per cluster where the kernel's blocks interact through the cluster (cluster_rank,
-  // cluster_sync, multicast loads, cluster arrivals: what multicast-loads and persistent write);
-  // 1 otherwise. A `cluster` pin on a tile program's grid only asks the compiler for clusters:
-  // the program means the same with its blocks run alone.
-  static int64_t cluster_size(const Block& body) {
-    const Operation* grid = nullptr;
-    bool interacts = false;
-    for (const auto& op : body.ops()) {
-      if (op->kind() == OpKind::block_grid) grid = op.get();
-      ir::walk(op.get(), [&](Operation* o) {
-        interacts = interacts || o->kind() == OpKind::cluster_rank ||
-                    o->kind() == OpKind::cluster_sync || o->has_attr("multicast") ||
-                    (o->kind() == OpKind::mbarrier_arrive && o->has_attr("cluster"));
-      });
-    }
-    const ir::Attribute* c = grid ? grid->attr("cluster") : nullptr;
-    if (!interacts || !c || c->kind != ir::Attribute::Kind::int_list) return 1;
-    int64_t blocks = 1;
-    for (int64_t e : c->list) blocks *= e;
-    return blocks;
-  }
-
-  std::vector<int64_t> grid_only(const Operation& kernel) {
-    return compute_grid(*kernel.region(0));
-  }
-
-  void bind_sizes(const Operation& kernel) {
-    for (const std::string& s : kernel.signature().sizes) {
-      auto it = options_.sizes.find(s);
-      if (it == options_.sizes.end()) {
-        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": no value given for size ",
-                   s);
-      }
-      if (it->second <= 0) {
-        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", s, " = ",
-                   it->second, " must be positive");
-      }
-    }
-    for (const ir::Fact& fact : kernel.signature().facts) {
-      int64_t v = options_.sizes.at(fact.symbol);
-      if (v % fact.divisor != 0) {
-        user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", fact.symbol, " = ",
-                   v, " violates the fact ", fact.symbol, " % ", fact.divisor, " == 0");
-      }
+  for (const ir::Fact& fact : kernel.signature().facts) {
+    int64_t v = options_.sizes.at(fact.symbol);
+    if (v % fact.divisor != 0) {
+      user_error(kernel.loc(), "kernel @", kernel.signature().name, ": size ", fact.symbol, " = ",
+                 v, " violates the fact ", fact.symbol, " % ", fact.divisor, " == 0");
     }
   }
+}
 
- private:
-  void bind_arguments(const Operation& kernel, const Block& body,
-                      const std::vector<Argument>& args) {
-    if (args.size() != body.arguments().size()) {
-      user_error(kernel.loc(), "kernel @", kernel.signature().name, " takes ",
-                 body.arguments().size(), " argument(s), not ", args.size());
-    }
-    for (size_t i = 0; i < args.size(); ++i) {
-      const Value* param = body.argument(static_cast<int>(i));
-      const Type& t = param->type();
-      RtValue value;
-      if (t.is_tensor()) {
-        HostTensor* const* host = std::get_if<HostTensor*>(&args[i]);
-        if (!host || !*host) {
-          user_error(kernel.loc(), "argument ", i, " (", ir::value_ref(param),
-                     ") must be a tensor");
+void Machine::bind_arguments(const Operation& kernel, const Block& body,
+                             const std::vector<Argument>& args) {
+  if (args.size() != body.arguments().size()) {
+    user_error(kernel.loc(), "kernel @", kernel.signature().name, " takes ",
+               body.arguments().size(), " argument(s), not ", args.size());
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Value* param = body.argument(static_cast<int>(i));
+    const Type& t = param->type();
+    RtValue value;
+    if (t.is_tensor()) {
+      HostTensor* const* host = std::get_if<HostTensor*>(&args[i]);
+      if (!host || !*host) {
+        user_error(kernel.loc(), "argument ", i, " (", ir::value_ref(param), ") must be a tensor");
+      }
+      std::vector<int64_t> shape = concrete_shape(t, options_.sizes);
+      if ((*host)->shape() != shape || (*host)->element() != t.element()) {
+        user_error(kernel.loc(), "argument ", ir::value_ref(param), " is ",
+                   ir::to_string((*host)->element()), index_str((*host)->shape()),
+                   " but the kernel expects ", ir::to_string(t.element()), index_str(shape));
+      }
+      value.is_tensor = true;
+      View& v = value.tensor;
+      v.storage = std::make_shared<Storage>();
+      v.storage->element = t.element();
+      v.storage->host = *host;
+      v.element = t.element();
+      v.shape = shape;
+      v.strides = row_major_strides(shape);
+      v.valid = shape;
+      v.root_name = ir::value_ref(param);
+      v.root_shape = shape;
+      v.origin.assign(shape.size(), 0);
+      for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
+      if (t.has_layout()) {
+        // A parameter with a layout (a column-major matrix, say) is addressed through it.
+        v.map = std::make_shared<const layout::Layout>(
+            layout::parse_layout(t.layout()).bind(options_.sizes));
+        if (v.map->rank() != static_cast<int>(shape.size()) && shape.size() != 1) {
+          user_error(kernel.loc(), "argument ", ir::value_ref(param),
+                     ": the interpreter needs a layout of the tensor's rank");
         }
-        std::vector<int64_t> shape = concrete_shape(t, options_.sizes);
-        if ((*host)->shape() != shape || (*host)->element() != t.element()) {
-          user_error(kernel.loc(), "argument ", ir::value_ref(param), " is ",
-                     ir::to_string((*host)->element()), index_str((*host)->shape()),
-                     " but the kernel expects ", ir::to_string(t.element()), index_str(shape));
-        }
-        value.is_tensor = true;
-        View& v = value.tensor;
-        v.storage = std::make_shared<Storage>();
-        v.storage->element = t.element();
-        v.storage->host = *host;
-        v.element = t.element();
-        v.shape = shape;
-        v.strides = row_major_strides(shape);
-        v.valid = shape;
-        v.root_name = ir::value_ref(param);
-        v.root_shape = shape;
-        v.origin.assign(shape.size(), 0);
-        for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
-        if (t.has_layout()) {
-          // A parameter with a layout (a column-major matrix, say) is addressed through it.
-          v.map = std::make_shared<const layout::Layout>(
-              layout::parse_layout(t.layout()).bind(options_.sizes));
-          if (v.map->rank() != static_cast<int>(shape.size()) && shape.size() != 1) {
-            user_error(kernel.loc(), "argument ", ir::value_ref(param),
-                       ": the interpreter needs a layout of the tensor's rank");
-          }
-          v.map_origin.assign(shape.size(), 0);
-          for (size_t d = 0; d < shape.size(); ++d) v.map_dim.push_back(static_cast<int>(d));
-        }
-      } else if (const double* d = std::get_if<double>(&args[i])) {
-        value.scalar = element_from_double(t.element(), *d);
-      } else if (const int64_t* n = std::get_if<int64_t>(&args[i])) {
-        value.scalar = element_from_int(t.element(), *n);
-      } else {
-        user_error(kernel.loc(), "argument ", i, " (", ir::value_ref(param), ") must be a scalar");
+        v.map_origin.assign(shape.size(), 0);
+        for (size_t d = 0; d < shape.size(); ++d) v.map_dim.push_back(static_cast<int>(d));
       }
-      env_[param] = value;
+    } else if (const double* d = std::get_if<double>(&args[i])) {
+      value.scalar = element_from_double(t.element(), *d);
+    } else if (const int64_t* n = std::get_if<int64_t>(&args[i])) {
+      value.scalar = element_from_int(t.element(), *n);
+    } else {
+      user_error(kernel.loc(), "argument ", i, " (", ir::value_ref(param), ") must be a scalar");
     }
+    env_[param] = value;
   }
+}
 
-  std::vector<int64_t> compute_grid(const Block& body) {
-    for (const auto& op : body.ops()) {
-      if (op->kind() == OpKind::block_grid) {
-        std::vector<int64_t> grid;
-        for (const Value* v : op->operands()) grid.push_back(grid_value(v));
-        for (size_t d = 0; d < grid.size(); ++d) {
-          if (grid[d] < 0)
-            user_error(op->loc(), "block_grid: extent ", d, " is negative (", grid[d], ")");
-        }
-        return grid;
+std::vector<int64_t> Machine::compute_grid(const Block& body) {
+  for (const auto& op : body.ops()) {
+    if (op->kind() == OpKind::block_grid) {
+      std::vector<int64_t> grid;
+      for (const Value* v : op->operands()) grid.push_back(grid_value(v));
+      for (size_t d = 0; d < grid.size(); ++d) {
+        if (grid[d] < 0)
+          user_error(op->loc(), "block_grid: extent ", d, " is negative (", grid[d], ")");
       }
+      return grid;
     }
-    return {1};
   }
+  return {1};
+}
 
-  // A grid extent, computed from sizes and constants only (the verifier guarantees that).
-  int64_t grid_value(const Value* v) {
-    const Operation* def = v->def();
-    TESSEL_ASSERT(def, "grid extent without a defining op");
-    if (def->kind() == OpKind::size) return options_.sizes.at(def->str_attr("name"));
-    if (def->kind() == OpKind::sm_count) return options_.sm_count;
-    if (def->kind() == OpKind::constant) return def->int_attr("value");
-    std::vector<int64_t> args;
-    for (const Value* a : def->operands()) args.push_back(grid_value(a));
-    ScalarKind k = def->operand(0)->type().element();
-    if (def->kind() == OpKind::select) return args[0] ? args[1] : args[2];
-    auto r = ir::eval_integer(def->kind(), k, args[0], args.size() > 1 ? args[1] : 0,
-                              def->has_attr("pred") ? def->str_attr("pred") : "");
-    if (!r) user_error(def->loc(), def->name(), ": division by zero computing the grid");
-    return *r;
-  }
+int64_t Machine::grid_value(const Value* v) {
+  const Operation* def = v->def();
+  TESSEL_ASSERT(def, "grid extent without a defining op");
+  if (def->kind() == OpKind::size) return options_.sizes.at(def->str_attr("name"));
+  if (def->kind() == OpKind::sm_count) return options_.sm_count;
+  if (def->kind() == OpKind::constant) return def->int_attr("value");
+  std::vector<int64_t> args;
+  for (const Value* a : def->operands()) args.push_back(grid_value(a));
+  ScalarKind k = def->operand(0)->type().element();
+  if (def->kind() == OpKind::select) return args[0] ? args[1] : args[2];
+  auto r = ir::eval_integer(def->kind(), k, args[0], args.size() > 1 ? args[1] : 0,
+                            def->has_attr("pred") ? def->str_attr("pred") : "");
+  if (!r) user_error(def->loc(), def->name(), ": division by zero computing the grid");
+  return *r;
+}
 
-  RtValue& get(const Value* v) {
-    auto it = env_.find(v);
-    TESSEL_ASSERT(it != env_.end(), "interpreting a use of an undefined value ", ir::value_ref(v));
-    return it->second;
-  }
-  Element scalar(const Value* v) { return get(v).scalar; }
-  int64_t index(const Value* v) { return get(v).scalar.i; }
+RtValue& Machine::get(const Value* v) {
+  auto it = env_.find(v);
+  TESSEL_ASSERT(it != env_.end(), "interpreting a use of an undefined value ", ir::value_ref(v));
+  return it->second;
+}
 
-  void set(const Value* v, RtValue value) { env_[v] = std::move(value); }
-  void set_scalar(const Value* v, Element n) {
-    RtValue r;
-    r.scalar = n;
-    env_[v] = r;
-  }
-  void set_tensor(const Value* v, View t) {
-    RtValue r;
-    r.is_tensor = true;
-    r.tensor = std::move(t);
-    env_[v] = std::move(r);
-  }
+void Machine::set_scalar(const Value* v, Element n) {
+  RtValue r;
+  r.scalar = n;
+  env_[v] = r;
+}
 
-  // ---- element access ----
-  std::vector<int64_t> root_index(const View& v, const std::vector<int64_t>& c) {
-    std::vector<int64_t> r = v.origin;
-    for (size_t d = 0; d < c.size(); ++d) r[v.dim_map[d]] += c[d];
-    return r;
-  }
+void Machine::set_tensor(const Value* v, View t) {
+  RtValue r;
+  r.is_tensor = true;
+  r.tensor = std::move(t);
+  env_[v] = std::move(r);
+}
 
-  bool inside(const View& v, const std::vector<int64_t>& c) {
-    for (size_t d = 0; d < c.size(); ++d) {
-      if (c[d] >= v.valid[d]) return false;
+std::vector<int64_t> Machine::root_index(const View& v, const std::vector<int64_t>& c) {
+  std::vector<int64_t> r = v.origin;
+  for (size_t d = 0; d < c.size(); ++d) r[v.dim_map[d]] += c[d];
+  return r;
+}
+
+bool Machine::inside(const View& v, const std::vector<int64_t>& c) {
+  for (size_t d = 0; d < c.size(); ++d) {
+    if (c[d] >= v.valid[d]) return false;
+  }
+  return true;
+}
+
+int64_t Machine::address(const Operation& op, const View& v, const std::vector<int64_t>& c) {
+  int64_t a = v.offset;
+  if (v.map) {
+    std::vector<int64_t> m = v.map_origin;
+    for (size_t d = 0; d < c.size(); ++d) m[v.map_dim[d]] += c[d];
+    std::vector<layout::IntTuple> modes(m.begin(), m.end());
+    a += modes.size() == 1 ? (*v.map)(layout::IntTuple(m[0])) : (*v.map)(layout::IntTuple(modes));
+    if (a < 0 || a >= v.storage->size()) {
+      user_error(op.loc(), op.name(), ": element ", index_str(m), " of a global_view of ",
+                 v.root_name, " maps to offset ", a, ", outside its ", v.storage->size(),
+                 " elements");
     }
-    return true;
-  }
-
-  int64_t address(const Operation& op, const View& v, const std::vector<int64_t>& c) {
-    int64_t a = v.offset;
-    if (v.map) {
-      std::vector<int64_t> m = v.map_origin;
-      for (size_t d = 0; d < c.size(); ++d) m[v.map_dim[d]] += c[d];
-      std::vector<layout::IntTuple> modes(m.begin(), m.end());
-      a += modes.size() == 1 ? (*v.map)(layout::IntTuple(m[0])) : (*v.map)(layout::IntTuple(modes));
-      if (a < 0 || a >= v.storage->size()) {
-        user_error(op.loc(), op.name(), ": element ", index_str(m), " of a global_view of ",
-                   v.root_name, " maps to offset ", a, ", outside its ", v.storage->size(),
-                   " elements");
-      }
-      return a;
-    }
-    for (size_t d = 0; d < c.size(); ++d) a += c[d] * v.strides[d];
-    TESSEL_ASSERT(a >= 0 && a < v.storage->size(), op.name(), ": address ", a,
-                  " outside storage of ", v.storage->size(), " elements");
     return a;
   }
+  for (size_t d = 0; d < c.size(); ++d) a += c[d] * v.strides[d];
+  TESSEL_ASSERT(a >= 0 && a < v.storage->size(), op.name(), ": address ", a, " outside storage of ",
+                v.storage->size(), " elements");
+  return a;
+}
 
-  [[noreturn]] void out_of_bounds(const Operation& op, const View& v, const std::vector<int64_t>& c,
-                                  const char* access) {
-    user_error(op.loc(), op.name(), ": ", access, " index ", index_str(root_index(v, c)),
-               " out of bounds of ", v.root_name, ", whose shape is ", index_str(v.root_shape),
-               " (a partial tile needs a masked tile)");
+[[noreturn]] void Machine::out_of_bounds(const Operation& op, const View& v,
+                                         const std::vector<int64_t>& c, const char* access) {
+  user_error(op.loc(), op.name(), ": ", access, " index ", index_str(root_index(v, c)),
+             " out of bounds of ", v.root_name, ", whose shape is ", index_str(v.root_shape),
+             " (a partial tile needs a masked tile)");
+}
+
+void Machine::check_retired(const Operation& op, const View& v) {
+  if (const Operation* mma = v.storage->pending_mma) {
+    user_error(op.loc(), op.name(), ": reads ", v.root_name, ", the result of the async ",
+               ir::op_where(*mma), ", before the mma_wait that retires it");
   }
+}
 
-  // An async mma's result may flow into the next async mma's accumulator or a yield, but nothing
-  // may read it before the mma_wait that retires its group (async.h).
-  void check_retired(const Operation& op, const View& v) {
-    if (const Operation* mma = v.storage->pending_mma) {
-      user_error(op.loc(), op.name(), ": reads ", v.root_name, ", the result of the async ",
-                 ir::op_where(*mma), ", before the mma_wait that retires it");
-    }
+Element Machine::read(const Operation& op, const View& v, const std::vector<int64_t>& c) {
+  check_retired(op, v);
+  if (!inside(v, c)) {
+    if (v.masked) return v.pad;
+    out_of_bounds(op, v, c, "reading");
   }
-
-  Element read(const Operation& op, const View& v, const std::vector<int64_t>& c) {
-    check_retired(op, v);
-    if (!inside(v, c)) {
-      if (v.masked) return v.pad;
-      out_of_bounds(op, v, c, "reading");
+  int64_t a = address(op, v, c);
+  const Storage& s = *v.storage;
+  if (s.host) {
+    Element n;
+    if (ir::is_float(s.element)) {
+      n.f = s.host->get_float(a);
+    } else {
+      n.i = s.host->get_int(a);
     }
-    int64_t a = address(op, v, c);
-    const Storage& s = *v.storage;
-    if (s.host) {
-      Element n;
-      if (ir::is_float(s.element)) {
-        n.f = s.host->get_float(a);
-      } else {
-        n.i = s.host->get_int(a);
+    return n;
+  }
+  if (!s.written.empty() && !s.written[a]) {
+    user_error(op.loc(), op.name(), ": reads element ", index_str(root_index(v, c)), " of ",
+               v.root_name, " before anything wrote it");
+  }
+  return s.data[a];
+}
+
+void Machine::write(const Operation& op, View& v, const std::vector<int64_t>& c, Element n) {
+  if (!inside(v, c)) {
+    if (v.masked) return;
+    out_of_bounds(op, v, c, "writing");
+  }
+  int64_t a = address(op, v, c);
+  Storage& s = *v.storage;
+  if (s.host) {
+    if (ir::is_float(s.element)) {
+      s.host->set_float(a, n.f);
+    } else {
+      s.host->set_int(a, n.i);
+    }
+    return;
+  }
+  s.data[a] = n;
+  if (!s.written.empty()) s.written[a] = 1;
+}
+
+std::vector<RtValue> Machine::run_ops(const Block& block) {
+  for (size_t i = 0; i < block.ops().size(); ++i) {
+    const Operation& op = *block.ops()[i];
+    if (op.kind() == OpKind::yield) {
+      std::vector<RtValue> out;
+      for (const Value* v : op.operands()) out.push_back(get(v));
+      return out;
+    }
+    if (op.kind() == OpKind::warp_group) {
+      run_roles(block, i);  // the roles are the kernel's last ops (a verifier rule)
+      return {};
+    }
+    exec(op);
+  }
+  return {};
+}
+
+void Machine::exec(const Operation& op) {
+  if (ir::is_elementwise(op.kind())) return elementwise(op);
+  switch (op.kind()) {
+    case OpKind::size:
+      return set_scalar(op.result(), Element{0, options_.sizes.at(op.str_attr("name"))});
+    case OpKind::sm_count:
+      return set_scalar(op.result(), Element{0, options_.sm_count});
+    case OpKind::cluster_rank:
+      return set_scalar(op.result(), Element{0, cluster_rank_});
+    case OpKind::constant: {
+      return set_scalar(op.result(),
+                        element_from_attr(op.result()->type().element(), *op.attr("value")));
+    }
+    case OpKind::block_grid:
+      for (int i = 0; i < op.num_results(); ++i) {
+        set_scalar(op.result(i), Element{0, block_index_.at(i)});
       }
-      return n;
-    }
-    if (!s.written.empty() && !s.written[a]) {
-      user_error(op.loc(), op.name(), ": reads element ", index_str(root_index(v, c)), " of ",
-                 v.root_name, " before anything wrote it");
-    }
-    return s.data[a];
-  }
-
-  void write(const Operation& op, View& v, const std::vector<int64_t>& c, Element n) {
-    if (!inside(v, c)) {
-      if (v.masked) return;
-      out_of_bounds(op, v, c, "writing");
-    }
-    int64_t a = address(op, v, c);
-    Storage& s = *v.storage;
-    if (s.host) {
-      if (ir::is_float(s.element)) {
-        s.host->set_float(a, n.f);
-      } else {
-        s.host->set_int(a, n.i);
-      }
+      if (op.has_attr("threads")) block_threads_ = op.int_attr("threads");
       return;
+    case OpKind::tile:
+      return tile(op);
+    case OpKind::tile_extent: {
+      const View& v = get(op.operand(0)).tensor;
+      int64_t d = op.int_attr("dim");
+      return set_scalar(op.result(), Element{0, std::clamp<int64_t>(v.valid[d], 0, v.shape[d])});
     }
-    s.data[a] = n;
-    if (!s.written.empty()) s.written[a] = 1;
-  }
-
-  // ---- ops ----
-  std::vector<RtValue> run_ops(const Block& block) {
-    for (size_t i = 0; i < block.ops().size(); ++i) {
-      const Operation& op = *block.ops()[i];
-      if (op.kind() == OpKind::yield) {
-        std::vector<RtValue> out;
-        for (const Value* v : op.operands()) out.push_back(get(v));
-        return out;
-      }
-      if (op.kind() == OpKind::warp_group) {
-        run_roles(block, i);  // the roles are the kernel's last ops (a verifier rule)
-        return {};
-      }
-      exec(op);
-    }
-    return {};
-  }
-
-  void exec(const Operation& op) {
-    if (ir::is_elementwise(op.kind())) return elementwise(op);
-    switch (op.kind()) {
-      case OpKind::size:
-        return set_scalar(op.result(), Element{0, options_.sizes.at(op.str_attr("name"))});
-      case OpKind::sm_count:
-        return set_scalar(op.result(), Element{0, options_.sm_count});
-      case OpKind::cluster_rank:
-        return set_scalar(op.result(), Element{0, cluster_rank_});
-      case OpKind::constant: {
-        return set_scalar(op.result(),
-                          element_from_attr(op.result()->type().element(), *op.attr("value")));
-      }
-      case OpKind::block_grid:
-        for (int i = 0; i < op.num_results(); ++i) {
-          set_scalar(op.result(i), Element{0, block_index_.at(i)});
-        }
-        if (op.has_attr("threads")) block_threads_ = op.int_attr("threads");
-        return;
-      case OpKind::tile:
-        return tile(op);
-      case OpKind::tile_extent: {
-        const View& v = get(op.operand(0)).tensor;
-        int64_t d = op.int_attr("dim");
-        return set_scalar(op.result(), Element{0, std::clamp<int64_t>(v.valid[d], 0, v.shape[d])});
-      }
-      case OpKind::transpose:
-        return transpose(op);
-      case OpKind::alloc:
-      case OpKind::fill:
-      case OpKind::iota:
-        return create(op);
-      case OpKind::copy:
-        return copy(op);
-      case OpKind::mma:
-        return mma(op);
-      case OpKind::cast:
-        return cast(op);
-      case OpKind::rearrange:
-        return set_tensor(op.result(),
-                          materialize(op, get(op.operand(0)).tensor, ir::value_ref(op.result())));
-      case OpKind::broadcast:
-        return broadcast(op);
-      case OpKind::reduce:
-        return reduce(op);
-      case OpKind::for_:
-        return for_op(op);
-      case OpKind::if_: {
-        const Block& taken = *op.region(scalar(op.operand(0)).i ? 0 : 1);
-        std::vector<RtValue> out = run_ops(taken);
-        for (int i = 0; i < op.num_results(); ++i) set(op.result(i), out.at(i));
-        return;
-      }
-      case OpKind::call_external:
-        return call_external(op);
-      case OpKind::global_view:
-        return global_view(op);
-      case OpKind::slice: {
-        View v = get(op.operand(0)).tensor;
-        const auto& offsets = op.ints_attr("offsets");
-        const auto& shape = op.ints_attr("shape");
-        for (size_t d = 0; d < shape.size(); ++d) v.offset += offsets[d] * v.strides[d];
-        v.shape.assign(shape.begin(), shape.end());
-        v.valid = v.shape;
-        return set_tensor(op.result(), materialize(op, v, ir::value_ref(op.result())));
-      }
-      case OpKind::aref:
-        return make_aref(op);
-      case OpKind::aref_acquire:
-      case OpKind::aref_commit:
-      case OpKind::aref_wait:
-      case OpKind::aref_release:
-        return aref_step(op);
-      case OpKind::aref_slot:
-        return slot_results(op, index(op.operand(1)));
-      case OpKind::mma_commit:
-        sync(op);
-        mma_groups_.push_back(std::move(open_group_));
-        open_group_.clear();
-        return;
-      case OpKind::mma_wait:
-        return mma_wait(op);
-      case OpKind::mbarrier_init:
-        block_->barriers.emplace(
-            op.result(), BarrierArray(op, op.result()->type().count(), op.int_attr("arrivals")));
-        return set_scalar(op.result(), Element{});  // a handle: block_ holds the barriers
-      case OpKind::mbarrier_wait:
-      case OpKind::mbarrier_arrive:
-      case OpKind::mbarrier_expect_tx:
-        return barrier_step(op);
-      case OpKind::copy_async:
-        return copy_async(op);
-      // What a tile-level run cannot observe: all threads of the block (or of a role) run an op
-      // together, and the register budget does not change results. A store through shared
-      // memory lands at once, so what orders it (commit, wait, the proxy fence, the role's
-      // barrier) has nothing left to order.
-      // A cluster's blocks all run their ops before the roles first, then the roles together:
-      // the cluster_sync after the barriers' initialization holds by construction, the one
-      // ending the kernel is modelled by BlockAsync::exited.
-      case OpKind::cluster_sync:
-      case OpKind::block_sync:
-      case OpKind::setmaxnreg:
-      case OpKind::copy_async_commit:
-      case OpKind::copy_async_wait:
-      case OpKind::fence_proxy_async:
-      case OpKind::role_sync:
-        return;
-      default:
-        TESSEL_ASSERT(false, "no interpreter rule for ", op.name());
-    }
-  }
-
-  void tile(const Operation& op) {
-    const View& src = get(op.operand(0)).tensor;
-    const auto& shape = op.ints_attr("shape");
-    std::vector<int64_t> squeeze =
-        op.has_attr("squeeze") ? op.ints_attr("squeeze") : std::vector<int64_t>{};
-    View t = src;
-    std::vector<int64_t> start(shape.size());
-    for (size_t d = 0; d < shape.size(); ++d) {
-      int64_t coord = index(op.operand(static_cast<int>(d) + 1));
-      if (coord < 0) {
-        user_error(op.loc(), "tile: tile coordinate ", coord, " in dimension ", d, " is negative");
-      }
-      start[d] = coord * shape[d];
-      if (src.map) {
-        t.map_origin[src.map_dim[d]] += start[d];
-      } else {
-        t.offset += start[d] * src.strides[d];
-      }
-      t.valid[d] = std::clamp<int64_t>(src.valid[d] - start[d], 0, shape[d]);
-      t.shape[d] = shape[d];
-    }
-    t.origin = root_index(src, start);
-    if (op.has_attr("masked")) {
-      t.masked = true;
-      double pad = op.has_attr("pad") ? op.real_attr("pad") : 0.0;
-      t.pad = element_from_double(src.element, pad);
-    }
-    // Drop squeezed dimensions (their extent is 1 and their coordinate is fixed by `start`). When
-    // a squeezed dimension lies outside the tensor, so does every element of the tile.
-    View out = t;
-    out.shape.clear();
-    out.strides.clear();
-    out.valid.clear();
-    out.dim_map.clear();
-    out.map_dim.clear();
-    bool all_outside = false;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (std::find(squeeze.begin(), squeeze.end(), static_cast<int64_t>(d)) != squeeze.end()) {
-        all_outside = all_outside || t.valid[d] == 0;
-        continue;
-      }
-      out.shape.push_back(t.shape[d]);
-      out.strides.push_back(t.strides[d]);
-      out.valid.push_back(t.valid[d]);
-      out.dim_map.push_back(t.dim_map[d]);
-      if (t.map) out.map_dim.push_back(t.map_dim[d]);
-    }
-    if (all_outside) std::fill(out.valid.begin(), out.valid.end(), 0);
-    set_tensor(op.result(), out);
-  }
-
-  void global_view(const Operation& op) {
-    const View& src = get(op.operand(0)).tensor;
-    const Type& t = op.result()->type();
-    if (src.map)
-      user_error(op.loc(), "global_view: the interpreter views a plain tensor, not another view");
-    View v = src;
-    v.map = std::make_shared<const layout::Layout>(
-        layout::parse_layout(t.layout()).bind(options_.sizes));
-    v.shape = concrete_shape(t, options_.sizes);
-    if (v.map->rank() != static_cast<int>(v.shape.size()) && v.shape.size() != 1) {
-      user_error(op.loc(), "global_view: the interpreter needs a layout of the view's rank");
-    }
-    v.valid = v.shape;
-    v.strides.assign(v.shape.size(), 0);
-    v.map_origin.assign(v.shape.size(), 0);
-    v.map_dim.clear();
-    v.dim_map.clear();
-    for (size_t d = 0; d < v.shape.size(); ++d) {
-      v.map_dim.push_back(static_cast<int>(d));
-      v.dim_map.push_back(static_cast<int>(d));
-    }
-    v.root_name = ir::value_ref(op.result());
-    v.root_shape = v.shape;
-    v.origin.assign(v.shape.size(), 0);
-    set_tensor(op.result(), v);
-  }
-
-  void transpose(const Operation& op) {
-    const RtValue& src = get(op.operand(0));
-    const View& v = src.tensor;
-    std::vector<int64_t> perm =
-        op.has_attr("perm") ? op.ints_attr("perm") : std::vector<int64_t>{1, 0};
-    View t = v;
-    for (size_t d = 0; d < perm.size(); ++d) {
-      t.shape[d] = v.shape[perm[d]];
-      t.strides[d] = v.strides[perm[d]];
-      t.valid[d] = v.valid[perm[d]];
-      t.dim_map[d] = v.dim_map[perm[d]];
-      if (v.map) t.map_dim[d] = v.map_dim[perm[d]];
-    }
-    set_tensor(op.result(), t);
-  }
-
-  void create(const Operation& op) {
-    const Type& t = op.result()->type();
-    View v = fresh_tensor(t.element(), t.static_shape(), ir::value_ref(op.result()),
-                          op.kind() == OpKind::alloc);
-    if (op.kind() == OpKind::fill) {
-      Element n = element_from_attr(t.element(), *op.attr("value"));
-      std::fill(v.storage->data.begin(), v.storage->data.end(), n);
-    } else if (op.kind() == OpKind::iota) {
-      int64_t dim = op.int_attr("dim");
-      for_each_coord(v.shape, [&](const std::vector<int64_t>& c) {
-        write(op, v, c, element_from_int(t.element(), c[dim]));
-      });
-    }
-    set_tensor(op.result(), v);
-  }
-
-  // A fresh register/shared copy of a view's elements (in row-major order).
-  View materialize(const Operation& op, const View& src, const std::string& name) {
-    View out = fresh_tensor(src.element, src.shape, name, false);
-    for_each_coord(src.shape,
-                   [&](const std::vector<int64_t>& c) { write(op, out, c, read(op, src, c)); });
-    return out;
-  }
-
-  void copy(const Operation& op) {
-    const View& src = get(op.operand(0)).tensor;
-    if (op.num_operands() == 1) {
-      set_tensor(op.result(), materialize(op, src, ir::value_ref(op.result())));
-      return;
-    }
-    View dst = get(op.operand(1)).tensor;
-    // Read everything first: a copy between overlapping views behaves as if through a temporary.
-    std::vector<Element> values;
-    values.reserve(static_cast<size_t>(product(src.shape)));
-    for_each_coord(src.shape,
-                   [&](const std::vector<int64_t>& c) { values.push_back(read(op, src, c)); });
-    size_t k = 0;
-    for_each_coord(dst.shape,
-                   [&](const std::vector<int64_t>& c) { write(op, dst, c, values[k++]); });
-  }
-
-  // A synchronous mma computes now; an async one (async.h) joins the open wgmma group and
-  // computes — reading its operands — at the latest legal moment, when the mma_wait that retires
-  // its group runs: a program that lets its shared operands change before then reads the change.
-  void mma(const Operation& op) {
-    const View& a = get(op.operand(0)).tensor;
-    const View& b = get(op.operand(1)).tensor;
-    const View& c = get(op.operand(2)).tensor;
-    View out = fresh_tensor(c.element, c.shape, ir::value_ref(op.result()), false);
-    if (!op.has_attr("async")) {
-      mma_into(op, a, b, c, out);
-      return set_tensor(op.result(), out);
-    }
-    check_retired(op, a);  // only the accumulator may still be in flight
-    check_retired(op, b);
-    out.storage->pending_mma = &op;
-    open_group_.push_back([this, &op, a, b, c, out]() mutable {
-      mma_into(op, a, b, c, out);
-      out.storage->pending_mma = nullptr;
-    });
-    set_tensor(op.result(), out);
-  }
-
-  void mma_into(const Operation& op, const View& a, const View& b, const View& c, View& out) {
-    ScalarKind in = a.element, acc_kind = c.element;
-    int64_t m_extent = a.shape[0], k_extent = a.shape[1], n_extent = b.shape[1];
-    // Read the operands once (bounds- and initialization-checked) into flat arrays.
-    std::vector<Element> av, bv;
-    for_each_coord(a.shape, [&](const std::vector<int64_t>& x) { av.push_back(read(op, a, x)); });
-    for_each_coord(b.shape, [&](const std::vector<int64_t>& x) { bv.push_back(read(op, b, x)); });
-    for (int64_t m = 0; m < m_extent; ++m) {
-      for (int64_t n = 0; n < n_extent; ++n) {
-        Element acc = read(op, c, {m, n});
-        for (int64_t k = 0; k < k_extent; ++k)
-          acc = multiply_add(in, acc_kind, acc, av[m * k_extent + k], bv[k * n_extent + n]);
-        write(op, out, {m, n}, acc);
-      }
-    }
-  }
-
-  void cast(const Operation& op) {
-    const Type& from = op.operand(0)->type();
-    ScalarKind to = op.result()->type().element();
-    if (from.is_scalar())
-      return set_scalar(op.result(), convert(from.element(), to, scalar(op.operand(0))));
-    const View& src = get(op.operand(0)).tensor;
-    View out = fresh_tensor(to, src.shape, ir::value_ref(op.result()), false);
-    for_each_coord(src.shape, [&](const std::vector<int64_t>& c) {
-      write(op, out, c, convert(from.element(), to, read(op, src, c)));
-    });
-    set_tensor(op.result(), out);
-  }
-
-  void broadcast(const Operation& op) {
-    const RtValue& src = get(op.operand(0));
-    const Type& t = op.result()->type();
-    const auto& dims = op.ints_attr("dims");
-    View out = fresh_tensor(t.element(), t.static_shape(), ir::value_ref(op.result()), false);
-    for_each_coord(out.shape, [&](const std::vector<int64_t>& c) {
-      if (!src.is_tensor) return write(op, out, c, src.scalar);
-      std::vector<int64_t> sc;
-      for (size_t d = 0; d < c.size(); ++d) {
-        if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) == dims.end())
-          sc.push_back(c[d]);
-      }
-      write(op, out, c, read(op, src.tensor, sc));
-    });
-    set_tensor(op.result(), out);
-  }
-
-  void reduce(const Operation& op) {
-    const View& src = get(op.operand(0)).tensor;
-    const auto& dims = op.ints_attr("dims");
-    const std::string& kind = op.str_attr("kind");
-    OpKind combine = kind == "sum" ? OpKind::add : kind == "max" ? OpKind::max : OpKind::min;
-    std::vector<int64_t> kept, reduced;
-    for (int d = 0; d < static_cast<int>(src.shape.size()); ++d) {
-      bool r = std::find(dims.begin(), dims.end(), d) != dims.end();
-      (r ? reduced : kept).push_back(d);
-    }
-    std::vector<int64_t> out_shape, red_shape;
-    for (int64_t d : kept) out_shape.push_back(src.shape[d]);
-    for (int64_t d : reduced) red_shape.push_back(src.shape[d]);
-    auto fold = [&](const std::vector<int64_t>& outer) {
-      std::vector<int64_t> c(src.shape.size());
-      for (size_t i = 0; i < kept.size(); ++i) c[kept[i]] = outer[i];
-      bool first = true;
-      Element acc;
-      for_each_coord(red_shape, [&](const std::vector<int64_t>& r) {
-        for (size_t i = 0; i < reduced.size(); ++i) c[reduced[i]] = r[i];
-        Element x = read(op, src, c);
-        acc = first ? x : *binary(combine, src.element, acc, x);
-        first = false;
-      });
-      return acc;
-    };
-    if (out_shape.empty()) return set_scalar(op.result(), fold({}));
-    View out = fresh_tensor(src.element, out_shape, ir::value_ref(op.result()), false);
-    for_each_coord(out_shape, [&](const std::vector<int64_t>& c) { write(op, out, c, fold(c)); });
-    set_tensor(op.result(), out);
-  }
-
-  void elementwise(const Operation& op) {
-    int arity = ir::op_info(op.kind()).arity;
-    ScalarKind k = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
-    auto apply = [&](const std::vector<Element>& x) { return apply_elementwise(op, k, x.data()); };
-    const Type& t = op.result()->type();
-    if (t.is_scalar()) {
-      std::vector<Element> x;
-      for (const Value* v : op.operands()) x.push_back(scalar(v));
-      return set_scalar(op.result(), apply(x));
-    }
-    View out = fresh_tensor(t.element(), t.static_shape(), ir::value_ref(op.result()), false);
-    std::vector<const RtValue*> in;
-    for (const Value* v : op.operands()) in.push_back(&get(v));
-    std::vector<Element> x(arity);
-    for_each_coord(out.shape, [&](const std::vector<int64_t>& c) {
-      for (int i = 0; i < arity; ++i)
-        x[i] = in[i]->is_tensor ? read(op, in[i]->tensor, c) : in[i]->scalar;
-      write(op, out, c, apply(x));
-    });
-    set_tensor(op.result(), out);
-  }
-
-  void for_op(const Operation& op) {
-    int64_t lo = index(op.operand(0)), hi = index(op.operand(1)), step = index(op.operand(2));
-    if (step <= 0) user_error(op.loc(), "for: the step must be positive, not ", step);
-    std::vector<RtValue> carried;
-    for (int i = 3; i < op.num_operands(); ++i) carried.push_back(get(op.operand(i)));
-    const Block& body = *op.region(0);
-    for (int64_t k = lo; k < hi; k += step) {
-      set_scalar(body.argument(0), Element{0, k});
-      for (size_t i = 0; i < carried.size(); ++i)
-        set(body.argument(static_cast<int>(i) + 1), carried[i]);
-      std::vector<RtValue> next = run_ops(body);
-      if (!carried.empty()) carried = std::move(next);
-    }
-    for (int i = 0; i < op.num_results(); ++i) set(op.result(i), carried.at(i));
-  }
-
-  void call_external(const Operation& op) {
-    const std::string& callee = op.str_attr("callee");
-    auto it = options_.externals.find(callee);
-    if (it == options_.externals.end()) {
-      user_error(op.loc(), "call_external: no external function named \"", callee,
-                 "\" was given to the interpreter");
-    }
-    std::vector<ExternalArg> args(op.operands().size());
-    std::vector<std::unique_ptr<HostTensor>> copies;
-    for (size_t i = 0; i < args.size(); ++i) {
-      const Value* v = op.operand(static_cast<int>(i));
-      if (!v->type().is_tensor()) {
-        args[i].scalar = element_as_double(v->type().element(), scalar(v));
-        continue;
-      }
-      const View& view = get(v).tensor;
-      copies.push_back(std::make_unique<HostTensor>(view.element, view.shape));
-      HostTensor& copy = *copies.back();
-      int64_t k = 0;
-      for_each_coord(view.shape, [&](const std::vector<int64_t>& c) {
-        Element n = read(op, view, c);
-        if (ir::is_float(view.element)) {
-          copy.set_float(k++, n.f);
-        } else {
-          copy.set_int(k++, n.i);
-        }
-      });
-      args[i].tensor = &copy;
-    }
-    std::vector<double> results = it->second(args);
-    for (size_t i = 0; i < args.size(); ++i) {
-      const Value* v = op.operand(static_cast<int>(i));
-      if (!args[i].tensor || v->type().space() == MemorySpace::reg) continue;
-      View view = get(v).tensor;
-      int64_t k = 0;
-      for_each_coord(view.shape, [&](const std::vector<int64_t>& c) {
-        Element n;
-        if (ir::is_float(view.element)) {
-          n.f = args[i].tensor->get_float(k++);
-        } else {
-          n.i = args[i].tensor->get_int(k++);
-        }
-        write(op, view, c, n);
-      });
-    }
-    if (static_cast<int>(results.size()) != op.num_results()) {
-      user_error(op.loc(), "call_external: \"", callee, "\" returned ", results.size(),
-                 " value(s) but the op has ", op.num_results(), " result(s)");
-    }
-    for (int i = 0; i < op.num_results(); ++i) {
-      const Type& t = op.result(i)->type();
-      if (t.is_tensor())
-        user_error(op.loc(), "call_external: the interpreter returns scalars only");
-      set_scalar(op.result(i), element_from_double(t.element(), results[i]));
-    }
-  }
-
-  // ---- roles and asynchrony (async.h; the model in roles.h and sync_models.h) ----
-
-  // The kernel's roles, block.ops()[first] and those after it, each on a copy of this machine
-  // (the values defined before them are shared, read-only), interleaved by the scheduler; then
-  // the block's aref checks.
-  void run_roles(const Block& block, size_t first) {
-    std::vector<std::unique_ptr<Machine>> machines;  // outlive the run: copies in flight use them
-    std::vector<RoleScheduler::Role> roles;
-    for (size_t i = first; i < block.ops().size(); ++i) {
-      const Operation& role = *block.ops()[i];
-      if (role.kind() == OpKind::cluster_sync) {
-        // The kernel's last op (a verifier rule): the block stays until its peers are done.
-        block_->ends_with_cluster_sync = true;
-        continue;
-      }
-      TESSEL_ASSERT(role.kind() == OpKind::warp_group, role.name(), " after the kernel's roles");
-      machines.push_back(std::make_unique<Machine>(*this));
-      Machine& m = *machines.back();
-      m.role_ = &role;
-      m.mma_groups_.clear();
-      m.open_group_.clear();
-      ++block_->roles_running;
-      roles.push_back({&role, [&m, &role] {
-                         m.run_ops(*role.region(0));
-                         for (const auto& entry : m.block_->arefs) entry.second.role_finished(role);
-                         if (--m.block_->roles_running == 0 && !m.block_->ends_with_cluster_sync)
-                           m.block_->exited = true;
-                       }});
-    }
-    if (collecting_) {  // a cluster's block: its roles run with the other blocks' (run())
-      for (auto& m : machines) collecting_->machines.push_back(std::move(m));
-      for (auto& r : roles) collecting_->roles.push_back(std::move(r));
-      return;
-    }
-    scheduler_->run(std::move(roles), "block " + index_str(block_index_));
-    for (const auto& entry : block_->arefs) entry.second.block_finished();
-  }
-
-  // The blocks an op of the cluster reaches: every block of the cluster (this one alone outside
-  // clusters). A block that has exited is an error.
-  std::vector<BlockAsync*> cluster_targets(const Operation& op) {
-    std::vector<BlockAsync*> out;
-    if (cluster_.empty()) return {block_.get()};
-    for (const auto& peer : cluster_) {
-      if (peer->exited) {
-        user_error(op.loc(), op.name(), " reaches ", peer->name,
-                   " of the cluster, which has already exited: a cluster_sync must end the "
-                   "kernel when blocks arrive on or write into each other's shared memory");
-      }
-      out.push_back(peer.get());
-    }
-    return out;
-  }
-
-  // A synchronization point: in a role, the scheduler may run others first, and resumes this one
-  // once `ready`. Outside roles nothing else runs, so an op that is not ready never will be.
-  void sync(const Operation& op, std::function<bool()> ready = {},
-            std::function<std::string()> waits_for = {}) {
-    if (role_) return scheduler_->sync_point(op, std::move(ready), std::move(waits_for));
-    if (ready && !ready()) {
-      user_error(op.loc(), op.name(),
-                 " blocks outside every role, where nothing can unblock it: it ", waits_for());
-    }
-  }
-
-  // D slots of the aref's buffers, in shared memory once per block; reading an element that no
-  // copy wrote is an error, as for alloc.
-  void make_aref(const Operation& op) {
-    const Type& t = op.result()->type();
-    int64_t d = op.int_attr("slots");
-    std::vector<std::vector<View>>& slots = block_->slots[op.result()];
-    for (int64_t s = 0; s < d; ++s) {
-      slots.emplace_back();
-      for (size_t b = 0; b < t.buffers().size(); ++b) {
-        slots.back().push_back(fresh_tensor(t.buffers()[b].element(), t.buffers()[b].static_shape(),
-                                            "buffer " + std::to_string(b) + " of " +
-                                                ir::value_ref(op.result()) + " slot " +
-                                                std::to_string(s),
-                                            true));
-      }
-    }
-    block_->arefs.emplace(op.result(), ArefModel(op, d));
-    set_scalar(op.result(), Element{});  // a handle: block_ holds the aref
-  }
-
-  void slot_results(const Operation& op, int64_t slot) {
-    const auto& slots = block_->slots.at(op.operand(0));
-    if (slot < 0 || slot >= static_cast<int64_t>(slots.size())) {
-      user_error(op.loc(), op.name(), " ", ir::value_ref(op.operand(0)), ", ",
-                 ir::value_ref(op.operand(1)), ": slot ", slot, " lies outside ",
-                 ir::value_ref(op.operand(0)), ", a ring of ", slots.size(), " slot(s)");
-    }
-    for (int i = 0; i < op.num_results(); ++i) set_tensor(op.result(i), slots[slot].at(i));
-  }
-
-  void aref_step(const Operation& op) {
-    TESSEL_ASSERT(role_, op.name(), " outside a role");
-    ArefModel& aref = block_->arefs.at(op.operand(0));
-    int64_t n = index(op.operand(1));
-    aref.check(op, *role_, n);
-    OpKind kind = op.kind();
-    sync(
-        op, [&aref, kind, n] { return aref.ready(kind, n); },
-        [&aref, kind, n] { return aref.waits_for(kind, n); });
-    aref.apply(op);
-    if (op.num_results() > 0) slot_results(op, n % aref.slots());
-  }
-
-  // Retires all but the `pending` newest committed groups, oldest first: their mmas compute now.
-  void mma_wait(const Operation& op) {
-    sync(op);
-    auto keep = static_cast<size_t>(op.int_attr("pending"));
-    while (mma_groups_.size() > keep) {
-      std::vector<std::function<void()>> group = std::move(mma_groups_.front());
-      mma_groups_.pop_front();
-      for (auto& compute : group) compute();
-    }
-  }
-
-  void barrier_step(const Operation& op) {
-    BarrierArray& bars = block_->barriers.at(op.operand(0));
-    int64_t i = index(op.operand(1));
-    if (op.kind() == OpKind::mbarrier_wait) {
-      int64_t parity = index(op.operand(2));
-      bars.check(op, i, parity);
-      return sync(
-          op, [&bars, i, parity] { return bars.phase_completed(i, parity); },
-          [&bars, i, parity] { return bars.waits_for(i, parity); });
-    }
-    bars.check(op, i);
-    sync(op);
-    if (op.kind() == OpKind::mbarrier_expect_tx) return bars.arrive(op, i, 1, op.int_attr("bytes"));
-    if (op.has_attr("cluster")) {
-      for (BlockAsync* peer : cluster_targets(op)) {
-        peer->barriers.at(op.operand(0)).arrive(op, i, arrival_count(op), 0);
-      }
-      return;
-    }
-    bars.arrive(op, i, arrival_count(op), 0);
-  }
-
-  // `by = thread | warp | warpgroup`: once per thread, warp or warpgroup of the role (outside
-  // roles, of the block: its block_grid's `threads`); `one`: once. In an `issue = one` role a
-  // single thread runs the region, so every arrival counts once.
-  int64_t arrival_count(const Operation& op) {
-    const std::string& by = op.str_attr("by");
-    if (by == "one" || (role_ && role_->has_attr("issue"))) return 1;
-    if (!role_ && block_threads_ == 0) {
-      user_error(op.loc(), op.name(), " {by = ", by,
-                 "} outside a role, in a block whose block_grid has no `threads`: the arrivals "
-                 "cannot be counted");
-    }
-    int64_t threads = role_ ? role_->int_attr("threads") : block_threads_;
-    return by == "thread" ? threads : by == "warp" ? threads / 32 : threads / 128;
-  }
-
-  // A TMA load: the source is read now (its bounds checked at the op; a masked tile reads its pad
-  // outside the tensor, as TMA fills zeros), the data lands and its bytes complete on the barrier
-  // when the scheduler says. A TMA store (two operands) lands at once.
-  void copy_async(const Operation& op) {
-    if (op.num_operands() == 2) {
-      sync(op);
+    case OpKind::transpose:
+      return transpose(op);
+    case OpKind::alloc:
+    case OpKind::fill:
+    case OpKind::iota:
+      return create(op);
+    case OpKind::copy:
       return copy(op);
+    case OpKind::mma:
+      return mma(op);
+    case OpKind::cast:
+      return cast(op);
+    case OpKind::rearrange:
+      return set_tensor(op.result(),
+                        materialize(op, get(op.operand(0)).tensor, ir::value_ref(op.result())));
+    case OpKind::broadcast:
+      return broadcast(op);
+    case OpKind::reduce:
+      return reduce(op);
+    case OpKind::for_:
+      return for_op(op);
+    case OpKind::if_: {
+      const Block& taken = *op.region(scalar(op.operand(0)).i ? 0 : 1);
+      std::vector<RtValue> out = run_ops(taken);
+      for (int i = 0; i < op.num_results(); ++i) set(op.result(i), out.at(i));
+      return;
     }
-    BarrierArray& bars = block_->barriers.at(op.operand(2));
-    int64_t i = index(op.operand(3));
-    bars.check(op, i);
-    sync(op);
-    if (op.has_attr("multicast")) return multicast(op, i);
-    const View& src = get(op.operand(0)).tensor;
-    auto values = std::make_shared<std::vector<Element>>();
-    for_each_coord(src.shape,
-                   [&](const std::vector<int64_t>& c) { values->push_back(read(op, src, c)); });
-    int64_t bytes = static_cast<int64_t>(values->size()) * ir::bit_width(src.element) / 8;
-    auto land = [this, &op, &bars, dst = get(op.operand(1)).tensor, values, i, bytes]() mutable {
-      size_t k = 0;
-      for_each_coord(dst.shape,
-                     [&](const std::vector<int64_t>& c) { write(op, dst, c, (*values)[k++]); });
-      bars.complete_bytes(op, i, bytes);
-    };
-    if (role_) return scheduler_->add_transfer(std::move(land));
-    land();
+    case OpKind::call_external:
+      return call_external(op);
+    case OpKind::global_view:
+      return global_view(op);
+    case OpKind::slice: {
+      View v = get(op.operand(0)).tensor;
+      const auto& offsets = op.ints_attr("offsets");
+      const auto& shape = op.ints_attr("shape");
+      for (size_t d = 0; d < shape.size(); ++d) v.offset += offsets[d] * v.strides[d];
+      v.shape.assign(shape.begin(), shape.end());
+      v.valid = v.shape;
+      return set_tensor(op.result(), materialize(op, v, ir::value_ref(op.result())));
+    }
+    case OpKind::aref:
+      return make_aref(op);
+    case OpKind::aref_acquire:
+    case OpKind::aref_commit:
+    case OpKind::aref_wait:
+    case OpKind::aref_release:
+      return aref_step(op);
+    case OpKind::aref_slot:
+      return slot_results(op, index(op.operand(1)));
+    case OpKind::mma_commit:
+      sync(op);
+      mma_groups_.push_back(std::move(open_group_));
+      open_group_.clear();
+      return;
+    case OpKind::mma_wait:
+      return mma_wait(op);
+    case OpKind::mbarrier_init:
+      block_->barriers.emplace(
+          op.result(), BarrierArray(op, op.result()->type().count(), op.int_attr("arrivals")));
+      return set_scalar(op.result(), Element{});  // a handle: block_ holds the barriers
+    case OpKind::mbarrier_wait:
+    case OpKind::mbarrier_arrive:
+    case OpKind::mbarrier_expect_tx:
+      return barrier_step(op);
+    case OpKind::copy_async:
+      return copy_async(op);
+    // What a tile-level run cannot observe: all threads of the block (or of a role) run an op
+    // together, and the register budget does not change results. A store through shared
+    // memory lands at once, so what orders it (commit, wait, the proxy fence, the role's
+    // barrier) has nothing left to order.
+    // A cluster's blocks all run their ops before the roles first, then the roles together:
+    // the cluster_sync after the barriers' initialization holds by construction, the one
+    // ending the kernel is modelled by BlockAsync::exited.
+    case OpKind::cluster_sync:
+    case OpKind::block_sync:
+    case OpKind::setmaxnreg:
+    case OpKind::copy_async_commit:
+    case OpKind::copy_async_wait:
+    case OpKind::fence_proxy_async:
+    case OpKind::role_sync:
+      return;
+    default:
+      TESSEL_ASSERT(false, "no interpreter rule for ", op.name());
   }
+}
 
-  // A multicast TMA load (multicast-loads): this block's share of the tile's rows — rows
-  // [r R / C, (r + 1) R / C) for rank r of a cluster of C — lands in the same rows of the same
-  // slot buffer of every block of the cluster, each landing when the schedule says and
-  // completing the share's bytes on that block's barrier.
-  void multicast(const Operation& op, int64_t i) {
-    const Operation* slot = op.operand(1)->def();  // aref_slot (a verifier rule)
-    const Value* ring = slot->operand(0);
-    const int64_t s = index(slot->operand(1));
-    const int buffer = op.operand(1)->index();
-    const View& src = get(op.operand(0)).tensor;
-    const int64_t c = static_cast<int64_t>(std::max<size_t>(1, cluster_.size()));
-    const int64_t rows = src.shape.at(0) / c, first = cluster_rank_ * rows;
-    std::vector<int64_t> share_shape = src.shape;
-    share_shape[0] = rows;
-    auto values = std::make_shared<std::vector<Element>>();
-    for_each_coord(share_shape, [&](std::vector<int64_t> k) {
-      k[0] += first;
-      values->push_back(read(op, src, k));
+void Machine::tile(const Operation& op) {
+  const View& src = get(op.operand(0)).tensor;
+  const auto& shape = op.ints_attr("shape");
+  std::vector<int64_t> squeeze =
+      op.has_attr("squeeze") ? op.ints_attr("squeeze") : std::vector<int64_t>{};
+  View t = src;
+  std::vector<int64_t> start(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t coord = index(op.operand(static_cast<int>(d) + 1));
+    if (coord < 0) {
+      user_error(op.loc(), "tile: tile coordinate ", coord, " in dimension ", d, " is negative");
+    }
+    start[d] = coord * shape[d];
+    if (src.map) {
+      t.map_origin[src.map_dim[d]] += start[d];
+    } else {
+      t.offset += start[d] * src.strides[d];
+    }
+    t.valid[d] = std::clamp<int64_t>(src.valid[d] - start[d], 0, shape[d]);
+    t.shape[d] = shape[d];
+  }
+  t.origin = root_index(src, start);
+  if (op.has_attr("masked")) {
+    t.masked = true;
+    double pad = op.has_attr("pad") ? op.real_attr("pad") : 0.0;
+    t.pad = element_from_double(src.element, pad);
+  }
+  // Drop squeezed dimensions (their extent is 1 and their coordinate is fixed by `start`). When
+  // a squeezed dimension lies outside the tensor, so does every element of the tile.
+  View out = t;
+  out.shape.clear();
+  out.strides.clear();
+  out.valid.clear();
+  out.dim_map.clear();
+  out.map_dim.clear();
+  bool all_outside = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (std::find(squeeze.begin(), squeeze.end(), static_cast<int64_t>(d)) != squeeze.end()) {
+      all_outside = all_outside || t.valid[d] == 0;
+      continue;
+    }
+    out.shape.push_back(t.shape[d]);
+    out.strides.push_back(t.strides[d]);
+    out.valid.push_back(t.valid[d]);
+    out.dim_map.push_back(t.dim_map[d]);
+    if (t.map) out.map_dim.push_back(t.map_dim[d]);
+  }
+  if (all_outside) std::fill(out.valid.begin(), out.valid.end(), 0);
+  set_tensor(op.result(), out);
+}
+
+void Machine::global_view(const Operation& op) {
+  const View& src = get(op.operand(0)).tensor;
+  const Type& t = op.result()->type();
+  if (src.map)
+    user_error(op.loc(), "global_view: the interpreter views a plain tensor, not another view");
+  View v = src;
+  v.map =
+      std::make_shared<const layout::Layout>(layout::parse_layout(t.layout()).bind(options_.sizes));
+  v.shape = concrete_shape(t, options_.sizes);
+  if (v.map->rank() != static_cast<int>(v.shape.size()) && v.shape.size() != 1) {
+    user_error(op.loc(), "global_view: the interpreter needs a layout of the view's rank");
+  }
+  v.valid = v.shape;
+  v.strides.assign(v.shape.size(), 0);
+  v.map_origin.assign(v.shape.size(), 0);
+  v.map_dim.clear();
+  v.dim_map.clear();
+  for (size_t d = 0; d < v.shape.size(); ++d) {
+    v.map_dim.push_back(static_cast<int>(d));
+    v.dim_map.push_back(static_cast<int>(d));
+  }
+  v.root_name = ir::value_ref(op.result());
+  v.root_shape = v.shape;
+  v.origin.assign(v.shape.size(), 0);
+  set_tensor(op.result(), v);
+}
+
+void Machine::transpose(const Operation& op) {
+  const RtValue& src = get(op.operand(0));
+  const View& v = src.tensor;
+  std::vector<int64_t> perm =
+      op.has_attr("perm") ? op.ints_attr("perm") : std::vector<int64_t>{1, 0};
+  View t = v;
+  for (size_t d = 0; d < perm.size(); ++d) {
+    t.shape[d] = v.shape[perm[d]];
+    t.strides[d] = v.strides[perm[d]];
+    t.valid[d] = v.valid[perm[d]];
+    t.dim_map[d] = v.dim_map[perm[d]];
+    if (v.map) t.map_dim[d] = v.map_dim[perm[d]];
+  }
+  set_tensor(op.result(), t);
+}
+
+void Machine::create(const Operation& op) {
+  const Type& t = op.result()->type();
+  View v = fresh_tensor(t.element(), t.static_shape(), ir::value_ref(op.result()),
+                        op.kind() == OpKind::alloc);
+  if (op.kind() == OpKind::fill) {
+    Element n = element_from_attr(t.element(), *op.attr("value"));
+    std::fill(v.storage->data.begin(), v.storage->data.end(), n);
+  } else if (op.kind() == OpKind::iota) {
+    int64_t dim = op.int_attr("dim");
+    for_each_coord(v.shape, [&](const std::vector<int64_t>& c) {
+      write(op, v, c, element_from_int(t.element(), c[dim]));
     });
-    const int64_t bytes = static_cast<int64_t>(values->size()) * ir::bit_width(src.element) / 8;
-    for (BlockAsync* peer : cluster_targets(op)) {
-      auto land = [this, &op, peer, ring, s, buffer, share_shape, first, values, i, bytes]() {
-        if (peer->exited) cluster_targets(op);  // reports the exited block
-        View dst = peer->slots.at(ring).at(s).at(buffer);
-        size_t k = 0;
-        for_each_coord(share_shape, [&](std::vector<int64_t> at) {
-          at[0] += first;
-          write(op, dst, at, (*values)[k++]);
-        });
-        peer->barriers.at(op.operand(2)).complete_bytes(op, i, bytes);
-      };
-      if (role_) {
-        scheduler_->add_transfer(std::move(land));
-      } else {
-        land();
-      }
+  }
+  set_tensor(op.result(), v);
+}
+
+View Machine::materialize(const Operation& op, const View& src, const std::string& name) {
+  View out = fresh_tensor(src.element, src.shape, name, false);
+  for_each_coord(src.shape,
+                 [&](const std::vector<int64_t>& c) { write(op, out, c, read(op, src, c)); });
+  return out;
+}
+
+void Machine::copy(const Operation& op) {
+  const View& src = get(op.operand(0)).tensor;
+  if (op.num_operands() == 1) {
+    set_tensor(op.result(), materialize(op, src, ir::value_ref(op.result())));
+    return;
+  }
+  View dst = get(op.operand(1)).tensor;
+  // Read everything first: a copy between overlapping views behaves as if through a temporary.
+  std::vector<Element> values;
+  values.reserve(static_cast<size_t>(product(src.shape)));
+  for_each_coord(src.shape,
+                 [&](const std::vector<int64_t>& c) { values.push_back(read(op, src, c)); });
+  size_t k = 0;
+  for_each_coord(dst.shape, [&](const std::vector<int64_t>& c) { write(op, dst, c, values[k++]); });
+}
+
+void Machine::mma(const Operation& op) {
+  const View& a = get(op.operand(0)).tensor;
+  const View& b = get(op.operand(1)).tensor;
+  const View& c = get(op.operand(2)).tensor;
+  View out = fresh_tensor(c.element, c.shape, ir::value_ref(op.result()), false);
+  if (!op.has_attr("async")) {
+    mma_into(op, a, b, c, out);
+    return set_tensor(op.result(), out);
+  }
+  check_retired(op, a);  // only the accumulator may still be in flight
+  check_retired(op, b);
+  out.storage->pending_mma = &op;
+  open_group_.push_back([this, &op, a, b, c, out]() mutable {
+    mma_into(op, a, b, c, out);
+    out.storage->pending_mma = nullptr;
+  });
+  set_tensor(op.result(), out);
+}
+
+void Machine::mma_into(const Operation& op, const View& a, const View& b, const View& c,
+                       View& out) {
+  ScalarKind in = a.element, acc_kind = c.element;
+  int64_t m_extent = a.shape[0], k_extent = a.shape[1], n_extent = b.shape[1];
+  // Read the operands once (bounds- and initialization-checked) into flat arrays.
+  std::vector<Element> av, bv;
+  for_each_coord(a.shape, [&](const std::vector<int64_t>& x) { av.push_back(read(op, a, x)); });
+  for_each_coord(b.shape, [&](const std::vector<int64_t>& x) { bv.push_back(read(op, b, x)); });
+  for (int64_t m = 0; m < m_extent; ++m) {
+    for (int64_t n = 0; n < n_extent; ++n) {
+      Element acc = read(op, c, {m, n});
+      for (int64_t k = 0; k < k_extent; ++k)
+        acc = multiply_add(in, acc_kind, acc, av[m * k_extent + k], bv[k * n_extent + n]);
+      write(op, out, {m, n}, acc);
     }
   }
+}
 
-  const RunOptions& options_;
-  std::unordered_map<const Value*, RtValue> env_;
-  std::vector<int64_t> block_index_;
-  std::shared_ptr<RoleScheduler> scheduler_;  // one per run: the random schedule's state
-  std::shared_ptr<BlockAsync> block_;         // the current block's, shared by its roles
-  const Operation* role_ = nullptr;           // the warp_group this machine runs, if any
-  // In a cluster: every block's state by rank, this block's rank, and (while the blocks' ops
-  // before their roles run) where run_roles leaves the roles.
-  std::vector<std::shared_ptr<BlockAsync>> cluster_;
-  int64_t cluster_rank_ = 0;
-  ClusterRoles* collecting_ = nullptr;
-  int64_t block_threads_ = 0;                 // the block_grid's `threads`, if it has them
-  // This machine's wgmma groups: committed ones oldest first, and the open one; each entry
-  // computes one async mma.
-  std::deque<std::vector<std::function<void()>>> mma_groups_;
-  std::vector<std::function<void()>> open_group_;
-};
+void Machine::cast(const Operation& op) {
+  const Type& from = op.operand(0)->type();
+  ScalarKind to = op.result()->type().element();
+  if (from.is_scalar())
+    return set_scalar(op.result(), convert(from.element(), to, scalar(op.operand(0))));
+  const View& src = get(op.operand(0)).tensor;
+  View out = fresh_tensor(to, src.shape, ir::value_ref(op.result()), false);
+  for_each_coord(src.shape, [&](const std::vector<int64_t>& c) {
+    write(op, out, c, convert(from.element(), to, read(op, src, c)));
+  });
+  set_tensor(op.result(), out);
+}
 
-}  // namespace
+void Machine::broadcast(const Operation& op) {
+  const RtValue& src = get(op.operand(0));
+  const Type& t = op.result()->type();
+  const auto& dims = op.ints_attr("dims");
+  View out = fresh_tensor(t.element(), t.static_shape(), ir::value_ref(op.result()), false);
+  for_each_coord(out.shape, [&](const std::vector<int64_t>& c) {
+    if (!src.is_tensor) return write(op, out, c, src.scalar);
+    std::vector<int64_t> sc;
+    for (size_t d = 0; d < c.size(); ++d) {
+      if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) == dims.end())
+        sc.push_back(c[d]);
+    }
+    write(op, out, c, read(op, src.tensor, sc));
+  });
+  set_tensor(op.result(), out);
+}
 
+void Machine::reduce(const Operation& op) {
+  const View& src = get(op.operand(0)).tensor;
+  const auto& dims = op.ints_attr("dims");
+  const std::string& kind = op.str_attr("kind");
+  OpKind combine = kind == "sum" ? OpKind::add : kind == "max" ? OpKind::max : OpKind::min;
+  std::vector<int64_t> kept, reduced;
+  for (int d = 0; d < static_cast<int>(src.shape.size()); ++d) {
+    bool r = std::find(dims.begin(), dims.end(), d) != dims.end();
+    (r ? reduced : kept).push_back(d);
+  }
+  std::vector<int64_t> out_shape, red_shape;
+  for (int64_t d : kept) out_shape.push_back(src.shape[d]);
+  for (int64_t d : reduced) red_shape.push_back(src.shape[d]);
+  auto fold = [&](const std::vector<int64_t>& outer) {
+    std::vector<int64_t> c(src.shape.size());
+    for (size_t i = 0; i < kept.size(); ++i) c[kept[i]] = outer[i];
+    bool first = true;
+    Element acc;
+    for_each_coord(red_shape, [&](const std::vector<int64_t>& r) {
+      for (size_t i = 0; i < reduced.size(); ++i) c[reduced[i]] = r[i];
+      Element x = read(op, src, c);
+      acc = first ? x : *binary(combine, src.element, acc, x);
+      first = false;
+    });
+    return acc;
+  };
+  if (out_shape.empty()) return set_scalar(op.result(), fold({}));
+  View out = fresh_tensor(src.element, out_shape, ir::value_ref(op.result()), false);
+  for_each_coord(out_shape, [&](const std::vector<int64_t>& c) { write(op, out, c, fold(c)); });
+  set_tensor(op.result(), out);
+}
+
+void Machine::elementwise(const Operation& op) {
+  int arity = ir::op_info(op.kind()).arity;
+  ScalarKind k = op.operand(op.kind() == OpKind::select ? 1 : 0)->type().element();
+  auto apply = [&](const std::vector<Element>& x) { return apply_elementwise(op, k, x.data()); };
+  const Type& t = op.result()->type();
+  if (t.is_scalar()) {
+    std::vector<Element> x;
+    for (const Value* v : op.operands()) x.push_back(scalar(v));
+    return set_scalar(op.result(), apply(x));
+  }
+  View out = fresh_tensor(t.element(), t.static_shape(), ir::value_ref(op.result()), false);
+  std::vector<const RtValue*> in;
+  for (const Value* v : op.operands()) in.push_back(&get(v));
+  std::vector<Element> x(arity);
+  for_each_coord(out.shape, [&](const std::vector<int64_t>& c) {
+    for (int i = 0; i < arity; ++i)
+      x[i] = in[i]->is_tensor ? read(op, in[i]->tensor, c) : in[i]->scalar;
+    write(op, out, c, apply(x));
+  });
+  set_tensor(op.result(), out);
+}
+
+void Machine::for_op(const Operation& op) {
+  int64_t lo = index(op.operand(0)), hi = index(op.operand(1)), step = index(op.operand(2));
+  if (step <= 0) user_error(op.loc(), "for: the step must be positive, not ", step);
+  std::vector<RtValue> carried;
+  for (int i = 3; i < op.num_operands(); ++i) carried.push_back(get(op.operand(i)));
+  const Block& body = *op.region(0);
+  for (int64_t k = lo; k < hi; k += step) {
+    set_scalar(body.argument(0), Element{0, k});
+    for (size_t i = 0; i < carried.size(); ++i)
+      set(body.argument(static_cast<int>(i) + 1), carried[i]);
+    std::vector<RtValue> next = run_ops(body);
+    if (!carried.empty()) carried = std::move(next);
+  }
+  for (int i = 0; i < op.num_results(); ++i) set(op.result(i), carried.at(i));
+}
+
+void Machine::call_external(const Operation& op) {
+  const std::string& callee = op.str_attr("callee");
+  auto it = options_.externals.find(callee);
+  if (it == options_.externals.end()) {
+    user_error(op.loc(), "call_external: no external function named \"", callee,
+               "\" was given to the interpreter");
+  }
+  std::vector<ExternalArg> args(op.operands().size());
+  std::vector<std::unique_ptr<HostTensor>> copies;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Value* v = op.operand(static_cast<int>(i));
+    if (!v->type().is_tensor()) {
+      args[i].scalar = element_as_double(v->type().element(), scalar(v));
+      continue;
+    }
+    const View& view = get(v).tensor;
+    copies.push_back(std::make_unique<HostTensor>(view.element, view.shape));
+    HostTensor& copy = *copies.back();
+    int64_t k = 0;
+    for_each_coord(view.shape, [&](const std::vector<int64_t>& c) {
+      Element n = read(op, view, c);
+      if (ir::is_float(view.element)) {
+        copy.set_float(k++, n.f);
+      } else {
+        copy.set_int(k++, n.i);
+      }
+    });
+    args[i].tensor = &copy;
+  }
+  std::vector<double> results = it->second(args);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Value* v = op.operand(static_cast<int>(i));
+    if (!args[i].tensor || v->type().space() == MemorySpace::reg) continue;
+    View view = get(v).tensor;
+    int64_t k = 0;
+    for_each_coord(view.shape, [&](const std::vector<int64_t>& c) {
+      Element n;
+      if (ir::is_float(view.element)) {
+        n.f = args[i].tensor->get_float(k++);
+      } else {
+        n.i = args[i].tensor->get_int(k++);
+      }
+      write(op, view, c, n);
+    });
+  }
+  if (static_cast<int>(results.size()) != op.num_results()) {
+    user_error(op.loc(), "call_external: \"", callee, "\" returned ", results.size(),
+               " value(s) but the op has ", op.num_results(), " result(s)");
+  }
+  for (int i = 0; i < op.num_results(); ++i) {
+    const Type& t = op.result(i)->type();
+    if (t.is_tensor()) user_error(op.loc(), "call_external: the interpreter returns scalars only");
+    set_scalar(op.result(i), element_from_double(t.element(), results[i]));
+  }
+}
+
+}  // namespace detail
+
+using detail::Machine;
 std::vector<int64_t> concrete_shape(const ir::Type& type,
                                     const std::map<std::string, int64_t>& sizes) {
   std::vector<int64_t> shape;
