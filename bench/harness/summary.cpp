@@ -117,14 +117,6 @@ class Parser {
   size_t at_ = 0;
 };
 
-double number(const JsonRecord& r, const std::string& key) {
-  auto it = r.find(key);
-  return it != r.end() && it->second.kind == JsonField::Kind::number ? it->second.number : NAN;
-}
-std::string text(const JsonRecord& r, const std::string& key) {
-  auto it = r.find(key);
-  return it != r.end() && it->second.kind == JsonField::Kind::string ? it->second.text : "";
-}
 bool passed(const JsonRecord& r) {
   auto it = r.find("passed");
   return it != r.end() && it->second.kind == JsonField::Kind::boolean && it->second.boolean;
@@ -136,6 +128,16 @@ JsonRecord parse_json_record(const std::string& text, const std::string& file, i
   return Parser(text, file, line).record();
 }
 
+double json_number(const JsonRecord& r, const std::string& key) {
+  auto it = r.find(key);
+  return it != r.end() && it->second.kind == JsonField::Kind::number ? it->second.number : NAN;
+}
+
+std::string json_text(const JsonRecord& r, const std::string& key) {
+  auto it = r.find(key);
+  return it != r.end() && it->second.kind == JsonField::Kind::string ? it->second.text : "";
+}
+
 std::string summary_table(const std::vector<JsonRecord>& records) {
   std::string out;
   char line[512];
@@ -144,17 +146,17 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
   out += line;
   std::string notes;
   for (const JsonRecord& r : records) {
-    double ms = number(r, "ms");
+    double ms = json_number(r, "ms");
     if (std::isnan(ms)) {
       // Records that are not a kernel against a baseline: host launch overhead, say.
-      std::string name = text(r, "name");
+      std::string name = json_text(r, "name");
       if (name == "launch_overhead") {
-        std::string kernel = text(r, "kernel");
+        std::string kernel = json_text(r, "kernel");
         std::snprintf(line, sizeof(line), "host launch overhead of a compiled kernel%s%s: %.2f us",
-                      kernel.empty() ? "" : " ", kernel.c_str(), number(r, "compiled_us"));
+                      kernel.empty() ? "" : " ", kernel.c_str(), json_number(r, "compiled_us"));
         notes += line;
-        if (!std::isnan(number(r, "raw_us"))) {
-          std::snprintf(line, sizeof(line), " (raw cuLaunchKernelEx %.2f us)", number(r, "raw_us"));
+        if (!std::isnan(json_number(r, "raw_us"))) {
+          std::snprintf(line, sizeof(line), " (raw cuLaunchKernelEx %.2f us)", json_number(r, "raw_us"));
           notes += line;
         }
         notes += "\n";
@@ -162,12 +164,12 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
       continue;
     }
     bool bandwidth = r.count("gbps") > 0;
-    double achieved = bandwidth ? number(r, "gbps") : number(r, "tflops");
-    double base = bandwidth ? number(r, "baseline_gbps") : number(r, "baseline_tflops");
-    double fraction = bandwidth ? number(r, "fraction") : number(r, "ratio");
+    double achieved = bandwidth ? json_number(r, "gbps") : json_number(r, "tflops");
+    double base = bandwidth ? json_number(r, "baseline_gbps") : json_number(r, "baseline_tflops");
+    double fraction = bandwidth ? json_number(r, "fraction") : json_number(r, "ratio");
     const char* unit = bandwidth ? "GB/s" : "TFLOP/s";
     char correct[32], achieved_text[32], base_text[32];
-    std::snprintf(correct, sizeof(correct), "%.1e %s", number(r, "rel_err"),
+    std::snprintf(correct, sizeof(correct), "%.1e %s", json_number(r, "rel_err"),
                   passed(r) ? "ok" : "FAIL");
     std::snprintf(achieved_text, sizeof(achieved_text), "%.1f %s", achieved, unit);
     if (std::isnan(base)) {
@@ -179,8 +181,8 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
     if (!std::isnan(fraction))
       std::snprintf(fraction_text, sizeof(fraction_text), "%.3f", fraction);
     std::snprintf(line, sizeof(line), "%-18s %-5s %-15s %-13s %9.4f %14s %-9s %14s %8s\n",
-                  text(r, "name").c_str(), text(r, "dtype").c_str(), text(r, "shape").c_str(),
-                  correct, ms, achieved_text, text(r, "baseline").c_str(), base_text,
+                  json_text(r, "name").c_str(), json_text(r, "dtype").c_str(), json_text(r, "shape").c_str(),
+                  correct, ms, achieved_text, json_text(r, "baseline").c_str(), base_text,
                   fraction_text);
     out += line;
   }
@@ -216,7 +218,7 @@ int run_summary(const std::vector<std::string>& args) {
   }
   int failed = 0;
   for (const JsonRecord& r : records) {
-    if (!std::isnan(number(r, "ms")) && !passed(r)) ++failed;
+    if (!std::isnan(json_number(r, "ms")) && !passed(r)) ++failed;
   }
   if (failed) std::cout << failed << " row(s) failed their correctness check\n";
   return failed ? 1 : 0;

@@ -20,6 +20,9 @@ using JsonRecord = std::map<std::string, JsonField>;
 // Parses one line holding a flat JSON object (the records report.h and the memory-bound suite
 // write). UserError at file:line:column for anything else.
 JsonRecord parse_json_record(const std::string& text, const std::string& file, int line);
+// A record's number or string field; NaN or "" when it is missing or of another kind.
+double json_number(const JsonRecord& r, const std::string& key);
+std::string json_text(const JsonRecord& r, const std::string& key);
 
 // The table: kernel, dtype, shape, correctness (rel_err and ok/FAIL), time, achieved GB/s or
 // TFLOP/s, the baseline and its figure, and the fraction achieved / baseline. Records without a

@@ -9,16 +9,6 @@
 namespace tessel::bench {
 namespace {
 
-std::string field(const JsonRecord& r, const std::string& key) {
-  auto it = r.find(key);
-  return it != r.end() && it->second.kind == JsonField::Kind::string ? it->second.text : "";
-}
-
-double number(const JsonRecord& r, const std::string& key) {
-  auto it = r.find(key);
-  return it != r.end() && it->second.kind == JsonField::Kind::number ? it->second.number : NAN;
-}
-
 std::string format(const char* spec, double x) {
   char text[64];
   std::snprintf(text, sizeof(text), spec, x);
@@ -65,11 +55,11 @@ std::vector<SweepSeries> sweep_series(const std::vector<JsonRecord>& records) {
   static const std::regex mnk(R"((\d+)x(\d+)x(\d+))");
   std::vector<SweepSeries> series;
   for (const JsonRecord& r : records) {
-    const double ratio = number(r, "ratio");
-    const std::string shape = field(r, "shape");
+    const double ratio = json_number(r, "ratio");
+    const std::string shape = json_text(r, "shape");
     std::smatch m;
     if (!(ratio > 0) || !std::regex_match(shape, m, mnk)) continue;
-    const std::string kernel = field(r, "name"), dtype = field(r, "dtype");
+    const std::string kernel = json_text(r, "name"), dtype = json_text(r, "dtype");
     auto it = std::find_if(series.begin(), series.end(), [&](const SweepSeries& s) {
       return s.kernel == kernel && s.dtype == dtype;
     });

@@ -128,4 +128,15 @@ std::string check_tensor_layout(const Type& type) {
   return {};
 }
 
+layout::TVLayout register_tv_layout(const Type& type) {
+  TESSEL_ASSERT(type.is_tensor() && type.space() == MemorySpace::reg && type.has_layout() &&
+                    is_static(type.shape()),
+                "register_tv_layout needs a register tensor with a layout and a static shape, not ",
+                type.str());
+  std::vector<layout::IntTuple> modes;
+  for (int64_t e : type.static_shape()) modes.emplace_back(e);
+  return layout::TVLayout(layout::parse_layout(type.layout()),
+                          modes.size() == 1 ? modes[0] : layout::IntTuple(modes));
+}
+
 }  // namespace tessel::ir

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ir/type.h"
+#include "layout/tv_layout.h"
 #include "support/diagnostics.h"
 
 namespace tessel::ir {
@@ -18,5 +19,9 @@ std::string canonical_layout(std::string_view text, const SourceLocation& loc);
 // layout has as many elements as the shape; a register tensor's is a thread-value layout
 // (T,V) -> shape. Returns the problem, or an empty string when there is none (or no layout).
 std::string check_tensor_layout(const Type& type);
+
+// The thread-value layout of a register tensor type with a layout and a static shape: (thread,
+// value) -> the colexicographic index of an element of the shape (a rank-1 shape as its extent).
+layout::TVLayout register_tv_layout(const Type& type);
 
 }  // namespace tessel::ir

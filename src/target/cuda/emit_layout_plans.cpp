@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "layout/parse.h"
+#include "ir/layout_text.h"
 #include "layout/table.h"
 #include "layout/tv_layout.h"
 #include "target/cuda/emit_internal.h"
@@ -37,9 +37,7 @@ const Plan* Emitter::plan_for(const Operation& op, const Type& t) {
   if (!is_static(t.shape()))
     unsupported(op, "needs a register tensor of static shape, not " + t.str());
   std::vector<int64_t> tile = t.static_shape();
-  std::vector<layout::IntTuple> modes(tile.begin(), tile.end());
-  layout::TVLayout tv(layout::parse_layout(t.layout()),
-                      modes.size() == 1 ? layout::IntTuple(modes[0]) : layout::IntTuple(modes));
+  layout::TVLayout tv = ir::register_tv_layout(t);
   auto plan = std::make_unique<Plan>();
   plan->text = tv.str();
   plan->id = static_cast<int>(plans_.size());

@@ -52,12 +52,6 @@ struct WgmmaOperand {
   static int64_t sbo_bytes() { return 1024; }
 };
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string t = "[";
-  for (size_t i = 0; i < shape.size(); ++i) t += (i ? "," : "") + std::to_string(shape[i]);
-  return t + "]";
-}
-
 // The form in which `s` (A when `is_b` is false, B otherwise) can be read by wgmma, or nullopt.
 std::optional<WgmmaOperand> wgmma_operand(const SharedTile& s, bool is_b) {
   if (s.shape.size() != 2 || (s.element != ScalarKind::f16 && s.element != ScalarKind::bf16))
@@ -99,7 +93,7 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
     if (forms[i]) continue;
     const SharedTile& s = i == 0 ? a : b;
     unsupported(mma, std::string("reads ") + (i == 0 ? "A" : "B") + " from a shared tile in layout " +
-                         s.layout + " over " + shape_text(s.shape) +
+                         s.layout + " over " + ir::to_string(ir::Shape(s.shape.begin(), s.shape.end())) +
                          "; wgmma takes 16-bit tiles 128-byte swizzled K-major (" +
                          (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
                          ") or MN-major (" +

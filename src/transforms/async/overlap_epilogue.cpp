@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "ir/async.h"
-#include "layout/parse.h"
-#include "layout/tv_layout.h"
+#include "ir/layout_text.h"
 
 namespace tessel::transforms {
 namespace {
@@ -53,12 +52,7 @@ bool is_16bit(ScalarKind k) {
 // broadcast bias row holds 64 of its 256 values in every thread), or an even share without one.
 int64_t values_per_thread(const Type& t, int64_t role_threads) {
   if (!t.has_layout()) return numel(t) / role_threads;
-  const std::vector<int64_t> shape = t.static_shape();
-  std::vector<layout::IntTuple> modes(shape.begin(), shape.end());
-  const layout::TVLayout tv(layout::parse_layout(t.layout()),
-                            modes.size() == 1 ? layout::IntTuple(modes[0])
-                                              : layout::IntTuple(modes));
-  return tv.num_values();
+  return ir::register_tv_layout(t).num_values();
 }
 
 // Ops that may move from the end of a tile into the next tile's mainloop: the staged stores and

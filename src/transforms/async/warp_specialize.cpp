@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ir/async.h"
-#include "layout/parse.h"
+#include "ir/layout_text.h"
 #include "layout/table.h"
 #include "layout/tv_layout.h"
 #include "support/diagnostics.h"
@@ -476,9 +476,7 @@ class Specializer {
   // read its values from a row-major buffer: runs of w consecutive values at w-aligned offsets.
   static int64_t read_width(const Type& reg, const std::vector<int64_t>& shape) {
     const int bits = ir::bit_width(reg.element());
-    std::vector<layout::IntTuple> modes(shape.begin(), shape.end());
-    layout::TVLayout tv(layout::parse_layout(reg.layout()),
-                        modes.size() == 1 ? layout::IntTuple(modes[0]) : layout::IntTuple(modes));
+    layout::TVLayout tv = ir::register_tv_layout(reg);  // over `shape`: a copy keeps shapes
     const int64_t T = tv.num_threads(), V = tv.num_values();
     const int64_t rows = shape.size() == 2 ? shape[0] : 1, cols = shape.back();
     std::vector<int64_t> offset(static_cast<size_t>(T * V));
