@@ -156,7 +156,8 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
                       kernel.empty() ? "" : " ", kernel.c_str(), json_number(r, "compiled_us"));
         notes += line;
         if (!std::isnan(json_number(r, "raw_us"))) {
-          std::snprintf(line, sizeof(line), " (raw cuLaunchKernelEx %.2f us)", json_number(r, "raw_us"));
+          std::snprintf(line, sizeof(line), " (raw cuLaunchKernelEx %.2f us)",
+                        json_number(r, "raw_us"));
           notes += line;
         }
         notes += "\n";
@@ -181,9 +182,9 @@ std::string summary_table(const std::vector<JsonRecord>& records) {
     if (!std::isnan(fraction))
       std::snprintf(fraction_text, sizeof(fraction_text), "%.3f", fraction);
     std::snprintf(line, sizeof(line), "%-18s %-5s %-15s %-13s %9.4f %14s %-9s %14s %8s\n",
-                  json_text(r, "name").c_str(), json_text(r, "dtype").c_str(), json_text(r, "shape").c_str(),
-                  correct, ms, achieved_text, json_text(r, "baseline").c_str(), base_text,
-                  fraction_text);
+                  json_text(r, "name").c_str(), json_text(r, "dtype").c_str(),
+                  json_text(r, "shape").c_str(), correct, ms, achieved_text,
+                  json_text(r, "baseline").c_str(), base_text, fraction_text);
     out += line;
   }
   return out + notes;

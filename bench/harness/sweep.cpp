@@ -20,12 +20,23 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -110,7 +121,9 @@ std::string sweep_svg(const std::vector<SweepSeries>& series) {
                     "\" height=\"" + format("%.0f", height) +
                     "\" font-family=\"sans-serif\" font-size=\"12\">\n"
                     "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-                    "<text x=\"" + format("%.0f", left) + "\" y=\"22\" font-size=\"14\">"
+                    "<text x=\"" +
+                    format("%.0f", left) +
+                    "\" y=\"22\" font-size=\"14\">"
                     "tessel / cuBLAS time ratio against problem size (2MNK)</text>\n";
   // Axes, decade ticks and the two reference lines.
   svg += "<line x1=\"" + format("%.1f", left) + "\" y1=\"" + format("%.1f", bottom) + "\" x2=\"" +
@@ -141,8 +154,8 @@ std::string sweep_svg(const std::vector<SweepSeries>& series) {
     for (const auto& p : series[i].points) {
       svg += "<circle cx=\"" + format("%.1f", px(p.flops)) + "\" cy=\"" +
              format("%.1f", py(p.ratio)) + "\" r=\"4\" fill=\"" + colour +
-             "\" fill-opacity=\"0.75\"><title>" + escape(series[i].kernel) + " " +
-             escape(p.shape) + ": " + format("%.3f", p.ratio) + "</title></circle>\n";
+             "\" fill-opacity=\"0.75\"><title>" + escape(series[i].kernel) + " " + escape(p.shape) +
+             ": " + format("%.3f", p.ratio) + "</title></circle>\n";
     }
     const double ly = top + 16 * static_cast<double>(i);
     svg += "<circle cx=\"" + format("%.1f", left + 16) + "\" cy=\"" + format("%.1f", ly) +

@@ -67,8 +67,8 @@ std::optional<WgmmaOperand> wgmma_operand(const SharedTile& s, bool is_b) {
     bool same = true;
     for (int64_t c = 0; same && c < cols; ++c) {
       for (int64_t r = 0; same && r < rows; ++r) {
-        same = map.base[static_cast<size_t>(r + rows * c)] ==
-               (is_b ? w.offset(c, r) : w.offset(r, c));
+        same =
+            map.base[static_cast<size_t>(r + rows * c)] == (is_b ? w.offset(c, r) : w.offset(r, c));
       }
     }
     if (same) return w;
@@ -92,8 +92,9 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
   for (int i = 0; i < 2; ++i) {
     if (forms[i]) continue;
     const SharedTile& s = i == 0 ? a : b;
-    unsupported(mma, std::string("reads ") + (i == 0 ? "A" : "B") + " from a shared tile in layout " +
-                         s.layout + " over " + ir::to_string(ir::Shape(s.shape.begin(), s.shape.end())) +
+    unsupported(mma, std::string("reads ") + (i == 0 ? "A" : "B") +
+                         " from a shared tile in layout " + s.layout + " over " +
+                         ir::to_string(ir::Shape(s.shape.begin(), s.shape.end())) +
                          "; wgmma takes 16-bit tiles 128-byte swizzled K-major (" +
                          (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
                          ") or MN-major (" +
@@ -208,10 +209,10 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
     line("const unsigned long long desc_b" + std::to_string(i) + " = " +
          descriptor(fb, b.base, col) + ";");
   }
-  const std::string trans = std::string(fa.mn_major || fb.mn_major ? ", " : "") +
-                            (fa.mn_major || fb.mn_major
-                                 ? std::to_string(fa.mn_major) + ", " + std::to_string(fb.mn_major)
-                                 : "");
+  const std::string trans =
+      std::string(fa.mn_major || fb.mn_major ? ", " : "") +
+      (fa.mn_major || fb.mn_major ? std::to_string(fa.mn_major) + ", " + std::to_string(fb.mn_major)
+                                  : "");
   for (int64_t kk = 0; kk < tile_k / 16; ++kk) {
     for (size_t i = 0; i < per_group[0].size(); ++i) {
       // A k16 step moves the start address by whole 16-byte units: +32 bytes inside a K-major
@@ -220,11 +221,11 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
       const std::string step_a = std::to_string(2 * (fa.offset(0, 16 * kk) - fa.offset(0, 0)) / 16);
       const std::string step_b = std::to_string(2 * (fb.offset(0, 16 * kk) - fb.offset(0, 0)) / 16);
       bool overwrite = kk == 0 && !scale_d.empty();
-      line("tessel::device::wgmma_ss<" + std::to_string(atom_n) + ", tessel::device::MmaType::" +
-           type + trans + ">(*reinterpret_cast<float(*)[" + std::to_string(regs) + "]>(" +
-           acc.name + " + " + std::to_string(per_group[0][i].base) + "), desc_a" +
-           std::to_string(i) + " + " + step_a + ", desc_b" + std::to_string(i) + " + " + step_b +
-           (overwrite ? ", " + scale_d : "") + ");");
+      line("tessel::device::wgmma_ss<" + std::to_string(atom_n) +
+           ", tessel::device::MmaType::" + type + trans + ">(*reinterpret_cast<float(*)[" +
+           std::to_string(regs) + "]>(" + acc.name + " + " + std::to_string(per_group[0][i].base) +
+           "), desc_a" + std::to_string(i) + " + " + step_a + ", desc_b" + std::to_string(i) +
+           " + " + step_b + (overwrite ? ", " + scale_d : "") + ");");
     }
   }
   --indent_;

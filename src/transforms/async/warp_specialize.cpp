@@ -47,10 +47,9 @@ std::string atom_of(const Operation& op) {
 
 // `%s = copy %t : shared<...>` with %t in global memory (ir::is_mainloop's copies).
 bool is_global_to_shared(const Operation& op) {
-  return op.kind() == OpKind::copy && op.num_results() == 1 &&
-         op.result()->type().is_tensor() && op.result()->type().space() == MemorySpace::shared &&
-         op.num_operands() >= 1 && op.operand(0)->type().is_tensor() &&
-         op.operand(0)->type().space() == MemorySpace::global;
+  return op.kind() == OpKind::copy && op.num_results() == 1 && op.result()->type().is_tensor() &&
+         op.result()->type().space() == MemorySpace::shared && op.num_operands() >= 1 &&
+         op.operand(0)->type().is_tensor() && op.operand(0)->type().space() == MemorySpace::global;
 }
 
 // Address arithmetic: what the producer may compute and what may stay at the top level. Sizes,
@@ -98,20 +97,20 @@ std::string made_by(const Value* v) {
 // One mainloop and how it splits.
 struct Mainloop {
   Operation* loop;
-  std::vector<Operation*> loads;           // TMA copies into shared memory, in body order
-  std::set<const Operation*> address;      // the loads' address closure inside the body
-  std::set<const Operation*> consumer;     // body ops the consumer keeps (not the loads)
+  std::vector<Operation*> loads;        // TMA copies into shared memory, in body order
+  std::set<const Operation*> address;   // the loads' address closure inside the body
+  std::set<const Operation*> consumer;  // body ops the consumer keeps (not the loads)
   Value* ring = nullptr;
 };
 
 // A K-invariant operand of the epilogue that the producer loads by TMA into a slot of its own
 // aref (header, "Epilogue operands"): `%r = copy %tile : register<...>` after the last mainloop.
 struct EpilogueLoad {
-  Operation* copy;         // the consumer's global -> register copy
-  Operation* tile;         // the `tile` op it reads
-  Type buffer;             // the slot buffer: shared, row-major, unswizzled, the tile's shape
-  std::string tma_atom;    // the producer's load into it
-  std::string read_atom;   // the consumer's shared -> register copy (ld.shared.bN)
+  Operation* copy;        // the consumer's global -> register copy
+  Operation* tile;        // the `tile` op it reads
+  Type buffer;            // the slot buffer: shared, row-major, unswizzled, the tile's shape
+  std::string tma_atom;   // the producer's load into it
+  std::string read_atom;  // the consumer's shared -> register copy (ld.shared.bN)
 };
 
 class Specializer {
@@ -316,12 +315,11 @@ class Specializer {
       if (op.get() == first) before = false;
       // Index math over the block indices moves into the roles too (each clones what it needs):
       // later passes (persistent) give each role its own block indices.
-      bool stays = before && (op->kind() == OpKind::block_grid ||
-                              (is_address_op(*op) &&
-                               std::all_of(op->operands().begin(), op->operands().end(),
-                                           [&](Value* v) {
-                                             return available(v) && !is_block_index(v);
-                                           })));
+      bool stays =
+          before && (op->kind() == OpKind::block_grid ||
+                     (is_address_op(*op) &&
+                      std::all_of(op->operands().begin(), op->operands().end(),
+                                  [&](Value* v) { return available(v) && !is_block_index(v); })));
       if (stays) {
         stay_.insert(op.get());
       } else {
@@ -365,8 +363,7 @@ class Specializer {
         after = true;
         continue;
       }
-      if (!after || op->kind() != OpKind::copy || op->num_operands() != 1 ||
-          op->num_results() != 1)
+      if (!after || op->kind() != OpKind::copy || op->num_operands() != 1 || op->num_results() != 1)
         continue;
       const Type& src = op->operand(0)->type();
       const Type& dst = op->result()->type();
@@ -458,13 +455,14 @@ class Specializer {
         for (const Value* u : def->operands()) work.push_back(u);
     }
     EpilogueLoad load{copy, tile, Type(), "", ""};
-    std::string layout = shape.size() == 1 ? std::to_string(shape[0]) + ":1"
-                                           : "(" + std::to_string(shape[0]) + "," +
-                                                 std::to_string(shape[1]) + "):(" +
-                                                 std::to_string(shape[1]) + ",1)";
+    std::string layout = shape.size() == 1
+                             ? std::to_string(shape[0]) + ":1"
+                             : "(" + std::to_string(shape[0]) + "," + std::to_string(shape[1]) +
+                                   "):(" + std::to_string(shape[1]) + ",1)";
     load.buffer = Type::tensor(e, t.shape(), MemorySpace::shared, layout);
-    load.tma_atom = shape.size() == 1 ? target::cuda::tma_copy_1d(true, shape[0], bits).name
-                                      : target::cuda::tma_copy(true, shape[0], shape[1], bits, 0).name;
+    load.tma_atom = shape.size() == 1
+                        ? target::cuda::tma_copy_1d(true, shape[0], bits).name
+                        : target::cuda::tma_copy(true, shape[0], shape[1], bits, 0).name;
     const int64_t width = read_width(reg, shape);
     load.read_atom = target::cuda::vector_copy(MemorySpace::shared, MemorySpace::reg,
                                                static_cast<int>(width * bits / 8), bits)
@@ -736,7 +734,7 @@ class Specializer {
   std::set<const Operation*> stay_;              // top-level ops all threads keep running
   std::vector<Operation*> moved_;                // top-level ops that move into the roles, in order
   std::set<const Operation*> producer_prelude_;  // of those, what the producer clones ahead
-  std::vector<EpilogueLoad> epilogue_;            // epilogue operands the producer loads
+  std::vector<EpilogueLoad> epilogue_;           // epilogue operands the producer loads
   std::set<const Operation*> epilogue_prelude_;  // the top-level ops their tiles' addresses need
   Value* epilogue_ring_ = nullptr;               // their aref
   Value* seq0_ = nullptr;                        // its sequence number (0: once per tile)
