@@ -423,6 +423,11 @@ void CompiledKernel::prepare_launch(const std::vector<KernelArg>& args) {
       slots_.push_back(&ints_.back());
       continue;
     }
+    if (p.kind == Kind::workspace) {
+      pointers_.push_back(workspace(static_cast<size_t>(p.tensor), sizes));
+      slots_.push_back(&pointers_.back());
+      continue;
+    }
     const KernelArg& a = args.at(next_arg++);
     if (p.kind == Kind::tensor) {
       pointers_.push_back(std::get<TensorArg>(a).data);
@@ -438,6 +443,26 @@ void CompiledKernel::prepare_launch(const std::vector<KernelArg>& args) {
   last_args_ = args;
   prepared_by_ = this;
   launch_ready_ = true;
+}
+
+CUdeviceptr CompiledKernel::workspace(size_t index, const std::map<std::string, int64_t>& sizes) {
+  if (!workspaces_ || workspaces_owner_ != this) {
+    workspaces_ = std::make_shared<std::vector<runtime::DeviceBuffer>>();
+    workspaces_owner_ = this;
+  }
+  const std::vector<int64_t> bytes =
+      interp::workspace_bytes(*module_->kernels.front(), sizes, launch_sm_count());
+  TESSEL_ASSERT(index < bytes.size(), "a workspace parameter without its workspace op");
+  if (workspaces_->size() < bytes.size()) workspaces_->resize(bytes.size());
+  runtime::DeviceBuffer& buffer = (*workspaces_)[index];
+  const auto need = static_cast<std::size_t>(std::max<int64_t>(bytes[index], 16));
+  if (buffer.bytes() < need) {
+    // The previous launches that used the old buffer may still run: wait before freeing it.
+    if (buffer.bytes() > 0) runtime::context().synchronize();
+    buffer = runtime::DeviceBuffer(need);
+    buffer.fill_bytes(0);
+  }
+  return buffer.ptr();
 }
 
 const CUtensorMap& CompiledKernel::tma_descriptor(size_t index,

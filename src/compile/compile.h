@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/buffer.h"
 #include "runtime/module.h"
 #include "target/cuda/emit.h"
 #include "target/cuda/target.h"
@@ -82,6 +83,10 @@ class CompiledKernel {
   // The SM count a persistent grid is sized for (the device's; 1 when the kernel reads none).
   int64_t launch_sm_count() const;
   // Checks the arguments, loads the cubin on first use, and launches (asynchronously) on `stream`.
+  // A kernel with workspaces (split-k's partial tiles and arrival counters, src/ir/async.h) uses
+  // memory this object allocates on first need and keeps: launches of one object follow one
+  // another on one stream (concurrent launches of the same object would share it; copy the
+  // object for another stream: a copy allocates its own).
   void launch(const std::vector<KernelArg>& args, CUstream stream = nullptr);
 
  private:
@@ -114,6 +119,11 @@ class CompiledKernel {
     CUtensorMap map;
   };
   std::vector<CachedDescriptor> tma_descriptors_;
+  // The workspaces, by workspace op (zeroed when allocated; grown, zeroed again, when a launch
+  // needs more), owned by the object that allocated them.
+  std::shared_ptr<std::vector<runtime::DeviceBuffer>> workspaces_;
+  const CompiledKernel* workspaces_owner_ = nullptr;
+  CUdeviceptr workspace(size_t index, const std::map<std::string, int64_t>& sizes);
   const CUtensorMap& tma_descriptor(size_t index, const target::cuda::KernelParam& param,
                                     const TensorArg& tensor);
 };

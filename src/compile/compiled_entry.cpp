@@ -125,7 +125,7 @@ std::optional<Entry> deserialize(std::string_view bytes) {
   for (int64_t i = 0; i < params && !r.failed(); ++i) {
     KernelParam p;
     int64_t kind = r.number();
-    if (kind < 0 || kind > static_cast<int64_t>(KernelParam::Kind::sm_count))
+    if (kind < 0 || kind > static_cast<int64_t>(KernelParam::Kind::workspace))
       return std::nullopt;
     p.kind = static_cast<KernelParam::Kind>(kind);
     p.name = r.text();

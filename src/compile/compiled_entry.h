@@ -17,7 +17,8 @@
 namespace tessel::compiled_entry {
 
 // Part of every key of these entries: bump it whenever the format changes.
-inline constexpr const char* kFormat = "tessel-compiled v3";  // v2: optional TMA descriptors; v3: clusters
+inline constexpr const char* kFormat =
+    "tessel-compiled v4";  // v2: optional TMA descriptors; v3: clusters; v4: workspaces
 
 struct Entry {
   std::string lowered_ir;  // what the emitter consumed (ir::print of the lowered module)

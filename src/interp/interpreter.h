@@ -144,6 +144,12 @@ std::vector<int64_t> grid_extents(const ir::Operation& kernel,
                                   const std::map<std::string, int64_t>& sizes,
                                   int64_t sm_count = 3);
 
+// The bytes of each of the kernel's `workspace` ops (async.h), in program order, for these sizes:
+// what a launch allocates for it.
+std::vector<int64_t> workspace_bytes(const ir::Operation& kernel,
+                                     const std::map<std::string, int64_t>& sizes,
+                                     int64_t sm_count = 3);
+
 // The shape of a global tensor type with its size symbols replaced by values.
 std::vector<int64_t> concrete_shape(const ir::Type& type,
                                     const std::map<std::string, int64_t>& sizes);

@@ -150,6 +150,7 @@ class Machine {
   static int64_t cluster_size(const Block& body);
 
   std::vector<int64_t> grid_only(const Operation& kernel);
+  std::vector<int64_t> workspace_bytes(const Operation& kernel);
 
   void bind_sizes(const Operation& kernel);
 
@@ -225,6 +226,12 @@ class Machine {
 
   void call_external(const Operation& op);
 
+  // Workspaces (async.h): one zeroed host buffer per workspace op and run, shared by every block
+  // and role; a part is a view of tensor i; counter_arrive increments in place.
+  void workspace(const Operation& op);
+  void workspace_part(const Operation& op);
+  void counter_arrive(const Operation& op);
+
   // ---- roles and asynchrony (async.h; the model in roles.h and sync_models.h) ----
 
   // The kernel's roles, block.ops()[first] and those after it, each on a copy of this machine
@@ -286,6 +293,9 @@ class Machine {
   // computes one async mma.
   std::deque<std::vector<std::function<void()>>> mma_groups_;
   std::vector<std::function<void()>> open_group_;
+  // The run's workspaces by op (shared with the copies of this machine that run the roles).
+  std::shared_ptr<std::map<const Operation*, std::shared_ptr<HostTensor>>> workspaces_ =
+      std::make_shared<std::map<const Operation*, std::shared_ptr<HostTensor>>>();
 };
 
 }  // namespace tessel::interp::detail

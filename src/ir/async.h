@@ -98,6 +98,29 @@
 //                                           roles (no block exits while a peer may still arrive
 //                                           on its barriers or write its slots)
 //
+// Workspaces (made by split-k, src/transforms/schedule/split_k.cpp): global memory that the
+// launch provides, through which the blocks of one launch meet.
+//   %ws = workspace %n : global<f32>[M,N]   at the top level, before the roles: %n tensors of the
+//                                           result type one after another (row-major), which the
+//                                           launch allocates (it evaluates %n from sizes,
+//                                           constants and sm_count, like the grid). Zero when
+//                                           first allocated and reused by later launches: a
+//                                           kernel that counts in it leaves it zero again
+//                                           (counter_arrive does). The result is tensor 0.
+//   %t = workspace_part %ws, %i : global<f32>[M,N]
+//                                           tensor i (< n) of the workspace
+//   %k = counter_arrive %c, %n : index      %c is a global<i32>[1] (a workspace part). Every
+//                                           thread that runs the op (its role, or the whole block
+//                                           outside roles) has made its earlier global writes
+//                                           visible at GPU scope (release); then the counter is
+//                                           incremented once for all of them, wrapping to 0 at
+//                                           n, and every thread gets the count before the
+//                                           increment; later reads see the writes of every block
+//                                           that arrived before (acquire). So the n-th arrival
+//                                           (k == n - 1) sees the others' writes and leaves the
+//                                           counter zero. Nothing waits: a block that is not
+//                                           last goes on, and no launch can deadlock on it.
+//
 // Level 2 is what the protocol check (check-protocol) reasons about, and what the emitter
 // translates: mbarrier ops become tessel::device::mbarrier_* calls, copy_async a TMA load, and so
 // on; the emitter adds no wait or arrive of its own.

@@ -79,6 +79,9 @@ constexpr OpInfo kOps[] = {
     {OpKind::slice, "slice", 0},
     {OpKind::sm_count, "sm_count", 0},
     {OpKind::cluster_rank, "cluster_rank", 0},
+    {OpKind::workspace, "workspace", 0},
+    {OpKind::workspace_part, "workspace_part", 0},
+    {OpKind::counter_arrive, "counter_arrive", 0},
 };
 
 }  // namespace

@@ -117,6 +117,11 @@ enum class OpKind {
   // the machine
   sm_count,
   cluster_rank,
+  // memory the launch provides and blocks that meet through it (a split reduction's partial
+  // tiles and arrival counters; see "Workspaces" in verifier.h)
+  workspace,
+  workspace_part,
+  counter_arrive,
 };
 
 // Static facts about an op kind.

@@ -136,6 +136,51 @@ void Verifier::operation(const Operation& op) {
         error(op, "stands at the top level of the kernel");
       }
       return;
+    case OpKind::workspace:
+      // async.h, "Workspaces".
+      if (op.num_operands() != 1 || op.num_results() != 1) {
+        error(op,
+              "takes a count and makes one global tensor: `%w = workspace %n : "
+              "global<f32>[M,N]`");
+      }
+      need_index(op, 0);
+      if (!grid_invariant(op.operand(0))) {
+        error(op, "the count ", value_ref(op.operand(0)),
+              " must be computed from sizes, constants and sm_count (the launch evaluates it)");
+      }
+      if (!op.result()->type().is_tensor() || op.result()->type().space() != MemorySpace::global ||
+          op.result()->type().has_layout()) {
+        error(op, "makes a row-major global tensor, not ", op.result()->type().str());
+      }
+      if (op.parent_op() != kernel_) error(op, "stands at the top level of the kernel");
+      return;
+    case OpKind::workspace_part:
+      if (op.num_operands() != 2 || op.num_results() != 1 || !op.operand(0)->def() ||
+          op.operand(0)->def()->kind() != OpKind::workspace) {
+        error(op, "takes a workspace and an index: `%t = workspace_part %w, %i : T`");
+      }
+      need_index(op, 1);
+      if (op.result()->type() != op.operand(0)->type()) {
+        error(op, "makes one tensor of the workspace's type ", op.operand(0)->type().str(),
+              ", not ", op.result()->type().str());
+      }
+      return;
+    case OpKind::counter_arrive: {
+      const Type i32_counter = Type::tensor(ScalarKind::i32, {Extent(1)}, MemorySpace::global);
+      if (op.num_operands() != 2 || op.num_results() != 1 || op.operand(0)->type() != i32_counter ||
+          op.result()->type() != Type::scalar(ScalarKind::index)) {
+        error(op,
+              "takes a global<i32>[1] counter and a count and makes an index: "
+              "`%k = counter_arrive %c, %n : index`");
+      }
+      need_index(op, 1);
+      if (op.parent_op() == kernel_) {
+        error(op,
+              "stands in a role or a loop of the block (it waits for the writes of the "
+              "threads that run it), not at the top level");
+      }
+      return;
+    }
     case OpKind::constant:
       return constant(op);
     case OpKind::block_grid:

@@ -26,6 +26,9 @@ std::vector<std::string> lowering_passes() {
   // an aref; the consumer's stores of its accumulator tile go through shared memory and TMA; the
   // aref gets its ring depth and the consumer its wgmma groups in flight from the budget.
   passes.push_back("warp-specialize");
+  // A grid pinned split_k divides K among parts per tile; the last part to finish sums the
+  // partials (in a workspace, in a fixed order) and runs the epilogue.
+  passes.push_back("split-k");
   passes.push_back("stage-stores");
   passes.push_back("pipeline-arefs");
   // Pipelining without warp specialization (the sm_80 path, and kernels pinned

@@ -15,12 +15,13 @@
 #include "transforms/async/pipeline_loops.h"
 #include "transforms/async/stage_stores.h"
 #include "transforms/async/warp_specialize.h"
+#include "transforms/layout/shared_layouts_pass.h"
+#include "transforms/layout/synthesize_layouts.h"
 #include "transforms/schedule/cluster_blocks.h"
 #include "transforms/schedule/persistent.h"
 #include "transforms/schedule/raster_blocks.h"
+#include "transforms/schedule/split_k.h"
 #include "transforms/schedule/unswitch_loops.h"
-#include "transforms/layout/shared_layouts_pass.h"
-#include "transforms/layout/synthesize_layouts.h"
 
 namespace tessel::transforms {
 namespace {
@@ -99,14 +100,19 @@ void register_passes() {
                      "aref ring depth (slots) from the shared-memory budget and wgmma groups in "
                      "flight (Tawa §III-D)",
                      [](ir::Module& m) { pipeline_arefs(m); }});
+  ir::register_pass({"split-k",
+                     "a block_grid pinned split_k: the K loop divided among parts per tile, the "
+                     "last part to arrive sums the partials in order and runs the epilogue",
+                     [](ir::Module& m) { split_k(m); }});
   ir::register_pass({"cluster-blocks",
                      "blocks that share an operand tile (adjacent along a grid dimension) grouped "
                      "into thread-block clusters of 2, for multicast-loads",
                      [](ir::Module& m) { cluster_blocks(m); }});
-  ir::register_pass({"persistent",
-                     "a warp-specialized kernel's grid as one block per SM looping over tiles in the "
-                     "raster order; aref sequence numbers continue across tiles",
-                     [](ir::Module& m) { make_persistent(m); }});
+  ir::register_pass(
+      {"persistent",
+       "a warp-specialized kernel's grid as one block per SM looping over tiles in the "
+       "raster order; aref sequence numbers continue across tiles",
+       [](ir::Module& m) { make_persistent(m); }});
   ir::register_pass({"unswitch-loops",
                      "a role's loop that branches on a condition it does not change becomes a "
                      "branch between two copies of the loop",
@@ -129,7 +135,8 @@ void register_passes() {
                      "iterations ahead)",
                      [](ir::Module& m) { lower_mainloops(m); }});
   ir::register_pass({"check-protocol",
-                     "the barrier protocol after lower-arefs and lower-mainloops: every wait matched, parities, arrive "
+                     "the barrier protocol after lower-arefs and lower-mainloops: every wait "
+                     "matched, parities, arrive "
                      "counts, no slot written before it is released",
                      [](ir::Module& m) { check_protocol(m); }});
 }

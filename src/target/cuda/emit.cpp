@@ -104,24 +104,7 @@ EmittedKernel Emitter::run() {
       bool w = written.count(arg.get()) > 0;
       params.push_back(std::string(w ? "" : "const ") + storage_type(t.element()) +
                        "* __restrict__ " + name);
-      View v;
-      v.base = name;
-      if (is_static(t.shape())) v.shape = t.static_shape();  // a whole static tensor is a tile
-      v.element = t.element();
-      int r = t.rank();
-      for (int d = 0; d < r; ++d) {
-        v.extent.push_back(extent_expr(t.shape()[d]));
-        v.extent_divisor.push_back(extent_divisor(t.shape()[d]));
-        v.origin.push_back("0");
-        v.origin_align.push_back(0);  // 0: origin is zero (divisible by anything)
-        v.full.push_back(true);
-      }
-      for (int d = 0; d < r; ++d) {
-        std::string s = "1";
-        for (int e = d + 1; e < r; ++e) s = s == "1" ? v.extent[e] : s + " * " + v.extent[e];
-        v.stride.push_back(s);
-      }
-      views_[arg.get()] = v;
+      views_[arg.get()] = whole_tensor(name, t);
       out_.params.push_back(param(KernelParam::Kind::tensor, arg->name(), t));
     } else {
       if (t.element() != ScalarKind::f32 && t.element() != ScalarKind::index &&
@@ -205,6 +188,27 @@ int64_t Emitter::extent_divisor(const ir::Extent& e) {
   if (e.is_static()) return e.value;
   auto it = divisor_.find(e.symbol);
   return it == divisor_.end() ? 1 : it->second;
+}
+
+View Emitter::whole_tensor(const std::string& base, const Type& t) {
+  View v;
+  v.base = base;
+  if (is_static(t.shape())) v.shape = t.static_shape();  // a whole static tensor is a tile
+  v.element = t.element();
+  int r = t.rank();
+  for (int d = 0; d < r; ++d) {
+    v.extent.push_back(extent_expr(t.shape()[d]));
+    v.extent_divisor.push_back(extent_divisor(t.shape()[d]));
+    v.origin.push_back("0");
+    v.origin_align.push_back(0);  // 0: origin is zero (divisible by anything)
+    v.full.push_back(true);
+  }
+  for (int d = 0; d < r; ++d) {
+    std::string s = "1";
+    for (int e = d + 1; e < r; ++e) s = s == "1" ? v.extent[e] : s + " * " + v.extent[e];
+    v.stride.push_back(s);
+  }
+  return v;
 }
 
 const char* Emitter::storage_type(ScalarKind k) {
@@ -291,6 +295,7 @@ void Emitter::block(const ir::Block& b) {
 }
 
 void Emitter::emit(const Operation& op) {
+  if (fused_.count(&op)) return;
   switch (op.kind()) {
     case OpKind::size:
       scalars_[op.result()] = op.str_attr("name");
@@ -316,6 +321,12 @@ void Emitter::emit(const Operation& op) {
       scalars_[op.result()] = name;
       return;
     }
+    case OpKind::workspace:
+      return workspace(op);
+    case OpKind::workspace_part:
+      return workspace_part(op);
+    case OpKind::counter_arrive:
+      return counter_arrive(op);
     case OpKind::cluster_rank: {
       std::string name = fresh(op.result()->name());
       line("const int " + name + " = static_cast<int>(tessel::device::cluster_cta_rank());");

@@ -33,7 +33,9 @@ namespace tessel::target::cuda {
 // scalars by value), then one `int` per size symbol.
 struct KernelParam {
   // sm_count: an `int` the launch fills with the device's SM count (what `sm_count` reads).
-  enum class Kind { tensor, scalar, size, tma_descriptor, sm_count };
+  // workspace: a pointer to `workspace` op number `tensor` (program order) of the kernel's
+  // workspaces, which the launch allocates (interp::workspace_bytes) and zeroes once.
+  enum class Kind { tensor, scalar, size, tma_descriptor, sm_count, workspace };
   Kind kind = Kind::tensor;
   std::string name;
   ir::Type type;  // the tensor or scalar type; `index` for sizes; the tensor's for descriptors

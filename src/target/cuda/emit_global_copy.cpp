@@ -50,6 +50,24 @@ void Emitter::copy(const Operation& op) {
   }
   Reg r = load ? new_reg(op) : reg(op, rv);
   const Plan& plan = *r.plan;
+  // A load whose only use is the next op, `add %x, %loaded` of the same layout (split-k's sum of
+  // partial tiles): each fetched value is added where it lands, so that the loaded tile's values
+  // die one by one instead of all living beside %x (128 + 128 registers would spill).
+  const Operation* fused = load ? accumulating_add(op) : nullptr;
+  std::string addend, sum;
+  if (fused) {
+    const Value* other = fused->operand(0) == op.result() ? fused->operand(1) : fused->operand(0);
+    addend = reg(*fused, other).name;
+    sum = new_reg(*fused).name;
+    fused_.insert(fused);
+  }
+  auto add_values = [&](int64_t v, int64_t w) {
+    if (!fused) return;
+    for (int64_t i = v; i < v + w; ++i) {
+      const std::string k = "[" + std::to_string(i) + "]";
+      line(sum + k + " = " + addend + k + " + " + r.name + k + ";");
+    }
+  };
   size_t rank = g.shape.size();
   if (plan.tile != g.shape) unsupported(op, "between tiles of different shapes");
   if (load && r.element != g.element) unsupported(op, "changes the element type; cast instead");
@@ -70,11 +88,17 @@ void Emitter::copy(const Operation& op) {
   std::string bf = g.element == ScalarKind::bf16 ? "true" : "false";
   int64_t bytes = g.element == ScalarKind::f32 ? 4 : 2;
   size_t last = rank - 1;
-  // The accesses of the whole tile as `view` describes it (its facts decide predicates and widths).
-  auto accesses = [&](const View& g) {
-    std::vector<std::string> unpacks;  // conversions of masked vector loads, after all fetches
-    for (int64_t v = 0; v < plan.values;) {
+  // The accesses of values `values` (increasing) as `view` describes them (its facts decide
+  // predicates and widths).
+  auto value_accesses = [&](const View& g, const std::vector<int64_t>& values) {
+    // Conversions of masked vector loads, after all fetches (with the values they convert).
+    std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> unpacks;
+    for (size_t at = 0; at < values.size();) {
+      const int64_t v = values[at];
       int64_t w = vector_width(g, plan, v, bytes);
+      for (int64_t i = 1; i < w; ++i) {
+        if (at + i >= values.size() || values[at + i] != v + i) w = 1;
+      }
       const auto& vc = plan.value_coord[v];
       std::string voff;
       for (size_t d = 0; d < rank; ++d) {
@@ -110,10 +134,11 @@ void Emitter::copy(const Operation& op) {
           line("const bool ok" + n + " = " + pred + ";");
           stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
                  (bytes == 2 ? stream : "") + ">(" + addr + ", ok" + n + ");";
-          unpacks.push_back(bytes == 2 ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " +
-                                             bf + ", ok" + n + ", " + float_literal(g.pad) + ");"
-                                       : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot +
-                                             ", ok" + n + ", " + float_literal(g.pad) + ");");
+          unpacks.push_back({bytes == 2 ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " +
+                                              bf + ", ok" + n + ", " + float_literal(g.pad) + ");"
+                                        : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot +
+                                              ", ok" + n + ", " + float_literal(g.pad) + ");",
+                             {v, w}});
         } else if (!pred.empty()) {
           std::string pad;
           for (int64_t i = 0; i < w; ++i) {
@@ -137,9 +162,19 @@ void Emitter::copy(const Operation& op) {
         if (!pred.empty()) stmt = "if (" + pred + ") " + stmt;
       }
       line(stmt);
-      v += w;
+      if (load && (pred.empty() || w == 1)) add_values(v, w);
+      at += static_cast<size_t>(w);
     }
-    for (const std::string& u : unpacks) line(u);
+    for (const auto& [u, converted] : unpacks) {
+      line(u);
+      add_values(converted.first, converted.second);
+    }
+  };
+  // The whole tile.
+  auto accesses = [&](const View& g) {
+    std::vector<int64_t> all(static_cast<size_t>(plan.values));
+    for (int64_t v = 0; v < plan.values; ++v) all[static_cast<size_t>(v)] = v;
+    value_accesses(g, all);
   };
   // A store of a tile the facts cannot prove full or row-aligned (a GEMM epilogue at ragged M, N:
   // predicated 2-byte stores of the wgmma accumulator's column pairs) gets a second version for the
@@ -190,6 +225,29 @@ void Emitter::copy(const Operation& op) {
   }
   --indent_;
   line("}");
+}
+
+// The `add` that is the only use of `load`'s result and the op right after it, adding a register
+// tensor of the same layout and element type; null when there is none.
+const Operation* Emitter::accumulating_add(const Operation& load) {
+  const Value* loaded = load.result();
+  const ir::Block* block = load.parent_block();
+  const size_t at = ir::position_in_block(load);
+  if (!block || at + 1 >= block->ops().size()) return nullptr;
+  const Operation* next = block->ops()[at + 1].get();
+  if (next->kind() != OpKind::add || next->result()->type() != loaded->type() ||
+      next->operand(0)->type() != next->operand(1)->type() ||
+      next->operand(0) == next->operand(1)) {
+    return nullptr;
+  }
+  int64_t uses = 0;
+  for (size_t i = at + 1; i < block->ops().size(); ++i) {
+    ir::walk(block->ops()[i].get(), [&](Operation* o) {
+      for (const Value* x : o->operands()) uses += x == loaded;
+    });
+  }
+  const bool adds = next->operand(0) == loaded || next->operand(1) == loaded;
+  return adds && uses == 1 ? next : nullptr;
 }
 
 // The widest vector (elements) that values v, v+1, ... of `plan` form in `g`: consecutive

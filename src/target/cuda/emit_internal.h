@@ -143,6 +143,12 @@ class Emitter {
   std::string extent_expr(const ir::Extent& e);
   int64_t extent_divisor(const ir::Extent& e);
   static const char* storage_type(ScalarKind k);
+  // The view of a whole row-major global tensor of type `t` at pointer `base`.
+  View whole_tensor(const std::string& base, const Type& t);
+  // Workspaces (emit_workspace.cpp): launch-provided global memory, its parts, arrival counters.
+  void workspace(const Operation& op);
+  void workspace_part(const Operation& op);
+  void counter_arrive(const Operation& op);
   void line(const std::string& s) { body_ << std::string(2 * indent_, ' ') << s << "\n"; }
 
   [[noreturn]] void unsupported(const Operation& op, const std::string& why);
@@ -337,6 +343,11 @@ class Emitter {
   bool issue_one_ = false;
   int role_index_ = -1;  // the current role's position among the kernel's roles (-1: outside)
   int64_t role_threads_ = 0;
+  int workspaces_ = 0;
+  // Ops another op's emission already wrote (an add fused into the load before it).
+  std::set<const Operation*> fused_;
+  const Operation* accumulating_add(
+      const Operation& load);  // workspace ops emitted so far (their KernelParam::tensor numbers)
   std::vector<std::string> async_accumulators_;
   // The block whose C scope declares a register array (a loop's carried values: the loop's block);
   // an mma_wait fences only the accumulators in scope where it stands.

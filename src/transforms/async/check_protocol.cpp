@@ -124,6 +124,15 @@ class Run {
         top_(ids),
         buffers_(ids) {}
 
+  // What every counter_arrive returns in this run: the last arrival (n - 1) or the first (0). A
+  // split-k block either sums the partials and runs the epilogue or skips both; each branch must
+  // keep the protocol, so check_sizes runs both.
+  Run& last_arrivals(bool last) {
+    last_arrival_ = last;
+    if (!last) instance_ += ", not the last arrival";
+    return *this;
+  }
+
   // Evaluates the top level up to the roles; returns the grid's block count.
   int64_t grid_blocks() {
     int64_t blocks = 1;
@@ -207,8 +216,10 @@ class Run {
     }
     if (roles_.empty()) {
       if (block_threads == 0)
-        fail(kernel_, "the kernel has mbarriers and no roles, but its block_grid has no `threads` "
-                      "to count arrivals by", false);
+        fail(kernel_,
+             "the kernel has mbarriers and no roles, but its block_grid has no `threads` "
+             "to count arrivals by",
+             false);
       Role r(&kernel_, top_);
       r.threads = block_threads;
       r.stack.push_back(Frame{kernel_.region(0), 0, nullptr});
@@ -366,6 +377,9 @@ class Run {
         return true;
       case OpKind::sm_count:
         env[op.result()] = sm_count_;
+        return true;
+      case OpKind::counter_arrive:
+        env[op.result()] = last_arrival_ ? value(env, op.operand(1)) - 1 : 0;
         return true;
       case OpKind::constant:
         if (op.attr("value")->kind != ir::Attribute::Kind::integer) return false;
@@ -700,8 +714,8 @@ class Run {
       if (r.done || !r.blocked) continue;
       if (!first) first = r.blocked;
       ir::BarrierModel& b = barrier(*r.blocked, r, 0);
-      what += "; the " + role_name(r) + loop_position(r) + " waits at " +
-              ir::op_where(*r.blocked) + " on " + barrier_name(*r.blocked, r, 0) + " for parity " +
+      what += "; the " + role_name(r) + loop_position(r) + " waits at " + ir::op_where(*r.blocked) +
+              " on " + barrier_name(*r.blocked, r, 0) + " for parity " +
               std::to_string(value(r.env, r.blocked->operand(2))) + " (" + b.describe() + ")";
     }
     for (Role& r : roles_) {
@@ -713,6 +727,7 @@ class Run {
   const Operation& kernel_;
   const std::map<std::string, int64_t>* sizes_;
   int64_t sm_count_;
+  bool last_arrival_ = true;
   Schedule schedule_;
   std::string instance_;
   Env top_;
@@ -721,9 +736,9 @@ class Run {
   ValueMap<size_t> buffers_;  // -> uses_
   std::vector<Use> uses_;
   std::vector<Role> roles_;
-  std::deque<Load> loads_;  // issued, not landed yet (late loads), in the order issued
-  int64_t landed_ = 0;      // loads landed from loads_
-  bool visible_ = false;    // the op just executed touched a barrier, a slot or a wgmma group
+  std::deque<Load> loads_;      // issued, not landed yet (late loads), in the order issued
+  int64_t landed_ = 0;          // loads landed from loads_
+  bool visible_ = false;        // the op just executed touched a barrier, a slot or a wgmma group
   int64_t cluster_blocks_ = 1;  // blocks per cluster (the block_grid's `cluster`)
 };
 
@@ -736,6 +751,9 @@ void check_sizes(const Operation& kernel, const ValueIds& ids,
   std::string text;
   for (const std::string& s : kernel.signature().sizes)
     text += (text.empty() ? "" : ", ") + s + " = " + std::to_string(sizes.at(s));
+  bool counts = false;
+  ir::walk(const_cast<Operation*>(&kernel),
+           [&](Operation* op) { counts = counts || op->kind() == OpKind::counter_arrive; });
   for (int64_t sms : sm_counts) {
     for (const Schedule& schedule : schedules) {
       std::string instance = text + ", " + std::to_string(sms) + " SM(s)";
@@ -743,8 +761,12 @@ void check_sizes(const Operation& kernel, const ValueIds& ids,
       std::vector<int64_t> which = {0};
       if (blocks > 1 && !first_block_only) which.push_back(blocks - 1);
       for (int64_t block : which) {
-        Run(kernel, ids, sizes, sms, schedule, instance + ", block " + std::to_string(block))
-            .run_block(block);
+        for (bool last : {true, false}) {
+          if (!last && !counts) continue;
+          Run(kernel, ids, sizes, sms, schedule, instance + ", block " + std::to_string(block))
+              .last_arrivals(last)
+              .run_block(block);
+        }
       }
     }
   }

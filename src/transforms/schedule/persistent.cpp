@@ -50,8 +50,8 @@ std::vector<std::pair<const Value*, Value*>> per_tile_counts(const Operation& ro
       count = loop->operand(1);
     }
     const Value* aref = op->operand(0);
-    auto it = std::find_if(counts.begin(), counts.end(),
-                           [&](const auto& c) { return c.first == aref; });
+    auto it =
+        std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == aref; });
     if (it == counts.end()) {
       counts.emplace_back(aref, count);
     } else if (it->second != count) {
@@ -78,9 +78,9 @@ void make_kernel_persistent(Operation& kernel) {
     }
     if (pin->i == 0) return;
   }
-  if (grid->num_results() > 2) {
+  if (grid->num_results() > 3) {
     user_error(grid->loc(), "persistent: a grid of ", grid->num_results(),
-               " dimensions is not made persistent (one or two; pin persistent = 0)");
+               " dimensions is not made persistent (one to three; pin persistent = 0)");
   }
   for (const auto& r : grid->results()) {
     ir::walk(&kernel, [&](Operation* op) {
@@ -100,7 +100,10 @@ void make_kernel_persistent(Operation& kernel) {
   const SourceLocation loc = grid->loc();
   OpBuilder top(&body);
   top.set_insertion_point_before(grid);
-  const bool two_d = grid->num_results() == 2;
+  // A third dimension (split-k's splits of one tile) varies fastest: the blocks that take the
+  // parts of one tile run at once, and the tiles keep the raster order of the first two.
+  const bool three_d = grid->num_results() == 3;
+  const bool two_d = grid->num_results() >= 2;
   std::vector<int64_t> cluster(grid->num_results(), 1);
   if (const Attribute* pin = grid->attr("cluster")) {
     if (pin->kind != Attribute::Kind::int_list) {
@@ -131,7 +134,14 @@ void make_kernel_persistent(Operation& kernel) {
     tiles_n = top.index_op(OpKind::cdiv, tiles_n, top.index_constant(cluster[1], loc),
                            "cluster_cols", loc);
   }
+  if (three_d && cluster_dim >= 0) {
+    user_error(grid->loc(),
+               "persistent: a grid of three dimensions in clusters is not made "
+               "persistent (pin cluster = [1, 1, 1] or persistent = 0)");
+  }
   Value* tiles = two_d ? top.index_op(OpKind::mul, tiles_m, tiles_n, "tiles", loc) : tiles_m;
+  Value* parts = three_d ? grid->operand(2) : nullptr;
+  if (three_d) tiles = top.index_op(OpKind::mul, tiles, parts, "units", loc);
   Operation* sms = top.create(OpKind::sm_count, {}, {kIndex}, loc);
   sms->result()->set_name("sms");
   Value* blocks = nullptr;  // the grid
@@ -160,8 +170,8 @@ void make_kernel_persistent(Operation& kernel) {
     Operation* r = top.create(OpKind::cluster_rank, {}, {kIndex}, loc);
     r->result()->set_name("cluster_rank");
     rank = r->result();
-    first = top.index_op(OpKind::div, new_grid->result(), top.index_constant(blocks_per_cluster, loc),
-                         "first_tile", loc);
+    first = top.index_op(OpKind::div, new_grid->result(),
+                         top.index_constant(blocks_per_cluster, loc), "first_tile", loc);
   }
   // Raster groups count cluster rows when clusters stack blocks along dimension 0.
   int64_t group = grid->has_attr("raster_group") ? grid->int_attr("raster_group") : 1;
@@ -192,7 +202,7 @@ void make_kernel_persistent(Operation& kernel) {
     loop->add_operand(tiles);
     loop->add_operand(step);
     Block* tile_body = loop->add_region();
-    Value* t = tile_body->add_argument(kIndex, "tile");
+    Value* t = tile_body->add_argument(kIndex, three_d ? "unit" : "tile");
     std::vector<Value*> bases;
     for (size_t i = 0; i < std::max<size_t>(1, counts.size()); ++i) {
       // A once-per-tile aref counts the tiles this block has done.
@@ -214,6 +224,11 @@ void make_kernel_persistent(Operation& kernel) {
     for (auto& d : drains) role_body->append(std::move(d));
     OpBuilder b(tile_body);
     std::vector<Value*> coords;
+    Value* part = nullptr;
+    if (three_d) {
+      part = b.index_op(OpKind::rem, t, parts, grid->result(2)->name(), loc);
+      t = b.index_op(OpKind::div, t, parts, "tile", loc);
+    }
     if (two_d) {
       Value* group_index = b.index_op(OpKind::div, t, per_group, "group", loc);
       Value* group_first = b.index_op(OpKind::mul, group_index, c_group, "group_first", loc);
@@ -226,6 +241,7 @@ void make_kernel_persistent(Operation& kernel) {
     } else {
       coords.push_back(t);
     }
+    if (part) coords.push_back(part);
     if (cluster_dim >= 0) {
       // The cluster's tile along its dimension, then this block's within it (its rank).
       Value*& c = coords[cluster_dim];
@@ -258,10 +274,10 @@ void make_kernel_persistent(Operation& kernel) {
     }
     std::vector<Value*> next;
     for (size_t i = 0; i < bases.size(); ++i) {
-      next.push_back(i < counts.size() ? b.index_op(OpKind::add, bases[i], counts[i],
-                                                    counts[i] == c1 ? "tile_seq_next" : "seq_next",
-                                                    loc)
-                                       : bases[i]);
+      next.push_back(i < counts.size()
+                         ? b.index_op(OpKind::add, bases[i], counts[i],
+                                      counts[i] == c1 ? "tile_seq_next" : "seq_next", loc)
+                         : bases[i]);
     }
     b.create(OpKind::yield, next, {}, loc);
   }

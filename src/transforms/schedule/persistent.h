@@ -47,12 +47,16 @@
 // once (cuOccupancyMaxActiveClusters x 2), not the SMs: a cluster beyond them would run as a
 // second wave.
 //
+// A grid of three dimensions (split-k's `%bm, %bn, %part = block_grid %tm, %tn, %parts`) walks
+// tm * tn * parts units, the third dimension fastest: unit u is part u % parts of tile u / parts
+// (the parts of one tile run at once on neighbouring blocks), the tiles in the raster order above.
+//
 // A role's trailing `copy_async_wait` ops (stage-stores' drain of TMA stores) stay after the loop.
 //
 // Pins: `persistent = 0` on the block_grid keeps the grid of one block per tile. Refused with a
 // user error: block indices used outside the roles, ops of one aref in one role in loops of
-// different trip counts or with a lower bound other than 0 and a step other than 1, grids of three
-// dimensions, clusters along two dimensions.
+// different trip counts or with a lower bound other than 0 and a step other than 1, grids of more
+// than three dimensions, clusters along two dimensions or with a third grid dimension.
 #pragma once
 
 #include "ir/ir.h"

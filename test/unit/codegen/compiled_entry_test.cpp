@@ -100,7 +100,7 @@ TEST(CompiledEntry, RejectsAnythingButOneWholeEntry) {
   EXPECT_FALSE(compiled_entry::deserialize(bytes + "1:x"));
   // Another format version.
   std::string other = bytes;
-  other.replace(other.find("v3"), 2, "v2");
+  other.replace(other.find("v4"), 2, "v3");
   EXPECT_FALSE(compiled_entry::deserialize(other));
   // An unknown parameter kind, and a type that does not parse.
   compiled_entry::Entry e = sample_entry();
@@ -186,7 +186,8 @@ TEST_F(CompiledEntryCompile, FreshCacheTakesTheDiskEntry) {
                          TensorArg{0x30000, {300, 500}, ir::ScalarKind::f16}});
   EXPECT_EQ(sizes.at("M"), 300);
   // (A persistent grid, sized here for 132 SMs: no GPU is needed.)
-  EXPECT_EQ(hit.launch_config(sizes, 132).grid.count(), cold.launch_config(sizes, 132).grid.count());
+  EXPECT_EQ(hit.launch_config(sizes, 132).grid.count(),
+            cold.launch_config(sizes, 132).grid.count());
   // Goal < 5 ms on the device host; loose here (busy CI machines).
   std::cout << "cold " << cold.times().total_ms << " ms, disk hit " << hit.times().total_ms
             << " ms\n";

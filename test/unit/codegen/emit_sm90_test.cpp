@@ -79,9 +79,9 @@ TEST(EmitSm90, EveryOperandLayoutCompilesWithMnMajorDescriptorsAndSeveralBoxes) 
     const char* flags;  // wgmma_ss's <N, type, TransA, TransB>
     int a_boxes, b_boxes;
   };
-  for (const Case& c : {Case{"gemm_nn", "MmaType::f16, 0, 1>", 1, 4},
-                        Case{"gemm_tn", "MmaType::f16, 1, 1>", 2, 4},
-                        Case{"gemm_tt", "MmaType::f16, 1, 0>", 2, 1}}) {
+  for (const Case& c :
+       {Case{"gemm_nn", "MmaType::f16, 0, 1>", 1, 4}, Case{"gemm_tn", "MmaType::f16, 1, 1>", 2, 4},
+        Case{"gemm_tt", "MmaType::f16, 1, 0>", 2, 1}}) {
     SCOPED_TRACE(c.name);
     auto module = ir::parse_module(examples::lowered_kernels().at(c.name), c.name);
     CompileOptions options;
@@ -270,6 +270,45 @@ TEST(EmitSm90, OverlappedEpilogueCarriesThePackedTileAndSplitsTheMainloopInPlace
   const size_t declared = cuda.find("float c_", first);
   EXPECT_TRUE(declared == std::string::npos || declared > second) << cuda;
   EXPECT_LT(second, cuda.find("if (!((0 < parts_end) || (parts_end < tiles_k))) {")) << cuda;
+}
+
+}  // namespace
+}  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// A GEMM with split-k (src/transforms/schedule/split_k.h): ptxas takes it, the wgmma stay
+// asynchronous, the workspaces are kernel parameters the launch fills (f32 partials, i32
+// counters), and each arrival is a fence, the role's barrier, one atomicInc, the barrier again.
+// Known and measured (bench/results/2026-11-26-split-k-h200.md): the last part's sum of the
+// partial tiles spills (the loaded tile beside the running sum); not asserted either way here.
+TEST(EmitSm90, SplitKGemmCompilesWithWorkspacesAndOneAtomicPerArrival) {
+  std::string text = examples::lowered_kernels().at("gemm");
+  const std::string grid = "block_grid %tiles_m, %tiles_n :";
+  const size_t at = text.find(grid);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, grid.size(), "block_grid %tiles_m, %tiles_n {split_k = auto} :");
+  auto module = ir::parse_module(text, "gemm_split_k.tir");
+  CompileOptions options;
+  options.compile_cubin = false;
+  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+  int workspaces = 0;
+  for (const auto& p : kernel.emitted().params) {
+    workspaces += p.kind == target::cuda::KernelParam::Kind::workspace;
+  }
+  EXPECT_EQ(workspaces, 2);
+  const std::string& src = kernel.cuda_source();
+  EXPECT_NE(src.find("float* __restrict__ partials"), std::string::npos);
+  EXPECT_NE(src.find("int* __restrict__ counters"), std::string::npos);
+  size_t atomics = 0;
+  for (size_t p = src.find("atomicInc("); p != std::string::npos; p = src.find("atomicInc(", p + 1))
+    ++atomics;
+  EXPECT_EQ(atomics, 2u) << "one per copy of the consumer's tile loop (unswitch-loops makes two)";
+  std::string log = ptxas_log("gemm_split_k", text);
+  EXPECT_NE(log.find("Used"), std::string::npos) << log;
+  EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
+  EXPECT_EQ(log.find("C7514"), std::string::npos) << log;
 }
 
 }  // namespace
