@@ -15,6 +15,7 @@
 #include "bench/harness/gemm_kernels.h"
 #include "bench/harness/report.h"
 #include "compile/compile.h"
+#include "compile/variants.h"
 #include "interp/interpreter.h"
 #include "runtime/buffer.h"
 #include "runtime/context.h"
@@ -90,6 +91,11 @@ struct GemmCase {
   std::unique_ptr<ir::Module> lowered;  // --lowered: compiled instead of `module`
   std::unique_ptr<GemmKernelInfo> info;
   std::unique_ptr<CompiledKernel> compiled;
+  // A spec `a.tir+b.tir+...`: variants of one kernel (the first is `module`), tuned at each shape
+  // and launched through KernelVariants (src/compile/variants.h).
+  std::vector<std::unique_ptr<ir::Module>> variant_modules;
+  std::vector<std::string> variant_names;
+  std::unique_ptr<KernelVariants> variants;
   double compile_ms = 0, hit_ms = 0;
   bool first_was_cached = false;
   CompileTimes first;
@@ -98,7 +104,23 @@ struct GemmCase {
 // Reads the kernel of `spec` and what the bench needs to know about it (no compile yet).
 GemmCase load_case(const std::string& spec) {
   GemmCase c;
-  c.module = load_gemm_kernel(spec, &c.name);
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t plus = spec.find('+', start);
+    parts.push_back(spec.substr(start, plus == std::string::npos ? plus : plus - start));
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  c.module = load_gemm_kernel(parts[0], &c.name);
+  if (parts.size() > 1) {
+    c.variant_names.push_back(c.name);
+    for (size_t i = 1; i < parts.size(); ++i) {
+      std::string name;
+      c.variant_modules.push_back(load_gemm_kernel(parts[i], &name));
+      c.variant_names.push_back(name);
+      c.name += "+" + name;
+    }
+  }
   const ir::Operation& kernel = *c.module->kernels.front();
   c.info = std::make_unique<GemmKernelInfo>(kernel);
   c.target = gemm_target_name(kernel, c.name);
@@ -123,6 +145,21 @@ void compile_case(GemmCase& c, bool for_device) {
   c.first_was_cached = c.first.cache_hit;
   CompiledKernel again = compile(kernel, target, options);
   c.hit_ms = again.times().total_ms;
+  if (!c.variant_modules.empty()) {
+    std::vector<CompiledKernel> all = {*c.compiled};
+    for (const auto& m : c.variant_modules) {
+      all.push_back(compile(*m->kernels.front(), target, options));
+    }
+    c.variants = std::make_unique<KernelVariants>(std::move(all), c.variant_names);
+  }
+}
+
+void launch_case(GemmCase& c, const std::vector<KernelArg>& args, CUstream stream) {
+  if (c.variants) {
+    c.variants->launch(args, stream);
+  } else {
+    c.compiled->launch(args, stream);
+  }
 }
 
 void print_compile(const GemmCase& c) {
@@ -190,7 +227,15 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
     args.emplace_back(TensorArg{device[p].ptr(), extents, t.element()});
   }
   runtime::Stream stream;
-  c.compiled->launch(args, stream.handle());
+  // Variants: each timed on these arguments, the fastest recorded for the shape and launched
+  // from here on (the check below is of the chosen one).
+  std::string tuned;
+  if (c.variants) {
+    for (const auto& t : c.variants->tune(args, stream.handle(), 3, 10)) {
+      tuned += (tuned.empty() ? "" : ", ") + t.variant + " " + std::to_string(t.median_ms);
+    }
+  }
+  launch_case(c, args, stream.handle());
   // The reference products, in f32 (cuBLAS rounds nothing before the epilogue replays).
   std::vector<runtime::DeviceBuffer> reference;
   for (int p = 0; p < products; ++p) {
@@ -262,7 +307,7 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
   std::vector<runtime::DeviceBuffer> scratch;
   for (int p = 0; p < products; ++p) scratch.emplace_back(static_cast<size_t>(mn) * 2);
   auto [mine, library_timing] = runtime::time_interleaved(
-      [&](CUstream s) { c.compiled->launch(args, s); },
+      [&](CUstream s) { launch_case(c, args, s); },
       [&](CUstream s) {
         if (fused != nullptr) {
           fused->run(device[roles.a].ptr(), device[roles.b[0]].ptr(), device[bias].ptr(),
@@ -290,6 +335,10 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
                   {"min_ms", json_number(mine.min_ms)},
                   {"baseline_min_ms", json_number(library_timing.min_ms)},
                   {"baseline_epilogue", json_string(fused != nullptr ? "bias+relu" : "none")}};
+  if (c.variants) {
+    record.extra.emplace_back("chosen", json_string(c.variants->name(c.variants->choose(args))));
+    record.extra.emplace_back("tuned_ms", json_string(tuned));
+  }
   if (fused != nullptr)
     record.extra.emplace_back("baseline_rel_err", json_number(check.baseline_rel_err));
   return record;
@@ -318,7 +367,7 @@ double launch_overhead_us(GemmCase& c) {
   for (int batch = 0; batch < 51; ++batch) {
     stream.synchronize();
     auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 100; ++i) c.compiled->launch(args, stream.handle());
+    for (int i = 0; i < 100; ++i) launch_case(c, args, stream.handle());
     double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
                     .count() /
                 100;
@@ -389,6 +438,10 @@ int run_gemm_bench(const std::vector<std::string>& args) {
         std::printf("  %-14s %.4f ms  %.1f TFLOP/s  (%s %.4f ms)  ratio %.3f  rel_err %.2e%s\n",
                     r.shape.c_str(), r.ms, r.tflops, r.baseline.c_str(), r.baseline_ms, r.ratio,
                     r.rel_err, r.passed ? "" : "  FAILED");
+        for (const auto& [key, value] : r.extra) {
+          if (key == "chosen") std::printf("    chose %s\n", value.c_str());
+          if (key == "tuned_ms") std::printf("    tuned (ms): %s\n", value.c_str());
+        }
         records.push_back(std::move(r));
       } catch (const std::exception& e) {
         std::string why = e.what();
