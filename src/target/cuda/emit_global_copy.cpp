@@ -170,11 +170,50 @@ void Emitter::copy(const Operation& op) {
       add_values(converted.first, converted.second);
     }
   };
-  // The whole tile.
+  auto rows_grouped = [&](const View& g) {
+    return roles_ && g.masked && rank == 2 && !g.full[0] && g.element == ScalarKind::f32;
+  };
+  // The whole tile. An f32 tile of a warp-specialized kernel (split-k's partial tiles) whose rows
+  // are not proven inside goes row by row: the values of one row offset of the thread under one
+  // branch on that row (a thread whose rows all lie outside, as most do when M is 16, skips them
+  // all), the columns predicated inside it, and not at all in the version for tiles whose columns
+  // are inside. Other tiles keep one predicate per access (the memory-bound kernels' code, whose
+  // speed was measured as it is).
   auto accesses = [&](const View& g) {
     std::vector<int64_t> all(static_cast<size_t>(plan.values));
     for (int64_t v = 0; v < plan.values; ++v) all[static_cast<size_t>(v)] = v;
-    value_accesses(g, all);
+    if (!rows_grouped(g)) {
+      value_accesses(g, all);
+      return;
+    }
+    std::vector<int64_t> offsets;
+    for (int64_t v = 0; v < plan.values; ++v) {
+      const int64_t r = plan.value_coord[v][0];
+      if (std::find(offsets.begin(), offsets.end(), r) == offsets.end()) offsets.push_back(r);
+    }
+    View inside = g;
+    inside.full[0] = true;
+    for (int64_t offset : offsets) {
+      std::vector<int64_t> row;
+      for (int64_t v = 0; v < plan.values; ++v) {
+        if (plan.value_coord[v][0] == offset) row.push_back(v);
+      }
+      line("if (c0" + (offset ? " + " + std::to_string(offset) : std::string()) + " < " +
+           g.extent[0] + ") {");
+      ++indent_;
+      value_accesses(inside, row);
+      --indent_;
+      if (load) {
+        line("} else {");
+        ++indent_;
+        for (int64_t v : row) {
+          line(r.name + "[" + std::to_string(v) + "] = " + float_literal(g.pad) + ";");
+          add_values(v, 1);
+        }
+        --indent_;
+      }
+      line("}");
+    }
   };
   // A store of a tile the facts cannot prove full or row-aligned (a GEMM epilogue at ragged M, N:
   // predicated 2-byte stores of the wgmma accumulator's column pairs) gets a second version for the
@@ -184,13 +223,14 @@ void Emitter::copy(const Operation& op) {
   std::string fast_when;
   View fast = g;
   if (!load) {
+    // (Rows grouped by branches stay masked: the second version drops the column predicates.)
     for (size_t d = 0; d < rank; ++d) {
-      if (!g.masked || g.full[d]) continue;
+      if (!g.masked || g.full[d] || (d == 0 && rows_grouped(g))) continue;
       fast_when += (fast_when.empty() ? "" : " && ") + g.origin[d] + " + " +
                    std::to_string(g.shape[d]) + " <= " + g.extent[d];
       fast.full[d] = true;
     }
-    fast.masked = false;
+    fast.masked = rows_grouped(g);
     const std::string& row = g.extent[last];
     bool symbolic = !row.empty() && !std::isdigit(static_cast<unsigned char>(row[0]));
     int64_t widest = 1;
