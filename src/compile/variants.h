@@ -74,9 +74,10 @@ class KernelVariants {
     std::string variant;
     double median_ms = 0;
   };
-  // Times every variant on `args` (`warmup` then `iterations` launches each, device events, the
-  // median), records the fastest for their shape and returns the timings; `progress` gets one
-  // line per variant as it is measured. The arguments' outputs are overwritten.
+  // Times every variant on `args` (`warmup` launches, then `iterations` timed ones or as many
+  // more as span 3 ms, at most 300: device events, the median), records the fastest for their
+  // shape and returns the timings; `progress` gets one line per variant as it is measured. The
+  // arguments' outputs are overwritten.
   std::vector<Timing> tune(const std::vector<KernelArg>& args, CUstream stream, int warmup,
                            int iterations,
                            const std::function<void(const std::string&)>& progress = {});
