@@ -147,10 +147,13 @@ void compile_case(GemmCase& c, bool for_device) {
   c.hit_ms = again.times().total_ms;
   if (!c.variant_modules.empty()) {
     std::vector<CompiledKernel> all = {*c.compiled};
+    std::vector<std::optional<GemmTraits>> traits = {gemm_traits(kernel)};
     for (const auto& m : c.variant_modules) {
       all.push_back(compile(*m->kernels.front(), target, options));
+      traits.push_back(gemm_traits(*m->kernels.front()));
     }
-    c.variants = std::make_unique<KernelVariants>(std::move(all), c.variant_names);
+    c.variants = std::make_unique<KernelVariants>(std::move(all), c.variant_names, TuningCache(),
+                                                  std::move(traits));
   }
 }
 
@@ -337,6 +340,8 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
                   {"baseline_epilogue", json_string(fused != nullptr ? "bias+relu" : "none")}};
   if (c.variants) {
     record.extra.emplace_back("chosen", json_string(c.variants->name(c.variants->choose(args))));
+    record.extra.emplace_back("model_choice", json_string(c.variants->name(c.variants->model_choice(
+                                                  sizes, runtime::context().sm_count()))));
     record.extra.emplace_back("tuned_ms", json_string(tuned));
   }
   if (fused != nullptr)
@@ -440,6 +445,7 @@ int run_gemm_bench(const std::vector<std::string>& args) {
                     r.rel_err, r.passed ? "" : "  FAILED");
         for (const auto& [key, value] : r.extra) {
           if (key == "chosen") std::printf("    chose %s\n", value.c_str());
+          if (key == "model_choice") std::printf("    the cost model picks %s\n", value.c_str());
           if (key == "tuned_ms") std::printf("    tuned (ms): %s\n", value.c_str());
         }
         records.push_back(std::move(r));

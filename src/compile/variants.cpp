@@ -102,8 +102,11 @@ bool TuningCache::store(const std::string& family, const std::string& device,
 }
 
 KernelVariants::KernelVariants(std::vector<CompiledKernel> variants, std::vector<std::string> names,
-                               TuningCache cache)
-    : variants_(std::move(variants)), names_(std::move(names)), cache_(std::move(cache)) {
+                               TuningCache cache, std::vector<std::optional<GemmTraits>> traits)
+    : variants_(std::move(variants)),
+      names_(std::move(names)),
+      cache_(std::move(cache)),
+      traits_(std::move(traits)) {
   if (variants_.empty()) user_error(SourceLocation::unknown(), "kernel variants: none given");
   if (names_.empty()) {
     for (const CompiledKernel& k : variants_) names_.push_back(k.name());
@@ -150,13 +153,28 @@ size_t KernelVariants::choose(const std::vector<KernelArg>& args) {
   const std::string shape = shape_class(args);
   auto memo = chosen_.find(shape);
   if (memo != chosen_.end()) return memo->second;
-  size_t pick = 0;
   if (std::optional<std::string> tuned = cache_.lookup(family_, tuning_device(), shape)) {
     for (size_t i = 0; i < names_.size(); ++i) {
-      if (names_[i] == *tuned) pick = i;
+      if (names_[i] == *tuned) return chosen_[shape] = i;
     }
   }
-  return chosen_[shape] = pick;
+  return chosen_[shape] = model_choice(variants_[0].bind(args), runtime::context().sm_count());
+}
+
+size_t KernelVariants::model_choice(const std::map<std::string, int64_t>& sizes,
+                                    int64_t sms) const {
+  if (traits_.size() != variants_.size()) return 0;
+  size_t best = 0;
+  double best_cost = 0;
+  for (size_t i = 0; i < traits_.size(); ++i) {
+    if (!traits_[i]) return 0;
+    const double cost = gemm_cost(*traits_[i], sizes, sms);
+    if (i == 0 || cost < best_cost) {
+      best = i;
+      best_cost = cost;
+    }
+  }
+  return best;
 }
 
 void KernelVariants::launch(const std::vector<KernelArg>& args, CUstream stream) {

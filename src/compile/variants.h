@@ -17,9 +17,9 @@
 // directory's `tuning` folder. Written whole to a temporary file and renamed into place; a line
 // that does not parse, or names a variant the family does not have, is ignored.
 //
-// Before anything is tuned for a shape, the base variant (the first) runs: the cost model is that
-// the program as written is the default. (A model that predicts the winner from the tile counts
-// and K is the next step of issue 11; the measurements it needs are what `tessel tune` records.)
+// Before anything is tuned for a shape, a cost model picks: for GEMM variants (each given its
+// GemmTraits, src/compile/gemm_cost.h) the one the model finds cheapest at the shape; for other
+// kernels, or variants given without traits, the base (the first).
 #pragma once
 
 #include <functional>
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "compile/compile.h"
+#include "compile/gemm_cost.h"
 
 namespace tessel {
 
@@ -55,8 +56,10 @@ class KernelVariants {
   // `names` name the variants in messages and the cache (the kernels' names when empty). UserError
   // when there are none, or their parameters differ (count, tensor or scalar, element type,
   // rank).
+  // `traits`: per variant, for the cost model (empty, or any nullopt: no model).
   explicit KernelVariants(std::vector<CompiledKernel> variants, std::vector<std::string> names = {},
-                          TuningCache cache = TuningCache());
+                          TuningCache cache = TuningCache(),
+                          std::vector<std::optional<GemmTraits>> traits = {});
 
   size_t size() const { return variants_.size(); }
   const std::string& name(size_t i) const { return names_.at(i); }
@@ -66,8 +69,11 @@ class KernelVariants {
   // "M=16,N=4096,K=4096" for these arguments (UserError when they do not bind).
   std::string shape_class(const std::vector<KernelArg>& args) const;
   // The variant that launches for `args`: the tuned one for their shape on this device, else the
-  // base (0).
+  // cost model's (model_choice on the device's SMs).
   size_t choose(const std::vector<KernelArg>& args);
+  // The cost model's choice at `sizes` on `sms` SMs: the cheapest variant by gemm_cost when every
+  // variant has traits, else 0.
+  size_t model_choice(const std::map<std::string, int64_t>& sizes, int64_t sms) const;
   void launch(const std::vector<KernelArg>& args, CUstream stream = nullptr);
 
   struct Timing {
@@ -86,6 +92,7 @@ class KernelVariants {
   std::vector<CompiledKernel> variants_;
   std::vector<std::string> names_;
   TuningCache cache_;
+  std::vector<std::optional<GemmTraits>> traits_;
   std::string family_;
   std::map<std::string, size_t> chosen_;  // shape class -> variant, this process's memo
 };

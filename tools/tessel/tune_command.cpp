@@ -47,6 +47,7 @@ int run_tune(const std::vector<std::string>& args) {
   std::vector<std::unique_ptr<ir::Module>> modules;
   std::vector<CompiledKernel> compiled;
   std::vector<std::string> names;
+  std::vector<std::optional<GemmTraits>> traits;
   CompileOptions options;
   options.nvrtc_arch = native_arch();
   for (const std::string& file : files) {
@@ -61,13 +62,14 @@ int run_tune(const std::vector<std::string>& args) {
         target = op->str_attr("target");
     });
     compiled.push_back(compile(kernel, target::cuda::Target::named(target), options));
+    traits.push_back(gemm_traits(kernel));
     // The file's stem names the variant (variants of one kernel often keep its name inside).
     std::string stem =
         file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
     if (stem.size() > 4 && stem.substr(stem.size() - 4) == ".tir") stem.resize(stem.size() - 4);
     names.push_back(stem);
   }
-  KernelVariants variants(std::move(compiled), names);
+  KernelVariants variants(std::move(compiled), names, TuningCache(), traits);
   std::cout << "tune: " << variants.size() << " variant(s) of " << names[0] << " (family "
             << variants.family() << ") on " << tuning_device() << ", cache "
             << TuningCache().directory() << "\n";
@@ -94,6 +96,10 @@ int run_tune(const std::vector<std::string>& args) {
       buffers.back().upload(host.bytes().data(), host.bytes().size());
       launch_args.emplace_back(TensorArg{buffers.back().ptr(), host.shape(), host.element()});
     }
+    const size_t modelled =
+        variants.model_choice(variants.variant(0).bind(launch_args), runtime::context().sm_count());
+    std::cout << "tune " << variants.shape_class(launch_args) << ": the cost model picks "
+              << variants.name(modelled) << "\n";
     auto timings = variants.tune(launch_args, stream.handle(), static_cast<int>(warmup),
                                  static_cast<int>(iterations),
                                  [](const std::string& line) { std::cout << line << std::endl; });

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "compile/gemm_cost.h"
 #include "compile/variants.h"
 #include "ir/parser.h"
 #include "tessel/example_kernels.h"
@@ -82,6 +83,77 @@ TEST(KernelVariants, TakeKernelsOfTheSameArgumentsUnderDistinctNames) {
     EXPECT_NE(std::string(e.what()).find("takes other arguments than @gemm"), std::string::npos)
         << e.what();
   }
+}
+
+// Variants written as the bench's files are (bench/kernel-variants/): the example's text with
+// another tile and a split pin.
+std::unique_ptr<ir::Module> variant(int64_t rows, int64_t cols, bool split) {
+  std::string text = examples::lowered_kernels().at("gemm");
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  const std::string r = std::to_string(rows), c = std::to_string(cols);
+  replace_all("%c128 = const {value = 128}", "%c128 = const {value = " + r + "}");
+  replace_all("%c256 = const {value = 256}", "%c256 = const {value = " + c + "}");
+  replace_all("[128,256]", "[" + r + "," + c + "]");
+  replace_all("[128,64]", "[" + r + ",64]");
+  replace_all("[256,64]", "[" + c + ",64]");
+  replace_all("[64,256]", "[64," + c + "]");
+  if (split) {
+    replace_all("block_grid %tiles_m, %tiles_n :",
+                "block_grid %tiles_m, %tiles_n {split_k = auto} :");
+  }
+  return ir::parse_module(text, "variant.tir");
+}
+
+TEST(GemmCost, ReadsTheTileTheSplitAndTheSizesOfAGemm) {
+  auto gemm = ir::parse_module(examples::lowered_kernels().at("gemm"), "gemm.tir");
+  std::optional<GemmTraits> t = gemm_traits(*gemm->kernels.front());
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->tile_m, 128);
+  EXPECT_EQ(t->tile_n, 256);
+  EXPECT_EQ(t->tile_k, 64);
+  EXPECT_FALSE(t->split_k);
+  EXPECT_EQ(t->m + t->n + t->k, "MNK");
+  auto nn = ir::parse_module(examples::lowered_kernels().at("gemm_nn"), "gemm_nn.tir");
+  ASSERT_TRUE(gemm_traits(*nn->kernels.front()));
+  EXPECT_EQ(gemm_traits(*nn->kernels.front())->k, "K");
+  auto split = variant(64, 128, true);
+  std::optional<GemmTraits> s = gemm_traits(*split->kernels.front());
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->tile_m, 64);
+  EXPECT_EQ(s->tile_n, 128);
+  EXPECT_TRUE(s->split_k);
+  EXPECT_EQ(s->parts, 0);
+  // Two mmas (the dual GEMM): not a GEMM the model knows.
+  auto dual = ir::parse_module(examples::lowered_kernels().at("dual_gemm"), "dual_gemm.tir");
+  EXPECT_FALSE(gemm_traits(*dual->kernels.front()));
+}
+
+// The choices the H100 sweep measured (bench/results/2026-11-26-gemm-sweep-tuned2-h100.md): the
+// example at large shapes, a 64x128 split at decode shapes with long K, 64x128 tiles at 1024^3.
+TEST(GemmCost, PicksWhatTheSweepMeasuredFastest) {
+  auto base = ir::parse_module(examples::lowered_kernels().at("gemm"), "gemm.tir");
+  auto t128 = variant(128, 128, false);
+  auto m64 = variant(64, 128, false);
+  auto m64_split = variant(64, 128, true);
+  std::vector<GemmTraits> all = {
+      *gemm_traits(*base->kernels.front()), *gemm_traits(*t128->kernels.front()),
+      *gemm_traits(*m64->kernels.front()), *gemm_traits(*m64_split->kernels.front())};
+  auto pick = [&](int64_t m, int64_t n, int64_t k) {
+    std::map<std::string, int64_t> sizes = {{"M", m}, {"N", n}, {"K", k}};
+    size_t best = 0;
+    for (size_t i = 1; i < all.size(); ++i) {
+      if (gemm_cost(all[i], sizes, 132) < gemm_cost(all[best], sizes, 132)) best = i;
+    }
+    return best;
+  };
+  EXPECT_EQ(pick(4096, 4096, 4096), 0u);
+  EXPECT_EQ(pick(8192, 8192, 8192), 0u);
+  EXPECT_EQ(pick(16, 4096, 11008), 3u);
+  EXPECT_EQ(pick(64, 4096, 14336), 3u);
+  EXPECT_EQ(pick(1024, 1024, 1024), 2u);
 }
 
 }  // namespace
