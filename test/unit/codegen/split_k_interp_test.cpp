@@ -133,3 +133,68 @@ TEST(SplitK, TheLoweredTextRoundTrips) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// The interpreter's refusals on workspaces (src/ir/async.h, "Workspaces"): each names the op.
+std::string interpret_error(const std::string& body) {
+  const std::string text =
+      "kernel @w[N](%X: global<f32>[N]) {\n"
+      "  %N = size {name = N} : index\n"
+      "  %c0 = const {value = 0} : index\n"
+      "  %c1 = const {value = 1} : index\n"
+      "  %c2 = const {value = 2} : index\n"
+      "  %c3 = const {value = 3} : index\n" +
+      body + "}\n";
+  auto module = ir::parse_module(text, "workspace.tir");
+  interp::HostTensor x(ir::ScalarKind::f32, {4});
+  std::vector<interp::Argument> args = {&x};
+  interp::RunOptions options;
+  options.sizes = {{"N", 4}};
+  try {
+    interp::interpret(*module->kernels.front(), args, options);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Workspaces, TheInterpreterRefusesPartsOutsideAndCountersNotLeftZero) {
+  EXPECT_NE(interpret_error("  %ws = workspace %c1 : global<f32>[N]\n"
+                            "  %b = block_grid %c1 : index\n"
+                            "  %p = workspace_part %ws, %c2 : global<f32>[N]\n")
+                .find("workspace_part: part 2 of a workspace of 1"),
+            std::string::npos);
+  EXPECT_NE(interpret_error("  %ws = workspace %c0 : global<f32>[N]\n"
+                            "  %b = block_grid %c1 : index\n")
+                .find("workspace: the count is 0, not positive"),
+            std::string::npos);
+  // Arriving with n = 3 leaves 1 in the counter; an arrival with n = 1 finds it outside [0, 1).
+  const std::string counted = interpret_error(
+      "  %cs = workspace %c1 : global<i32>[1]\n"
+      "  %b = block_grid %c1 : index\n"
+      "  for %i = %c0 to %c1 step %c1 {\n"
+      "    %c = workspace_part %cs, %c0 : global<i32>[1]\n"
+      "    %k = counter_arrive %c, %c3 : index\n"
+      "    %k2 = counter_arrive %c, %c1 : index\n"
+      "  }\n");
+  EXPECT_NE(counted.find("counter_arrive: the counter holds 1, outside [0, 1)"), std::string::npos)
+      << counted;
+  // Arrivals that complete a count leave the counter zero: n = 1 twice, then n = 3 three times.
+  EXPECT_EQ(interpret_error("  %cs = workspace %c1 : global<i32>[1]\n"
+                            "  %b = block_grid %c1 : index\n"
+                            "  for %i = %c0 to %c1 step %c1 {\n"
+                            "    %c = workspace_part %cs, %c0 : global<i32>[1]\n"
+                            "    %a = counter_arrive %c, %c1 : index\n"
+                            "    %b1 = counter_arrive %c, %c1 : index\n"
+                            "    %d = counter_arrive %c, %c3 : index\n"
+                            "    %e = counter_arrive %c, %c3 : index\n"
+                            "    %f = counter_arrive %c, %c3 : index\n"
+                            "    %g = counter_arrive %c, %c1 : index\n"
+                            "  }\n"),
+            "");
+}
+
+}  // namespace
+}  // namespace tessel

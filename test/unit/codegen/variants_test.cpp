@@ -76,6 +76,19 @@ TEST(KernelVariants, TakeKernelsOfTheSameArgumentsUnderDistinctNames) {
         << e.what();
   }
   try {
+    KernelVariants none({}, {}, TuningCache(fresh_directory("none")));
+    ADD_FAILURE() << "no variants accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel variants: none given"), std::string::npos)
+        << e.what();
+  }
+  try {
+    KernelVariants names(two, {"gemm"}, TuningCache(fresh_directory("names")));
+    ADD_FAILURE() << "fewer names than variants accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 kernels but 1 names"), std::string::npos) << e.what();
+  }
+  try {
     KernelVariants other({compiled("gemm"), compiled("gemm_bias_relu")}, {},
                          TuningCache(fresh_directory("other")));
     ADD_FAILURE() << "variants of other arguments accepted";
