@@ -15,7 +15,9 @@
 // 3000x5000x704 with B [K,N], where the 2x1 cluster wins for a reason the model does not see:
 // misaligned rows). Fitted on one layout and checked on the other: 0.2-0.7%. It is a default for
 // shapes nobody tuned, not a substitute for `tessel tune`; the numbers mean time only up to a
-// scale.
+// scale. Not modelled yet: a pinned ring depth (`stages`: the 8-stage variants of
+// 2026-11-26-gemm-sweep-tuned3-h100.md tie with their originals, which the model then picks,
+// 3.1% regret there) and row alignment (clusters).
 #pragma once
 
 #include <cstdint>
