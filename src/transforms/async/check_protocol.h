@@ -63,7 +63,11 @@
 // (lower_mainloops.h has the argument).
 // What it assumes: branches and loop bounds depend only on sizes, constants, block indices and
 // loop variables (the forms the passes make); anything else is reported as something the check
-// cannot follow. It does not model the emitter's contracts (which thread issues) or memory
+// cannot follow — except split-k's `counter_arrive`, whose count depends on other blocks: each
+// instance runs twice, every arrival of the block the last (it sums and runs the epilogue) and
+// every arrival not the last (it skips both). Blocks whose units mix the two outcomes are not
+// run; the branch holds no barrier or ring op (split-k refuses an aref op there), only role
+// syncs and TMA store groups, waited for by count and drained after the tile loop. It does not model the emitter's contracts (which thread issues) or memory
 // consistency beyond the barrier's. Clusters (multicast-loads) are checked by symmetry: the
 // blocks of a cluster run the same program on adjacent tiles, so one block is run and its peers
 // are taken to mirror it — an arrival with `cluster` counts once per block of the cluster, and a
