@@ -48,14 +48,18 @@ int run_tune(const std::vector<std::string>& args) {
   std::vector<CompiledKernel> compiled;
   std::vector<std::string> names;
   std::vector<std::optional<GemmTraits>> traits;
-  CompileOptions options;
-  options.nvrtc_arch = native_arch();
+  // Every file is read and checked before the GPU is asked for anything.
   for (const std::string& file : files) {
     modules.push_back(ir::parse_module(read_input_file(file), file));
     ir::verify(*modules.back());
     if (modules.back()->kernels.empty())
       user_error(SourceLocation::unknown(), file, " holds no kernel");
-    const ir::Operation& kernel = *modules.back()->kernels.front();
+  }
+  CompileOptions options;
+  options.nvrtc_arch = native_arch();
+  for (size_t f = 0; f < files.size(); ++f) {
+    const std::string& file = files[f];
+    const ir::Operation& kernel = *modules[f]->kernels.front();
     std::string target = "sm_90a";
     ir::walk(const_cast<ir::Operation*>(&kernel), [&](ir::Operation* op) {
       if (op->kind() == ir::OpKind::block_grid && op->has_attr("target"))
