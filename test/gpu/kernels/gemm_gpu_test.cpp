@@ -34,7 +34,8 @@ struct Majors {
 // C = A B^T with A [M,K], B [N,K] row-major (or the layouts `majors` gives); returns the relative
 // error over the checked rows.
 double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape s,
-                const std::map<std::string, std::string>& attributes = {}, Majors majors = {}) {
+                const std::map<std::string, std::string>& attributes = {}, Majors majors = {},
+                int launches = 1) {
   std::string text = examples::lowered_kernels().at(kernel_name);
   for (const auto& [from, to] : attributes) {
     size_t at = text.find(from);
@@ -70,9 +71,14 @@ double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape
       majors.a_k_major ? std::vector<int64_t>{s.m, s.k} : std::vector<int64_t>{s.k, s.m};
   const std::vector<int64_t> b_shape =
       majors.b_k_major ? std::vector<int64_t>{s.n, s.k} : std::vector<int64_t>{s.k, s.n};
-  kernel.launch({TensorArg{da.ptr(), a_shape, element}, TensorArg{db.ptr(), b_shape, element},
-                 TensorArg{dc.ptr(), {s.m, s.n}, element}});
-  runtime::context().synchronize();
+  // Several launches of one kernel object (each after poisoning C again): what one launch leaves
+  // behind (split-k's arrival counters in its workspace) must not change the next one's result.
+  for (int l = 0; l < launches; ++l) {
+    dc.fill_bytes(0xFF);
+    kernel.launch({TensorArg{da.ptr(), a_shape, element}, TensorArg{db.ptr(), b_shape, element},
+                   TensorArg{dc.ptr(), {s.m, s.n}, element}});
+    runtime::context().synchronize();
+  }
   auto c_bits = dc.to_host<uint8_t>();
   auto c = runtime::to_floats(format, c_bits);
   std::vector<int64_t> rows;
@@ -110,8 +116,8 @@ TEST_F(GemmGpuTest, Bf16) {
 // by several 64x64 TMA boxes, read by wgmma with its transpose flags. Their facts ask for the
 // stored rows' extents to be multiples of 8 (TMA's 16-byte strides).
 TEST_F(GemmGpuTest, OperandLayouts) {
-  const std::vector<Shape> shapes = {{128, 256, 64},   {8, 8, 8},         {1000, 520, 264},
-                                     {264, 136, 72},   {8192, 4104, 520}, {2048, 2048, 2048},
+  const std::vector<Shape> shapes = {{128, 256, 64},  {8, 8, 8},         {1000, 520, 264},
+                                     {264, 136, 72},  {8192, 4104, 520}, {2048, 2048, 2048},
                                      {304, 600, 4104}};
   for (Shape s : shapes) {
     EXPECT_LT(run_gemm("gemm_nn", runtime::HostFloat::f16, s, {}, {true, false}), 2e-3);
@@ -125,6 +131,30 @@ TEST_F(GemmGpuTest, OperandLayouts) {
               2e-3);
   }
 }
+// Split-K (src/transforms/schedule/split_k.h): the grid pinned `split_k = auto` (parts from the
+// SM count: several at the few-tile, long-K shapes) and `split_k = 3` (parts with no K block at
+// K = 8 and 72), each launched three times on one kernel object: the counters the last arrival
+// leaves zero are reused by the next launch.
+TEST_F(GemmGpuTest, SplitK) {
+  const std::string grid = "block_grid %tiles_m, %tiles_n :";
+  const std::vector<Shape> shapes = {{16, 4096, 4000}, {64, 520, 11008}, {257, 129, 72},
+                                     {1, 1, 8},        {1000, 520, 264}, {300, 600, 4104}};
+  for (const char* pin : {"auto", "3"}) {
+    SCOPED_TRACE(pin);
+    const std::string split =
+        "block_grid %tiles_m, %tiles_n {split_k = " + std::string(pin) + "} :";
+    for (Shape s : shapes) {
+      EXPECT_LT(run_gemm("gemm", runtime::HostFloat::f16, s, {{grid, split}}, {}, 3), 2e-3);
+      EXPECT_LT(run_gemm("gemm_nn", runtime::HostFloat::f16, {s.m, (s.n + 7) / 8 * 8, s.k},
+                         {{grid, split}}, {true, false}, 3),
+                2e-3);
+    }
+  }
+  EXPECT_LT(run_gemm("gemm_bf16", runtime::HostFloat::bf16, {16, 4096, 4000},
+                     {{grid, "block_grid %tiles_m, %tiles_n {split_k = auto} :"}}, {}, 3),
+            1e-2);
+}
+
 // Sizes are positive in tile IR (the interpreter's rule, which a launch shares): K = 0 is refused
 // with a message, not run.
 TEST_F(GemmGpuTest, EmptyKIsAUserError) {
