@@ -1,6 +1,6 @@
 // The tile IR interpreter: the kernel's entry (grid, blocks, clusters), element access and the ops
-// of tile programs. The roles and asynchrony are in interpreter_async.cpp; the machine in
-// machine.h.
+// of tile programs. The roles and asynchrony are in interpreter_async.cpp, workspaces in
+// interpreter_workspace.cpp; the machine in machine.h.
 #include "interp/interpreter.h"
 
 #include "interp/machine.h"
@@ -77,18 +77,6 @@ std::vector<int64_t> Machine::grid_only(const Operation& kernel) {
   return compute_grid(*kernel.region(0));
 }
 
-std::vector<int64_t> Machine::workspace_bytes(const Operation& kernel) {
-  std::vector<int64_t> bytes;
-  for (const auto& op : kernel.region(0)->ops()) {
-    if (op->kind() != OpKind::workspace) continue;
-    const Type& t = op->result()->type();
-    const int64_t count = grid_value(op->operand(0));
-    const int64_t elements = count * product(concrete_shape(t, options_.sizes));
-    bytes.push_back((elements * ir::bit_width(t.element()) + 7) / 8);
-  }
-  return bytes;
-}
-
 void Machine::bind_sizes(const Operation& kernel) {
   for (const std::string& s : kernel.signature().sizes) {
     auto it = options_.sizes.find(s);
@@ -108,6 +96,22 @@ void Machine::bind_sizes(const Operation& kernel) {
                  v, " violates the fact ", fact.symbol, " % ", fact.divisor, " == 0");
     }
   }
+}
+
+View host_view(HostTensor* host, const std::vector<int64_t>& shape, const std::string& name) {
+  View v;
+  v.storage = std::make_shared<Storage>();
+  v.storage->element = host->element();
+  v.storage->host = host;
+  v.element = host->element();
+  v.shape = shape;
+  v.strides = row_major_strides(shape);
+  v.valid = shape;
+  v.root_name = name;
+  v.root_shape = shape;
+  v.origin.assign(shape.size(), 0);
+  for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
+  return v;
 }
 
 void Machine::bind_arguments(const Operation& kernel, const Block& body,
@@ -132,18 +136,8 @@ void Machine::bind_arguments(const Operation& kernel, const Block& body,
                    " but the kernel expects ", ir::to_string(t.element()), index_str(shape));
       }
       value.is_tensor = true;
+      value.tensor = host_view(*host, shape, ir::value_ref(param));
       View& v = value.tensor;
-      v.storage = std::make_shared<Storage>();
-      v.storage->element = t.element();
-      v.storage->host = *host;
-      v.element = t.element();
-      v.shape = shape;
-      v.strides = row_major_strides(shape);
-      v.valid = shape;
-      v.root_name = ir::value_ref(param);
-      v.root_shape = shape;
-      v.origin.assign(shape.size(), 0);
-      for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
       if (t.has_layout()) {
         // A parameter with a layout (a column-major matrix, say) is addressed through it.
         v.map = std::make_shared<const layout::Layout>(
@@ -786,60 +780,6 @@ std::vector<int64_t> concrete_shape(const ir::Type& type,
   return shape;
 }
 
-void Machine::workspace(const Operation& op) {
-  const int64_t count = index(op.operand(0));
-  if (count < 1) user_error(op.loc(), "workspace: the count is ", count, ", not positive");
-  std::vector<int64_t> shape = concrete_shape(op.result()->type(), options_.sizes);
-  std::shared_ptr<HostTensor>& host = (*workspaces_)[&op];
-  // The top-level ops run once per block: the first block allocates, the others share it.
-  if (!host) {
-    std::vector<int64_t> whole = shape;
-    whole.insert(whole.begin(), count);
-    host = std::make_shared<HostTensor>(op.result()->type().element(), whole);
-  } else if (host->shape().at(0) != count) {
-    user_error(op.loc(), "workspace: the count differs between blocks (", host->shape().at(0),
-               " and ", count, ")");
-  }
-  View v;
-  v.storage = std::make_shared<Storage>();
-  v.storage->element = host->element();
-  v.storage->host = host.get();
-  v.element = host->element();
-  v.shape = shape;
-  v.strides = row_major_strides(shape);
-  v.valid = shape;
-  v.root_name = ir::value_ref(op.result());
-  v.root_shape = shape;
-  v.origin.assign(shape.size(), 0);
-  for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
-  set_tensor(op.result(), v);
-}
-
-void Machine::workspace_part(const Operation& op) {
-  View v = get(op.operand(0)).tensor;
-  const int64_t i = index(op.operand(1));
-  const int64_t count = v.storage->host->shape().at(0);
-  if (i < 0 || i >= count) {
-    user_error(op.loc(), "workspace_part: part ", i, " of a workspace of ", count);
-  }
-  v.offset += i * product(v.shape);
-  v.root_name += "[" + std::to_string(i) + "]";
-  set_tensor(op.result(), v);
-}
-
-void Machine::counter_arrive(const Operation& op) {
-  View c = get(op.operand(0)).tensor;
-  const int64_t n = index(op.operand(1));
-  if (n < 1) user_error(op.loc(), "counter_arrive: the count is ", n, ", not positive");
-  const int64_t before = read(op, c, {0}).i;
-  if (before < 0 || before >= n) {
-    user_error(op.loc(), "counter_arrive: the counter holds ", before, ", outside [0, ", n,
-               "): its workspace was not left zero, or n differs between arrivals");
-  }
-  write(op, c, {0}, Element{0, before + 1 == n ? 0 : before + 1});
-  set_scalar(op.result(), Element{0, before});
-}
-
 std::vector<int64_t> grid_extents(const ir::Operation& kernel,
                                   const std::map<std::string, int64_t>& sizes, int64_t sm_count) {
   RunOptions options;
@@ -848,17 +788,6 @@ std::vector<int64_t> grid_extents(const ir::Operation& kernel,
   Machine machine(options);
   machine.bind_sizes(kernel);
   return machine.grid_only(kernel);
-}
-
-std::vector<int64_t> workspace_bytes(const ir::Operation& kernel,
-                                     const std::map<std::string, int64_t>& sizes,
-                                     int64_t sm_count) {
-  RunOptions options;
-  options.sizes = sizes;
-  options.sm_count = sm_count;
-  Machine machine(options);
-  machine.bind_sizes(kernel);
-  return machine.workspace_bytes(kernel);
 }
 
 void interpret(const ir::Operation& kernel, const std::vector<Argument>& args,

@@ -98,6 +98,9 @@ inline void for_each_coord(const std::vector<int64_t>& shape, F&& fn) {
   }
 }
 
+// A view of the whole of `host` (row-major, `shape`), named `name` in messages.
+View host_view(HostTensor* host, const std::vector<int64_t>& shape, const std::string& name);
+
 inline View fresh_tensor(ScalarKind element, const std::vector<int64_t>& shape,
                          const std::string& name, bool track_writes) {
   View v;
