@@ -29,25 +29,6 @@ using interp::HostTensor;
 // instead of swapping when a size is mistyped (--size M=100000 on a [M,M] f32 tensor is 40 GB).
 constexpr int64_t kDefaultMemoryLimitGiB = 4;
 
-// "M=128,N=64" into `sizes` (a later value of a name replaces an earlier one).
-void parse_sizes(const std::string& text, std::map<std::string, int64_t>& sizes) {
-  for (const std::string& item : split_list(text)) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      user_error(SourceLocation::unknown(),
-                 "--size expects NAME=VALUE pairs separated by commas, got '", item, "'");
-    }
-    std::string name = item.substr(0, eq), value = item.substr(eq + 1);
-    char* end = nullptr;
-    long long v = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0') {
-      user_error(SourceLocation::unknown(), "--size: '", value, "' is not an integer (for ", name,
-                 ")");
-    }
-    sizes[name] = v;
-  }
-}
-
 // Every --size name must be one of the kernel's sizes: a misspelt one would otherwise be ignored.
 void check_size_names(const ir::Operation& kernel, const std::map<std::string, int64_t>& sizes) {
   const std::vector<std::string>& known = kernel.signature().sizes;

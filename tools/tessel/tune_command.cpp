@@ -17,18 +17,15 @@
 namespace tessel::tool {
 namespace {
 
-// "M=16,N=4096,K=4096": one whole shape.
+// "M=16,N=4096,K=4096": one whole shape, every value positive.
 std::map<std::string, int64_t> parse_shape(const std::string& text) {
   std::map<std::string, int64_t> sizes;
-  for (const std::string& item : split_list(text)) {
-    const size_t eq = item.find('=');
-    char* end = nullptr;
-    const long long v = eq == std::string::npos ? 0 : std::strtoll(item.c_str() + eq + 1, &end, 10);
-    if (eq == std::string::npos || eq == 0 || !end || *end != '\0' || v <= 0) {
-      user_error(SourceLocation::unknown(),
-                 "tune: --size expects NAME=VALUE pairs with positive values, got '", item, "'");
+  parse_sizes(text, sizes);
+  for (const auto& [name, value] : sizes) {
+    if (value <= 0) {
+      user_error(SourceLocation::unknown(), "tune: --size expects NAME=VALUE pairs with positive ",
+                 "values, got '", name, "=", value, "'");
     }
-    sizes[item.substr(0, eq)] = v;
   }
   return sizes;
 }
