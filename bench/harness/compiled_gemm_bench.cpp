@@ -37,6 +37,7 @@ struct Options {
   std::string json;
   int iterations = 50;
   int warmup = 10;
+  int batch = 1;  // --batch: problems per launch, for batched kernels
   bool compile_only = false;
   // Lowered IR to compile instead of the kernel's own lowering (checked and timed as the kernel
   // it replaces, which must take the same parameters): a hand-written or hand-edited variant.
@@ -52,6 +53,7 @@ Options parse(const std::vector<std::string>& args) {
                                             .value("--json", o.json)
                                             .integer("--iterations", o.iterations, 1)
                                             .integer("--warmup", o.warmup, 1)
+                                            .integer("--batch", o.batch, 1)
                                             .value("--lowered", o.lowered)
                                             .flag("--compile-only", o.compile_only)
                                             .parse(args);
@@ -195,6 +197,35 @@ struct FusedBaseline {
   }
 };
 
+// check_gemm over each problem of a batched GEMM (A, B and the outputs lead with the batch; the
+// epilogue's other inputs are shared): the worst figures of all problems.
+GemmCheck check_batches(const GemmKernelInfo& info, const GemmShape& shape,
+                        const std::vector<std::vector<float>>& values,
+                        const std::vector<std::vector<float>>& products,
+                        const std::vector<std::vector<float>>& outputs, std::uint64_t seed) {
+  const GemmRoles& roles = info.roles();
+  auto slice = [](const std::vector<float>& all, int i, int batch) {
+    const size_t per = all.size() / static_cast<size_t>(batch);
+    return std::vector<float>(all.begin() + i * per, all.begin() + (i + 1) * per);
+  };
+  GemmCheck worst;
+  for (int i = 0; i < shape.batch; ++i) {
+    std::vector<std::vector<float>> v(values.size()), p, o;
+    for (int in : roles.inputs) v[in] = values[in];
+    v[roles.a] = slice(values[roles.a], i, shape.batch);
+    for (int b : roles.b) v[b] = slice(values[b], i, shape.batch);
+    for (const auto& x : products) p.push_back(slice(x, i, shape.batch));
+    for (const auto& x : outputs) o.push_back(slice(x, i, shape.batch));
+    GemmCheck one = check_gemm(info, shape, v, p, o, seed + 104729 * i);
+    // NaN (a poisoned output left unwritten) must win over any number.
+    auto worse = [](double a, double b) { return std::isnan(b) || b > a ? b : a; };
+    worst.rel_err = worse(worst.rel_err, one.rel_err);
+    worst.rel_err_vs_library = worse(worst.rel_err_vs_library, one.rel_err_vs_library);
+    worst.library_rel_err = worse(worst.library_rel_err, one.library_rel_err);
+  }
+  return worst;
+}
+
 BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
                        CublasBaseline& cublas, FusedBaseline& fused_baseline) {
   const ir::Operation& kernel = *c.module->kernels.front();
@@ -205,6 +236,9 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
   host_float(roles.element, "A");  // a UserError for element types the bench cannot fill
   std::map<std::string, int64_t> sizes = {
       {roles.m, shape.m}, {roles.n, shape.n}, {roles.k, shape.k}};
+  const bool batched = !roles.batch.empty();
+  if (batched) sizes[roles.batch] = shape.batch;
+  const int batch = shape.batch;
   const int64_t mn = static_cast<int64_t>(shape.m) * shape.n;
   std::uint64_t seed = runtime::fresh_seed();
 
@@ -239,13 +273,20 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
     }
   }
   launch_case(c, args, stream.handle());
-  // The reference products, in f32 (cuBLAS rounds nothing before the epilogue replays).
+  // The reference products, in f32 (cuBLAS rounds nothing before the epilogue replays); one
+  // call per problem of a batch.
   std::vector<runtime::DeviceBuffer> reference;
+  const size_t bytes = element_bytes(roles.element);
+  const size_t a_stride = static_cast<size_t>(shape.m) * shape.k * bytes,
+               b_stride = static_cast<size_t>(shape.n) * shape.k * bytes;
   for (int p = 0; p < products; ++p) {
-    reference.emplace_back(static_cast<size_t>(mn) * 4);
-    cublas.gemm(element, device[roles.a].ptr(), roles.a_k_major, device[roles.b[p]].ptr(),
-                roles.b_k_major, reference.back().ptr(), shape.m, shape.n, shape.k, stream.handle(),
-                true);
+    reference.emplace_back(static_cast<size_t>(mn) * batch * 4);
+    for (int i = 0; i < batch; ++i) {
+      cublas.gemm(element, device[roles.a].ptr() + i * a_stride, roles.a_k_major,
+                  device[roles.b[p]].ptr() + i * b_stride, roles.b_k_major,
+                  reference.back().ptr() + static_cast<size_t>(i) * mn * 4, shape.m, shape.n,
+                  shape.k, stream.handle(), true);
+    }
   }
   stream.synchronize();
   std::vector<std::vector<float>> product_values;
@@ -253,14 +294,14 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
   std::vector<std::vector<float>> outputs;
   for (int out : roles.outputs) {
     ScalarKind kind = body.argument(out)->type().element();
-    std::vector<std::uint8_t> bytes(static_cast<size_t>(mn) * element_bytes(kind));
-    device[out].download(bytes.data(), bytes.size());
-    outputs.push_back(runtime::to_floats(host_float(kind, "an output"), bytes));
+    std::vector<std::uint8_t> stored(static_cast<size_t>(mn) * batch * element_bytes(kind));
+    device[out].download(stored.data(), stored.size());
+    outputs.push_back(runtime::to_floats(host_float(kind, "an output"), stored));
   }
   // A bias + ReLU GEMM is timed against cuBLASLt's fused epilogue, whose own output is checked
   // on the samples too (a baseline computing something else would make the ratio meaningless).
   int bias = c.info->bias_relu_input();
-  CublasLtBiasRelu* fused = bias >= 0 ? fused_baseline.get() : nullptr;
+  CublasLtBiasRelu* fused = bias >= 0 && !batched ? fused_baseline.get() : nullptr;
   std::vector<std::vector<float>> fused_outputs;
   if (fused != nullptr) {
     try {
@@ -277,13 +318,15 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
       fused = nullptr;
     }
   }
-  GemmCheck check = check_gemm(*c.info, shape, host, product_values, outputs, seed,
-                               fused != nullptr ? &fused_outputs : nullptr);
+  GemmCheck check = batched ? check_batches(*c.info, shape, host, product_values, outputs, seed)
+                            : check_gemm(*c.info, shape, host, product_values, outputs, seed,
+                                         fused != nullptr ? &fused_outputs : nullptr);
   BenchRecord record;
   record.name = c.name;
   record.dtype = to_string(element);
   record.shape = shape.str();
   record.baseline = fused != nullptr ? "cublasLt"
+                    : batched        ? "cublasGemmStridedBatchedEx"
                     : products == 1  ? "cublas"
                                      : "cublas x" + std::to_string(products);
   if (fused != nullptr && !(check.baseline_rel_err <= gemm_tolerance(element))) {
@@ -308,7 +351,7 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
   // Timing: the kernel and cuBLAS (one GemmEx per product, output in the input type; or cuBLASLt
   // with the fused bias + ReLU), launch by launch.
   std::vector<runtime::DeviceBuffer> scratch;
-  for (int p = 0; p < products; ++p) scratch.emplace_back(static_cast<size_t>(mn) * 2);
+  for (int p = 0; p < products; ++p) scratch.emplace_back(static_cast<size_t>(mn) * batch * 2);
   auto [mine, library_timing] = runtime::time_interleaved(
       [&](CUstream s) { launch_case(c, args, s); },
       [&](CUstream s) {
@@ -318,12 +361,18 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
           return;
         }
         for (int p = 0; p < products; ++p) {
-          cublas.gemm(element, device[roles.a].ptr(), roles.a_k_major, device[roles.b[p]].ptr(),
-                      roles.b_k_major, scratch[p].ptr(), shape.m, shape.n, shape.k, s);
+          if (batched) {
+            cublas.gemm_batched(element, device[roles.a].ptr(), roles.a_k_major,
+                                device[roles.b[p]].ptr(), roles.b_k_major, scratch[p].ptr(),
+                                shape.m, shape.n, shape.k, batch, s);
+          } else {
+            cublas.gemm(element, device[roles.a].ptr(), roles.a_k_major, device[roles.b[p]].ptr(),
+                        roles.b_k_major, scratch[p].ptr(), shape.m, shape.n, shape.k, s);
+          }
         }
       },
       o.warmup, o.iterations, stream.handle());
-  double flops = 2.0 * products * shape.m * shape.n * static_cast<double>(shape.k);
+  double flops = 2.0 * products * batch * shape.m * shape.n * static_cast<double>(shape.k);
   record.ms = mine.median_ms;
   record.baseline_ms = library_timing.median_ms;
   record.tflops = flops / (record.ms * 1e-3) / 1e12;
@@ -357,6 +406,7 @@ double launch_overhead_us(GemmCase& c) {
   const ir::Block& body = *c.module->kernels.front()->region(0);
   const GemmRoles& roles = c.info->roles();
   std::map<std::string, int64_t> sizes = {{roles.m, 128}, {roles.n, 256}, {roles.k, 64}};
+  if (!roles.batch.empty()) sizes[roles.batch] = 1;
   std::vector<runtime::DeviceBuffer> buffers;
   std::vector<KernelArg> args;
   for (const auto& param : body.arguments()) {
@@ -391,6 +441,7 @@ std::vector<std::string> default_gemm_kernels() {
 int run_gemm_bench(const std::vector<std::string>& args) {
   Options o = parse(args);
   std::vector<GemmShape> shapes = parse_gemm_shapes(o.shapes);
+  for (GemmShape& shape : shapes) shape.batch = o.batch;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows survive a timeout in a pipe
   std::string reason;
   bool gpu = runtime::gpu_available(&reason);
@@ -421,6 +472,10 @@ int run_gemm_bench(const std::vector<std::string>& args) {
       if (dtype != "f16" && dtype != "bf16") {
         user_error(SourceLocation::unknown(), "cuBLAS baselines take f16 or bf16 inputs, not ",
                    dtype);
+      }
+      if (o.batch > 1 && c.info->roles().batch.empty()) {
+        user_error(SourceLocation::unknown(), "--batch ", o.batch, ": ", c.name,
+                   " is not a batched GEMM (its A is not [L,M,K])");
       }
       ++ran;
       if (!o.lowered.empty()) {

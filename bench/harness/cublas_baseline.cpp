@@ -20,10 +20,17 @@ struct CublasBaseline::Api {
                                     int, const void*, const void*, cudaDataType, int, const void*,
                                     cudaDataType, int, const void*, void*, cudaDataType, int,
                                     cublasComputeType_t, cublasGemmAlgo_t);
+  using GemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
+                                                  cublasOperation_t, int, int, int, const void*,
+                                                  const void*, cudaDataType, int, long long,
+                                                  const void*, cudaDataType, int, long long,
+                                                  const void*, void*, cudaDataType, int, long long,
+                                                  int, cublasComputeType_t, cublasGemmAlgo_t);
   Create create = nullptr;
   Destroy destroy = nullptr;
   SetStream set_stream = nullptr;
   GemmEx gemm_ex = nullptr;
+  GemmStridedBatchedEx gemm_strided_batched_ex = nullptr;
 };
 
 namespace {
@@ -55,6 +62,8 @@ CublasBaseline::CublasBaseline() {
   api_->destroy = reinterpret_cast<Api::Destroy>(resolve("cublasDestroy_v2"));
   api_->set_stream = reinterpret_cast<Api::SetStream>(resolve("cublasSetStream_v2"));
   api_->gemm_ex = reinterpret_cast<Api::GemmEx>(resolve("cublasGemmEx"));
+  api_->gemm_strided_batched_ex =
+      reinterpret_cast<Api::GemmStridedBatchedEx>(resolve("cublasGemmStridedBatchedEx"));
   cublasHandle_t handle = nullptr;
   check_cublas(api_->create(&handle), "cublasCreate");
   handle_ = handle;
@@ -81,14 +90,31 @@ void CublasBaseline::gemm(GemmElement element, CUdeviceptr a, bool a_k_major, CU
   // [N,K] B is the K×N matrix whose transpose is Bᵀ (op T, ld K); of a row-major [K,N] B, the N×K
   // matrix Bᵀ itself (op N, ld N). Likewise A: row-major [M,K] viewed column-major is Aᵀ (op N,
   // ld K); row-major [K,M] is the M×K matrix A (op T, ld M).
+  check_cublas(api_->gemm_ex(handle, b_k_major ? CUBLAS_OP_T : CUBLAS_OP_N,
+                             a_k_major ? CUBLAS_OP_N : CUBLAS_OP_T, n, m, k, &alpha,
+                             reinterpret_cast<const void*>(b), type, b_k_major ? k : n,
+                             reinterpret_cast<const void*>(a), type, a_k_major ? k : m, &beta,
+                             reinterpret_cast<void*>(c), f32_output ? CUDA_R_32F : type, n,
+                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+}
+
+void CublasBaseline::gemm_batched(GemmElement element, CUdeviceptr a, bool a_k_major, CUdeviceptr b,
+                                  bool b_k_major, CUdeviceptr c, int m, int n, int k, int batch,
+                                  CUstream stream) {
+  auto handle = static_cast<cublasHandle_t>(handle_);
+  check_cublas(api_->set_stream(handle, reinterpret_cast<cudaStream_t>(stream)), "cublasSetStream");
+  cudaDataType type = element == GemmElement::f16 ? CUDA_R_16F : CUDA_R_16BF;
+  float alpha = 1.0f, beta = 0.0f;
+  // The column-major views of gemm(), with a stride between problems.
   check_cublas(
-      api_->gemm_ex(handle, b_k_major ? CUBLAS_OP_T : CUBLAS_OP_N,
-                    a_k_major ? CUBLAS_OP_N : CUBLAS_OP_T, n, m, k, &alpha,
-                    reinterpret_cast<const void*>(b), type, b_k_major ? k : n,
-                    reinterpret_cast<const void*>(a), type, a_k_major ? k : m, &beta,
-                    reinterpret_cast<void*>(c), f32_output ? CUDA_R_32F : type, n,
-                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmEx");
+      api_->gemm_strided_batched_ex(
+          handle, b_k_major ? CUBLAS_OP_T : CUBLAS_OP_N, a_k_major ? CUBLAS_OP_N : CUBLAS_OP_T, n,
+          m, k, &alpha, reinterpret_cast<const void*>(b), type, b_k_major ? k : n,
+          static_cast<long long>(n) * k, reinterpret_cast<const void*>(a), type, a_k_major ? k : m,
+          static_cast<long long>(m) * k, &beta, reinterpret_cast<void*>(c), type, n,
+          static_cast<long long>(m) * n, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmStridedBatchedEx");
 }
 
 }  // namespace tessel::bench

@@ -29,6 +29,10 @@ class CublasBaseline {
   // (`b_k_major`: C = A·Bᵀ of the stored B, as gemm_abt) or [K,N]. C row-major M×N.
   void gemm(GemmElement element, CUdeviceptr a, bool a_k_major, CUdeviceptr b, bool b_k_major,
             CUdeviceptr c, int m, int n, int k, CUstream stream, bool f32_output = false);
+  // `batch` such products at once (cublasGemmStridedBatchedEx): problem i reads A + i·M·K,
+  // B + i·N·K and writes C + i·M·N (elements), each laid out as in gemm().
+  void gemm_batched(GemmElement element, CUdeviceptr a, bool a_k_major, CUdeviceptr b,
+                    bool b_k_major, CUdeviceptr c, int m, int n, int k, int batch, CUstream stream);
 
  private:
   struct Api;

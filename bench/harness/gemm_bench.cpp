@@ -51,7 +51,8 @@ double sampled_error(const std::vector<float>& c, const std::vector<float>& a,
 }  // namespace
 
 std::string GemmShape::str() const {
-  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  std::string mnk = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  return batch > 1 ? std::to_string(batch) + "*" + mnk : mnk;
 }
 
 std::vector<GemmShape> parse_gemm_shapes(const std::string& text) {

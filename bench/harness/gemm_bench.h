@@ -14,7 +14,8 @@ namespace tessel::bench {
 
 struct GemmShape {
   int m = 0, n = 0, k = 0;
-  std::string str() const;
+  int batch = 1;            // problems of this shape in one launch (a batched kernel's size)
+  std::string str() const;  // "MxNxK", or "BxMxNxK" (written "B*MxNxK") for batch B > 1
 };
 
 // Parses "MxNxK[,MxNxK...]" (each extent a positive integer). Bad text is a UserError naming it.

@@ -285,19 +285,28 @@ GemmKernelInfo::GemmKernelInfo(const ir::Operation& kernel) : kernel_(kernel) {
   if (roles_.b.size() > 8) fail("it computes more than 8 products");
   const ir::Type& a_type = body.argument(roles_.a)->type();
   roles_.element = a_type.element();
-  if (a_type.rank() != 2) fail("A must be a matrix");
-  const int a_k = roles_.a_k_major ? 1 : 0, b_k = roles_.b_k_major ? 1 : 0;
+  // A batched GEMM's operands and outputs lead with one more dimension: the batch.
+  const int lead = a_type.rank() - 2;
+  if (lead != 0 && lead != 1) fail("A must be a matrix, or a batch of matrices [L,M,K]");
+  if (lead == 1) {
+    roles_.batch = a_type.shape()[0].symbol;
+    if (roles_.batch.empty()) fail("the batch extent must be a size parameter");
+  }
+  const int a_k = lead + (roles_.a_k_major ? 1 : 0), b_k = lead + (roles_.b_k_major ? 1 : 0);
   for (int b : roles_.b) {
     const ir::Type& b_type = body.argument(b)->type();
-    if (b_type.rank() != 2 || b_type.element() != roles_.element ||
-        !(b_type.shape()[b_k] == a_type.shape()[a_k])) {
-      fail("A and B must be [M,K] (or [K,M]) and [N,K] (or [K,N]) tensors of one element type");
+    if (b_type.rank() != 2 + lead || b_type.element() != roles_.element ||
+        !(b_type.shape()[b_k] == a_type.shape()[a_k]) ||
+        (lead == 1 && b_type.shape()[0].symbol != roles_.batch)) {
+      fail("A and B must be [M,K] (or [K,M]) and [N,K] (or [K,N]) tensors of one element type" +
+           std::string(lead ? ", with the same leading batch extent" : ""));
     }
-    if (!roles_.n.empty() && b_type.shape()[1 - b_k].symbol != roles_.n)
+    const int n_dim = 2 * lead + 1 - b_k;
+    if (!roles_.n.empty() && b_type.shape()[n_dim].symbol != roles_.n)
       fail("its B operands have different N");
-    roles_.n = b_type.shape()[1 - b_k].symbol;
+    roles_.n = b_type.shape()[n_dim].symbol;
   }
-  roles_.m = a_type.shape()[1 - a_k].symbol;
+  roles_.m = a_type.shape()[2 * lead + 1 - a_k].symbol;
   roles_.k = a_type.shape()[a_k].symbol;
   if (roles_.m.empty() || roles_.n.empty() || roles_.k.empty())
     fail("M, N and K must be size parameters (the bench picks them)");
@@ -310,11 +319,14 @@ GemmKernelInfo::GemmKernelInfo(const ir::Operation& kernel) : kernel_(kernel) {
     int out = traced_param(body, op->operand(1));
     if (tile == nullptr || tile->kind() != OpKind::tile || out < 0) continue;
     const ir::Type& t = body.argument(out)->type();
-    if (t.rank() != 2 || t.shape()[0].symbol != roles_.m || t.shape()[1].symbol != roles_.n)
-      fail("it stores to %" + body.argument(out)->name() + ", which is not an [M,N] tensor");
+    if (t.rank() != 2 + lead || t.shape()[lead].symbol != roles_.m ||
+        t.shape()[lead + 1].symbol != roles_.n || (lead && t.shape()[0].symbol != roles_.batch)) {
+      fail("it stores to %" + body.argument(out)->name() + ", which is not an " +
+           (lead ? "[" + roles_.batch + ",M,N]" : std::string("[M,N]")) + " tensor");
+    }
     std::vector<int> grid_axis;
     for (int d = 0; d < 2; ++d) {
-      const ir::Value* coordinate = tile->operand(d + 1);
+      const ir::Value* coordinate = tile->operand(lead + d + 1);
       if (coordinate->def() == nullptr || coordinate->def()->kind() != OpKind::block_grid)
         fail("its output tiles are not indexed by block indices");
       int r = coordinate->index();
@@ -323,8 +335,9 @@ GemmKernelInfo::GemmKernelInfo(const ir::Operation& kernel) : kernel_(kernel) {
     }
     GemmEpilogue epilogue;
     epilogue.output = out;
-    EpilogueCompiler compiler(kernel, products, grid_axis, tile->ints_attr("shape"), roles_,
-                              epilogue);
+    const std::vector<int64_t>& shape = tile->ints_attr("shape");
+    const std::vector<int64_t> tile_shape(shape.end() - 2, shape.end());  // the batch squeezed
+    EpilogueCompiler compiler(kernel, products, grid_axis, tile_shape, roles_, epilogue);
     compiler.compile(op->operand(0));
     roles_.outputs.push_back(out);
     epilogues_.push_back(std::move(epilogue));

@@ -40,6 +40,9 @@ struct GemmRoles {
   std::vector<int> outputs;  // [M,N] tensors the epilogue stores, in store order
   std::vector<int> inputs;   // other tensors the epilogue reads (bias [N], residual [M,N], ...)
   std::string m, n, k;       // the size symbols of A's and B's extents
+  // A batched GEMM: A, B and the outputs carry a leading dimension of this size symbol, one
+  // independent product per index (their tiles squeeze it); empty for a single product.
+  std::string batch;
   ir::ScalarKind element = ir::ScalarKind::f16;  // A's element type (B's must match)
 };
 

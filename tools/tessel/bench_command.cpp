@@ -22,7 +22,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: tessel bench gemm [--kernels a,b.tir,...] [--shapes MxNxK,...] [--dtype f16|bf16|all]\n"
     "                         [--json FILE] [--iterations N] [--warmup N] [--compile-only]\n"
-    "                         [--lowered FILE]\n"
+    "                         [--lowered FILE] [--batch L]\n"
     "\n"
     "Compiles GEMM kernels written in tile IR (names of examples/kernels, default gemm,gemm_bf16;\n"
     "or paths to .tir files) and runs each on every shape against cuBLAS in one process. The\n"
@@ -39,6 +39,8 @@ constexpr const char* kUsage =
     "a.tir+b.tir+... is one kernel's variants (src/compile/variants.h): at each shape each is\n"
     "timed (tessel tune's measurement), the fastest is recorded in the tuning cache and checked\n"
     "and timed against the library as above (the record names it: \"chosen\").\n"
+    "--batch L runs batched kernels (A [L,M,K], B [L,N,K], C [L,M,N], e.g. gemm_batched) on L\n"
+    "problems of each shape, checked problem by problem, against cublasGemmStridedBatchedEx.\n"
     "Default shapes: 8192x8192x8192,8192x8192x4096,8191x4097x520.\n"
     "\n"
     "usage: tessel bench summary FILE.jsonl... [--svg PLOT.svg]\n"

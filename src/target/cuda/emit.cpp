@@ -273,21 +273,32 @@ bool Emitter::is_extent(const Value* v, const ir::Extent& e) {
   return v->def()->kind() == OpKind::size && v->def()->str_attr("name") == e.symbol;
 }
 
+// The bound an index is known to stay below: the grid extent of a block index, or the end of a
+// loop from 0 by 1 for its index; null for any other index.
+const Value* Emitter::index_bound(const Value* idx) {
+  if (idx->def() && idx->def()->kind() == OpKind::block_grid)
+    return idx->def()->operand(idx->index());
+  if (!idx->def() && idx->index() == 0 && idx->owner_block() && idx->owner_block()->parent() &&
+      idx->owner_block()->parent()->kind() == OpKind::for_) {
+    const Operation* f = idx->owner_block()->parent();
+    if (const_int(f->operand(0)) == 0 && const_int(f->operand(2)) == 1) return f->operand(1);
+  }
+  return nullptr;
+}
+
 // Whether index `idx` is known to lie in [0, cdiv(e, s)).
 bool Emitter::below_cdiv(const Value* idx, const ir::Extent& e, int64_t s) {
-  const Value* bound = nullptr;
-  if (idx->def() && idx->def()->kind() == OpKind::block_grid) {
-    bound = idx->def()->operand(idx->index());
-  } else if (!idx->def() && idx->index() == 0 && idx->owner_block() &&
-             idx->owner_block()->parent() && idx->owner_block()->parent()->kind() == OpKind::for_) {
-    const Operation* f = idx->owner_block()->parent();
-    if (const_int(f->operand(0)) != 0 || const_int(f->operand(2)) != 1) return false;
-    bound = f->operand(1);
-  }
+  const Value* bound = index_bound(idx);
   // cdiv(E, s), or E / s once canonicalization used the fact E % s == 0.
   if (!bound || !bound->def()) return false;
   if (bound->def()->kind() != OpKind::cdiv && bound->def()->kind() != OpKind::div) return false;
   return is_extent(bound->def()->operand(0), e) && const_int(bound->def()->operand(1)) == s;
+}
+
+// Whether index `idx` is known to lie in [0, e).
+bool Emitter::below_extent(const Value* idx, const ir::Extent& e) {
+  const Value* bound = index_bound(idx);
+  return bound && is_extent(bound, e);
 }
 
 void Emitter::block(const ir::Block& b) {
@@ -406,8 +417,10 @@ const View& Emitter::view(const Operation& op, const Value* v) {
 void Emitter::tile(const Operation& op) {
   const Type& t = op.result()->type();
   if (t.space() != MemorySpace::global) unsupported(op, "of a shared tensor is not supported yet");
-  if (op.has_attr("squeeze")) unsupported(op, "with squeezed dimensions is not supported yet");
   const View& src = view(op, op.operand(0));
+  if (op.has_attr("squeeze") && src.is_tile) {
+    unsupported(op, "squeezes dimensions of a tile of a tile; squeeze the first tile instead");
+  }
   const auto& shape = op.ints_attr("shape");
   View v = src;
   v.is_tile = true;
@@ -434,7 +447,52 @@ void Emitter::tile(const Operation& op) {
                 ((src.extent_divisor[d] % shape[d] == 0 && below_cdiv(index, e, shape[d])) ||
                  (c && e.is_static() && (*c + 1) * shape[d] <= e.value));
   }
+  if (op.has_attr("squeeze")) v = squeezed(op, v);
   views_[op.result()] = v;
+}
+
+// The view of tile `v` (all of its tensor's dimensions) without the dimensions of extent 1 that
+// `op` squeezes (a batch index of a batched GEMM): `base` moves to their coordinates, and a
+// masked tile whose squeezed coordinates are not proven inside the tensor gets an empty first
+// dimension when they are not (every element then reads the pad and no write lands).
+View Emitter::squeezed(const Operation& op, const View& v) {
+  const std::vector<int64_t>& squeeze = op.ints_attr("squeeze");
+  View out = v;
+  out.extent.clear();
+  out.stride.clear();
+  out.origin.clear();
+  out.extent_divisor.clear();
+  out.shape.clear();
+  out.origin_align.clear();
+  out.full.clear();
+  out.root_origin = v.origin;
+  std::string offset, inside;
+  for (int d = 0; d < static_cast<int>(v.origin.size()); ++d) {
+    if (std::find(squeeze.begin(), squeeze.end(), d) == squeeze.end()) {
+      out.root_dims.push_back(d);
+      out.extent.push_back(v.extent[d]);
+      out.stride.push_back(v.stride[d]);
+      out.origin.push_back(v.origin[d]);
+      out.extent_divisor.push_back(v.extent_divisor[d]);
+      out.shape.push_back(v.shape[d]);
+      out.origin_align.push_back(v.origin_align[d]);
+      out.full.push_back(v.full[d]);
+      continue;
+    }
+    if (v.origin[d] == "0") continue;
+    offset += " + static_cast<long long>(" + v.origin[d] + ") * (" + v.stride[d] + ")";
+    const Value* index = op.operand(d + 1);
+    const bool proven = v.full[d] || below_extent(index, op.operand(0)->type().shape()[d]);
+    if (!proven)
+      inside += (inside.empty() ? "" : " && ") + ("(" + v.origin[d] + ") < " + v.extent[d]);
+  }
+  if (out.root_dims.empty()) unsupported(op, "squeezes every dimension of its tile");
+  if (!offset.empty()) out.base = "(" + v.base + offset + ")";
+  if (!inside.empty() && v.masked) {
+    out.extent[0] = "((" + inside + ") ? " + out.extent[0] + " : 0)";
+    out.full[0] = false;
+  }
+  return out;
 }
 
 Reg& Emitter::new_reg(const Operation& op, int result) {

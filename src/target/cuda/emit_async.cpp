@@ -301,11 +301,13 @@ void Emitter::copy_async(const Operation& op) {
     // of the tile and lands, dense and swizzled as TMA writes it, where the buffer's layout puts
     // its first element (an MN-major tile of 256 columns: four 64-column boxes 8 KB apart).
     for (const auto& [first, byte] : tma_boxes(op, dst->second, rows, cols)) {
-      const std::string at = byte == 0 ? dst->second.base
-                                       : "(" + dst->second.base + " + " + std::to_string(byte) + ")";
-      line(issuer + "tessel::device::tma_load_2d(" + at + ", &" + tmap + ", " + barrier(op, 2) +
-           ", " + g.origin[1] + (first[1] ? " + " + std::to_string(first[1]) : "") + ", " +
-           g.origin[0] + (first[0] ? " + " + std::to_string(first[0]) : "") + ");");
+      const std::string at = byte == 0
+                                 ? dst->second.base
+                                 : "(" + dst->second.base + " + " + std::to_string(byte) + ")";
+      const auto [coords, rank] =
+          tma_coordinates(g, {plus(g.origin[0], first[0]), plus(g.origin[1], first[1])});
+      line(issuer + "tessel::device::tma_load_" + std::to_string(rank) + "d(" + at + ", &" + tmap +
+           ", " + barrier(op, 2) + ", " + coords + ");");
     }
     return;
   }
@@ -319,29 +321,34 @@ void Emitter::copy_async(const Operation& op) {
   int64_t rank_stride = -1;
   for (const auto& [column, bytes] : by_column) {
     const int64_t stride = bytes.size() > 1 ? bytes[1] - bytes[0] : 0;
-    bool linear = static_cast<int64_t>(bytes.size()) == blocks &&
-                  (rank_stride < 0 || stride == rank_stride);
+    bool linear =
+        static_cast<int64_t>(bytes.size()) == blocks && (rank_stride < 0 || stride == rank_stride);
     for (size_t q = 0; linear && q < bytes.size(); ++q)
       linear = bytes[q] == bytes[0] + static_cast<int64_t>(q) * stride;
     if (!linear) {
-      unsupported(op, "multicasts a tile whose row shares do not lie at one stride in every "
-                      "column block of its layout " + dst->second.layout);
+      unsupported(op,
+                  "multicasts a tile whose row shares do not lie at one stride in every "
+                  "column block of its layout " +
+                      dst->second.layout);
     }
     rank_stride = stride;
   }
   for (const auto& [column, bytes] : by_column) {
-    line(issuer + "tessel::device::tma_load_2d_multicast(" + dst->second.base + " + " +
-         (bytes[0] ? std::to_string(bytes[0]) + " + " : "") +
+    const auto [coords, rank] = tma_coordinates(
+        g, {g.origin[0] + " + static_cast<int>(tessel::device::cluster_cta_rank()) * " +
+                std::to_string(rows),
+            plus(g.origin[1], column)});
+    line(issuer + "tessel::device::tma_load_" + std::to_string(rank) + "d_multicast(" +
+         dst->second.base + " + " + (bytes[0] ? std::to_string(bytes[0]) + " + " : "") +
          "tessel::device::cluster_cta_rank() * " + std::to_string(rank_stride) + ", &" + tmap +
-         ", " + barrier(op, 2) + ", " + std::to_string((1 << blocks) - 1) + ", " + g.origin[1] +
-         (column ? " + " + std::to_string(column) : "") + ", " + g.origin[0] +
-         " + static_cast<int>(tessel::device::cluster_cta_rank()) * " + std::to_string(rows) +
-         ");");
+         ", " + barrier(op, 2) + ", " + std::to_string((1 << blocks) - 1) + ", " + coords + ");");
   }
 }
 
-std::vector<std::pair<std::array<int64_t, 2>, int64_t>> Emitter::tma_boxes(
-    const Operation& op, const SharedTile& dst, int64_t rows, int64_t cols) {
+std::vector<std::pair<std::array<int64_t, 2>, int64_t>> Emitter::tma_boxes(const Operation& op,
+                                                                           const SharedTile& dst,
+                                                                           int64_t rows,
+                                                                           int64_t cols) {
   const std::vector<int64_t>& shape = dst.shape;
   if (shape.size() != 2 || shape[0] % rows != 0 || shape[1] % cols != 0) {
     unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
@@ -357,7 +364,8 @@ std::vector<std::pair<std::array<int64_t, 2>, int64_t>> Emitter::tma_boxes(
       const int64_t origin = pre(r0, c0);
       // TMA writes the box row-major and dense from its destination, the swizzle applied to the
       // address bits: the layout must say the same, from an address on the swizzle's repeat.
-      const int64_t repeat = int64_t{1} << (map.swizzle.bits + map.swizzle.base + map.swizzle.shift);
+      const int64_t repeat = int64_t{1}
+                             << (map.swizzle.bits + map.swizzle.base + map.swizzle.shift);
       bool dense = map.swizzle.is_identity() || origin % repeat == 0;
       for (int64_t r = 0; dense && r < rows; ++r) {
         for (int64_t c = 0; dense && c < cols; ++c)
@@ -412,8 +420,25 @@ void Emitter::cluster_arrive(const Operation& op) {
   if (by != "one" && blocks > (by == "warp" ? 32 : 128)) {
     unsupported(op, "arrives on more blocks than a " + by + " has threads");
   }
-  line("if (" + group + " < " + std::to_string(blocks) + ") tessel::device::mbarrier_arrive_cluster(" +
-       bar + ", " + group + ");");
+  line("if (" + group + " < " + std::to_string(blocks) +
+       ") tessel::device::mbarrier_arrive_cluster(" + bar + ", " + group + ");");
+}
+
+// TMA's coordinates, innermost first, of the element at `at` (one C expression per dimension of
+// the view `g`, in its tensor's coordinates), with the fixed coordinates of the dimensions a
+// squeezed tile dropped; and how many there are (the tensor's rank: TMA addresses the whole
+// tensor).
+std::pair<std::string, int> Emitter::tma_coordinates(const View& g,
+                                                     const std::vector<std::string>& at) {
+  std::vector<std::string> root = g.root_dims.empty() ? at : g.root_origin;
+  for (size_t d = 0; d < g.root_dims.size(); ++d) root[g.root_dims[d]] = at[d];
+  std::string coords;
+  for (size_t d = root.size(); d-- > 0;) coords += root[d] + (d ? ", " : "");
+  return {coords, static_cast<int>(root.size())};
+}
+
+std::string Emitter::plus(const std::string& origin, int64_t offset) {
+  return offset ? origin + " + " + std::to_string(offset) : origin;
 }
 
 std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, int64_t rows,
@@ -424,8 +449,26 @@ std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, 
     unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
   }
   const int argument = static_cast<int>(tile.operand(0)->index());
+  // The box, innermost dimension first: 1 in the dimensions a squeezed tile drops.
+  const int rank = tile.operand(0)->type().rank();
+  const std::vector<int64_t> squeeze =
+      tile.has_attr("squeeze") ? tile.ints_attr("squeeze") : std::vector<int64_t>{};
+  std::vector<int64_t> kept;
+  for (int d = 0; d < rank; ++d) {
+    if (std::find(squeeze.begin(), squeeze.end(), d) == squeeze.end()) kept.push_back(d);
+  }
+  std::vector<int64_t> box;
+  if (kept.size() == 1) {
+    for (int d = rank; d-- > 0;) box.push_back(d == kept[0] ? cols : 1);
+  } else if (kept.size() == 2) {
+    for (int d = rank; d-- > 0;) box.push_back(d == kept[1] ? cols : d == kept[0] ? rows : 1);
+  } else {
+    unsupported(op, "copies a tile of " + std::to_string(kept.size()) +
+                        " dimensions; TMA boxes here are 1-D or 2-D tiles");
+  }
   std::string key = std::to_string(argument) + ":" + std::to_string(rows) + "x" +
                     std::to_string(cols) + ":" + std::to_string(swizzle);
+  for (int64_t b : box) key += ":" + std::to_string(b);
   auto it = descriptors_.find(key);
   if (it != descriptors_.end()) {
     // Shared by a guarded and an unguarded use: the unguarded one needs it valid.
@@ -441,7 +484,7 @@ std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, 
   p.name = name;
   p.type = tensor->type();
   p.tensor = argument;
-  p.box = tensor->type().rank() == 1 ? std::vector<int64_t>{cols} : std::vector<int64_t>{cols, rows};
+  p.box = box;
   p.swizzle_bytes = static_cast<int>(swizzle);
   p.optional = optional;
   out_.params.push_back(p);
@@ -471,8 +514,9 @@ void Emitter::store_async(const Operation& op) {
   std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle, op.has_attr("optional"));
   const View& g = view(op, op.operand(1));
   // TMA clips the box at the tensor's bounds: a masked tile's writes outside are dropped.
-  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_store_2d(&" + tmap +
-       ", " + src->second.base + ", " + g.origin[1] + ", " + g.origin[0] + ");");
+  const auto [coords, rank] = tma_coordinates(g, {g.origin[0], g.origin[1]});
+  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_store_" +
+       std::to_string(rank) + "d(&" + tmap + ", " + src->second.base + ", " + coords + ");");
 }
 
 void Emitter::wgmma_op(const Operation& op) {
@@ -480,8 +524,7 @@ void Emitter::wgmma_op(const Operation& op) {
   auto operand = [&](int i) -> const SharedTile& {
     auto it = shared_.find(op.operand(i));
     if (it == shared_.end()) {
-      unsupported(op, std::string("takes ") + (i == 0 ? "A" : "B") + " (%" +
-                          op.operand(i)->name() +
+      unsupported(op, std::string("takes ") + (i == 0 ? "A" : "B") + " (%" + op.operand(i)->name() +
                           ") from outside shared memory; wgmma here reads both from shared tiles");
     }
     return it->second;

@@ -87,6 +87,12 @@ struct View {  // a global tensor or a tile of one
   bool masked = false;
   double pad = 0;
   bool is_tile = false;
+  // A tile with squeezed dimensions (`tile ... {squeeze = [..]}`): its dimensions are dimensions
+  // `root_dims` of the tensor, whose other dimensions sit at fixed coordinates; `base` already
+  // points at them, and TMA, which addresses the whole tensor, reads them from `root_origin`
+  // (one expression per dimension of the tensor). Both empty for a view of all dimensions.
+  std::vector<int> root_dims;
+  std::vector<std::string> root_origin;
 };
 
 // A shared tile's layout text ("Sw<B,M,S> o off o L" or "L"): index (colexicographic over the
@@ -178,6 +184,7 @@ class Emitter {
   // Whether `v` is the size of extent `e`.
   bool is_extent(const Value* v, const ir::Extent& e);
   // Whether index `idx` is known to lie in [0, cdiv(e, s)).
+  const Value* index_bound(const Value* idx);
   bool below_cdiv(const Value* idx, const ir::Extent& e, int64_t s);
 
   // ---- ops ----------------------------------------------------------------------------------
@@ -189,6 +196,8 @@ class Emitter {
   const View& view(const Operation& op, const Value* v);
 
   void tile(const Operation& op);
+  View squeezed(const Operation& op, const View& v);
+  bool below_extent(const Value* idx, const ir::Extent& e);
 
   Reg& new_reg(const Operation& op, int result = 0);
   // A 16-bit register tensor held as pairs (see Reg), declared and registered like new_reg.
@@ -283,6 +292,8 @@ class Emitter {
   void store_async(const Operation& op);
   // The TMA descriptor parameter for tiles of `tile`'s tensor with this box and swizzle (one per
   // tensor, box and swizzle, made on first use).
+  std::pair<std::string, int> tma_coordinates(const View& g, const std::vector<std::string>& at);
+  static std::string plus(const std::string& origin, int64_t offset);
   std::string tma_descriptor(const Operation& op, const Operation& tile, int64_t rows, int64_t cols,
                              int64_t swizzle, bool optional = false);
   void wgmma_op(const Operation& op);

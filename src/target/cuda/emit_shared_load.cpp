@@ -19,8 +19,8 @@ void Emitter::copy_async_1d(const Operation& op, int64_t extent) {
   const Operation* tile = &tma_source_tile(op);
   const Type& t = op.operand(1)->type();
   if (t.rank() != 1 || t.static_shape()[0] != extent) {
-    unsupported(op, "has a box of " + std::to_string(extent) + " that is not its whole buffer " +
-                        t.str());
+    unsupported(
+        op, "has a box of " + std::to_string(extent) + " that is not its whole buffer " + t.str());
   }
   auto dst = shared_.find(op.operand(1));
   if (dst == shared_.end())
@@ -28,8 +28,10 @@ void Emitter::copy_async_1d(const Operation& op, int64_t extent) {
         op, "writes %" + op.operand(1)->name() + ", which is not a shared buffer of an aref slot");
   std::string tmap = tma_descriptor(op, *tile, 1, extent, 0);
   const View& g = view(op, op.operand(0));
-  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_load_1d(" +
-       dst->second.base + ", &" + tmap + ", " + barrier(op, 2) + ", " + g.origin[0] + ");");
+  const auto [coords, rank] = tma_coordinates(g, {g.origin[0]});
+  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_load_" +
+       std::to_string(rank) + "d(" + dst->second.base + ", &" + tmap + ", " + barrier(op, 2) +
+       ", " + coords + ");");
 }
 
 void Emitter::shared_to_register(const Operation& op) {
@@ -53,8 +55,8 @@ void Emitter::shared_to_register(const Operation& op) {
   const int64_t bytes = s.element == ScalarKind::f32 ? 4 : 2;
   const int64_t w = std::stoll(m[1]) / 8 / bytes;
   if (w < 1 || (w > 1 && w * bytes > 16) || (w & (w - 1)) != 0) {
-    unsupported(op, "has atom '" + atom + "', which does not move whole " +
-                        std::to_string(bytes) + "-byte elements in 1 to 16 bytes");
+    unsupported(op, "has atom '" + atom + "', which does not move whole " + std::to_string(bytes) +
+                        "-byte elements in 1 to 16 bytes");
   }
   // The buffer's layout as one stride per dimension (checked against its table).
   const size_t rank = s.shape.size();
@@ -121,7 +123,8 @@ void Emitter::shared_to_register(const Operation& op) {
   line(std::string(type) + "* p = reinterpret_cast<" + type + "*>(" + s.base + ")" +
        (thread.empty() ? "" : " + " + thread) + ";");
   for (int64_t v = 0; v < plan.values; v += w) {
-    const std::string at = "p + " + std::to_string(offset(plan.value_coord[static_cast<size_t>(v)]));
+    const std::string at =
+        "p + " + std::to_string(offset(plan.value_coord[static_cast<size_t>(v)]));
     const std::string slot = r.name + "[" + std::to_string(v) + "]";
     if (packed) {
       const std::string word = r.name + "[" + std::to_string(v / 2) + "]";
@@ -132,15 +135,15 @@ void Emitter::shared_to_register(const Operation& op) {
         line("{ const " + vec + " u = *reinterpret_cast<const " + vec + "*>(" + at + "); " +
              r.name + "[" + std::to_string(v / 2) + "] = u.x; " + r.name + "[" +
              std::to_string(v / 2 + 1) + "] = u.y;" +
-             (w == 8 ? " " + r.name + "[" + std::to_string(v / 2 + 2) + "] = u.z; " + r.name +
-                           "[" + std::to_string(v / 2 + 3) + "] = u.w;"
+             (w == 8 ? " " + r.name + "[" + std::to_string(v / 2 + 2) + "] = u.z; " + r.name + "[" +
+                           std::to_string(v / 2 + 3) + "] = u.w;"
                      : std::string()) +
              " }");
       }
     } else if (w > 1) {
-      line(bytes == 2 ? "tsl_load16<" + std::to_string(w) + ">(" + at + ", &" + slot + ", " + bf +
-                            ");"
-                      : "tsl_load32<" + std::to_string(w) + ">(" + at + ", &" + slot + ");");
+      line(bytes == 2
+               ? "tsl_load16<" + std::to_string(w) + ">(" + at + ", &" + slot + ", " + bf + ");"
+               : "tsl_load32<" + std::to_string(w) + ">(" + at + ", &" + slot + ");");
     } else {
       line(slot + " = " + (bytes == 2 ? "tsl_load(" + at + ", " + bf + ")" : "*(" + at + ")") +
            ";");

@@ -821,7 +821,10 @@ void check_kernel(const Operation& kernel) {
     search_trips.insert(d + 1);
   }
   // Base values per size symbol (multiples of its facts' divisor), all combined: loops of 1, 3,
-  // 4, 5 and 9 trips of a 64-wide tile, grids of one tile to several per SM.
+  // 4, 5 and 9 trips of a 64-wide tile, grids of one tile to several per SM. A symbol no op
+  // divides into tiles (a batch extent, one block per index) takes 1 and 3: one problem, and
+  // several whose tiles a persistent block walks across (its larger values only multiply the
+  // blocks every other choice already has).
   std::vector<std::vector<int64_t>> choices;
   std::vector<int64_t> divisors;
   for (const std::string& s : sig.sizes) {
@@ -831,7 +834,9 @@ void check_kernel(const Operation& kernel) {
     }
     divisors.push_back(d);
     std::vector<int64_t> vs;
-    for (int64_t base : {1, 136, 200, 320, 520}) {
+    const bool tiled = !ring_sizes(kernel, s, 1, {1}).empty();
+    for (int64_t base : tiled ? std::vector<int64_t>{1, 136, 200, 320, 520}
+                              : std::vector<int64_t>{1, 3}) {
       int64_t v = (base + d - 1) / d * d;
       if (std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
     }

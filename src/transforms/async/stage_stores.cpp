@@ -1,5 +1,6 @@
 #include "transforms/async/stage_stores.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
@@ -151,16 +152,31 @@ class Stager {
     if (r.element() != ScalarKind::f16 && r.element() != ScalarKind::bf16) return false;
     if (!g.is_tensor() || g.space() != MemorySpace::global) return false;
     const Operation* tile = op.operand(1)->def();
-    if (!tile || tile->kind() != OpKind::tile || tile->num_operands() != 3 ||
-        tile->has_attr("squeeze") || tile->operand(0)->def() ||
-        tile->operand(0)->owner_block() != top_ || tile->operand(0)->type().rank() != 2) {
+    if (!tile || tile->kind() != OpKind::tile || tile->operand(0)->def() ||
+        tile->operand(0)->owner_block() != top_) {
       return false;
     }
+    // A tile of a 2-D tensor, or one whose other dimensions are squeezed (a batch index): its
+    // columns must be the tensor's innermost dimension, which TMA's boxes run along.
+    const std::vector<int64_t> kept = kept_dims(*tile);
+    const int rank = tile->operand(0)->type().rank();
+    if (kept.size() != 2 || kept[1] != rank - 1) return false;
     if (tile->has_attr("pad") && tile->real_attr("pad") != 0.0) return false;
     std::vector<int64_t> shape = r.static_shape();
     if (shape[0] > 256 || shape[1] % kPartColumns != 0) return false;
     if (!accumulator_layouts_.count(r.layout())) return false;
     return part_layout(r.layout(), shape[0], shape[1]).has_value();
+  }
+
+  // The dimensions of `tile`'s tensor that its result keeps (those not squeezed).
+  static std::vector<int64_t> kept_dims(const Operation& tile) {
+    const std::vector<int64_t> squeeze =
+        tile.has_attr("squeeze") ? tile.ints_attr("squeeze") : std::vector<int64_t>{};
+    std::vector<int64_t> kept;
+    for (int64_t d = 0; d < tile.operand(0)->type().rank(); ++d) {
+      if (std::find(squeeze.begin(), squeeze.end(), d) == squeeze.end()) kept.push_back(d);
+    }
+    return kept;
   }
 
   Value* top_constant(int64_t value) {
@@ -189,7 +205,7 @@ class Stager {
 
   // Whether rows of the tensor `arg` are a multiple of 8 elements by the facts or statically.
   bool rows_aligned(const Value* arg) const {
-    const ir::Extent& e = arg->type().shape()[1];
+    const ir::Extent& e = arg->type().shape().back();
     if (e.is_static()) return e.value % 8 == 0;
     for (const ir::Fact& f : kernel_.signature().facts) {
       if (f.symbol == e.symbol && f.divisor % 8 == 0) return true;
@@ -199,7 +215,7 @@ class Stager {
 
   // `rows % 8 == 0` for the row length of `arg`, at the top level.
   Value* rows_aligned_condition(const Value* arg) {
-    const ir::Extent& e = arg->type().shape()[1];
+    const ir::Extent& e = arg->type().shape().back();
     Value* size = nullptr;
     for (const auto& op : top_->ops()) {
       if (op->kind() == OpKind::size && op->str_attr("name") == e.symbol) size = op->result();
@@ -235,7 +251,11 @@ class Stager {
     OpBuilder b(block);
     b.set_insertion_point_before(store);
     Value* cparts = top_constant(parts);
-    Value* first_col = b.index_op(OpKind::mul, tile->operand(2), cparts, "first_part", loc);
+    const int col_dim = tile->operand(0)->type().rank() - 1;
+    Value* first_col =
+        b.index_op(OpKind::mul, tile->operand(col_dim + 1), cparts, "first_part", loc);
+    std::vector<int64_t> part_shape = tile->ints_attr("shape");
+    part_shape.back() = kPartColumns;
     std::string tma = "tma.store.2d.box" + std::to_string(rows) + "x64.sw128";
     for (int64_t c = 0; c < parts; ++c) {
       Value* buf = c % 2 ? s1 : s0;
@@ -252,10 +272,13 @@ class Stager {
       b.create(OpKind::fence_proxy_async, {}, {}, loc);
       b.create(OpKind::role_sync, {}, {}, loc);
       Value* col = b.index_op(OpKind::add, first_col, top_constant(c), "part_col", loc);
+      std::vector<Value*> operands(tile->operands().begin(), tile->operands().end());
+      operands.back() = col;
       Operation* t =
-          b.create(OpKind::tile, {arg, tile->operand(1), col},
+          b.create(OpKind::tile, operands,
                    {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::global)}, loc);
-      t->set_attr("shape", Attribute::ints({rows, kPartColumns}));
+      t->set_attr("shape", Attribute::ints(part_shape));
+      if (tile->has_attr("squeeze")) t->set_attr("squeeze", *tile->attr("squeeze"));
       t->set_attr("masked", Attribute::unit());
       t->set_attr("pad", Attribute::real(0.0));
       t->result()->set_name(arg->name() + "_part");

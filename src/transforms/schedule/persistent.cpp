@@ -100,9 +100,12 @@ void make_kernel_persistent(Operation& kernel) {
   const SourceLocation loc = grid->loc();
   OpBuilder top(&body);
   top.set_insertion_point_before(grid);
-  // A third dimension (split-k's splits of one tile) varies fastest: the blocks that take the
-  // parts of one tile run at once, and the tiles keep the raster order of the first two.
+  // A third dimension varies fastest when it counts split-k's parts of one tile (`split_parts`):
+  // the blocks that take the parts of one tile run at once. Any other (a batch) varies slowest:
+  // the tiles of one problem run together, sharing its operands in L2. The tiles keep the
+  // raster order of the first two dimensions either way.
   const bool three_d = grid->num_results() == 3;
+  const bool parts_fastest = three_d && grid->has_attr("split_parts");
   const bool two_d = grid->num_results() >= 2;
   std::vector<int64_t> cluster(grid->num_results(), 1);
   if (const Attribute* pin = grid->attr("cluster")) {
@@ -140,6 +143,7 @@ void make_kernel_persistent(Operation& kernel) {
                "persistent (pin cluster = [1, 1, 1] or persistent = 0)");
   }
   Value* tiles = two_d ? top.index_op(OpKind::mul, tiles_m, tiles_n, "tiles", loc) : tiles_m;
+  Value* tiles_2d = tiles;
   Value* parts = three_d ? grid->operand(2) : nullptr;
   if (three_d) tiles = top.index_op(OpKind::mul, tiles, parts, "units", loc);
   Operation* sms = top.create(OpKind::sm_count, {}, {kIndex}, loc);
@@ -160,7 +164,7 @@ void make_kernel_persistent(Operation& kernel) {
   Operation* new_grid = top.create(OpKind::block_grid, {blocks}, {kIndex}, loc);
   new_grid->result()->set_name(cluster_dim < 0 ? "first_tile" : "block");
   for (const auto& [key, value] : grid->attributes()) {
-    if (key != "raster_group" && key != "persistent" && key != "cluster")
+    if (key != "raster_group" && key != "persistent" && key != "cluster" && key != "split_parts")
       new_grid->set_attr(key, value);
   }
   Value* first = new_grid->result();
@@ -225,9 +229,12 @@ void make_kernel_persistent(Operation& kernel) {
     OpBuilder b(tile_body);
     std::vector<Value*> coords;
     Value* part = nullptr;
-    if (three_d) {
+    if (parts_fastest) {
       part = b.index_op(OpKind::rem, t, parts, grid->result(2)->name(), loc);
       t = b.index_op(OpKind::div, t, parts, "tile", loc);
+    } else if (three_d) {
+      part = b.index_op(OpKind::div, t, tiles_2d, grid->result(2)->name(), loc);
+      t = b.index_op(OpKind::rem, t, tiles_2d, "tile", loc);
     }
     if (two_d) {
       Value* group_index = b.index_op(OpKind::div, t, per_group, "group", loc);

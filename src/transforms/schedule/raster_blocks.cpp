@@ -24,7 +24,8 @@ void raster_kernel(Operation* kernel) {
     }
     return;
   }
-  if (!mainloop || grid->num_results() != 2) return;
+  // A third dimension (a batch) keeps each problem's tiles in this order.
+  if (!mainloop || grid->num_results() < 2) return;
   grid->set_attr("raster_group", ir::Attribute::integer(kRasterGroup));
 }
 

@@ -211,6 +211,9 @@ class Splitter {
     for (const auto& [key, value] : grid_.attributes()) {
       if (key != "split_k") grid->set_attr(key, value);
     }
+    // Tells persistent that dimension 2 counts the parts of one tile (taken together), not a
+    // batch (taken one after another).
+    grid->set_attr("split_parts", Attribute::unit());
     for (int i = 0; i < 2; ++i) {
       grid->result(i)->set_name(grid_.result(i)->name());
       ir::replace_all_uses(kernel_, grid_.result(i), grid->result(i));

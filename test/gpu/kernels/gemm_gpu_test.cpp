@@ -5,6 +5,7 @@
 // tiles and a stride through the rest) so the float64 reference stays quick.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -32,10 +33,12 @@ struct Majors {
 };
 
 // C = A B^T with A [M,K], B [N,K] row-major (or the layouts `majors` gives); returns the relative
-// error over the checked rows.
+// error over the checked rows. `batch` > 0: a batched kernel, every operand leading with that
+// many problems (A [L,M,K], B [L,N,K], C [L,M,N]), each problem's rows checked.
 double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape s,
                 const std::map<std::string, std::string>& attributes = {}, Majors majors = {},
-                int launches = 1) {
+                int launches = 1, int64_t batch = 0) {
+  const int64_t problems = std::max<int64_t>(batch, 1);
   std::string text = examples::lowered_kernels().at(kernel_name);
   for (const auto& [from, to] : attributes) {
     size_t at = text.find(from);
@@ -52,8 +55,8 @@ double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape
                static_cast<long long>(s.k), static_cast<unsigned long long>(seed));
   SCOPED_TRACE(kernel_name + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
                std::to_string(s.k) + " seed " + std::to_string(seed));
-  auto a_bits = runtime::random_values(format, s.m * s.k, seed);
-  auto b_bits = runtime::random_values(format, s.n * s.k, seed + 1);
+  auto a_bits = runtime::random_values(format, problems * s.m * s.k, seed);
+  auto b_bits = runtime::random_values(format, problems * s.n * s.k, seed + 1);
   auto a = runtime::to_floats(format, a_bits), b = runtime::to_floats(format, b_bits);
   // At least 16 bytes each, so that K = 0 still has addresses to describe.
   auto upload = [](const std::vector<uint8_t>& bits) {
@@ -63,20 +66,24 @@ double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape
   };
   runtime::DeviceBuffer da = upload(a_bits);
   runtime::DeviceBuffer db = upload(b_bits);
-  runtime::DeviceBuffer dc(std::max<int64_t>(s.m * s.n, 1) * 2);
+  runtime::DeviceBuffer dc(std::max<int64_t>(problems * s.m * s.n, 1) * 2);
   dc.fill_bytes(0xFF);  // NaN in f16 and bf16: an element the kernel misses fails the check
   ir::ScalarKind element =
       format == runtime::HostFloat::f16 ? ir::ScalarKind::f16 : ir::ScalarKind::bf16;
-  const std::vector<int64_t> a_shape =
+  std::vector<int64_t> a_shape =
       majors.a_k_major ? std::vector<int64_t>{s.m, s.k} : std::vector<int64_t>{s.k, s.m};
-  const std::vector<int64_t> b_shape =
+  std::vector<int64_t> b_shape =
       majors.b_k_major ? std::vector<int64_t>{s.n, s.k} : std::vector<int64_t>{s.k, s.n};
+  std::vector<int64_t> c_shape = {s.m, s.n};
+  if (batch > 0) {
+    for (auto* shape : {&a_shape, &b_shape, &c_shape}) shape->insert(shape->begin(), batch);
+  }
   // Several launches of one kernel object (each after poisoning C again): what one launch leaves
   // behind (split-k's arrival counters in its workspace) must not change the next one's result.
   for (int l = 0; l < launches; ++l) {
     dc.fill_bytes(0xFF);
     kernel.launch({TensorArg{da.ptr(), a_shape, element}, TensorArg{db.ptr(), b_shape, element},
-                   TensorArg{dc.ptr(), {s.m, s.n}, element}});
+                   TensorArg{dc.ptr(), c_shape, element}});
     runtime::context().synchronize();
   }
   auto c_bits = dc.to_host<uint8_t>();
@@ -87,16 +94,20 @@ double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape
   }
   std::vector<float> got;
   std::vector<double> want;
-  for (int64_t r : rows) {
-    for (int64_t j = 0; j < s.n; ++j) {
-      double sum = 0;
-      for (int64_t k = 0; k < s.k; ++k) {
-        const double x = a[majors.a_k_major ? r * s.k + k : k * s.m + r];
-        const double y = b[majors.b_k_major ? j * s.k + k : k * s.n + j];
-        sum += x * y;
+  for (int64_t l = 0; l < problems; ++l) {
+    const float* al = a.data() + l * s.m * s.k;
+    const float* bl = b.data() + l * s.n * s.k;
+    for (int64_t r : rows) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < s.k; ++k) {
+          const double x = al[majors.a_k_major ? r * s.k + k : k * s.m + r];
+          const double y = bl[majors.b_k_major ? j * s.k + k : k * s.n + j];
+          sum += x * y;
+        }
+        want.push_back(sum);
+        got.push_back(c[(l * s.m + r) * s.n + j]);
       }
-      want.push_back(sum);
-      got.push_back(c[r * s.n + j]);
     }
   }
   return runtime::relative_error(got, want);
@@ -157,6 +168,19 @@ TEST_F(GemmGpuTest, SplitK) {
 
 // Sizes are positive in tile IR (the interpreter's rule, which a launch shares): K = 0 is refused
 // with a message, not run.
+// Batched (examples/kernels/gemm_batched.tir): 3-D TMA boxes and stores per problem; ragged
+// problems (partial tiles, N % 8 != 0 stored by hand), more units than SMs (a block's tiles
+// cross problems), one problem, and many small ones.
+TEST_F(GemmGpuTest, Batched) {
+  const std::vector<std::pair<Shape, int64_t>> cases = {
+      {{257, 129, 72}, 3}, {{1000, 520, 264}, 5}, {{128, 256, 64}, 1}, {{100, 40, 136}, 64},
+      {{1024, 1024, 1024}, 12}};
+  for (const auto& [s, batch] : cases) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    EXPECT_LT(run_gemm("gemm_batched", runtime::HostFloat::f16, s, {}, {}, 2, batch), 2e-3);
+  }
+}
+
 TEST_F(GemmGpuTest, EmptyKIsAUserError) {
   try {
     run_gemm("gemm", runtime::HostFloat::f16, {100, 200, 0});
