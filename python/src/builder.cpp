@@ -307,6 +307,8 @@ std::string describe(const Tensor& t) {
 
 // ---- free functions ----
 
+// The C++ functions record their call site (a line of this file); the Call's explicit location
+// replaces it, so passing Loc::current() here is only to fill the argument.
 template <Tensor (*F)(const Tensor&, Loc)>
 nb::object unary(nb::handle x, const char* what) {
   SessionRef s = session_of({x}, what);
@@ -430,15 +432,13 @@ nb::object if_then_else(PyBuilder& self, nb::handle cond, nb::callable then_body
   return wrap_all(out, s);
 }
 
-nb::object reduce(PyBuilder& self, nb::handle x, nb::handle dims, const char* kind) {
+using Reduction = Tensor (TileBuilder::*)(const Tensor&, const std::vector<int64_t>&, Loc);
+
+template <Reduction R>
+nb::object reduce(PyBuilder& self, nb::handle x, nb::handle dims, const char* what) {
   Call c(self.session);
-  Tensor t = to_tensor(c, x, kind);
-  std::vector<int64_t> d = to_ints(dims, kind);
-  std::string k = kind;
-  Tensor r = k == "reduce_sum"   ? c.b->reduce_sum(t, d)
-             : k == "reduce_max" ? c.b->reduce_max(t, d)
-                                 : c.b->reduce_min(t, d);
-  return wrap(r, self.session);
+  Tensor t = to_tensor(c, x, what);
+  return wrap((c.b->*R)(t, to_ints(dims, what), Loc::current()), self.session);
 }
 
 void register_types(nb::module_& t) {
@@ -848,19 +848,19 @@ void register_builder_class(nb::module_& t) {
       .def(
           "reduce_sum",
           [](PyBuilder& self, nb::handle x, nb::handle dims) {
-            return reduce(self, x, dims, "reduce_sum");
+            return reduce<&TileBuilder::reduce_sum>(self, x, dims, "reduce_sum");
           },
           "x"_a, "dims"_a)
       .def(
           "reduce_max",
           [](PyBuilder& self, nb::handle x, nb::handle dims) {
-            return reduce(self, x, dims, "reduce_max");
+            return reduce<&TileBuilder::reduce_max>(self, x, dims, "reduce_max");
           },
           "x"_a, "dims"_a)
       .def(
           "reduce_min",
           [](PyBuilder& self, nb::handle x, nb::handle dims) {
-            return reduce(self, x, dims, "reduce_min");
+            return reduce<&TileBuilder::reduce_min>(self, x, dims, "reduce_min");
           },
           "x"_a, "dims"_a)
       .def(
