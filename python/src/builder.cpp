@@ -115,8 +115,8 @@ SessionRef session_of(std::initializer_list<nb::handle> values, const char* what
 
 void check_same(const Call& c, const SessionRef& s) {
   if (s != c.session()) {
-    user_error(python_caller(), "a value of kernel '", s->kernel, "' used in kernel '",
-               c.session()->kernel, "'");
+    user_error(python_caller(), "this op mixes values of kernel '", c.session()->kernel,
+               "' and of kernel '", s->kernel, "'");
   }
 }
 
@@ -378,7 +378,10 @@ nb::object loop(PyBuilder& self, nb::args args) {
   Call c(self.session);
   const SessionRef& s = self.session;
   nb::handle init = args[args.size() - 2];
-  nb::callable body = nb::cast<nb::callable>(args[args.size() - 1]);
+  if (!PyCallable_Check(args[args.size() - 1].ptr())) {
+    type_error("loop: the body must be a function, got " + python_type(args[args.size() - 1]));
+  }
+  nb::callable body = nb::borrow<nb::callable>(args[args.size() - 1]);
   bool single = is_tensor(init) || is_index(init);
   std::vector<Tensor> carried_init;
   if (single) {

@@ -290,6 +290,20 @@ class Errors(unittest.TestCase):
             kept[0] * 2.0  # <- closed
         self.assert_error_here(caught.exception, "# <- closed", "is closed")
 
+    def test_values_of_two_kernels_do_not_mix(self):
+        def outer(b):
+            x = b.fill(f32, [4], 0.0)
+
+            def inner(c):
+                x + c.fill(f32, [4], 1.0)  # <- mixed
+
+            tessel.tile_kernel("inner", inner)
+
+        with self.assertRaises(tessel.CompileError) as caught:
+            tessel.tile_kernel("outer", outer)
+        self.assert_error_here(caught.exception, "# <- mixed",
+                               "this op mixes values of kernel 'outer' and of kernel 'inner'")
+
     def test_python_errors_pass_through(self):
         def body(b):
             b.loop(2, b.fill(f32, [4], 0.0), lambda k, acc: 1 / 0)
@@ -308,6 +322,8 @@ class Errors(unittest.TestCase):
     def test_bad_arguments_are_type_errors(self):
         with self.assertRaisesRegex(TypeError, "expected a Tensor"):
             tessel.tile_kernel("k", lambda b: b.cast("x", f32))
+        with self.assertRaisesRegex(TypeError, "the body must be a function"):
+            tessel.tile_kernel("k", lambda b: b.loop(4, None, 3))
         with self.assertRaisesRegex(TypeError, "integer division"):
             tessel.tile_kernel("k", lambda b: b.size("N") / 2)
         with self.assertRaises(tessel.CompileError) as caught:
