@@ -12,6 +12,8 @@
 //
 // Every call records its C++ call site (std::source_location); the IR verifier reports a mistake
 // there. Operators (`a + b`) record it through their right-hand operand (TensorOperand below).
+// A frontend in another language (the Python builder, python/src/builder.cpp) drives this same
+// builder and sets the location its own caller has instead (`TileBuilder::set_location`).
 #pragma once
 
 #include <array>
@@ -19,6 +21,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <vector>
@@ -157,10 +160,21 @@ class TileKernel {
 // Builds the kernel `name` by calling `body` with a builder; verifies the result.
 TileKernel tile_kernel(const std::string& name, const std::function<void(TileBuilder&)>& body,
                        Loc loc = Loc::current());
+// The same, located at `loc` (a frontend's own source, e.g. a Python `def`).
+TileKernel tile_kernel(const std::string& name, const std::function<void(TileBuilder&)>& body,
+                       const SourceLocation& loc);
 
 class TileBuilder {
  public:
   TileBuilder(ir::Operation* kernel, Loc loc);
+
+  // ---- explicit locations (for frontends that are not C++) ----
+  // While set, every op this builder makes and every error it reports is located at `loc`
+  // instead of the C++ call site its functions record; unset (nullopt) restores that.
+  void set_location(std::optional<SourceLocation> loc) { location_ = std::move(loc); }
+  const std::optional<SourceLocation>& location() const { return location_; }
+  // Where an op of a call made at `loc` is located: the explicit location when one is set.
+  SourceLocation where(const Loc& loc) const;
 
   // ---- parameters ----
   Size size(const std::string& symbol, Divisibility fact = {}, Loc loc = Loc::current());
@@ -241,6 +255,7 @@ class TileBuilder {
   ir::Operation* kernel_;
   ir::OpBuilder ops_;
   std::vector<ir::Operation*> size_ops_;
+  std::optional<SourceLocation> location_;
 };
 
 // The right-hand operands of the arithmetic operators. Converting to them records the caller's

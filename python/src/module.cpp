@@ -1,6 +1,7 @@
 // The extension module tessel._tessel: parsing tile programs, the Kernel class (kernel.h), the
-// error translation (errors.h) and a few facts about the machine. The Python package
-// (python/tessel/) is the public face; this module is its private half.
+// tile builder (builder.h, submodule `tile`), the error translation (errors.h) and a few facts
+// about the machine. The Python package (python/tessel/) is the public face; this module is its
+// private half.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -8,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "builder.h"
 #include "compile/compile.h"
 #include "errors.h"
 #include "interp/interpreter.h"
@@ -161,6 +163,7 @@ NB_MODULE(_tessel, m) {
   nb::set_leak_warnings(false);
   register_errors(m);
   register_kernel(m);
+  register_builder(m);
   m.def("parse", &python::parse, "text"_a, "file"_a = "<text>",
         "Parses and verifies tile IR text: a list of Kernels (CompileError on bad text).");
   m.def("has_gpu", &has_gpu, "Whether a CUDA device can be used (the driver loads, a device exists).");

@@ -5,6 +5,9 @@
     gemm(A, B, C)            # torch CUDA tensors: launched on torch's current stream
     gemm(a, b, c)            # numpy arrays / CPU tensors: run in the CPU interpreter, c written
 
+Kernels come from tile IR text (tessel.load, tessel.compile) or are built in Python with the tile
+language (tessel.tile, the C++ language of include/tessel/tile.h bound: @tessel.tile_kernel).
+
 A kernel is called with one argument per kernel parameter: tensors (torch.Tensor, anything with
 __cuda_array_interface__, DLPack or the buffer protocol: numpy arrays) and numbers. Sizes come from
 the tensors' shapes; nothing is copied on the GPU path. Tensors must be contiguous (row-major).
@@ -31,12 +34,18 @@ from . import _tessel
 from ._errors import CompileError, Error, InternalError, LaunchError
 
 _tessel._set_error_types(CompileError, LaunchError, InternalError)
+# Frames of this package are skipped when the tile builder locates an op at its caller.
+_tessel._set_package_dir(_os.path.dirname(__file__))
+
+from . import tile  # noqa: E402 (needs the extension set up)
+from .tile import tile_kernel  # noqa: E402
 
 Kernel = _tessel.Kernel
 
 __all__ = [
     "CompileError", "Error", "InternalError", "Kernel", "LaunchError", "cache_dir", "compile",
-    "compile_file", "has_gpu", "load", "load_file", "parse", "parse_file", "synchronize",
+    "compile_file", "has_gpu", "load", "load_file", "parse", "parse_file", "synchronize", "tile",
+    "tile_kernel",
 ]
 
 
@@ -77,13 +86,16 @@ def load_file(path, kernel=None):
 
 
 def compile(source, kernel=None, *, file="<text>", **options):
-    """Compiles a kernel of tile IR text (or of a file, when `source` is an os.PathLike).
+    """Compiles a kernel of tile IR text (or of a file, when `source` is an os.PathLike; or a
+    tessel.Kernel, e.g. one built with tessel.tile_kernel, compiled in place).
 
     Options: target: "sm_90a" (default, unless the kernel pins one) or "sm_80"; arch: NVRTC's
     architecture (default: the GPU's, else the target's); cubin=False stops after the CUDA source
     (no NVRTC: kernel.cuda_source without a GPU); use_cache, cache_dir (the disk cache); passes
     (instead of the default pipeline); nvrtc_flags. Returns the tessel.Kernel, compiled.
     """
+    if isinstance(source, Kernel):
+        return _compile(source, **options)
     if isinstance(source, _os.PathLike):
         return compile_file(source, kernel, **options)
     return _compile(load(source, kernel, file), **options)

@@ -3,8 +3,9 @@
 # it builds the extension there). Builds only the extension target with cmake (Release, tests off,
 # python on; nanobind from `python3 -m nanobind --cmake_dir`), then runs on torch CUDA tensors:
 #   1. examples/python/gemm_rmsnorm.py (GEMM vs torch.matmul, RMSNorm vs F.rms_norm, the drop-in
-#      model eagerly and under torch.compile),
-#   2. python/tests/test_gpu.py and test_torch.py (unittest),
+#      model eagerly and under torch.compile) and builder_gemm_rmsnorm.py (the same two kernels
+#      built with the Python tile builder, on torch CUDA tensors),
+#   2. python/tests/test_gpu.py, test_torch.py and test_builder.py (unittest),
 #   3. launch overhead: per-call time of 10k back-to-back calls of a one-block RMSNorm from Python,
 #      the same launches from C++ (Kernel._launch_repeatedly, no Python between them), a torch op
 #      of the same size for scale, and the kernel's device time (events); prints a table.
@@ -29,7 +30,9 @@ python3 -c "import torch, tessel; print('torch', torch.__version__, 'cuda', torc
 status=0
 echo "== examples/python/gemm_rmsnorm.py (GPU)"
 timeout 300 python3 examples/python/gemm_rmsnorm.py || status=1
-for t in gpu torch; do
+echo "== examples/python/builder_gemm_rmsnorm.py (GPU)"
+timeout 300 python3 examples/python/builder_gemm_rmsnorm.py || status=1
+for t in gpu torch builder; do
   echo "== python/tests/test_$t.py"
   timeout 300 python3 python/tests/test_$t.py > "$OUT/py_test_$t.log" 2>&1; rc=$?
   tail -4 "$OUT/py_test_$t.log"; grep -E "^(FAIL|ERROR):|per call" "$OUT/py_test_$t.log"

@@ -46,13 +46,18 @@ std::string TileKernel::text() const {
 
 TileKernel tile_kernel(const std::string& name, const std::function<void(TileBuilder&)>& body,
                        Loc loc) {
+  return tile_kernel(name, body, at(loc));
+}
+
+TileKernel tile_kernel(const std::string& name, const std::function<void(TileBuilder&)>& body,
+                       const SourceLocation& loc) {
   auto module = std::make_unique<ir::Module>();
-  auto op = std::make_unique<ir::Operation>(OpKind::kernel, at(loc));
+  auto op = std::make_unique<ir::Operation>(OpKind::kernel, loc);
   op->signature().name = name;
   op->add_region();
   ir::Operation* kernel = op.get();
   module->kernels.push_back(std::move(op));
-  TileBuilder builder(kernel, loc);
+  TileBuilder builder(kernel, Loc::current());  // the constructor does not use its location
   body(builder);
   ir::verify(*module);
   return TileKernel(std::move(module));
@@ -60,13 +65,20 @@ TileKernel tile_kernel(const std::string& name, const std::function<void(TileBui
 
 TileBuilder::TileBuilder(ir::Operation* kernel, Loc) : kernel_(kernel), ops_(kernel->region(0)) {}
 
+SourceLocation TileBuilder::where(const Loc& loc) const {
+  return location_ ? *location_ : at(loc);
+}
+
+// Every op goes through here, so an explicit location (set_location) reaches all of them, also
+// those the free functions and operators make from their recorded call sites.
 ir::Operation* TileBuilder::create(OpKind kind, const std::vector<ir::Value*>& operands,
                                    const std::vector<Type>& types, const SourceLocation& loc) {
+  const SourceLocation& here = location_ ? *location_ : loc;
   for (ir::Value* v : operands) {
     if (v == nullptr)
-      user_error(loc, ir::op_name(kind), ": an operand is an empty (default) value");
+      user_error(here, ir::op_name(kind), ": an operand is an empty (default) value");
   }
-  return ops_.create(kind, operands, types, loc);
+  return ops_.create(kind, operands, types, here);
 }
 
 // ---- parameters ----
@@ -74,10 +86,10 @@ ir::Operation* TileBuilder::create(OpKind kind, const std::vector<ir::Value*>& o
 Size TileBuilder::size(const std::string& symbol, Divisibility fact, Loc loc) {
   ir::KernelSignature& sig = kernel_->signature();
   if (std::find(sig.sizes.begin(), sig.sizes.end(), symbol) != sig.sizes.end()) {
-    user_error(at(loc), "size: ", symbol, " is declared twice");
+    user_error(where(loc), "size: ", symbol, " is declared twice");
   }
   if (fact.divisor <= 0)
-    user_error(at(loc), "size: divisible_by(", fact.divisor, ") must be positive");
+    user_error(where(loc), "size: divisible_by(", fact.divisor, ") must be positive");
   sig.sizes.push_back(symbol);
   if (fact.divisor > 1) sig.facts.push_back({symbol, fact.divisor});
   ir::Operation* op = create(OpKind::size, {}, {kIndex}, at(loc));
@@ -192,10 +204,11 @@ Index Tensor::extent(int dim, Loc loc) const {
 
 Tensor& Tensor::pin_layout(const std::string& layout, Loc loc) {
   TESSEL_ASSERT(v_, "pin_layout on an empty value");
-  if (!type().is_tensor()) user_error(at(loc), "pin_layout: ", v_->name(), " is a scalar");
-  v_->set_type(type().with_layout(ir::canonical_layout(layout, at(loc))));
+  SourceLocation here = b_->where(loc);
+  if (!type().is_tensor()) user_error(here, "pin_layout: ", v_->name(), " is a scalar");
+  v_->set_type(type().with_layout(ir::canonical_layout(layout, here)));
   std::string problem = ir::check_tensor_layout(type());
-  if (!problem.empty()) user_error(at(loc), "pin_layout: ", problem);
+  if (!problem.empty()) user_error(here, "pin_layout: ", problem);
   return *this;
 }
 
@@ -272,7 +285,7 @@ Tensor TileBuilder::cast(const Tensor& x, ScalarKind element, Loc loc) {
 Tensor TileBuilder::rearrange(const Tensor& x, const std::string& layout, Loc loc) {
   ir::Operation* op = create(OpKind::rearrange, {x.value()}, {x.type().with_layout({})}, at(loc));
   if (!layout.empty())
-    op->set_attr("layout", Attribute::layout(ir::canonical_layout(layout, at(loc))));
+    op->set_attr("layout", Attribute::layout(ir::canonical_layout(layout, where(loc))));
   op->result()->set_name(x.value()->name() + "_r");
   return Tensor(this, op->result());
 }
@@ -331,7 +344,8 @@ Tensor TileBuilder::global_view(const Tensor& x, const std::string& layout,
                                 const std::vector<Dim>& shape, Loc loc) {
   ir::Shape s;
   for (const Dim& d : shape) s.push_back(d.extent);
-  Type t = Type::tensor(x.element(), s, MemorySpace::global, ir::canonical_layout(layout, at(loc)));
+  Type t =
+      Type::tensor(x.element(), s, MemorySpace::global, ir::canonical_layout(layout, where(loc)));
   ir::Operation* op = create(OpKind::global_view, {x.value()}, {t}, at(loc));
   op->result()->set_name(x.value()->name() + "_view");
   return Tensor(this, op->result());

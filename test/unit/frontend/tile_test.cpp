@@ -181,6 +181,46 @@ TEST(TileLanguage, OperatorsAreLocatedToo) {
   }
 }
 
+// A frontend in another language sets the location of its own caller: ops, errors and the kernel
+// take it instead of the C++ call site, until it is unset.
+TEST(TileLanguage, AnExplicitLocationReplacesTheCallSite) {
+  SourceLocation script = SourceLocation::at("script.py", 12, 5);
+  try {
+    tile_kernel(
+        "located",
+        [&](TileBuilder& b) {
+          auto x = b.fill(f32, {4, 8}, 1.0);
+          b.set_location(script);
+          auto y = b.fill(f32, {8, 4}, 1.0);
+          auto z = x + y;
+          b.set_location(std::nullopt);
+          EXPECT_EQ(y.value()->def()->loc().file, "script.py");
+          EXPECT_NE(x.value()->def()->loc().file.find("tile_test.cpp"), std::string::npos);
+          (void)z;
+        },
+        SourceLocation::at("script.py", 3, 1));
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("add: operand shapes differ"), std::string::npos) << e.what();
+    EXPECT_EQ(e.location().file, "script.py") << e.what();
+    EXPECT_EQ(e.location().line, 12) << e.what();
+    EXPECT_EQ(e.location().column, 5) << e.what();
+  }
+  try {
+    tile_kernel("twice", [&](TileBuilder& b) {
+      b.size("M");
+      b.set_location(script);
+      b.size("M");
+    });
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.location().file, "script.py") << e.what();
+  }
+  auto k = tile_kernel(
+      "kernel_at", [](TileBuilder& b) { b.size("M"); }, SourceLocation::at("script.py", 3, 1));
+  EXPECT_EQ(k.op().loc().str(), "script.py:3:1");
+}
+
 TEST(TileLanguage, LayoutViewsGiveNonContiguousTiles) {
   auto k = tile_kernel("view", [](TileBuilder& b) {
     auto A = b.global("A", f32, {4, 8}), C = b.global("C", f32, {2, 4});
