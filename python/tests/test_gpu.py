@@ -122,7 +122,7 @@ class OnGpu(unittest.TestCase):
         self.assertEqual([name for name, _ in timings], v.names)
         self.assertTrue(all(ms > 0 for _, ms in timings), timings)
         self.assertEqual(len(lines), 3)
-        self.assertTrue(all(line.startswith("tune M=64,N=2048,K=4096") for line in lines), lines)
+        self.assertTrue(all(line.startswith("tune K=4096,M=64,N=2048") for line in lines), lines)
         best = min(timings, key=lambda t: t[1])[0]
         self.assertEqual(v.choose(a, b, c), best)
         c.fill_(float("nan"))
