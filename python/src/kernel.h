@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "arguments.h"
+#include "argument_reader.h"
 #include "compile/compile.h"
 #include "ir/ir.h"
 
@@ -57,27 +57,12 @@ class Kernel {
   void launch_repeatedly(nanobind::args args, int64_t count);
 
  private:
-  // Reads `args` into arrays_/scalars_; returns where the arrays are (host when there are none).
-  Place read_arguments(const nanobind::args& args);
-  void to_kernel_args();  // arrays_/scalars_ -> launch_args_ (device arrays)
-  void* stream_for(nanobind::handle stream) const;  // stream=, else torch's or the default
   void ensure_compiled();
 
   std::shared_ptr<ir::Module> module_;
   const ir::Operation* kernel_;
-  std::vector<const ir::Value*> params_;
   std::optional<CompiledKernel> compiled_;
-  // Argument storage reused by every call (see the top of this file).
-  struct Slot {
-    bool is_array = false;
-    ArrayRef array;
-    double real = 0;
-    int64_t integer = 0;
-  };
-  std::vector<Slot> slots_;
-  std::vector<KernelArg> launch_args_;
-  bool any_torch_ = false;
-  int device_ = 0;
+  ArgumentReader arguments_;  // the argument storage reused by every call
 };
 
 void register_kernel(nanobind::module_& m);

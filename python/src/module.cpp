@@ -1,7 +1,7 @@
 // The extension module tessel._tessel: parsing tile programs, the Kernel class (kernel.h), the
-// tile builder (builder.h, submodule `tile`), the error translation (errors.h) and a few facts
-// about the machine. The Python package (python/tessel/) is the public face; this module is its
-// private half.
+// Variants class (variants.h), the tile builder (builder.h, submodule `tile`), the error
+// translation (errors.h) and a few facts about the machine. The Python package (python/tessel/) is
+// the public face; this module is its private half.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -18,6 +18,7 @@
 #include "kernel.h"
 #include "runtime/context.h"
 #include "runtime/kernel_cache.h"
+#include "variants.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -163,6 +164,7 @@ NB_MODULE(_tessel, m) {
   nb::set_leak_warnings(false);
   register_errors(m);
   register_kernel(m);
+  register_variants(m);
   register_builder(m);
   m.def("parse", &python::parse, "text"_a, "file"_a = "<text>",
         "Parses and verifies tile IR text: a list of Kernels (CompileError on bad text).");

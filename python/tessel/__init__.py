@@ -5,6 +5,9 @@
     gemm(A, B, C)            # torch CUDA tensors: launched on torch's current stream
     gemm(a, b, c)            # numpy arrays / CPU tensors: run in the CPU interpreter, c written
 
+tessel.Variants(kernels) calls several kernels with the same parameters as one: on the GPU the
+variant tuned for the arguments' sizes (Variants.tune), else the GEMM cost model's choice.
+
 Kernels come from tile IR text (tessel.load, tessel.compile) or are built in Python with the tile
 language (tessel.tile, the C++ language of include/tessel/tile.h bound: @tessel.tile_kernel).
 
@@ -41,11 +44,12 @@ from . import tile  # noqa: E402 (needs the extension set up)
 from .tile import tile_kernel  # noqa: E402
 
 Kernel = _tessel.Kernel
+Variants = _tessel.Variants
 
 __all__ = [
-    "CompileError", "Error", "InternalError", "Kernel", "LaunchError", "cache_dir", "compile",
-    "compile_file", "has_gpu", "load", "load_file", "parse", "parse_file", "synchronize", "tile",
-    "tile_kernel",
+    "CompileError", "Error", "InternalError", "Kernel", "LaunchError", "Variants", "cache_dir",
+    "compile", "compile_file", "has_gpu", "load", "load_file", "parse", "parse_file", "synchronize",
+    "tile", "tile_kernel", "tuning_cache_dir",
 ]
 
 
@@ -126,3 +130,9 @@ def synchronize():
 def cache_dir():
     """The folder of the compiled-kernel cache."""
     return _tessel.default_cache_dir()
+
+
+def tuning_cache_dir():
+    """The folder where Variants.tune records the fastest variant per shape and GPU
+    (<kernel cache>/tuning: $TESSEL_CACHE_DIR/tuning or ~/.cache/tessel/tuning)."""
+    return _tessel.tuning_cache_dir()

@@ -5,7 +5,8 @@
 #   1. examples/python/gemm_rmsnorm.py (GEMM vs torch.matmul, RMSNorm vs F.rms_norm, the drop-in
 #      model eagerly and under torch.compile) and builder_gemm_rmsnorm.py (the same two kernels
 #      built with the Python tile builder, on torch CUDA tensors),
-#   2. python/tests/test_gpu.py, test_torch.py and test_builder.py (unittest),
+#   2. python/tests/test_gpu.py (with tessel.Variants tuned, then launched), test_torch.py,
+#      test_builder.py and test_variants.py (unittest),
 #   3. launch overhead: per-call time of 10k back-to-back calls of a one-block RMSNorm from Python,
 #      the same launches from C++ (Kernel._launch_repeatedly, no Python between them), a torch op
 #      of the same size for scale, and the kernel's device time (events); prints a table.
@@ -32,10 +33,10 @@ echo "== examples/python/gemm_rmsnorm.py (GPU)"
 timeout 300 python3 examples/python/gemm_rmsnorm.py || status=1
 echo "== examples/python/builder_gemm_rmsnorm.py (GPU)"
 timeout 300 python3 examples/python/builder_gemm_rmsnorm.py || status=1
-for t in gpu torch builder; do
+for t in gpu torch builder variants; do
   echo "== python/tests/test_$t.py"
   timeout 300 python3 python/tests/test_$t.py > "$OUT/py_test_$t.log" 2>&1; rc=$?
-  tail -4 "$OUT/py_test_$t.log"; grep -E "^(FAIL|ERROR):|per call" "$OUT/py_test_$t.log"
+  tail -4 "$OUT/py_test_$t.log"; grep -E "^(FAIL|ERROR):|per call|^tuned:" "$OUT/py_test_$t.log"
   [ $rc = 0 ] || status=1
 done
 
