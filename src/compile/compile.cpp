@@ -482,6 +482,10 @@ const CUtensorMap& CompiledKernel::tma_descriptor(size_t index,
     case ir::ScalarKind::f32:
       spec.element = runtime::TmaElement::f32;
       break;
+    case ir::ScalarKind::f8e4m3:
+    case ir::ScalarKind::f8e5m2:
+      spec.element = runtime::TmaElement::u8;  // TMA moves bytes; wgmma reads them as FP8
+      break;
     default:
       TESSEL_ASSERT(false, "TMA descriptor for element type ", ir::to_string(tensor.element));
   }

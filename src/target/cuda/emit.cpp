@@ -97,9 +97,13 @@ EmittedKernel Emitter::run() {
         user_error(kernel_.loc(), "emit: kernel parameter %", arg->name(),
                    " has a layout; the emitter addresses global tensors row-major only");
       }
-      if (!is_register_float(t.element())) {
+      // FP8 tensors reach shared memory by TMA and wgmma reads them there; an op that would
+      // hold them in registers is refused where it is emitted.
+      if (!is_register_float(t.element()) && t.element() != ScalarKind::f8e4m3 &&
+          t.element() != ScalarKind::f8e5m2) {
         user_error(kernel_.loc(), "emit: kernel parameter %", arg->name(), " has element type ",
-                   ir::to_string(t.element()), "; the emitter handles f16, bf16 and f32");
+                   ir::to_string(t.element()),
+                   "; the emitter handles f16, bf16, f32, and f8e4m3 / f8e5m2 read by TMA");
       }
       bool w = written.count(arg.get()) > 0;
       params.push_back(std::string(w ? "" : "const ") + storage_type(t.element()) +
@@ -212,6 +216,7 @@ View Emitter::whole_tensor(const std::string& base, const Type& t) {
 }
 
 const char* Emitter::storage_type(ScalarKind k) {
+  if (k == ScalarKind::f8e4m3 || k == ScalarKind::f8e5m2) return "unsigned char";
   return k == ScalarKind::f32 ? "float" : "unsigned short";
 }
 

@@ -38,32 +38,43 @@ std::pair<int64_t, int64_t> wgmma_c(int64_t t, int64_t i) {
 
 // How wgmma reads one operand: its major-ness and the element offset (before the 128-byte
 // swizzle) of element (mn, k), from which the descriptors' start addresses, LBO and SBO and the
-// k16 steps follow.
+// k steps follow. A 128-byte row holds `row` elements: 64 of 16 bits, 128 of 8 bits (FP8, which
+// wgmma reads K-major only).
 struct WgmmaOperand {
   bool mn_major = false;
   int64_t mn = 0, k = 0;  // the operand's extents: M or N, and K
+  int64_t bytes = 2;      // per element
 
+  int64_t row() const { return 128 / bytes; }
   int64_t offset(int64_t r, int64_t c) const {
-    return mn_major ? (r / 64) * 64 * k + c * 64 + r % 64 : (c / 64) * 64 * mn + r * 64 + c % 64;
+    const int64_t w = row();
+    return mn_major ? (r / w) * w * k + c * w + r % w : (c / w) * w * mn + r * w + c % w;
   }
   // Bytes between 64-wide MN atoms (MN-major); ignored for K-major (CUTLASS writes 16 bytes).
-  int64_t lbo_bytes() const { return mn_major ? 2 * 64 * k : 16; }
+  int64_t lbo_bytes() const { return mn_major ? 128 * k : 16; }
   // Bytes between 8-row groups: 8 rows of 128 bytes in both forms.
   static int64_t sbo_bytes() { return 1024; }
 };
 
 // The form in which `s` (A when `is_b` is false, B otherwise) can be read by wgmma, or nullopt.
 std::optional<WgmmaOperand> wgmma_operand(const SharedTile& s, bool is_b) {
-  if (s.shape.size() != 2 || (s.element != ScalarKind::f16 && s.element != ScalarKind::bf16))
+  const bool fp8 = s.element == ScalarKind::f8e4m3 || s.element == ScalarKind::f8e5m2;
+  if (s.shape.size() != 2 ||
+      (s.element != ScalarKind::f16 && s.element != ScalarKind::bf16 && !fp8))
     return std::nullopt;
-  static const std::string sw128 = "Sw<3,3,3> o 0 o ";
+  // The 128-byte swizzle in element offsets: 16-byte units are 8 elements of 16 bits, 16 of 8.
+  const std::string sw128 = fp8 ? "Sw<3,4,3> o 0 o " : "Sw<3,3,3> o 0 o ";
   if (s.layout.rfind(sw128, 0) != 0) return std::nullopt;
   const SharedMap map = shared_map(s.layout);
   const int64_t rows = s.shape[0], cols = s.shape[1];
   if (static_cast<int64_t>(map.base.size()) != rows * cols) return std::nullopt;
   for (bool mn_major : {false, true}) {
-    WgmmaOperand w{mn_major, is_b ? cols : rows, is_b ? rows : cols};
-    if (w.k % 16 != 0 || (mn_major ? w.mn % 64 != 0 : w.k % 64 != 0 || w.mn % 8 != 0)) continue;
+    WgmmaOperand w{mn_major, is_b ? cols : rows, is_b ? rows : cols, fp8 ? 1 : 2};
+    if (fp8 && mn_major) continue;
+    if (w.k % (32 / w.bytes) != 0 ||
+        (mn_major ? w.mn % 64 != 0 : w.k % w.row() != 0 || w.mn % 8 != 0)) {
+      continue;
+    }
     bool same = true;
     for (int64_t c = 0; same && c < cols; ++c) {
       for (int64_t r = 0; same && r < rows; ++r) {
@@ -80,26 +91,34 @@ std::optional<WgmmaOperand> wgmma_operand(const SharedTile& s, bool is_b) {
 
 void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTile& b,
                        const std::string& scale_d) {
-  static const std::regex atom_re(R"(wgmma\.m64n(\d+)k16\.f32\.(f16|bf16)\.ss)");
+  static const std::regex atom_re(R"(wgmma\.m64n(\d+)k(16|32)\.f32\.(f16|bf16|f8e4m3|f8e5m2)\.ss)");
   std::smatch m;
   std::string atom = mma.has_attr("atom") ? mma.str_attr("atom") : "";
-  if (!std::regex_match(atom, m, atom_re)) {
-    unsupported(mma, "has atom '" + atom + "'; sm_90a issues wgmma.m64nNk16.f32.{f16,bf16}.ss");
+  if (!std::regex_match(atom, m, atom_re) || (m[2] == "32") != (m[3].str().rfind("f8", 0) == 0)) {
+    unsupported(mma, "has atom '" + atom +
+                         "'; sm_90a issues wgmma.m64nNk16.f32.{f16,bf16}.ss and "
+                         "wgmma.m64nNk32.f32.{f8e4m3,f8e5m2}.ss");
   }
   const int64_t atom_n = std::stoll(m[1]);
-  const std::string type = m[2] == "f16" ? "f16" : "bf16";
+  const int64_t atom_k = std::stoll(m[2]);
+  const bool fp8 = atom_k == 32;
+  // The device library's operand types: wgmma_ss<N, f16|bf16, ...>, wgmma_ss_fp8<N, A, B>.
+  const std::string type = m[3] == "f16"      ? "f16"
+                           : m[3] == "bf16"   ? "bf16"
+                           : m[3] == "f8e4m3" ? "e4m3"
+                                              : "e5m2";
   std::optional<WgmmaOperand> forms[2] = {wgmma_operand(a, false), wgmma_operand(b, true)};
   for (int i = 0; i < 2; ++i) {
     if (forms[i]) continue;
     const SharedTile& s = i == 0 ? a : b;
-    unsupported(mma, std::string("reads ") + (i == 0 ? "A" : "B") +
-                         " from a shared tile in layout " + s.layout + " over " +
-                         ir::to_string(ir::Shape(s.shape.begin(), s.shape.end())) +
-                         "; wgmma takes 16-bit tiles 128-byte swizzled K-major (" +
-                         (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
-                         ") or MN-major (" +
-                         (i == 0 ? "the transpose of [K,M]" : "[K,N] with N a multiple of 64") +
-                         ") as layout synthesis makes them");
+    unsupported(mma,
+                std::string("reads ") + (i == 0 ? "A" : "B") + " from a shared tile in layout " +
+                    s.layout + " over " + ir::to_string(ir::Shape(s.shape.begin(), s.shape.end())) +
+                    "; wgmma takes 16-bit tiles (FP8: K-major only) 128-byte swizzled K-major (" +
+                    (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
+                    ") or MN-major (" +
+                    (i == 0 ? "the transpose of [K,M]" : "[K,N] with N a multiple of 64") +
+                    ") as layout synthesis makes them");
   }
   const WgmmaOperand& fa = *forms[0];
   const WgmmaOperand& fb = *forms[1];
@@ -111,6 +130,10 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
   if (fa.mn != tile_m || fb.mn != tile_n || fb.k != tile_k) {
     unsupported(mma, "operand tiles do not match the accumulator " + std::to_string(tile_m) + "x" +
                          std::to_string(tile_n));
+  }
+  if (fa.bytes != fb.bytes || (fa.bytes == 1) != fp8) {
+    unsupported(mma, "has atom '" + atom + "' over operands of " + std::to_string(fa.bytes) +
+                         " and " + std::to_string(fb.bytes) + " byte(s) per element");
   }
   struct Instance {
     int64_t m0 = 0, n0 = 0;  // origin in the accumulator tile
@@ -175,7 +198,7 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
     return e;
   };
   line("// " + std::string(mma.name()) + ": " + atom + ", " + std::to_string(per_group[0].size()) +
-       " instance(s) per warpgroup x " + std::to_string(tile_k / 16) + " k-steps");
+       " instance(s) per warpgroup x " + std::to_string(tile_k / atom_k) + " k-steps");
   line("{");
   ++indent_;
   // Descriptors per instance: the start of its rows (an MN-major operand's instances start on its
@@ -202,8 +225,10 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
                             base + " + " + start + "), tessel::device::SmemSwizzle::b128)";
   };
   for (size_t i = 0; i < per_group[0].size(); ++i) {
-    std::string row = by_group([&](int64_t g) { return 2 * fa.offset(per_group[g][i].m0, 0); });
-    std::string col = by_group([&](int64_t g) { return 2 * fb.offset(per_group[g][i].n0, 0); });
+    std::string row =
+        by_group([&](int64_t g) { return fa.bytes * fa.offset(per_group[g][i].m0, 0); });
+    std::string col =
+        by_group([&](int64_t g) { return fb.bytes * fb.offset(per_group[g][i].n0, 0); });
     line("const unsigned long long desc_a" + std::to_string(i) + " = " +
          descriptor(fa, a.base, row) + ";");
     line("const unsigned long long desc_b" + std::to_string(i) + " = " +
@@ -213,19 +238,26 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
       std::string(fa.mn_major || fb.mn_major ? ", " : "") +
       (fa.mn_major || fb.mn_major ? std::to_string(fa.mn_major) + ", " + std::to_string(fb.mn_major)
                                   : "");
-  for (int64_t kk = 0; kk < tile_k / 16; ++kk) {
+  const std::string call = fp8 ? "tessel::device::wgmma_ss_fp8<" + std::to_string(atom_n) +
+                                     ", tessel::device::MmaType::" + type +
+                                     ", tessel::device::MmaType::" + type + ">"
+                               : "tessel::device::wgmma_ss<" + std::to_string(atom_n) +
+                                     ", tessel::device::MmaType::" + type + trans + ">";
+  for (int64_t kk = 0; kk < tile_k / atom_k; ++kk) {
     for (size_t i = 0; i < per_group[0].size(); ++i) {
-      // A k16 step moves the start address by whole 16-byte units: +32 bytes inside a K-major
-      // 128-byte row (the next 64 K values in the next column block), 16 rows of 128 bytes in an
-      // MN-major tile.
-      const std::string step_a = std::to_string(2 * (fa.offset(0, 16 * kk) - fa.offset(0, 0)) / 16);
-      const std::string step_b = std::to_string(2 * (fb.offset(0, 16 * kk) - fb.offset(0, 0)) / 16);
+      // A k step (32 bytes of K: k16 of 16-bit, k32 of FP8) moves the start address by whole
+      // 16-byte units: +32 bytes inside a K-major 128-byte row (the next row's worth of K values
+      // in the next column block), 16 rows of 128 bytes in an MN-major tile.
+      const int64_t k0 = atom_k * kk;
+      const std::string step_a =
+          std::to_string(fa.bytes * (fa.offset(0, k0) - fa.offset(0, 0)) / 16);
+      const std::string step_b =
+          std::to_string(fb.bytes * (fb.offset(0, k0) - fb.offset(0, 0)) / 16);
       bool overwrite = kk == 0 && !scale_d.empty();
-      line("tessel::device::wgmma_ss<" + std::to_string(atom_n) +
-           ", tessel::device::MmaType::" + type + trans + ">(*reinterpret_cast<float(*)[" +
-           std::to_string(regs) + "]>(" + acc.name + " + " + std::to_string(per_group[0][i].base) +
-           "), desc_a" + std::to_string(i) + " + " + step_a + ", desc_b" + std::to_string(i) +
-           " + " + step_b + (overwrite ? ", " + scale_d : "") + ");");
+      line(call + "(*reinterpret_cast<float(*)[" + std::to_string(regs) + "]>(" + acc.name + " + " +
+           std::to_string(per_group[0][i].base) + "), desc_a" + std::to_string(i) + " + " + step_a +
+           ", desc_b" + std::to_string(i) + " + " + step_b + (overwrite ? ", " + scale_d : "") +
+           ");");
     }
   }
   --indent_;

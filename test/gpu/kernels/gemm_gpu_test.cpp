@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <random>
 
 #include "compile/compile.h"
 #include "gpu/gpu_test.h"
+#include "interp/numerics.h"
 #include "ir/parser.h"
 #include "runtime/buffer.h"
 #include "runtime/context.h"
@@ -172,12 +174,69 @@ TEST_F(GemmGpuTest, SplitK) {
 // problems (partial tiles, N % 8 != 0 stored by hand), more units than SMs (a block's tiles
 // cross problems), one problem, and many small ones.
 TEST_F(GemmGpuTest, Batched) {
-  const std::vector<std::pair<Shape, int64_t>> cases = {
-      {{257, 129, 72}, 3}, {{1000, 520, 264}, 5}, {{128, 256, 64}, 1}, {{100, 40, 136}, 64},
-      {{1024, 1024, 1024}, 12}};
+  const std::vector<std::pair<Shape, int64_t>> cases = {{{257, 129, 72}, 3},
+                                                        {{1000, 520, 264}, 5},
+                                                        {{128, 256, 64}, 1},
+                                                        {{100, 40, 136}, 64},
+                                                        {{1024, 1024, 1024}, 12}};
   for (const auto& [s, batch] : cases) {
     SCOPED_TRACE("batch " + std::to_string(batch));
     EXPECT_LT(run_gemm("gemm_batched", runtime::HostFloat::f16, s, {}, {}, 2, batch), 2e-3);
+  }
+}
+
+// FP8 (examples/kernels/gemm_e4m3.tir, and the same program in f8e5m2): C = scale_a scale_b
+// (A B^T), bf16 out. Inputs uniform in [-2, 2) rounded to the FP8 format (the encodings uploaded
+// as they are), C poisoned; every row of the first and last tiles and a stride through the rest
+// against float64 over the decoded inputs.
+double run_fp8_gemm(ir::ScalarKind element, Shape s, double scale_a, double scale_b) {
+  std::string text = examples::lowered_kernels().at("gemm_e4m3");
+  if (element == ir::ScalarKind::f8e5m2) {
+    for (size_t at = text.find("f8e4m3"); at != std::string::npos; at = text.find("f8e4m3", at))
+      text.replace(at, 6, "f8e5m2");
+  }
+  auto module = ir::parse_module(text, "gemm_e4m3.tir");
+  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
+  const uint64_t seed = runtime::fresh_seed();
+  SCOPED_TRACE(std::string(ir::to_string(element)) + " " + std::to_string(s.m) + "x" +
+               std::to_string(s.n) + "x" + std::to_string(s.k) + " seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  interp::HostTensor a(element, {s.m, s.k}), b(element, {s.n, s.k});
+  for (int64_t i = 0; i < a.size(); ++i) a.set_float(i, real(rng));
+  for (int64_t i = 0; i < b.size(); ++i) b.set_float(i, real(rng));
+  auto upload = [](const interp::HostTensor& t) {
+    runtime::DeviceBuffer buffer(std::max<size_t>(t.bytes().size(), 16));
+    buffer.upload(t.bytes().data(), t.bytes().size());
+    return buffer;
+  };
+  runtime::DeviceBuffer da = upload(a), db = upload(b);
+  runtime::DeviceBuffer dc(std::max<int64_t>(s.m * s.n, 1) * 2);
+  dc.fill_bytes(0xFF);
+  kernel.launch({TensorArg{da.ptr(), {s.m, s.k}, element}, TensorArg{db.ptr(), {s.n, s.k}, element},
+                 TensorArg{dc.ptr(), {s.m, s.n}, ir::ScalarKind::bf16}, scale_a, scale_b});
+  runtime::context().synchronize();
+  auto c = runtime::to_floats(runtime::HostFloat::bf16, dc.to_host<uint8_t>());
+  std::vector<float> got;
+  std::vector<double> want;
+  for (int64_t r = 0; r < s.m; ++r) {
+    if (!(r < 128 || r >= s.m - 128 || r % 61 == 0)) continue;
+    for (int64_t j = 0; j < s.n; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < s.k; ++k) sum += a.get_float(r * s.k + k) * b.get_float(j * s.k + k);
+      want.push_back(sum *
+                     static_cast<float>(static_cast<float>(scale_a) * static_cast<float>(scale_b)));
+      got.push_back(c[r * s.n + j]);
+    }
+  }
+  return runtime::relative_error(got, want);
+}
+
+TEST_F(GemmGpuTest, Fp8) {
+  const std::vector<Shape> shapes = {{128, 256, 128}, {257, 129, 80},     {1000, 520, 272},
+                                     {1, 1, 16},      {2048, 2048, 2048}, {300, 600, 4112}};
+  for (ir::ScalarKind element : {ir::ScalarKind::f8e4m3, ir::ScalarKind::f8e5m2}) {
+    for (Shape s : shapes) EXPECT_LT(run_fp8_gemm(element, s, 0.5, 0.25), 6e-3);
   }
 }
 

@@ -313,3 +313,53 @@ TEST(EmitSm90, SplitKGemmCompilesWithWorkspacesAndOneAtomicPerArrival) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// FP8 (examples/kernels/gemm_e4m3.tir): 1-byte K-major tiles of 128 K values per 128-byte row
+// (Sw<3,4,3> in element offsets), TMA boxes of 128x128 and 256x128 bytes, wgmma m64n256k32 e4m3
+// through the k-major descriptors, four k32 steps per K tile each +32 bytes (+2 in the
+// descriptor's 16-byte units); every wgmma stays asynchronous and nothing spills, also with the
+// scale in the epilogue. An MN-major FP8 operand (B stored [K,N]) is refused with an error naming
+// its tile: wgmma has no transpose for FP8.
+TEST(EmitSm90, Fp8GemmUsesK32WgmmaOverByteTiles) {
+  auto module = ir::parse_module(examples::lowered_kernels().at("gemm_e4m3"), "gemm_e4m3.tir");
+  CompileOptions options;
+  options.compile_cubin = false;
+  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+  const std::string& cuda = kernel.cuda_source();
+  EXPECT_NE(cuda.find("&tmap_A, &ring_full[slot], k * 128, bm * 128);"), std::string::npos) << cuda;
+  for (const char* step : {"desc_a0 + 0, desc_b0 + 0", "desc_a0 + 2, desc_b0 + 2",
+                           "desc_a0 + 4, desc_b0 + 4", "desc_a0 + 6, desc_b0 + 6"}) {
+    EXPECT_NE(cuda.find(std::string("tessel::device::wgmma_ss_fp8<256, tessel::device::MmaType::"
+                                    "e4m3, tessel::device::MmaType::e4m3>(*reinterpret_cast<float("
+                                    "*)[128]>(c + 0), ") +
+                        step),
+              std::string::npos)
+        << step << "\n"
+        << cuda;
+  }
+  EXPECT_EQ(cuda.find("desc_a0 + 8,"), std::string::npos) << cuda;
+  const std::string log = ptxas_log("gemm_e4m3");
+  EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
+  EXPECT_EQ(log.find("C7514"), std::string::npos) << log;
+  EXPECT_NE(log.find(", 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << log;
+
+  std::string nn = examples::lowered_kernels().at("gemm_nn");
+  for (size_t at = nn.find("f16"); at != std::string::npos; at = nn.find("f16", at + 6)) {
+    if (at > 0 && nn[at - 1] == '<') nn.replace(at, 3, "f8e4m3");
+  }
+  auto mn_major = ir::parse_module(nn, "gemm_nn_e4m3.tir");
+  try {
+    compile(*mn_major->kernels.front(), target::cuda::Target::sm90a(), options);
+    ADD_FAILURE() << "an MN-major FP8 operand compiled";
+  } catch (const UserError& e) {
+    // Synthesis finds no wgmma for it and falls back to the sm_80 instructions, which the
+    // emitter refuses for 1-byte tiles, naming the tile.
+    EXPECT_NE(std::string(e.what()).find("shared<f8e4m3"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessel
