@@ -111,14 +111,14 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
   for (int i = 0; i < 2; ++i) {
     if (forms[i]) continue;
     const SharedTile& s = i == 0 ? a : b;
-    unsupported(mma,
-                std::string("reads ") + (i == 0 ? "A" : "B") + " from a shared tile in layout " +
-                    s.layout + " over " + ir::to_string(ir::Shape(s.shape.begin(), s.shape.end())) +
-                    "; wgmma takes 16-bit tiles (FP8: K-major only) 128-byte swizzled K-major (" +
-                    (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
-                    ") or MN-major (" +
-                    (i == 0 ? "the transpose of [K,M]" : "[K,N] with N a multiple of 64") +
-                    ") as layout synthesis makes them");
+    unsupported(mma, std::string("reads ") + (i == 0 ? "A" : "B") +
+                         " from a shared tile in layout " + s.layout + " over " +
+                         ir::to_string(ir::Shape(s.shape.begin(), s.shape.end())) +
+                         "; wgmma takes tiles 128-byte swizzled K-major (" +
+                         (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
+                         ") or, 16-bit only, MN-major (" +
+                         (i == 0 ? "the transpose of [K,M]" : "[K,N] with N a multiple of 64") +
+                         ") as layout synthesis makes them");
   }
   const WgmmaOperand& fa = *forms[0];
   const WgmmaOperand& fb = *forms[1];
