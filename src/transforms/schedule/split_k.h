@@ -18,8 +18,10 @@
 //   %splits = <S, or the cost model below>
 //   %partials = workspace %splits : global<f32>[M,N]        (shaped like the output tensor)
 //   %counters = workspace %tiles : global<i32>[1]           (one arrival counter per tile)
-//   %bm, %bn, %part = block_grid %tm, %tn, %splits
-// every role gets its part's K blocks [first, end) = [part K / S, (part + 1) K / S) (K = the
+//   %bm, %bn, %part = block_grid %tm, %tn, %splits {split_parts}
+// (`split_parts` tells persistent that the third dimension counts parts of one tile, taken
+// together; an unmarked third dimension is a batch, taken one problem after another) and every
+// role gets its part's K blocks [first, end) = [part K / S, (part + 1) K / S) (K = the
 // trip count of its `for %k = 0 to %K step 1` loop, the same top-level value in every role):
 // the loop runs `for %k = 0 to %k_count`, every `tile` coordinate %k in it becomes
 // %k_first + %k, and every other use of K in the role (the consumer's release of the last slot)
