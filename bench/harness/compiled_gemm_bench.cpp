@@ -34,6 +34,9 @@ struct Options {
   std::vector<std::string> kernels = default_gemm_kernels();
   std::string shapes = kDefaultGemmShapes;
   std::string dtype = "all";
+  // nn | nt | tn | tt | all: C = op(A) op(B) on row-major data, n for an operand used as stored
+  // (A [M,K], B [K,N]) and t for one used transposed (A [K,M], B [N,K]), as BLAS names them.
+  std::string layout = "all";
   std::string json;
   int iterations = 50;
   int warmup = 10;
@@ -50,6 +53,7 @@ Options parse(const std::vector<std::string>& args) {
                                             .list("--kernels", o.kernels)
                                             .value("--shapes", o.shapes)
                                             .value("--dtype", o.dtype)
+                                            .value("--layout", o.layout)
                                             .value("--json", o.json)
                                             .integer("--iterations", o.iterations, 1)
                                             .integer("--warmup", o.warmup, 1)
@@ -61,6 +65,20 @@ Options parse(const std::vector<std::string>& args) {
     user_error(SourceLocation::unknown(), "bench gemm: unexpected argument '", positional[0], "'");
   }
   if (o.kernels.empty()) user_error(SourceLocation::unknown(), "--kernels lists no kernel");
+  if (o.layout != "nn" && o.layout != "nt" && o.layout != "tn" && o.layout != "tt" &&
+      o.layout != "all") {
+    user_error(SourceLocation::unknown(), "--layout must be nn, nt, tn, tt or all, not '", o.layout,
+               "'");
+  }
+  // Without --kernels, a layout picks its example kernels.
+  if (o.layout != "all" && std::find(args.begin(), args.end(), "--kernels") == args.end() &&
+      std::none_of(args.begin(), args.end(),
+                   [](const std::string& a) { return a.rfind("--kernels=", 0) == 0; })) {
+    o.kernels = o.layout == "nt"   ? std::vector<std::string>{"gemm", "gemm_bf16"}
+                : o.layout == "nn" ? std::vector<std::string>{"gemm_nn"}
+                : o.layout == "tn" ? std::vector<std::string>{"gemm_tn"}
+                                   : std::vector<std::string>{"gemm_tt"};
+  }
   if (o.dtype != "f16" && o.dtype != "bf16" && o.dtype != "all") {
     user_error(SourceLocation::unknown(), "--dtype must be f16, bf16 or all, not '", o.dtype, "'");
   }
@@ -378,7 +396,8 @@ BenchRecord bench_case(GemmCase& c, const GemmShape& shape, const Options& o,
   record.tflops = flops / (record.ms * 1e-3) / 1e12;
   record.baseline_tflops = flops / (record.baseline_ms * 1e-3) / 1e12;
   record.ratio = record.baseline_ms / record.ms;
-  record.extra = {{"target", json_string(c.target)},
+  record.extra = {{"layout", json_string(gemm_layout(roles))},
+                  {"target", json_string(c.target)},
                   {"nvrtc_arch", json_string(c.nvrtc_arch)},
                   {"epilogue", json_string(c.info->describe())},
                   {"compile_ms", json_number(c.compile_ms)},
@@ -469,6 +488,7 @@ int run_gemm_bench(const std::vector<std::string>& args) {
       c = load_case(spec);
       std::string dtype(ir::to_string(c.info->roles().element));
       if (o.dtype != "all" && dtype != o.dtype) continue;
+      if (o.layout != "all" && gemm_layout(c.info->roles()) != o.layout) continue;
       if (dtype != "f16" && dtype != "bf16") {
         user_error(SourceLocation::unknown(), "cuBLAS baselines take f16 or bf16 inputs, not ",
                    dtype);
@@ -526,8 +546,9 @@ int run_gemm_bench(const std::vector<std::string>& args) {
     }
   }
   if (ran == 0 && failures == 0) {
-    user_error(SourceLocation::unknown(), "tessel bench gemm: no kernel has element type ",
-               o.dtype);
+    std::string wanted = o.dtype == "all" ? "" : "element type " + o.dtype;
+    if (o.layout != "all") wanted += (wanted.empty() ? "" : " and ") + ("layout " + o.layout);
+    user_error(SourceLocation::unknown(), "tessel bench gemm: no kernel has ", wanted);
   }
   if (!o.compile_only) {
     print_table(records);

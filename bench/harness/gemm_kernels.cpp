@@ -461,6 +461,10 @@ double GemmKernelInfo::evaluate(int o, const double* products, int64_t i, int64_
   return interp::element_as_double(e.steps.back().element, r[e.steps.size() - 1]);
 }
 
+std::string gemm_layout(const GemmRoles& roles) {
+  return std::string(roles.a_k_major ? "n" : "t") + (roles.b_k_major ? "t" : "n");
+}
+
 GemmCheck check_gemm(const GemmKernelInfo& info, const GemmShape& shape,
                      const std::vector<std::vector<float>>& values,
                      const std::vector<std::vector<float>>& products,

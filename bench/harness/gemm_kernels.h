@@ -46,6 +46,10 @@ struct GemmRoles {
   ir::ScalarKind element = ir::ScalarKind::f16;  // A's element type (B's must match)
 };
 
+// The operand layout in BLAS letters on row-major data: "nt" for A [M,K], B [N,K] (C = A·Bᵀ),
+// "nn" for B [K,N], "tn" for A [K,M] and B [K,N], "tt" for A [K,M] and B [N,K].
+std::string gemm_layout(const GemmRoles& roles);
+
 // One output's epilogue, compiled from the kernel's ops after its main loops.
 class GemmEpilogue {
  public:
