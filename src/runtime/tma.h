@@ -29,7 +29,10 @@ struct TmaSpec {
   std::vector<std::uint64_t> strides_bytes;  // rank - 1 entries
   std::vector<std::uint32_t> box;            // box extent per dimension, innermost first
   TmaSwizzle swizzle = TmaSwizzle::none;
-  CUtensorMapL2promotion l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  // 128 B, not 256 B: rows that do not start on a 128-byte boundary (K = 1000, 5000; M, N of
+  // MN-major operands likewise) ran 10-18% slower with 256-byte promotion and aligned rows the
+  // same (bench/results/2026-11-26-tma-l2-promotion-h100.md).
+  CUtensorMapL2promotion l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
 };
 
 // Checks `spec` against the rules of cuTensorMapEncodeTiled (rank 1–5; address 16-byte aligned;
