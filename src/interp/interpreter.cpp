@@ -99,19 +99,10 @@ void Machine::bind_sizes(const Operation& kernel) {
 }
 
 View host_view(HostTensor* host, const std::vector<int64_t>& shape, const std::string& name) {
-  View v;
-  v.storage = std::make_shared<Storage>();
-  v.storage->element = host->element();
-  v.storage->host = host;
-  v.element = host->element();
-  v.shape = shape;
-  v.strides = row_major_strides(shape);
-  v.valid = shape;
-  v.root_name = name;
-  v.root_shape = shape;
-  v.origin.assign(shape.size(), 0);
-  for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
-  return v;
+  auto storage = std::make_shared<Storage>();
+  storage->element = host->element();
+  storage->host = host;
+  return whole_view(std::move(storage), shape, name);
 }
 
 void Machine::bind_arguments(const Operation& kernel, const Block& body,
@@ -433,100 +424,6 @@ void Machine::exec(const Operation& op) {
     default:
       TESSEL_ASSERT(false, "no interpreter rule for ", op.name());
   }
-}
-
-void Machine::tile(const Operation& op) {
-  const View& src = get(op.operand(0)).tensor;
-  const auto& shape = op.ints_attr("shape");
-  std::vector<int64_t> squeeze =
-      op.has_attr("squeeze") ? op.ints_attr("squeeze") : std::vector<int64_t>{};
-  View t = src;
-  std::vector<int64_t> start(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) {
-    int64_t coord = index(op.operand(static_cast<int>(d) + 1));
-    if (coord < 0) {
-      user_error(op.loc(), "tile: tile coordinate ", coord, " in dimension ", d, " is negative");
-    }
-    start[d] = coord * shape[d];
-    if (src.map) {
-      t.map_origin[src.map_dim[d]] += start[d];
-    } else {
-      t.offset += start[d] * src.strides[d];
-    }
-    t.valid[d] = std::clamp<int64_t>(src.valid[d] - start[d], 0, shape[d]);
-    t.shape[d] = shape[d];
-  }
-  t.origin = root_index(src, start);
-  if (op.has_attr("masked")) {
-    t.masked = true;
-    double pad = op.has_attr("pad") ? op.real_attr("pad") : 0.0;
-    t.pad = element_from_double(src.element, pad);
-  }
-  // Drop squeezed dimensions (their extent is 1 and their coordinate is fixed by `start`). When
-  // a squeezed dimension lies outside the tensor, so does every element of the tile.
-  View out = t;
-  out.shape.clear();
-  out.strides.clear();
-  out.valid.clear();
-  out.dim_map.clear();
-  out.map_dim.clear();
-  bool all_outside = false;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (std::find(squeeze.begin(), squeeze.end(), static_cast<int64_t>(d)) != squeeze.end()) {
-      all_outside = all_outside || t.valid[d] == 0;
-      continue;
-    }
-    out.shape.push_back(t.shape[d]);
-    out.strides.push_back(t.strides[d]);
-    out.valid.push_back(t.valid[d]);
-    out.dim_map.push_back(t.dim_map[d]);
-    if (t.map) out.map_dim.push_back(t.map_dim[d]);
-  }
-  if (all_outside) std::fill(out.valid.begin(), out.valid.end(), 0);
-  set_tensor(op.result(), out);
-}
-
-void Machine::global_view(const Operation& op) {
-  const View& src = get(op.operand(0)).tensor;
-  const Type& t = op.result()->type();
-  if (src.map)
-    user_error(op.loc(), "global_view: the interpreter views a plain tensor, not another view");
-  View v = src;
-  v.map =
-      std::make_shared<const layout::Layout>(layout::parse_layout(t.layout()).bind(options_.sizes));
-  v.shape = concrete_shape(t, options_.sizes);
-  if (v.map->rank() != static_cast<int>(v.shape.size()) && v.shape.size() != 1) {
-    user_error(op.loc(), "global_view: the interpreter needs a layout of the view's rank");
-  }
-  v.valid = v.shape;
-  v.strides.assign(v.shape.size(), 0);
-  v.map_origin.assign(v.shape.size(), 0);
-  v.map_dim.clear();
-  v.dim_map.clear();
-  for (size_t d = 0; d < v.shape.size(); ++d) {
-    v.map_dim.push_back(static_cast<int>(d));
-    v.dim_map.push_back(static_cast<int>(d));
-  }
-  v.root_name = ir::value_ref(op.result());
-  v.root_shape = v.shape;
-  v.origin.assign(v.shape.size(), 0);
-  set_tensor(op.result(), v);
-}
-
-void Machine::transpose(const Operation& op) {
-  const RtValue& src = get(op.operand(0));
-  const View& v = src.tensor;
-  std::vector<int64_t> perm =
-      op.has_attr("perm") ? op.ints_attr("perm") : std::vector<int64_t>{1, 0};
-  View t = v;
-  for (size_t d = 0; d < perm.size(); ++d) {
-    t.shape[d] = v.shape[perm[d]];
-    t.strides[d] = v.strides[perm[d]];
-    t.valid[d] = v.valid[perm[d]];
-    t.dim_map[d] = v.dim_map[perm[d]];
-    if (v.map) t.map_dim[d] = v.map_dim[perm[d]];
-  }
-  set_tensor(op.result(), t);
 }
 
 void Machine::create(const Operation& op) {

@@ -1,8 +1,9 @@
 // The tile IR interpreter's machine (internal to src/interp): the runtime values (storage, views),
 // and Machine, which runs one kernel, one block or one role of a block at a time. interpreter.cpp
-// holds the kernel's entry, element access and the ops of tile programs; interpreter_async.cpp
-// the roles and asynchrony (src/ir/async.h: arefs, mbarriers, TMA, wgmma groups, clusters), whose
-// protocol models live in roles.h and sync_models.h.
+// holds the kernel's entry, element access and the ops of tile programs (interpreter_views.cpp
+// the view ops: tile, global_view, transpose; interpreter_workspace.cpp workspaces);
+// interpreter_async.cpp the roles and asynchrony (src/ir/async.h: arefs, mbarriers, TMA, wgmma
+// groups, clusters), whose protocol models live in roles.h and sync_models.h.
 #pragma once
 
 #include <algorithm>
@@ -98,17 +99,12 @@ inline void for_each_coord(const std::vector<int64_t>& shape, F&& fn) {
   }
 }
 
-// A view of the whole of `host` (row-major, `shape`), named `name` in messages.
-View host_view(HostTensor* host, const std::vector<int64_t>& shape, const std::string& name);
-
-inline View fresh_tensor(ScalarKind element, const std::vector<int64_t>& shape,
-                         const std::string& name, bool track_writes) {
+// A row-major view of all of `storage` (`shape`), named `name` in messages.
+inline View whole_view(std::shared_ptr<Storage> storage, const std::vector<int64_t>& shape,
+                       const std::string& name) {
   View v;
-  v.storage = std::make_shared<Storage>();
-  v.storage->element = element;
-  v.storage->data.assign(static_cast<size_t>(product(shape)), Element{});
-  if (track_writes) v.storage->written.assign(v.storage->data.size(), 0);
-  v.element = element;
+  v.element = storage->element;
+  v.storage = std::move(storage);
   v.shape = shape;
   v.strides = row_major_strides(shape);
   v.valid = shape;
@@ -117,6 +113,18 @@ inline View fresh_tensor(ScalarKind element, const std::vector<int64_t>& shape,
   v.origin.assign(shape.size(), 0);
   for (size_t d = 0; d < shape.size(); ++d) v.dim_map.push_back(static_cast<int>(d));
   return v;
+}
+
+// A view of the whole of `host` (row-major, `shape`), named `name` in messages.
+View host_view(HostTensor* host, const std::vector<int64_t>& shape, const std::string& name);
+
+inline View fresh_tensor(ScalarKind element, const std::vector<int64_t>& shape,
+                         const std::string& name, bool track_writes) {
+  auto storage = std::make_shared<Storage>();
+  storage->element = element;
+  storage->data.assign(static_cast<size_t>(product(shape)), Element{});
+  if (track_writes) storage->written.assign(storage->data.size(), 0);
+  return whole_view(std::move(storage), shape, name);
 }
 
 // A block's arefs (their protocol state and slot buffers) and mbarrier arrays, shared by its roles.

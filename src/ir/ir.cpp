@@ -394,6 +394,16 @@ std::unique_ptr<Operation> clone(const Operation& op,
   return copy;
 }
 
+std::vector<int> tile_kept_dims(const Operation& tile) {
+  std::vector<int64_t> squeeze;
+  if (tile.has_attr("squeeze")) squeeze = tile.ints_attr("squeeze");
+  std::vector<int> kept;
+  for (int d = 0; d < tile.operand(0)->type().rank(); ++d) {
+    if (std::find(squeeze.begin(), squeeze.end(), d) == squeeze.end()) kept.push_back(d);
+  }
+  return kept;
+}
+
 std::string value_ref(const Value* v) {
   return "%" + (v->name().empty() ? std::string("?") : v->name());
 }

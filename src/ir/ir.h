@@ -283,6 +283,10 @@ struct Module {
 // act on.
 bool is_mainloop(const Operation& op);
 
+// The dimensions of a `tile` op's tensor that its result keeps: all of them but those its
+// `squeeze` attribute drops, in order.
+std::vector<int> tile_kept_dims(const Operation& tile);
+
 // How diagnostics and reports name things: "%name" ("%?" for an unnamed value), and an op as
 // "NAME at FILE:LINE:COLUMN" (just NAME when its location is unknown).
 std::string value_ref(const Value* v);

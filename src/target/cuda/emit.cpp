@@ -461,7 +461,6 @@ void Emitter::tile(const Operation& op) {
 // masked tile whose squeezed coordinates are not proven inside the tensor gets an empty first
 // dimension when they are not (every element then reads the pad and no write lands).
 View Emitter::squeezed(const Operation& op, const View& v) {
-  const std::vector<int64_t>& squeeze = op.ints_attr("squeeze");
   View out = v;
   out.extent.clear();
   out.stride.clear();
@@ -470,28 +469,29 @@ View Emitter::squeezed(const Operation& op, const View& v) {
   out.shape.clear();
   out.origin_align.clear();
   out.full.clear();
+  out.root_dims = ir::tile_kept_dims(op);
   out.root_origin = v.origin;
+  if (out.root_dims.empty()) unsupported(op, "squeezes every dimension of its tile");
+  for (int d : out.root_dims) {
+    out.extent.push_back(v.extent[d]);
+    out.stride.push_back(v.stride[d]);
+    out.origin.push_back(v.origin[d]);
+    out.extent_divisor.push_back(v.extent_divisor[d]);
+    out.shape.push_back(v.shape[d]);
+    out.origin_align.push_back(v.origin_align[d]);
+    out.full.push_back(v.full[d]);
+  }
   std::string offset, inside;
   for (int d = 0; d < static_cast<int>(v.origin.size()); ++d) {
-    if (std::find(squeeze.begin(), squeeze.end(), d) == squeeze.end()) {
-      out.root_dims.push_back(d);
-      out.extent.push_back(v.extent[d]);
-      out.stride.push_back(v.stride[d]);
-      out.origin.push_back(v.origin[d]);
-      out.extent_divisor.push_back(v.extent_divisor[d]);
-      out.shape.push_back(v.shape[d]);
-      out.origin_align.push_back(v.origin_align[d]);
-      out.full.push_back(v.full[d]);
-      continue;
-    }
-    if (v.origin[d] == "0") continue;
+    const bool kept =
+        std::find(out.root_dims.begin(), out.root_dims.end(), d) != out.root_dims.end();
+    if (kept || v.origin[d] == "0") continue;
     offset += " + static_cast<long long>(" + v.origin[d] + ") * (" + v.stride[d] + ")";
     const Value* index = op.operand(d + 1);
     const bool proven = v.full[d] || below_extent(index, op.operand(0)->type().shape()[d]);
     if (!proven)
       inside += (inside.empty() ? "" : " && ") + ("(" + v.origin[d] + ") < " + v.extent[d]);
   }
-  if (out.root_dims.empty()) unsupported(op, "squeezes every dimension of its tile");
   if (!offset.empty()) out.base = "(" + v.base + offset + ")";
   if (!inside.empty() && v.masked) {
     out.extent[0] = "((" + inside + ") ? " + out.extent[0] + " : 0)";

@@ -451,12 +451,7 @@ std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, 
   const int argument = static_cast<int>(tile.operand(0)->index());
   // The box, innermost dimension first: 1 in the dimensions a squeezed tile drops.
   const int rank = tile.operand(0)->type().rank();
-  const std::vector<int64_t> squeeze =
-      tile.has_attr("squeeze") ? tile.ints_attr("squeeze") : std::vector<int64_t>{};
-  std::vector<int64_t> kept;
-  for (int d = 0; d < rank; ++d) {
-    if (std::find(squeeze.begin(), squeeze.end(), d) == squeeze.end()) kept.push_back(d);
-  }
+  const std::vector<int> kept = ir::tile_kept_dims(tile);
   std::vector<int64_t> box;
   if (kept.size() == 1) {
     for (int d = rank; d-- > 0;) box.push_back(d == kept[0] ? cols : 1);

@@ -158,7 +158,7 @@ class Stager {
     }
     // A tile of a 2-D tensor, or one whose other dimensions are squeezed (a batch index): its
     // columns must be the tensor's innermost dimension, which TMA's boxes run along.
-    const std::vector<int64_t> kept = kept_dims(*tile);
+    const std::vector<int> kept = ir::tile_kept_dims(*tile);
     const int rank = tile->operand(0)->type().rank();
     if (kept.size() != 2 || kept[1] != rank - 1) return false;
     if (tile->has_attr("pad") && tile->real_attr("pad") != 0.0) return false;
@@ -166,17 +166,6 @@ class Stager {
     if (shape[0] > 256 || shape[1] % kPartColumns != 0) return false;
     if (!accumulator_layouts_.count(r.layout())) return false;
     return part_layout(r.layout(), shape[0], shape[1]).has_value();
-  }
-
-  // The dimensions of `tile`'s tensor that its result keeps (those not squeezed).
-  static std::vector<int64_t> kept_dims(const Operation& tile) {
-    const std::vector<int64_t> squeeze =
-        tile.has_attr("squeeze") ? tile.ints_attr("squeeze") : std::vector<int64_t>{};
-    std::vector<int64_t> kept;
-    for (int64_t d = 0; d < tile.operand(0)->type().rank(); ++d) {
-      if (std::find(squeeze.begin(), squeeze.end(), d) == squeeze.end()) kept.push_back(d);
-    }
-    return kept;
   }
 
   Value* top_constant(int64_t value) {
