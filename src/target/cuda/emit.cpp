@@ -30,6 +30,13 @@ bool is_register_float(ScalarKind k) {
   return k == ScalarKind::f16 || k == ScalarKind::bf16 || k == ScalarKind::f32;
 }
 
+std::string register_c_type(ScalarKind k) {
+  if (is_register_float(k)) return "float";
+  if (k == ScalarKind::index || k == ScalarKind::i32) return "int";
+  if (k == ScalarKind::i1) return "bool";
+  return {};
+}
+
 std::string float_literal(double v) {
   if (std::isnan(v)) return "__int_as_float(0x7fc00000)";
   if (std::isinf(v)) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
@@ -395,6 +402,8 @@ void Emitter::emit(const Operation& op) {
       return if_op(op);
     case OpKind::cmp:
       return cmp(op);
+    case OpKind::iota:
+      return iota(op);
     case OpKind::transpose:
       return shared_transpose(op);
     case OpKind::slice:
@@ -503,11 +512,13 @@ View Emitter::squeezed(const Operation& op, const View& v) {
 Reg& Emitter::new_reg(const Operation& op, int result) {
   const Value* value = op.result(result);
   const Plan* plan = plan_for(op, value->type());
-  if (!is_register_float(value->type().element())) {
-    unsupported(op, "makes " + value->type().str() + "; register tensors must be f16, bf16 or f32");
+  const std::string ctype = register_c_type(value->type().element());
+  if (ctype.empty()) {
+    unsupported(op, "makes " + value->type().str() +
+                        "; register tensors must be f16, bf16, f32, index, i32 or i1");
   }
   Reg r{fresh(value->name()), plan, value->type().element()};
-  line("float " + r.name + "[" + std::to_string(plan->values) + "];");
+  line(ctype + " " + r.name + "[" + std::to_string(plan->values) + "];");
   return regs_[value] = r;
 }
 
@@ -607,7 +618,7 @@ void Emitter::for_op(const Operation& op) {
     } else {
       const Reg& a = reg(op, init);
       std::string name = fresh(arg->name());
-      line("float " + name + "[" + std::to_string(a.plan->values) + "];");
+      line(register_c_type(a.element) + " " + name + "[" + std::to_string(a.plan->values) + "];");
       if (zero_start_accumulator(op, i - 2)) {
         // Not initialized: the first iteration's wgmma overwrites it (scale-d = 0), and a loop
         // of no iterations copies the zeros after it. Zeroing it here instead makes ptxas

@@ -524,7 +524,8 @@ void Emitter::wgmma_op(const Operation& op) {
     }
     return it->second;
   };
-  const SharedTile& a = operand(0);
+  const bool a_in_registers = op.operand(0)->type().space() == MemorySpace::reg;
+  const SharedTile* a = a_in_registers ? nullptr : &operand(0);
   const SharedTile& b = operand(1);
   // The accumulator is updated in place: nothing else may read the operand afterwards.
   const Value* c = op.operand(2);
@@ -544,7 +545,12 @@ void Emitter::wgmma_op(const Operation& op) {
   line("tessel::device::wgmma_fence_operand(" + acc.name + ");");
   line("tessel::device::wgmma_fence();");
   auto zs = zero_start_.find(c);
-  wgmma_ss(op, a, b, zs == zero_start_.end() ? "" : zs->second);
+  const std::string scale_d = zs == zero_start_.end() ? "" : zs->second;
+  if (a_in_registers) {
+    wgmma_rs(op, reg(op, op.operand(0)), b, scale_d);
+  } else {
+    wgmma_ss(op, *a, b, scale_d);
+  }
   if (op.has_attr("async")) {
     if (std::find(async_accumulators_.begin(), async_accumulators_.end(), acc.name) ==
         async_accumulators_.end()) {
@@ -571,16 +577,6 @@ void Emitter::if_op(const Operation& op) {
     --indent_;
   }
   line("}");
-}
-
-void Emitter::cmp(const Operation& op) {
-  if (!op.result()->type().is_scalar()) unsupported(op, "of tensors is not emitted yet");
-  static const std::map<std::string, std::string> ops = {{"lt", "<"},  {"le", "<="}, {"gt", ">"},
-                                                         {"ge", ">="}, {"eq", "=="}, {"ne", "!="}};
-  std::string name = fresh(op.result()->name());
-  line("const bool " + name + " = (" + scalar(op, op.operand(0)) + ") " +
-       ops.at(op.str_attr("pred")) + " (" + scalar(op, op.operand(1)) + ");");
-  scalars_[op.result()] = name;
 }
 
 void Emitter::shared_transpose(const Operation& op) {

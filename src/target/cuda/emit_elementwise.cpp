@@ -19,7 +19,8 @@ void Emitter::cast(const Operation& op) {
   }
   const Reg& a = reg(op, src);
   // A cast to f16 or bf16 whose only uses are stores into global or shared tensors of that type
-  // (directly, or through slices of it) needs no rounding of its own: each store rounds to
+  // (directly, or through slices of it), or the A operand of a wgmma in RS form (packed into
+  // pairs by a converting instruction), needs no rounding of its own: each store rounds to
   // nearest even as it converts (tsl_cvt16, the stmatrix packs), and rounding twice is rounding
   // once. Its result names its source's registers: a GEMM epilogue saves a conversion pair per
   // accumulator value, and in gemm_bf16 the rounded copy of the tile (bf16 rounding through a
@@ -37,7 +38,12 @@ void Emitter::cast(const Operation& op) {
                             user->operand(1)->type().space() == MemorySpace::shared) &&
                            user->operand(1)->type().element() == to.element();
         const bool part = user->kind() == OpKind::slice && stored_only(user->result());
-        only = only && (store || part);
+        // wgmma's RS form packs its A operand into 16-bit pairs, which rounds as a store does.
+        const bool rs_operand =
+            user->kind() == OpKind::mma && i == 0 && user->has_attr("atom") &&
+            user->str_attr("atom").size() > 3 &&
+            user->str_attr("atom").compare(user->str_attr("atom").size() - 3, 3, ".rs") == 0;
+        only = only && (store || part || rs_operand);
       }
     });
     return only;
@@ -118,7 +124,10 @@ std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_
     case OpKind::cdiv:
       return "(" + a[0] + " + " + a[1] + " - 1) / (" + a[1] + ")";
     case OpKind::fma:
-      return "fmaf(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
+      return is_f ? "fmaf(" + a[0] + ", " + a[1] + ", " + a[2] + ")"
+                  : "(" + a[0] + ") * (" + a[1] + ") + " + a[2];
+    case OpKind::select:
+      return "(" + a[0] + ") ? (" + a[1] + ") : (" + a[2] + ")";
     default:
       return {};
   }
@@ -151,12 +160,66 @@ void Emitter::elementwise(const Operation& op) {
     }
     args.push_back(a.name + "[v]");
   }
-  std::string e = apply(op.kind(), args, true);
+  std::string e = apply(op.kind(), args, is_f);
   if (e.empty()) unsupported(op, "is not supported by the CUDA emitter yet");
   const Reg& r = new_reg(op);
   line("#pragma unroll");
   line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name +
        "[v] = " + round_to(r.element, e) + ";");
+}
+
+// cmp of scalars (a bool) or of register tensors (an i1 tensor, value by value; a scalar operand
+// is the same for every value).
+void Emitter::cmp(const Operation& op) {
+  static const std::map<std::string, std::string> ops = {{"lt", "<"},  {"le", "<="}, {"gt", ">"},
+                                                         {"ge", ">="}, {"eq", "=="}, {"ne", "!="}};
+  const std::string pred = ops.at(op.str_attr("pred"));
+  const Type& t = op.result()->type();
+  if (t.is_scalar()) {
+    std::string name = fresh(op.result()->name());
+    line("const bool " + name + " = (" + scalar(op, op.operand(0)) + ") " + pred + " (" +
+         scalar(op, op.operand(1)) + ");");
+    scalars_[op.result()] = name;
+    return;
+  }
+  if (t.space() != MemorySpace::reg) unsupported(op, "on a " + t.str() + " is not supported yet");
+  std::vector<std::string> args;
+  for (const Value* v : op.operands()) {
+    if (v->type().is_scalar()) {
+      args.push_back(scalar(op, v));
+      continue;
+    }
+    const Reg& a = reg(op, v);
+    if (a.plan != plan_for(op, t)) {
+      unsupported(op, "mixes layouts: %" + v->name() + " has " + a.plan->text +
+                          " but the result has " + t.layout() + "; rearrange first");
+    }
+    args.push_back(a.name + "[v]");
+  }
+  const Reg& r = new_reg(op);
+  line("#pragma unroll");
+  line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name + "[v] = (" +
+       args[0] + ") " + pred + " (" + args[1] + ");");
+}
+
+// iota along `dim`: each value's coordinate in that dimension, the thread's part (a variable of
+// the layout's plan) plus the value's (a constant per unrolled value).
+void Emitter::iota(const Operation& op) {
+  const Type& t = op.result()->type();
+  if (!t.is_tensor() || t.space() != MemorySpace::reg) {
+    unsupported(op, "of a " + t.str() + " is not supported yet (iota makes register tensors)");
+  }
+  const size_t dim = static_cast<size_t>(op.int_attr("dim"));
+  const Reg& r = new_reg(op);
+  const Plan& plan = *r.plan;
+  std::string values;
+  for (int64_t v = 0; v < plan.values; ++v)
+    values += (v ? ", " : "") + std::to_string(plan.value_coord[v][dim]);
+  std::string table = fresh(op.result()->name() + "_coord");
+  line("const int " + table + "[" + std::to_string(plan.values) + "] = {" + values + "};");
+  line("#pragma unroll");
+  line("for (int v = 0; v < " + std::to_string(plan.values) + "; ++v) " + r.name +
+       "[v] = " + plan.var[dim] + " + " + table + "[v];");
 }
 
 }  // namespace tessel::target::cuda::detail

@@ -36,6 +36,9 @@ using ir::Type;
 using ir::Value;
 
 bool is_register_float(ScalarKind k);
+// The C type of a register tensor's values: float (f16, bf16 and f32 alike: rounded on the way),
+// int (index, i32), bool (i1); empty for the others.
+std::string register_c_type(ScalarKind k);
 // A C float literal for `v` (NaN and infinities by bit pattern).
 std::string float_literal(double v);
 
@@ -115,6 +118,13 @@ SharedMap shared_map(const std::string& text);  // emit_cp_async_mma.cpp
 // from shared memory). Only casts whose result a loop carries, loop-carried 16-bit values, slices
 // of packed tensors and 16-bit tensors read from shared memory two or more at a time are packed;
 // an op that computes with the values reads them unpacked (Emitter::reg).
+// One wgmma instance of an mma: its origin in the accumulator tile and the accumulator value
+// that its register 0 is (the instance's registers are the run that follows).
+struct WgmmaInstance {
+  int64_t m0 = 0, n0 = 0;
+  int64_t base = 0;
+};
+
 struct Reg {
   std::string name;
   const Plan* plan = nullptr;
@@ -217,6 +227,7 @@ class Emitter {
   std::string apply(OpKind k, const std::vector<std::string>& a, bool is_f);
 
   void elementwise(const Operation& op);
+  void iota(const Operation& op);
 
   // A scratch array of `count` floats carved from the one dynamic shared allocation.
   std::string scratch(const std::string& hint, int64_t count);
@@ -266,6 +277,10 @@ class Emitter {
   // Checks that the accumulator's layout holds every instance's registers as one contiguous run.
   // The wgmma instances of `mma` over shared tiles `a` ([M,K]) and `b` ([K,N]), each K-major or
   // MN-major (emit_wgmma.cpp).
+  std::vector<std::vector<WgmmaInstance>> wgmma_instances(const Operation& mma, const Plan& plan,
+                                                          int64_t atom_n);
+  void wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
+                const std::string& scale_d);
   void wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTile& b,
                 const std::string& scale_d);
   // ---- asynchrony (emit_async.cpp): roles, arefs, mbarriers, TMA, wgmma groups ------------

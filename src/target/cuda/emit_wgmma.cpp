@@ -21,6 +21,7 @@
 // condition). Zeroing registers that a pending wgmma group also writes makes ptxas serialize
 // every wgmma (warning C7515, ~20% of the GEMM's speed; test/unit/codegen/emit_sm90_test.cpp
 // watches for it).
+#include <functional>
 #include <optional>
 #include <regex>
 #include <utility>
@@ -89,6 +90,70 @@ std::optional<WgmmaOperand> wgmma_operand(const SharedTile& s, bool is_b) {
 
 }  // namespace
 
+// For every warpgroup of `plan` (an mma's accumulator over whole warpgroups), the wgmma
+// instances of atom width `atom_n` it holds: origin (m0, n0) and the accumulator value that the
+// instance's register 0 is; registers must follow contiguously, the same run for every thread of
+// the warpgroup, and the same runs in every warpgroup (origins may differ).
+std::vector<std::vector<WgmmaInstance>> Emitter::wgmma_instances(const Operation& mma,
+                                                                 const Plan& plan, int64_t atom_n) {
+  const int64_t tile_m = plan.tile[0], tile_n = plan.tile[1];
+  const int64_t regs = atom_n / 2;
+  const int64_t groups = plan.threads / 128;
+  if (plan.threads % 128 != 0) unsupported(mma, "with wgmma needs whole warpgroups of threads");
+  std::vector<std::vector<WgmmaInstance>> per_group(groups);
+  for (int64_t g = 0; g < groups; ++g) {
+    std::map<std::vector<int64_t>, int64_t> where;  // coordinate -> value, for thread 128g
+    for (int64_t v = 0; v < plan.values; ++v) where[plan.coord(128 * g, v)] = v;
+    std::vector<bool> covered(plan.values, false);
+    for (int64_t m0 = 0; m0 < tile_m; m0 += 64) {
+      for (int64_t n0 = 0; n0 < tile_n; n0 += atom_n) {
+        auto [r0, c0] = wgmma_c(0, 0);
+        auto it = where.find({m0 + r0, n0 + c0});
+        if (it == where.end()) continue;  // another warpgroup's instance
+        WgmmaInstance in{m0, n0, it->second};
+        bool ok = in.base + regs <= plan.values;
+        for (int64_t t = 0; ok && t < 128; ++t) {
+          for (int64_t i = 0; ok && i < regs; ++i) {
+            auto [r, c] = wgmma_c(t, i);
+            ok = plan.coord(128 * g + t, in.base + i) == std::vector<int64_t>{m0 + r, n0 + c};
+          }
+        }
+        if (!ok) {
+          unsupported(mma, "accumulator layout " + plan.text +
+                               " does not hold each wgmma instance's registers as one contiguous "
+                               "run of values");
+        }
+        for (int64_t i = 0; i < regs; ++i) covered[in.base + i] = true;
+        per_group[g].push_back(in);
+      }
+    }
+    if (std::find(covered.begin(), covered.end(), false) != covered.end()) {
+      unsupported(mma, "accumulator layout " + plan.text +
+                           " is not covered by wgmma instances of its warpgroup");
+    }
+  }
+  for (int64_t g = 1; g < groups; ++g) {
+    bool same = per_group[g].size() == per_group[0].size();
+    for (size_t i = 0; same && i < per_group[g].size(); ++i)
+      same = per_group[g][i].base == per_group[0][i].base;
+    if (!same) unsupported(mma, "warpgroups hold different accumulator runs");
+  }
+  return per_group;
+}
+
+// A C expression selecting per-warpgroup values, e.g. `(tid / 128 == 0 ? 0 : 64)`.
+std::string per_warpgroup_expr(int64_t groups, const std::function<int64_t(int64_t)>& field) {
+  std::vector<int64_t> values;
+  for (int64_t g = 0; g < groups; ++g) values.push_back(field(g));
+  bool uniform =
+      std::all_of(values.begin(), values.end(), [&](int64_t x) { return x == values[0]; });
+  if (uniform) return std::to_string(values[0]);
+  std::string e = std::to_string(values.back());
+  for (int64_t g = groups - 2; g >= 0; --g)
+    e = "(tid / 128 == " + std::to_string(g) + " ? " + std::to_string(values[g]) + " : " + e + ")";
+  return e;
+}
+
 void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTile& b,
                        const std::string& scale_d) {
   static const std::regex atom_re(R"(wgmma\.m64n(\d+)k(16|32)\.f32\.(f16|bf16|f8e4m3|f8e5m2)\.ss)");
@@ -135,68 +200,10 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
     unsupported(mma, "has atom '" + atom + "' over operands of " + std::to_string(fa.bytes) +
                          " and " + std::to_string(fb.bytes) + " byte(s) per element");
   }
-  struct Instance {
-    int64_t m0 = 0, n0 = 0;  // origin in the accumulator tile
-    int64_t base = 0;        // first accumulator value
-  };
-  // For every warpgroup, the atom instances it holds: origin (m0, n0) and the accumulator value
-  // that the instance's register 0 is; registers must follow contiguously, the same run for
-  // every thread of the warpgroup.
+  const std::vector<std::vector<WgmmaInstance>> per_group = wgmma_instances(mma, plan, atom_n);
   const int64_t regs = atom_n / 2;
   const int64_t groups = plan.threads / 128;
-  if (plan.threads % 128 != 0) unsupported(mma, "with wgmma needs whole warpgroups of threads");
-  std::vector<std::vector<Instance>> per_group(groups);
-  for (int64_t g = 0; g < groups; ++g) {
-    std::map<std::vector<int64_t>, int64_t> where;  // coordinate -> value, for thread 128g
-    for (int64_t v = 0; v < plan.values; ++v) where[plan.coord(128 * g, v)] = v;
-    std::vector<bool> covered(plan.values, false);
-    for (int64_t m0 = 0; m0 < tile_m; m0 += 64) {
-      for (int64_t n0 = 0; n0 < tile_n; n0 += atom_n) {
-        auto [r0, c0] = wgmma_c(0, 0);
-        auto it = where.find({m0 + r0, n0 + c0});
-        if (it == where.end()) continue;  // another warpgroup's instance
-        Instance in{m0, n0, it->second};
-        bool ok = in.base + regs <= plan.values;
-        for (int64_t t = 0; ok && t < 128; ++t) {
-          for (int64_t i = 0; ok && i < regs; ++i) {
-            auto [r, c] = wgmma_c(t, i);
-            ok = plan.coord(128 * g + t, in.base + i) == std::vector<int64_t>{m0 + r, n0 + c};
-          }
-        }
-        if (!ok) {
-          unsupported(mma, "accumulator layout " + plan.text +
-                               " does not hold each wgmma instance's registers as one contiguous "
-                               "run of values");
-        }
-        for (int64_t i = 0; i < regs; ++i) covered[in.base + i] = true;
-        per_group[g].push_back(in);
-      }
-    }
-    if (std::find(covered.begin(), covered.end(), false) != covered.end()) {
-      unsupported(mma, "accumulator layout " + plan.text +
-                           " is not covered by wgmma instances of its warpgroup");
-    }
-  }
-  // The same instance count and value runs in every warpgroup; origins may differ.
-  for (int64_t g = 1; g < groups; ++g) {
-    bool same = per_group[g].size() == per_group[0].size();
-    for (size_t i = 0; same && i < per_group[g].size(); ++i)
-      same = per_group[g][i].base == per_group[0][i].base;
-    if (!same) unsupported(mma, "warpgroups hold different accumulator runs");
-  }
-  auto by_group = [&](auto field) {
-    // A C expression selecting per-warpgroup values, e.g. `(tid / 128 == 0 ? 0 : 64)`.
-    std::vector<int64_t> values;
-    for (int64_t g = 0; g < groups; ++g) values.push_back(field(g));
-    bool uniform =
-        std::all_of(values.begin(), values.end(), [&](int64_t x) { return x == values[0]; });
-    if (uniform) return std::to_string(values[0]);
-    std::string e = std::to_string(values.back());
-    for (int64_t g = groups - 2; g >= 0; --g)
-      e = "(tid / 128 == " + std::to_string(g) + " ? " + std::to_string(values[g]) + " : " + e +
-          ")";
-    return e;
-  };
+  auto by_group = [&](auto field) { return per_warpgroup_expr(groups, field); };
   line("// " + std::string(mma.name()) + ": " + atom + ", " + std::to_string(per_group[0].size()) +
        " instance(s) per warpgroup x " + std::to_string(tile_k / atom_k) + " k-steps");
   line("{");
@@ -258,6 +265,124 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
            std::to_string(per_group[0][i].base) + "), desc_a" + std::to_string(i) + " + " + step_a +
            ", desc_b" + std::to_string(i) + " + " + step_b + (overwrite ? ", " + scale_d : "") +
            ");");
+    }
+  }
+  --indent_;
+  line("}");
+}
+
+// The RS form: A [M,K] in registers, in the layout of a wgmma accumulator over M x K (the first
+// GEMM's accumulator, cast to 16 bits: the FA3 observation), B from shared memory as in
+// wgmma_ss. For every instance (m0, n0) and k16 step kk, each thread's A fragment is the 8
+// values at wgmma_c(t, 0..7) + (m0, 16 kk) — the accumulator fragment of an n16 instance — packed
+// in pairs into 4 registers; which of A's values they are is read off A's layout for every thread
+// of the warpgroup and must be the same for all of them.
+void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
+                       const std::string& scale_d) {
+  static const std::regex atom_re(R"(wgmma\.m64n(\d+)k16\.f32\.(f16|bf16)\.rs)");
+  std::smatch m;
+  std::string atom = mma.has_attr("atom") ? mma.str_attr("atom") : "";
+  if (!std::regex_match(atom, m, atom_re)) {
+    unsupported(mma, "takes A from registers with atom '" + atom +
+                         "'; sm_90a issues wgmma.m64nNk16.f32.{f16,bf16}.rs");
+  }
+  const int64_t atom_n = std::stoll(m[1]);
+  const std::string type = m[2];
+  if (a.element != (type == "f16" ? ScalarKind::f16 : ScalarKind::bf16)) {
+    unsupported(mma, "has atom '" + atom + "' but A holds " +
+                         std::string(ir::to_string(a.element)) + " values");
+  }
+  std::optional<WgmmaOperand> form = wgmma_operand(b, true);
+  if (!form) {
+    unsupported(mma, "reads B from a shared tile in layout " + b.layout + " over " +
+                         ir::to_string(ir::Shape(b.shape.begin(), b.shape.end())) +
+                         "; wgmma takes tiles 128-byte swizzled, K-major (the transpose of "
+                         "[N,K]) or MN-major ([K,N] with N a multiple of 64)");
+  }
+  const WgmmaOperand& fb = *form;
+  const Reg& acc = reg(mma, mma.operand(2));
+  const Plan& plan = *acc.plan;
+  const Plan& pa = *a.plan;
+  if (plan.tile.size() != 2 || pa.tile.size() != 2) unsupported(mma, "needs 2-D operands");
+  const int64_t tile_m = plan.tile[0], tile_n = plan.tile[1], tile_k = pa.tile[1];
+  if (pa.tile[0] != tile_m || fb.mn != tile_n || fb.k != tile_k || tile_k % 16 != 0) {
+    unsupported(mma, "operand tiles do not match the accumulator " + std::to_string(tile_m) + "x" +
+                         std::to_string(tile_n));
+  }
+  if (pa.threads != plan.threads) unsupported(mma, "has A and C over different threads");
+  const std::vector<std::vector<WgmmaInstance>> per_group = wgmma_instances(mma, plan, atom_n);
+  const int64_t regs = atom_n / 2;
+  const int64_t groups = plan.threads / 128;
+  // A's values per (instance, k step): the 8 values of the fragment, the same for every thread.
+  auto fragment = [&](size_t i, int64_t kk) {
+    std::vector<int64_t> values(8, -1);
+    for (int64_t g = 0; g < groups; ++g) {
+      std::map<std::vector<int64_t>, int64_t> where;
+      for (int64_t v = 0; v < pa.values; ++v) where[pa.coord(128 * g, v)] = v;
+      const int64_t m0 = per_group[g][i].m0;
+      for (int64_t t = 0; t < 128; ++t) {
+        if (t == 0) {
+          for (int64_t j = 0; j < 8; ++j) {
+            auto [r, c] = wgmma_c(t, j);
+            auto it = where.find({m0 + r, 16 * kk + c});
+            if (it == where.end() || (g > 0 && it->second != values[j])) {
+              unsupported(mma, "takes A in layout " + pa.text +
+                                   ", which does not hold the wgmma A fragment of its warpgroup's "
+                                   "rows (the accumulator layout of an m64nK mma)");
+            }
+            values[j] = it->second;
+          }
+        }
+        for (int64_t j = 0; j < 8; ++j) {
+          auto [r, c] = wgmma_c(t, j);
+          if (pa.coord(128 * g + t, values[j]) != std::vector<int64_t>{m0 + r, 16 * kk + c}) {
+            unsupported(mma, "takes A in layout " + pa.text +
+                                 ", in which the threads of a warpgroup hold the wgmma A fragment "
+                                 "in different values");
+          }
+        }
+      }
+    }
+    return values;
+  };
+  auto by_group = [&](auto field) { return per_warpgroup_expr(groups, field); };
+  line("// " + std::string(mma.name()) + ": " + atom + ", " + std::to_string(per_group[0].size()) +
+       " instance(s) per warpgroup x " + std::to_string(tile_k / 16) + " k-steps, A in registers");
+  line("{");
+  ++indent_;
+  const std::string pack =
+      type == "bf16" ? "tessel::device::pack_bf16x2(" : "tessel::device::pack_f16x2(";
+  for (size_t i = 0; i < per_group[0].size(); ++i) {
+    std::string col =
+        by_group([&](int64_t g) { return fb.bytes * fb.offset(per_group[g][i].n0, 0); });
+    const std::string desc =
+        fb.mn_major
+            ? "tessel::device::make_smem_descriptor(tessel::device::smem_u32(" + b.base + " + " +
+                  col + "), " + std::to_string(fb.lbo_bytes()) + ", " +
+                  std::to_string(WgmmaOperand::sbo_bytes()) + ", tessel::device::SmemSwizzle::b128)"
+            : "tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" + b.base +
+                  " + " + col + "), tessel::device::SmemSwizzle::b128)";
+    line("const unsigned long long desc_b" + std::to_string(i) + " = " + desc + ";");
+  }
+  const std::string call = "tessel::device::wgmma_rs<" + std::to_string(atom_n) +
+                           ", tessel::device::MmaType::" + type + ", " +
+                           std::to_string(fb.mn_major ? 1 : 0) + ">";
+  for (int64_t kk = 0; kk < tile_k / 16; ++kk) {
+    for (size_t i = 0; i < per_group[0].size(); ++i) {
+      const std::vector<int64_t> v = fragment(i, kk);
+      std::string frag = "frag" + std::to_string(kk) + "_" + std::to_string(i);
+      std::string packs;
+      for (int j = 0; j < 4; ++j) {
+        packs += (j ? ", " : "") + pack + a.name + "[" + std::to_string(v[2 * j]) + "], " + a.name +
+                 "[" + std::to_string(v[2 * j + 1]) + "])";
+      }
+      line("const unsigned " + frag + "[4] = {" + packs + "};");
+      const std::string step_b =
+          std::to_string(fb.bytes * (fb.offset(0, 16 * kk) - fb.offset(0, 0)) / 16);
+      bool overwrite = kk == 0 && !scale_d.empty();
+      line(call + "(*reinterpret_cast<float(*)[" + std::to_string(regs) + "]>(" + acc.name + " + " +
+           std::to_string(per_group[0][i].base) + "), " + frag + ", desc_b" + std::to_string(i) +
+           " + " + step_b + (overwrite ? ", " + scale_d : "") + ");");
     }
   }
   --indent_;

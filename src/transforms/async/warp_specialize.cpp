@@ -157,6 +157,7 @@ class Specializer {
     consumer_threads_ = consumer_threads();
     for (Operation* loop : candidates) loops_.push_back(analyze(loop));
     plan_top_level();
+    plan_prologue_loads();
     plan_epilogue_loads();
     rebuild();
   }
@@ -284,26 +285,22 @@ class Specializer {
     return nullptr;
   }
 
-  // Every loop-carried value must be an mma accumulator: the yielded value is the end of a chain
-  // of mmas (directly in the body) that starts at the carried value.
-  void check_carried(const Operation& loop) {
+  // Loop-carried values stay with the consumer: an accumulator, or a register tensor the
+  // consumer's SIMT work carries (attention's running row max and row sum). The producer never
+  // reads them (analyze refuses a load whose tile depends on one), and pipeline-arefs keeps the
+  // mmas synchronous when anything but the next mma reads an mma's result in the same iteration.
+  // A carried shared or global tensor would be written by one role and invisible to the other.
+  static void check_carried(const Operation& loop) {
     Block* body = loop.region(0);
-    const Operation* yield = body->terminator();
     for (int i = 1; i < static_cast<int>(body->arguments().size()); ++i) {
       Value* carried = body->argument(i);
-      TESSEL_ASSERT(yield && yield->num_operands() >= i, "for without its yield");
-      Value* v = yield->operand(i - 1);
-      while (v != carried && v->def() && v->def()->kind() == OpKind::mma &&
-             v->owner_block() == body && v->def()->num_operands() >= 3)
-        v = v->def()->operand(2);
-      if (v != carried) {
-        Value* y = yield->operand(i - 1);
-        user_error(loop.loc(), loop_str(loop), ": the mainloop carries ", ir::value_ref(carried),
-                   " (yielded as ", ir::value_ref(y), ", ", made_by(y),
-                   "), which is not an mma accumulator; warp specialization supports mainloops "
-                   "that carry only accumulators (pin warp_specialize = false on the block_grid "
-                   "to keep the non-specialized pipeline)");
-      }
+      const Type& t = carried->type();
+      if (t.is_scalar() || (t.is_tensor() && t.space() == MemorySpace::reg)) continue;
+      user_error(loop.loc(), loop_str(loop), ": the mainloop carries ", ir::value_ref(carried),
+                 " of type ", t.str(),
+                 "; warp specialization keeps loop-carried values in the consumer's registers, so "
+                 "they must be register tensors or scalars (pin warp_specialize = false on the "
+                 "block_grid to keep the non-specialized pipeline)");
     }
   }
 
@@ -349,6 +346,88 @@ class Specializer {
           for (Value* u : def->operands()) work.push_back({u, def});
       }
     }
+  }
+
+  // ---- prologue operands (header, "Prologue operands") ----
+
+  // The top-level TMA loads into shared memory before the first mainloop (attention's Q tile):
+  // the producer issues them through the `%prologue` aref once per output tile. A load whose
+  // tile's address is not address arithmetic stays in the consumer (and the emitter refuses a
+  // TMA load there inside a persistent tile loop, naming it).
+  void plan_prologue_loads() {
+    const Operation* first = loops_.front().loop;
+    for (Operation* op : moved_) {
+      if (op == first) break;
+      if (!is_global_to_shared(*op) || atom_of(*op).rfind("tma.", 0) != 0) continue;
+      std::set<const Operation*> closure;
+      std::vector<const Value*> work(op->operands().begin(), op->operands().end());
+      bool address = true;
+      while (address && !work.empty()) {
+        const Value* v = work.back();
+        work.pop_back();
+        if (available(v)) continue;
+        Operation* def = v->def();
+        address = def && v->owner_block() == top_ && is_address_op(*def);
+        if (address && closure.insert(def).second)
+          for (const Value* u : def->operands()) work.push_back(u);
+      }
+      if (!address) continue;
+      prologue_.push_back(op);
+      prologue_prelude_.insert(closure.begin(), closure.end());
+    }
+  }
+
+  bool is_prologue_copy(const Operation* op) const {
+    return std::find(prologue_.begin(), prologue_.end(), op) != prologue_.end();
+  }
+
+  // After the producer's prelude, before its loops: %bufs = aref_acquire %prologue, %c0;
+  // copy %tile_i, %buf_i {tma}; aref_commit %prologue, %c0.
+  void producer_prologue(ir::OpBuilder& b, Mapping& map) {
+    const SourceLocation loc = prologue_.front()->loc();
+    for (Operation* op : moved_) {
+      if (prologue_prelude_.count(op) && !map.count(op->result())) b.insert(ir::clone(*op, map));
+    }
+    std::vector<Type> types;
+    for (const Operation* copy : prologue_) types.push_back(copy->result()->type());
+    Operation* acquire = b.create(OpKind::aref_acquire, {prologue_ring_, seq0_}, types, loc);
+    for (size_t i = 0; i < prologue_.size(); ++i) {
+      const Operation* load = prologue_[i];
+      Value* buf = acquire->result(static_cast<int>(i));
+      buf->set_name(load->result()->name());
+      std::vector<Value*> operands;
+      for (Value* v : load->operands()) {
+        auto it = map.find(v);
+        operands.push_back(it == map.end() ? v : it->second);
+      }
+      operands.push_back(buf);
+      Operation* copy = b.create(OpKind::copy, operands, {}, load->loc());
+      for (const auto& [key, value] : load->attributes()) copy->set_attr(key, value);
+    }
+    b.create(OpKind::aref_commit, {prologue_ring_, seq0_}, {}, loc);
+  }
+
+  // The last top-level op of the consumer that reads a prologue buffer, or a view of one
+  // (a transpose), in itself or in its regions: the release goes after it.
+  const Operation* last_prologue_reader() const {
+    std::set<const Value*> derived;
+    for (const Operation* copy : prologue_) derived.insert(copy->result());
+    const Operation* last = nullptr;
+    for (Operation* op : moved_) {
+      if (is_prologue_copy(op)) continue;
+      bool reads = false;
+      ir::walk(op, [&](Operation* inner) {
+        for (const Value* v : inner->operands()) {
+          if (!derived.count(v)) continue;
+          reads = true;
+          for (const auto& r : inner->results())
+            if (r->type().is_tensor() && r->type().space() == MemorySpace::shared)
+              derived.insert(r.get());
+        }
+      });
+      if (reads) last = op;
+    }
+    return last;
   }
 
   // ---- epilogue operands (header, "Epilogue operands") ----
@@ -512,14 +591,14 @@ class Specializer {
                        [&](const EpilogueLoad& e) { return e.copy == op; });
   }
 
-  // A tile op that only epilogue copies read: the consumer no longer needs it.
-  bool only_feeds_epilogue_copies(const Operation* op) const {
+  // A tile op that only epilogue or prologue copies read: the consumer no longer needs it.
+  bool only_feeds_producer_copies(const Operation* op) const {
     if (op->kind() != OpKind::tile) return false;
     bool feeds = false, other = false;
     ir::walk(kernel_, [&](Operation* user) {
       for (const Value* v : user->operands()) {
         if (v != op->result()) continue;
-        (is_epilogue_copy(user) ? feeds : other) = true;
+        (is_epilogue_copy(user) || is_prologue_copy(user) ? feeds : other) = true;
       }
     });
     return feeds && !other;
@@ -586,6 +665,20 @@ class Specializer {
     }
   }
 
+  // In the consumer, in place of the first prologue copy: %bufs = aref_wait %prologue, %c0; the
+  // copies' results become the buffers.
+  void consumer_prologue_wait(ir::OpBuilder& b, const Operation* op, Mapping& map) {
+    if (op != prologue_.front()) return;
+    std::vector<Type> types;
+    for (const Operation* copy : prologue_) types.push_back(copy->result()->type());
+    Operation* wait = b.create(OpKind::aref_wait, {prologue_ring_, seq0_}, types, op->loc());
+    for (size_t i = 0; i < prologue_.size(); ++i) {
+      Value* buf = wait->result(static_cast<int>(i));
+      buf->set_name(prologue_[i]->result()->name());
+      map[prologue_[i]->result()] = buf;
+    }
+  }
+
   bool is_block_index(const Value* v) const { return v->def() == grid_; }
 
   // A value every role can read: a kernel parameter or a result of a top-level op that stays.
@@ -616,6 +709,15 @@ class Specializer {
       epilogue_ring_ = aref->result();
       seq0_ = top_zero(b);
     }
+    if (!prologue_.empty()) {
+      std::vector<Type> buffers;
+      for (const Operation* copy : prologue_) buffers.push_back(copy->result()->type());
+      Operation* aref = b.create(OpKind::aref, {}, {Type::aref(buffers)}, prologue_.front()->loc());
+      aref->set_attr("slots", Attribute::integer(1));
+      aref->result()->set_name("prologue");
+      prologue_ring_ = aref->result();
+      if (!seq0_) seq0_ = top_zero(b);
+    }
     Operation* producer = role(b, "producer", 0, kProducerThreads);
     producer->set_attr("issue", Attribute::ident("one"));
     Operation* consumer = role(b, "consumer", kProducerThreads, consumer_threads_);
@@ -624,23 +726,31 @@ class Specializer {
     ir::OpBuilder pb(producer->region(0));
     for (Operation* op : moved_)
       if (producer_prelude_.count(op)) pb.insert(ir::clone(*op, pmap));
+    if (!prologue_.empty()) producer_prologue(pb, pmap);
     for (const Mainloop& m : loops_) producer_loop(pb, m, pmap);
     if (!epilogue_.empty()) producer_epilogue(pb, pmap);
 
     Mapping cmap;
     ir::OpBuilder cb(consumer->region(0));
+    const Operation* prologue_end = prologue_.empty() ? nullptr : last_prologue_reader();
     for (Operation* op : moved_) {
       auto it = std::find_if(loops_.begin(), loops_.end(),
                              [&](const Mainloop& m) { return m.loop == op; });
+      if (is_prologue_copy(op)) {
+        consumer_prologue_wait(cb, op, cmap);
+        continue;
+      }
       if (it != loops_.end()) {
         consumer_loop(cb, *it, cmap);
       } else if (is_epilogue_copy(op)) {
         consumer_epilogue_read(cb, op, cmap);
-      } else if (only_feeds_epilogue_copies(op)) {
+      } else if (only_feeds_producer_copies(op)) {
         continue;  // the producer's copy reads the tile now
       } else {
         cb.insert(ir::clone(*op, cmap));
       }
+      if (op == prologue_end)
+        cb.create(OpKind::aref_release, {prologue_ring_, seq0_}, {}, prologue_.front()->loc());
     }
     for (auto it = moved_.rbegin(); it != moved_.rend(); ++it) top_->remove(*it);
     grid_->set_attr("threads", Attribute::integer(kProducerThreads + consumer_threads_));
@@ -739,6 +849,9 @@ class Specializer {
   Value* epilogue_ring_ = nullptr;               // their aref
   Value* seq0_ = nullptr;                        // its sequence number (0: once per tile)
   Operation* epilogue_wait_ = nullptr;           // the consumer's aref_wait on it
+  std::vector<Operation*> prologue_;  // TMA loads before the mainloops the producer takes
+  std::set<const Operation*> prologue_prelude_;  // the top-level ops their tiles' addresses need
+  Value* prologue_ring_ = nullptr;               // their aref
 };
 
 }  // namespace

@@ -40,6 +40,20 @@
 // consumer loop keeps the original loop's attributes, among them a `stages` / `mma_in_flight` a
 // person pinned for pipeline-arefs.
 //
+// Prologue operands. A TMA load into shared memory at the top level before the first mainloop
+// whose tile is address arithmetic (attention's Q tile, read by every iteration's first mma) is
+// the producer's too, through one more aref, `%prologue` (a tuple of one buffer per such load),
+// once per output tile with sequence number 0 (persistent counts the tiles), ahead of the
+// mainloop's loads:
+//   producer:  %bufs = aref_acquire %prologue, %c0; copy %tile_i, %buf_i {tma};
+//              aref_commit %prologue, %c0; ...mainloop...
+//   consumer:  %bufs = aref_wait %prologue, %c0; ...mainloop reading them...;
+//              aref_release %prologue, %c0   (after the last top-level op that reads a buffer
+//                                             or a view of one)
+// pipeline-arefs gives it 2 slots when the budget leaves room, so the next tile's Q lands while
+// this tile's loop runs. In a persistent kernel the consumer could not issue such a load itself:
+// its TMA load would sit in the tile loop beside the wgmmas, which no pass lowers.
+//
 // Epilogue operands. A tile loaded from global memory into registers after the last mainloop — a
 // bias row (`copy tile(%bias, [256], [%bn]) : register`), a bias column, a C input scaled by
 // beta — does not depend on K, and in the consumer its global latency is exposed once per output
@@ -79,9 +93,14 @@
 // `threads` becomes 128 + T. A pinned `consumer_warpgroups` on the block_grid must equal T / 128
 // (the layouts cannot be changed here; pin the tile or the layout instead).
 //
+// Loop-carried values. The consumer's loop carries what the mainloop carried: accumulators, and
+// register tensors or scalars of its SIMT work (attention's running row max and row sum). The
+// producer's loop carries nothing. pipeline-arefs decides whether the mmas may go asynchronous
+// (only when nothing but the next mma and the yield reads an mma's result in the iteration).
+//
 // Refusals (a user error naming the op, rather than a silent miscompile): a mainloop copy into
 // shared memory without a TMA atom (the producer issues loads from one thread); a loop-carried
-// value that is not an mma accumulator (the consumer's mmas go asynchronous under pipeline-arefs);
+// shared or global tensor (one role cannot see what the other's loop writes);
 // a mainloop nested in other control flow (roles stand at the top level); a TMA tile whose address
 // depends on accumulators or other non-address values (the producer computes only addresses); a
 // loop not starting at 0 with step 1; a block that is not one or two whole warpgroups.

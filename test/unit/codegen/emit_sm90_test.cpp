@@ -361,5 +361,28 @@ TEST(EmitSm90, Fp8GemmUsesK32WgmmaOverByteTiles) {
   }
 }
 
+// FlashAttention from a tile program: the producer loads Q (once per tile, the %prologue aref),
+// K and V; the consumer's softmax runs over the first wgmma's accumulator (row max and sum by
+// shuffles within the quad, masks from iota), and the second GEMM takes P from registers
+// (wgmma's RS form, P packed in pairs straight from the f32 values). Nothing spills.
+TEST(EmitSm90, FlashAttentionTakesPFromRegistersAndNothingSpills) {
+  for (const char* name : {"flash_attention", "flash_attention_d64"}) {
+    SCOPED_TRACE(name);
+    auto module = ir::parse_module(examples::lowered_kernels().at(name), std::string(name) + ".tir");
+    CompileOptions options;
+    options.compile_cubin = false;
+    const std::string cuda =
+        compile(*module->kernels.front(), target::cuda::Target::sm90a(), options).cuda_source();
+    EXPECT_NE(cuda.find("role producer"), std::string::npos) << cuda;
+    EXPECT_NE(cuda.find("prologue_full"), std::string::npos) << cuda;
+    EXPECT_NE(cuda.find("tessel::device::wgmma_rs<"), std::string::npos) << cuda;
+    // P packed from the f32 values of exp2 (the cast to f16 adds no rounding of its own).
+    EXPECT_NE(cuda.find("tessel::device::pack_f16x2(p_1[0], p_1[1])"), std::string::npos) << cuda;
+    EXPECT_NE(cuda.find("__shfl_xor_sync"), std::string::npos) << cuda;
+    const std::string log = ptxas_log(name);
+    EXPECT_NE(log.find(", 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << log;
+  }
+}
+
 }  // namespace
 }  // namespace tessel

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""FlashAttention forward: tessel's examples/kernels/flash_attention*.tir against PyTorch's SDPA
+backends (cuDNN, and FlashAttention-2 as torch builds it), in one process.
+
+Q, K, V, O are torch tensors [B, H, L, D] (contiguous: the kernel's [B*H, L, D]), f16, entries
+from torch.randn. The baselines run `F.scaled_dot_product_attention(q, k, v, is_causal=...)`
+under `sdpa_kernel(SDPBackend.CUDNN_ATTENTION)` and `sdpa_kernel(SDPBackend.FLASH_ATTENTION)`;
+a backend that refuses the shape is reported and skipped. Timing as tessel's C++ bench: a warm-up,
+then all launched alternately, each launch between its own CUDA events; medians;
+ratio = baseline time / tessel time. FLOPs: 4 B H L² D (half of that causal).
+Check: O poisoned (NaN) before tessel's launch; sampled query rows (the first and last 64 and a
+stride through the rest) of sampled heads against a float64 reference (rel_err), and all of O
+against cuDNN's output.
+
+usage: attention.py [--shapes B,H,L,D ...] [--causal] [--json FILE] [--iterations N]
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import tessel
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
+
+
+def time_interleaved(fns, warmup, iterations):
+    for _ in range(warmup):
+        for f in fns:
+            f()
+    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+               for _ in range(iterations)] for _ in fns]
+    for i in range(iterations):
+        for f, ev in zip(fns, events):
+            ev[i][0].record()
+            f()
+            ev[i][1].record()
+    torch.cuda.synchronize()
+    return [median([a.elapsed_time(b) for a, b in ev]) for ev in events]
+
+
+def reference_rows(q, k, v, heads, rows, causal):
+    """float64 attention for query `rows` of flattened heads `heads`."""
+    d = q.shape[-1]
+    out = []
+    for h in heads:
+        qh = q[h, rows].double()
+        s = qh @ k[h].double().t() / math.sqrt(d)
+        if causal:
+            cols = torch.arange(k.shape[1], device=q.device)
+            s = s.masked_fill(cols[None, :] > rows[:, None], float("-inf"))
+        out.append(torch.softmax(s, dim=-1) @ v[h].double())
+    return torch.stack(out)
+
+
+def sdpa(backend, q, k, v, causal):
+    with sdpa_kernel(backend):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--shapes", nargs="+", default=["4,32,1024,128", "4,32,4096,128", "4,32,16384,128"])
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--kernel", default=None, help="a .tir file (default: the example for D)")
+    p.add_argument("--json")
+    p.add_argument("--iterations", type=int, default=30)
+    args = p.parse_args()
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    device = torch.cuda.get_device_name()
+    try:
+        commit = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+    except OSError:
+        commit = ""
+    command = "python3 bench/python/attention.py " + " ".join(sys.argv[1:])
+    kernels = {}
+    failures = 0
+    for shape in args.shapes:
+        b, h, l, d = (int(x) for x in shape.split(","))
+        path = args.kernel or os.path.join(
+            root, "examples/kernels/flash_attention%s%s.tir" % ("_causal" if args.causal else "",
+                                                              "" if d == 128 else "_d%d" % d))
+        if path not in kernels:
+            kernels[path] = tessel.compile_file(path)
+        kernel = kernels[path]
+        torch.manual_seed(b * 7 + h * 13 + l + d)
+        q, k, v = (torch.randn(b, h, l, d, device="cuda", dtype=torch.float16) for _ in range(3))
+        o = torch.full_like(q, float("nan"))
+        flat = lambda t: t.view(b * h, l, d)
+        kernel(flat(q), flat(k), flat(v), flat(o))
+        torch.cuda.synchronize()
+        rows = torch.tensor(sorted({r for r in range(l) if r < 64 or r >= l - 64 or r % 97 == 0}),
+                            device="cuda")
+        heads = sorted({0, b * h - 1, (b * h) // 2})
+        want = reference_rows(flat(q), flat(k), flat(v), heads, rows, args.causal)
+        got = flat(o)[heads][:, rows].double()
+        rel_err = (torch.linalg.norm(got - want) / torch.linalg.norm(want)).item()
+        finite = bool(torch.isfinite(o).all().item())
+        baselines = []
+        for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
+                              ("flash", SDPBackend.FLASH_ATTENTION)):
+            try:
+                ref = sdpa(backend, q, k, v, args.causal)
+                torch.cuda.synchronize()
+                baselines.append((name, backend, ref))
+            except RuntimeError as e:
+                print("%-16s %s refuses the shape (%s)" % (shape, name, str(e).splitlines()[0]))
+        lib_err = None
+        if baselines:
+            ref = baselines[0][2].double()
+            lib_err = (torch.linalg.norm(o.double() - ref) / torch.linalg.norm(ref)).item()
+        passed = finite and rel_err <= 2e-3 and (lib_err is None or lib_err <= 4e-3)
+        failures += not passed
+        out = torch.empty_like(q)
+        fns = [lambda: kernel(flat(q), flat(k), flat(v), flat(out))]
+        for name, backend, _ in baselines:
+            fns.append(lambda backend=backend: sdpa(backend, q, k, v, args.causal))
+        times = time_interleaved(fns, 5, args.iterations)
+        flops = 4.0 * b * h * l * l * d / (2 if args.causal else 1)
+        mine = times[0]
+        line = "%-16s %s tessel %.3f ms %6.1f TFLOP/s" % (shape, "causal" if args.causal else "      ",
+                                                         mine, flops / mine / 1e9)
+        for (name, _, _), t in zip(baselines, times[1:]):
+            line += "  %s %.3f ms %6.1f (ratio %.3f)" % (name, t, flops / t / 1e9, t / mine)
+        line += "  rel_err %.2e vs_lib %s%s" % (rel_err, "%.2e" % lib_err if lib_err is not None else "-",
+                                               "" if passed else "  FAILED")
+        print(line, flush=True)
+        if args.json:
+            r = {"name": os.path.basename(path)[:-4], "dtype": "f16", "shape": shape,
+                 "causal": args.causal, "ms": mine, "tflops": flops / mine / 1e9,
+                 "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed,
+                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                 "device": device, "commit": commit, "command": command}
+            for (name, _, _), t in zip(baselines, times[1:]):
+                r[name + "_ms"] = t
+                r[name + "_tflops"] = flops / t / 1e9
+                r[name + "_ratio"] = t / mine
+            with open(args.json, "a") as f:
+                f.write(json.dumps(r) + "\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
