@@ -13,6 +13,7 @@
 #include "compile/compile.h"
 #include "runtime/buffer.h"
 #include "runtime/context.h"
+#include "runtime/driver.h"
 #include "runtime/numerics.h"
 #include "runtime/timing.h"
 #include "support/diagnostics.h"
