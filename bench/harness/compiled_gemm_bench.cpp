@@ -41,7 +41,7 @@ struct Options {
   std::string json;
   int iterations = 50;
   int warmup = 10;
-  int batch = 1;  // --batch: problems per launch, for batched kernels
+  int batch = 1;   // --batch: problems per launch, for batched kernels
   int groups = 0;  // --groups: a grouped GEMM (grouped_gemm_bench.h) over this many groups
   bool compile_only = false;
   // Lowered IR to compile instead of the kernel's own lowering (checked and timed as the kernel
@@ -468,9 +468,8 @@ int run_gemm_bench(const std::vector<std::string>& args) {
       return a.rfind("--kernels", 0) == 0;
     });
     g.kernels = named ? o.kernels : std::vector<std::string>{"gemm_grouped"};
-    const bool shaped = std::any_of(args.begin(), args.end(), [](const std::string& a) {
-      return a.rfind("--shapes", 0) == 0;
-    });
+    const bool shaped = std::any_of(
+        args.begin(), args.end(), [](const std::string& a) { return a.rfind("--shapes", 0) == 0; });
     g.shapes = shaped ? o.shapes : "4096x4096x4096";
     g.groups = o.groups;
     g.iterations = o.iterations;
@@ -478,7 +477,8 @@ int run_gemm_bench(const std::vector<std::string>& args) {
     g.json = o.json;
     g.command = "tessel bench gemm";
     for (const std::string& a : args) g.command += " " + a;
-    if (o.batch > 1) user_error(SourceLocation::unknown(), "--groups and --batch exclude each other");
+    if (o.batch > 1)
+      user_error(SourceLocation::unknown(), "--groups and --batch exclude each other");
     return run_grouped_gemm_bench(g);
   }
   std::vector<GemmShape> shapes = parse_gemm_shapes(o.shapes);

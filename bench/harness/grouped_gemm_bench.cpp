@@ -25,9 +25,9 @@ using ir::ScalarKind;
 
 // The inputs of one grouped problem set on the device, and what the check needs on the host.
 struct Grouped {
-  std::vector<int> rows;   // M_g
-  std::vector<int> ends;   // cumulative
-  int64_t total = 0;       // sum M_g
+  std::vector<int> rows;           // M_g
+  std::vector<int> ends;           // cumulative
+  int64_t total = 0;               // sum M_g
   std::vector<std::uint8_t> a, b;  // f16 bits, row-major
   runtime::DeviceBuffer da, db, dc, dends, dref, pa, pb, pc;
 };
@@ -163,11 +163,11 @@ BenchRecord bench_one(CompiledKernel& kernel, const std::string& name, const Gem
              {"ms_beside_loop", json_number(mine_again.median_ms)},
              {"ratio_vs_loop", json_number(loop.median_ms / mine_again.median_ms)},
              {"seed", std::to_string(seed)}};
-  std::printf("  %-22s %.4f ms  %.1f TFLOP/s  (%s %.4f ms)  ratio %.3f;  loop of cublasGemmEx "
-              "%.4f ms, ratio %.3f  rel_err %.2e  vs cuBLAS %.2e%s\n",
-              r.shape.c_str(), r.ms, r.tflops, r.baseline.c_str(), r.baseline_ms, r.ratio,
-              loop.median_ms, loop.median_ms / mine_again.median_ms, r.rel_err, vs_library,
-              r.passed ? "" : "  FAILED");
+  std::printf(
+      "  %-22s %.4f ms  %.1f TFLOP/s  (%s %.4f ms)  ratio %.3f;  loop of cublasGemmEx "
+      "%.4f ms, ratio %.3f  rel_err %.2e  vs cuBLAS %.2e%s\n",
+      r.shape.c_str(), r.ms, r.tflops, r.baseline.c_str(), r.baseline_ms, r.ratio, loop.median_ms,
+      loop.median_ms / mine_again.median_ms, r.rel_err, vs_library, r.passed ? "" : "  FAILED");
   return r;
 }
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "interp/interpreter.h"
-#include "ir/grouped.h"
 #include "interp/machine.h"
+#include "ir/grouped.h"
 #include "support/diagnostics.h"
 
 namespace tessel::interp {
@@ -94,10 +94,8 @@ void Machine::tile(const Operation& op) {
 void Machine::find_group(const Operation& op) {
   const View& ends = get(op.operand(0)).tensor;
   const int64_t groups = ends.shape[0];
-  const ir::GroupTile g =
-      ir::find_group_tile(groups, index(op.operand(1)), op.int_attr("tile"), [&](int64_t i) {
-        return read(op, ends, {i}).i;
-      });
+  const ir::GroupTile g = ir::find_group_tile(groups, index(op.operand(1)), op.int_attr("tile"),
+                                              [&](int64_t i) { return read(op, ends, {i}).i; });
   if (g.rows < 0) {
     user_error(op.loc(), "find_group: the row ends decrease at group ", g.group, " (",
                g.first + g.rows, " after ", g.first, ")");

@@ -33,8 +33,8 @@ void Verifier::tile(const Operation& op) {
   // A window (src/ir/grouped.h) adds its first element and extent after the coordinates.
   const int window = tile_window_dim(op);
   if (op.has_attr("window") && (window < 0 || window >= src.rank())) {
-    error(op, "window names dimension ", op.attr("window")->str(), ", not one of the ",
-          src.rank(), " of ", value_ref(op.operand(0)));
+    error(op, "window names dimension ", op.attr("window")->str(), ", not one of the ", src.rank(),
+          " of ", value_ref(op.operand(0)));
   }
   const int extra = window >= 0 ? 2 : 0;
   if (op.num_operands() != 1 + src.rank() + extra) {

@@ -98,7 +98,8 @@ int64_t group_rows(const ir::Operation& kernel, const ir::Value* ends,
 // Row ends of random groups that split `rows` (empty groups included): sorted cut points.
 void random_group_ends(HostTensor& ends, int64_t rows, std::mt19937_64& rng) {
   std::vector<int64_t> cuts;
-  for (int64_t g = 0; g + 1 < ends.size(); ++g) cuts.push_back(static_cast<int64_t>(rng() % (rows + 1)));
+  for (int64_t g = 0; g + 1 < ends.size(); ++g)
+    cuts.push_back(static_cast<int64_t>(rng() % (rows + 1)));
   std::sort(cuts.begin(), cuts.end());
   cuts.push_back(rows);
   for (int64_t g = 0; g < ends.size(); ++g) ends.set_int(g, cuts[g]);

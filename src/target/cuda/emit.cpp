@@ -467,8 +467,7 @@ void Emitter::tile(const Operation& op) {
     origin0[window] = "(" + first + ")";
     align0[window] = 1;
     if (!op.has_attr("over_read")) {
-      v.extent[window] =
-          "min(" + v.extent[window] + ", (" + first + ") + (" + rows + "))";
+      v.extent[window] = "min(" + v.extent[window] + ", (" + first + ") + (" + rows + "))";
       v.extent_divisor[window] = 1;
     }
   }
@@ -478,8 +477,8 @@ void Emitter::tile(const Operation& op) {
     std::string start =
         ci ? std::to_string(*ci * shape[d]) : idx + " * " + std::to_string(shape[d]);
     v.origin[d] = origin0[d] == "0" ? start
-                  : start == "0"     ? origin0[d]
-                                     : origin0[d] + " + " + start;
+                  : start == "0"    ? origin0[d]
+                                    : origin0[d] + " + " + start;
     int64_t a = align0[d];
     v.origin_align[d] = a == 0 ? shape[d] : std::gcd(a, shape[d]);
     // Graphene §3.4: a tile indexed below cdiv(E, s) of an extent E divisible by s is full;

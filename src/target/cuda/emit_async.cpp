@@ -392,9 +392,10 @@ const Operation& Emitter::tma_source_tile(const Operation& op) {
   }
   if (tile->kind() == OpKind::tile && ir::tile_window_dim(*tile) >= 0 &&
       !tile->has_attr("over_read")) {
-    unsupported(op, "loads a tile with a window by TMA, which clips at the tensor's bounds, not "
-                    "the window's: mark the tile over_read if the rows past the window reach no "
-                    "store (src/ir/grouped.h)");
+    unsupported(op,
+                "loads a tile with a window by TMA, which clips at the tensor's bounds, not "
+                "the window's: mark the tile over_read if the rows past the window reach no "
+                "store (src/ir/grouped.h)");
   }
   return *tile;
 }
@@ -514,9 +515,10 @@ void Emitter::store_async(const Operation& op) {
   if (!tile) unsupported(op, "must store into a tile of a kernel argument");
   if (tile->kind() == OpKind::tile && ir::tile_window_dim(*tile) >= 0 &&
       !op.has_attr("inside_window")) {
-    unsupported(op, "stores into a tile with a window by TMA, which clips at the tensor's bounds "
-                    "only; stage-stores guards such a store with the box inside the window "
-                    "(`inside_window`)");
+    unsupported(op,
+                "stores into a tile with a window by TMA, which clips at the tensor's bounds "
+                "only; stage-stores guards such a store with the box inside the window "
+                "(`inside_window`)");
   }
   std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle, op.has_attr("optional"));
   const View& g = view(op, op.operand(1));

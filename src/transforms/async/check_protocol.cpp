@@ -8,9 +8,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ir/grouped.h"
 #include "ir/async.h"
 #include "ir/barrier_model.h"
+#include "ir/grouped.h"
 #include "ir/int_arith.h"
 
 namespace tessel::transforms {
@@ -859,8 +859,8 @@ void check_kernel(const Operation& kernel) {
     divisors.push_back(d);
     std::vector<int64_t> vs;
     const bool tiled = !ring_sizes(kernel, s, 1, {1}).empty();
-    for (int64_t base : tiled ? std::vector<int64_t>{1, 136, 200, 320, 520}
-                              : std::vector<int64_t>{1, 3}) {
+    for (int64_t base :
+         tiled ? std::vector<int64_t>{1, 136, 200, 320, 520} : std::vector<int64_t>{1, 3}) {
       int64_t v = (base + d - 1) / d * d;
       if (std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
     }

@@ -247,13 +247,13 @@ class Stager {
     if (window >= 0) {
       const int rank = tile->operand(0)->type().rank();
       const int64_t extent = tile->ints_attr("shape")[window];
-      Value* next = b.index_op(OpKind::add, tile->operand(window + 1), top_constant(1),
-                               "next_tile", loc);
+      Value* next =
+          b.index_op(OpKind::add, tile->operand(window + 1), top_constant(1), "next_tile", loc);
       Value* end = b.index_op(OpKind::mul, next, top_constant(extent), "tile_end", loc);
       inside = b.compare("le", end, tile->operand(rank + 2), "inside_window", loc);
       if (cond) {
-        Operation* both = b.create(OpKind::select, {cond, inside, cond},
-                                   {Type::scalar(ScalarKind::i1)}, loc);
+        Operation* both =
+            b.create(OpKind::select, {cond, inside, cond}, {Type::scalar(ScalarKind::i1)}, loc);
         both->result()->set_name("tma_store_ok");
         cond = both->result();
       } else {

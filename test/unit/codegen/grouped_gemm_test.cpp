@@ -30,11 +30,11 @@ void check_grouped(const std::vector<int64_t>& rows, int64_t N, int64_t K, int64
   int64_t M = 0;
   for (int64_t r : rows) M += r;
   std::map<std::string, int64_t> sizes = {{"G", G}, {"M", M}, {"N", N}, {"K", K}};
-  SCOPED_TRACE("G = " + std::to_string(G) + " M = " + std::to_string(M) + " N = " +
-               std::to_string(N) + " K = " + std::to_string(K) + " on " +
+  SCOPED_TRACE("G = " + std::to_string(G) + " M = " + std::to_string(M) +
+               " N = " + std::to_string(N) + " K = " + std::to_string(K) + " on " +
                std::to_string(sm_count) + " SMs");
-  auto module = ir::parse_module(examples::lowered_kernels().at("gemm_grouped"),
-                                 "gemm_grouped.tir");
+  auto module =
+      ir::parse_module(examples::lowered_kernels().at("gemm_grouped"), "gemm_grouped.tir");
   pipeline::lower(*module);
   const ir::Operation& kernel = *module->kernels.front();
   for (const char* schedule : {"round-robin", "producer-first", "consumer-first", "random:5"}) {
@@ -91,8 +91,9 @@ TEST(GroupedGemm, InterpretedLoweredKernelMatchesPlainLoopsBitForBit) {
 // NaN where the real kernel would write garbage.
 TEST(GroupedGemm, OverReadRowsAreNaNInTheInterpreter) {
   std::string text = examples::lowered_kernels().at("gemm_grouped");
-  const std::string from = "%C_tile = tile %C, %gm, %bn, %first, %rows {masked, pad = 0.0, "
-                           "shape = [128,256], window = 0}";
+  const std::string from =
+      "%C_tile = tile %C, %gm, %bn, %first, %rows {masked, pad = 0.0, "
+      "shape = [128,256], window = 0}";
   const size_t at = text.find(from);
   ASSERT_NE(at, std::string::npos);
   text.replace(at, from.size(),
@@ -114,17 +115,15 @@ TEST(GroupedGemm, OverReadRowsAreNaNInTheInterpreter) {
 }
 
 TEST(GroupedGemm, CompilesToWindowedTmaWithoutSpills) {
-  auto module = ir::parse_module(examples::lowered_kernels().at("gemm_grouped"),
-                                 "gemm_grouped.tir");
+  auto module =
+      ir::parse_module(examples::lowered_kernels().at("gemm_grouped"), "gemm_grouped.tir");
   CompileOptions options;
   options.compile_cubin = false;
-  CompiledKernel kernel =
-      compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
   const std::string& cuda = kernel.cuda_source();
   EXPECT_NE(cuda.find("tessel::device::find_group(ends, G, "), std::string::npos) << cuda;
   // A's box starts at the group's first row plus the tile's.
-  EXPECT_NE(cuda.find("&tmap_A, &ring_full[slot], k * 64, (first) + gm * 128);"),
-            std::string::npos)
+  EXPECT_NE(cuda.find("&tmap_A, &ring_full[slot], k * 64, (first) + gm * 128);"), std::string::npos)
       << cuda;
   EXPECT_NE(cuda.find("if (inside_window) {"), std::string::npos) << cuda;
   runtime::CompileOptions nvrtc;
