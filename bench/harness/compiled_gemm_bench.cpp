@@ -13,6 +13,7 @@
 #include "bench/harness/cublaslt_baseline.h"
 #include "bench/harness/gemm_bench.h"
 #include "bench/harness/gemm_kernels.h"
+#include "bench/harness/grouped_gemm_bench.h"
 #include "bench/harness/report.h"
 #include "compile/compile.h"
 #include "compile/variants.h"
@@ -40,7 +41,8 @@ struct Options {
   std::string json;
   int iterations = 50;
   int warmup = 10;
-  int batch = 1;  // --batch: problems per launch, for batched kernels
+  int batch = 1;   // --batch: problems per launch, for batched kernels
+  int groups = 0;  // --groups: a grouped GEMM (grouped_gemm_bench.h) over this many groups
   bool compile_only = false;
   // Lowered IR to compile instead of the kernel's own lowering (checked and timed as the kernel
   // it replaces, which must take the same parameters): a hand-written or hand-edited variant.
@@ -58,6 +60,7 @@ Options parse(const std::vector<std::string>& args) {
                                             .integer("--iterations", o.iterations, 1)
                                             .integer("--warmup", o.warmup, 1)
                                             .integer("--batch", o.batch, 1)
+                                            .integer("--groups", o.groups, 1)
                                             .value("--lowered", o.lowered)
                                             .flag("--compile-only", o.compile_only)
                                             .parse(args);
@@ -459,6 +462,25 @@ std::vector<std::string> default_gemm_kernels() {
 
 int run_gemm_bench(const std::vector<std::string>& args) {
   Options o = parse(args);
+  if (o.groups > 0) {
+    GroupedBenchOptions g;
+    const bool named = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+      return a.rfind("--kernels", 0) == 0;
+    });
+    g.kernels = named ? o.kernels : std::vector<std::string>{"gemm_grouped"};
+    const bool shaped = std::any_of(
+        args.begin(), args.end(), [](const std::string& a) { return a.rfind("--shapes", 0) == 0; });
+    g.shapes = shaped ? o.shapes : "4096x4096x4096";
+    g.groups = o.groups;
+    g.iterations = o.iterations;
+    g.warmup = o.warmup;
+    g.json = o.json;
+    g.command = "tessel bench gemm";
+    for (const std::string& a : args) g.command += " " + a;
+    if (o.batch > 1)
+      user_error(SourceLocation::unknown(), "--groups and --batch exclude each other");
+    return run_grouped_gemm_bench(g);
+  }
   std::vector<GemmShape> shapes = parse_gemm_shapes(o.shapes);
   for (GemmShape& shape : shapes) shape.batch = o.batch;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows survive a timeout in a pipe

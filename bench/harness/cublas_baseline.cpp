@@ -3,6 +3,8 @@
 #include <cublas_v2.h>
 #include <dlfcn.h>
 
+#include <vector>
+
 #include "runtime/context.h"
 #include "support/diagnostics.h"
 
@@ -26,11 +28,19 @@ struct CublasBaseline::Api {
                                                   const void*, cudaDataType, int, long long,
                                                   const void*, void*, cudaDataType, int, long long,
                                                   int, cublasComputeType_t, cublasGemmAlgo_t);
+  using GemmGroupedBatchedEx = cublasStatus_t (*)(cublasHandle_t, const cublasOperation_t*,
+                                                  const cublasOperation_t*, const int*, const int*,
+                                                  const int*, const void*, const void* const*,
+                                                  cudaDataType_t, const int*, const void* const*,
+                                                  cudaDataType_t, const int*, const void*,
+                                                  void* const*, cudaDataType_t, const int*, int,
+                                                  const int*, cublasComputeType_t);
   Create create = nullptr;
   Destroy destroy = nullptr;
   SetStream set_stream = nullptr;
   GemmEx gemm_ex = nullptr;
   GemmStridedBatchedEx gemm_strided_batched_ex = nullptr;
+  GemmGroupedBatchedEx gemm_grouped_batched_ex = nullptr;  // cuBLAS 12.5 on; null before
 };
 
 namespace {
@@ -64,6 +74,8 @@ CublasBaseline::CublasBaseline() {
   api_->gemm_ex = reinterpret_cast<Api::GemmEx>(resolve("cublasGemmEx"));
   api_->gemm_strided_batched_ex =
       reinterpret_cast<Api::GemmStridedBatchedEx>(resolve("cublasGemmStridedBatchedEx"));
+  api_->gemm_grouped_batched_ex =
+      reinterpret_cast<Api::GemmGroupedBatchedEx>(dlsym(library, "cublasGemmGroupedBatchedEx"));
   cublasHandle_t handle = nullptr;
   check_cublas(api_->create(&handle), "cublasCreate");
   handle_ = handle;
@@ -115,6 +127,32 @@ void CublasBaseline::gemm_batched(GemmElement element, CUdeviceptr a, bool a_k_m
           static_cast<long long>(m) * k, &beta, reinterpret_cast<void*>(c), type, n,
           static_cast<long long>(m) * n, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "cublasGemmStridedBatchedEx");
+}
+
+bool CublasBaseline::has_grouped() const {
+  return api_->gemm_grouped_batched_ex != nullptr;
+}
+
+void CublasBaseline::gemm_grouped(GemmElement element, const GroupedProblems& p, CUstream stream) {
+  if (!has_grouped())
+    user_error(SourceLocation::unknown(), "cuBLAS lacks cublasGemmGroupedBatchedEx");
+  auto handle = static_cast<cublasHandle_t>(handle_);
+  check_cublas(api_->set_stream(handle, reinterpret_cast<cudaStream_t>(stream)), "cublasSetStream");
+  cudaDataType type = element == GemmElement::f16 ? CUDA_R_16F : CUDA_R_16BF;
+  const int groups = static_cast<int>(p.m.size());
+  // Each group one problem: row-major C_g = A_g B_g^T is column-major C_g^T (N x M_g) =
+  // B_g^T' (op T, ld K) A_g^T (op N, ld K), as gemm() calls it.
+  std::vector<cublasOperation_t> ta(groups, CUBLAS_OP_T), tb(groups, CUBLAS_OP_N);
+  std::vector<int> n(groups, p.n), k(groups, p.k), ld_k(groups, p.k), ld_n(groups, p.n),
+      one(groups, 1);
+  std::vector<float> alpha(groups, 1.0f), beta(groups, 0.0f);
+  check_cublas(api_->gemm_grouped_batched_ex(
+                   handle, ta.data(), tb.data(), n.data(), p.m.data(), k.data(), alpha.data(),
+                   reinterpret_cast<const void* const*>(p.b_pointers), type, ld_k.data(),
+                   reinterpret_cast<const void* const*>(p.a_pointers), type, ld_k.data(),
+                   beta.data(), reinterpret_cast<void* const*>(p.c_pointers), type, ld_n.data(),
+                   groups, one.data(), CUBLAS_COMPUTE_32F),
+               "cublasGemmGroupedBatchedEx");
 }
 
 }  // namespace tessel::bench

@@ -5,10 +5,19 @@
 #include <cuda.h>
 
 #include <string>
+#include <vector>
 
 namespace tessel::bench {
 
 enum class GemmElement { f16, bf16 };
+
+// Grouped problems C_g = A_g B_g^T (row-major, A_g M_g x K, B_g N x K, C_g M_g x N): device arrays
+// of the groups' pointers (one CUdeviceptr each) and the row counts on the host.
+struct GroupedProblems {
+  std::vector<int> m;
+  int n = 0, k = 0;
+  CUdeviceptr a_pointers = 0, b_pointers = 0, c_pointers = 0;
+};
 std::string to_string(GemmElement element);
 
 class CublasBaseline {
@@ -33,6 +42,9 @@ class CublasBaseline {
   // B + i·N·K and writes C + i·M·N (elements), each laid out as in gemm().
   void gemm_batched(GemmElement element, CUdeviceptr a, bool a_k_major, CUdeviceptr b,
                     bool b_k_major, CUdeviceptr c, int m, int n, int k, int batch, CUstream stream);
+  // All groups in one call of cublasGemmGroupedBatchedEx (cuBLAS 12.5 on: has_grouped()).
+  bool has_grouped() const;
+  void gemm_grouped(GemmElement element, const GroupedProblems& problems, CUstream stream);
 
  private:
   struct Api;

@@ -51,6 +51,25 @@ __device__ __forceinline__ bool elect_one_sync() {
   return is_elected != 0;
 }
 
+// find_group (src/ir/grouped.h): tile t of the flat list of `groups` groups' tiles of
+// `tile_rows` rows, group g owning rows [ends[g-1], ends[g]). A scalar walk over the ends: the
+// loads do not depend on the walk, so they pipeline, and the ends stay in L1 after the first
+// tile. Past the last tile: group = groups, rows = 0.
+struct GroupTile {
+  int group, tile, first, rows;
+};
+__device__ __forceinline__ GroupTile find_group(const int* ends, int groups, int t, int tile_rows) {
+  int before = 0, start = 0;
+  for (int g = 0; g < groups; ++g) {
+    const int stop = __ldg(ends + g);
+    const int tiles = (stop - start + tile_rows - 1) / tile_rows;
+    if (t < before + tiles) return {g, t - before, start, stop - start};
+    before += tiles;
+    start = stop;
+  }
+  return {groups, 0, start, 0};
+}
+
 // Rounds a byte offset up to a multiple of `alignment` (a power of two).
 __device__ __forceinline__ unsigned align_up(unsigned value, unsigned alignment) {
   return (value + alignment - 1) & ~(alignment - 1);

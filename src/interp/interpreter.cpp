@@ -3,6 +3,8 @@
 // interpreter_workspace.cpp; the machine in machine.h.
 #include "interp/interpreter.h"
 
+#include <limits>
+
 #include "interp/machine.h"
 
 namespace tessel::interp {
@@ -254,6 +256,9 @@ Element Machine::read(const Operation& op, const View& v, const std::vector<int6
     if (v.masked) return v.pad;
     out_of_bounds(op, v, c, "reading");
   }
+  if (v.over_dim >= 0 && c[v.over_dim] >= v.over_valid) {
+    return Element{std::numeric_limits<double>::quiet_NaN(), 0};  // unspecified: grouped.h
+  }
   int64_t a = address(op, v, c);
   const Storage& s = *v.storage;
   if (s.host) {
@@ -277,6 +282,7 @@ void Machine::write(const Operation& op, View& v, const std::vector<int64_t>& c,
     if (v.masked) return;
     out_of_bounds(op, v, c, "writing");
   }
+  if (v.over_dim >= 0 && c[v.over_dim] >= v.over_valid) return;  // past a window's end
   int64_t a = address(op, v, c);
   Storage& s = *v.storage;
   if (s.host) {
@@ -335,10 +341,14 @@ void Machine::exec(const Operation& op) {
       return;
     case OpKind::tile:
       return tile(op);
+    case OpKind::find_group:
+      return find_group(op);
     case OpKind::tile_extent: {
       const View& v = get(op.operand(0)).tensor;
       int64_t d = op.int_attr("dim");
-      return set_scalar(op.result(), Element{0, std::clamp<int64_t>(v.valid[d], 0, v.shape[d])});
+      int64_t valid = v.valid[d];
+      if (v.over_dim == d) valid = std::min(valid, v.over_valid);
+      return set_scalar(op.result(), Element{0, std::clamp<int64_t>(valid, 0, v.shape[d])});
     }
     case OpKind::transpose:
       return transpose(op);

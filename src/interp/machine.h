@@ -58,6 +58,10 @@ struct View {
   std::vector<int64_t> valid;  // per dim: coordinates below this lie inside the tensor
   bool masked = false;
   Element pad;
+  // A tile with a window and `over_read` (src/ir/grouped.h): along dimension over_dim, elements at
+  // or past over_valid (and inside the tensor) read as NaN and take no writes. -1: none.
+  int over_dim = -1;
+  int64_t over_valid = 0;
   std::string root_name;
   std::vector<int64_t> root_shape, origin;
   std::vector<int> dim_map;  // view dim -> root dim
@@ -206,6 +210,7 @@ class Machine {
   void exec(const Operation& op);
 
   void tile(const Operation& op);
+  void find_group(const Operation& op);
 
   void global_view(const Operation& op);
 

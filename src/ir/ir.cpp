@@ -82,6 +82,7 @@ constexpr OpInfo kOps[] = {
     {OpKind::workspace, "workspace", 0},
     {OpKind::workspace_part, "workspace_part", 0},
     {OpKind::counter_arrive, "counter_arrive", 0},
+    {OpKind::find_group, "find_group", 0},
 };
 
 }  // namespace
@@ -402,6 +403,11 @@ std::vector<int> tile_kept_dims(const Operation& tile) {
     if (std::find(squeeze.begin(), squeeze.end(), d) == squeeze.end()) kept.push_back(d);
   }
   return kept;
+}
+
+int tile_window_dim(const Operation& tile) {
+  const Attribute* w = tile.attr("window");
+  return w && w->kind == Attribute::Kind::integer ? static_cast<int>(w->i) : -1;
 }
 
 std::string value_ref(const Value* v) {

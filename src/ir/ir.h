@@ -122,6 +122,8 @@ enum class OpKind {
   workspace,
   workspace_part,
   counter_arrive,
+  // grouped problems: which group a tile of a flat list of every group's tiles belongs to
+  find_group,
 };
 
 // Static facts about an op kind.
@@ -282,6 +284,11 @@ struct Module {
 // shared memory. The loops that pipelining (pipeline-loops) and block ordering (raster-blocks)
 // act on.
 bool is_mainloop(const Operation& op);
+
+// A tile op's row window (`window = D`: two more operands after the coordinates, the first
+// element and the extent of the part of dimension D that the tile addresses; see "Windows" in
+// src/ir/grouped.h): the dimension, or -1 for a tile without one.
+int tile_window_dim(const Operation& tile);
 
 // The dimensions of a `tile` op's tensor that its result keeps: all of them but those its
 // `squeeze` attribute drops, in order.

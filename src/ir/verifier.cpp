@@ -181,6 +181,27 @@ void Verifier::operation(const Operation& op) {
       }
       return;
     }
+    case OpKind::find_group: {
+      // src/ir/grouped.h
+      const Type& ends = op.num_operands() == 2 && op.num_results() == 4
+                             ? tensor_operand(op, 0, "the groups' row ends")
+                             : (error(op,
+                                      "takes the groups' row ends and a tile index and makes four "
+                                      "indices: `%g, %gt, %first, %rows = find_group %ends, %t "
+                                      "{tile = R} : index, index, index, index`"),
+                                op.operand(0)->type());
+      if (ends.space() != MemorySpace::global || ends.rank() != 1 ||
+          ends.element() != ScalarKind::i32) {
+        error(op, "reads the groups' row ends from a global<i32>[G], not ", ends.str());
+      }
+      need_index(op, 1);
+      if (need_attr(op, "tile", Attribute::Kind::integer, "tile = R (rows per tile)").i <= 0)
+        error(op, "tile must be positive");
+      for (const auto& r : op.results()) {
+        if (r->type() != Type::scalar(ScalarKind::index)) error(op, "makes four indices");
+      }
+      return;
+    }
     case OpKind::constant:
       return constant(op);
     case OpKind::block_grid:

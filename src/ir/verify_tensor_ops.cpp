@@ -30,9 +30,20 @@ void Verifier::tile(const Operation& op) {
     error(op, "tile shape has ", shape.size(), " extent(s) but ", value_ref(op.operand(0)),
           " has rank ", src.rank());
   }
-  if (op.num_operands() != 1 + src.rank()) {
-    error(op, "needs ", src.rank(), " tile coordinate(s), one per dimension, not ",
-          op.num_operands() - 1);
+  // A window (src/ir/grouped.h) adds its first element and extent after the coordinates.
+  const int window = tile_window_dim(op);
+  if (op.has_attr("window") && (window < 0 || window >= src.rank())) {
+    error(op, "window names dimension ", op.attr("window")->str(), ", not one of the ", src.rank(),
+          " of ", value_ref(op.operand(0)));
+  }
+  const int extra = window >= 0 ? 2 : 0;
+  if (op.num_operands() != 1 + src.rank() + extra) {
+    error(op, "needs ", src.rank(), " tile coordinate(s), one per dimension",
+          extra ? ", then the window's first element and extent," : "", " not ",
+          op.num_operands() - 1, " operand(s)");
+  }
+  if (op.has_attr("over_read") && (window < 0 || !op.has_attr("masked"))) {
+    error(op, "over_read is only meaningful on a masked tile with a window");
   }
   for (int i = 1; i < op.num_operands(); ++i) need_index(op, i);
   for (int64_t e : shape) {
@@ -147,6 +158,15 @@ void Verifier::copy(const Operation& op) {
   if (op.num_operands() == 2 && op.num_results() == 0) {
     const Type& src = tensor_operand(op, 0, "the source");
     const Type& dst = tensor_operand(op, 1, "the destination");
+    // src/ir/grouped.h: reads past an over_read window are unspecified, writes never are.
+    for (const Value* d = op.operand(1); d->def() && d->def()->kind() == OpKind::tile;
+         d = d->def()->operand(0)) {
+      if (d->def()->has_attr("over_read")) {
+        error(op, "writes into ", value_ref(op.operand(1)),
+              ", a tile with over_read (reads past its window are unspecified; a store into a "
+              "window must drop them: leave over_read off)");
+      }
+    }
     same_data(op, src, dst, op.operand(0), op.operand(1));
     if (dst.space() == MemorySpace::reg) {
       const Value* root = op.operand(1);

@@ -79,6 +79,32 @@ std::string element_str(const HostTensor& t, int64_t i) {
   return buffer;
 }
 
+// The rows that the groups of a grouped kernel share (src/ir/grouped.h) when `ends` is the row
+// ends find_group reads: the extent of the dimension that the kernel's first tile window splits.
+// -1 for any other parameter.
+int64_t group_rows(const ir::Operation& kernel, const ir::Value* ends,
+                   const std::map<std::string, int64_t>& sizes) {
+  bool read = false;
+  int64_t rows = -1;
+  ir::walk(const_cast<ir::Operation*>(&kernel), [&](ir::Operation* op) {
+    if (op->kind() == ir::OpKind::find_group && op->operand(0) == ends) read = true;
+    if (op->kind() == ir::OpKind::tile && rows < 0 && ir::tile_window_dim(*op) >= 0) {
+      rows = interp::concrete_shape(op->operand(0)->type(), sizes)[ir::tile_window_dim(*op)];
+    }
+  });
+  return read ? std::max<int64_t>(rows, 0) : -1;
+}
+
+// Row ends of random groups that split `rows` (empty groups included): sorted cut points.
+void random_group_ends(HostTensor& ends, int64_t rows, std::mt19937_64& rng) {
+  std::vector<int64_t> cuts;
+  for (int64_t g = 0; g + 1 < ends.size(); ++g)
+    cuts.push_back(static_cast<int64_t>(rng() % (rows + 1)));
+  std::sort(cuts.begin(), cuts.end());
+  cuts.push_back(rows);
+  for (int64_t g = 0; g < ends.size(); ++g) ends.set_int(g, cuts[g]);
+}
+
 int run_run(const std::vector<std::string>& args) {
   std::string kernel_name, output_name, schedule_text;
   bool interpret = false, gpu = false, check = false;
@@ -145,6 +171,8 @@ int run_run(const std::vector<std::string>& args) {
       auto host =
           std::make_unique<HostTensor>(t.element(), interp::concrete_shape(t, options.sizes));
       randomize(*host, rng);
+      if (int64_t rows = group_rows(*kernel, param.get(), options.sizes); rows >= 0)
+        random_group_ends(*host, rows, rng);
       arguments.emplace_back(host.get());
       names.push_back(param->name());
       if (output_name.empty() || output_name == param->name())
@@ -261,6 +289,7 @@ const bool registered = register_command(
      "  Runs the kernel (the first in FILE, or - for stdin, unless --kernel) in the CPU\n"
      "  interpreter, or compiled on the GPU (--gpu; --check also interprets it and prints the\n"
      "  relative error), on random inputs (floats uniform in [-1,1), rounded to the element type;\n"
+     "  the row ends a grouped kernel's find_group reads: random groups splitting the rows;\n"
      "  seed 1 unless --seed), then prints each tensor's checksum and the first N (8) elements of\n"
      "  the output tensor (the last tensor parameter unless --output). --size gives every size of\n"
      "  the kernel (it may repeat; a name the kernel does not have is an error).\n"

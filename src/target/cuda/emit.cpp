@@ -106,8 +106,9 @@ EmittedKernel Emitter::run() {
       }
       // FP8 tensors reach shared memory by TMA and wgmma reads them there; an op that would
       // hold them in registers is refused where it is emitted.
+      // i32 tensors are groups' row ends, read by find_group.
       if (!is_register_float(t.element()) && t.element() != ScalarKind::f8e4m3 &&
-          t.element() != ScalarKind::f8e5m2) {
+          t.element() != ScalarKind::f8e5m2 && t.element() != ScalarKind::i32) {
         user_error(kernel_.loc(), "emit: kernel parameter %", arg->name(), " has element type ",
                    ir::to_string(t.element()),
                    "; the emitter handles f16, bf16, f32, and f8e4m3 / f8e5m2 read by TMA");
@@ -224,6 +225,7 @@ View Emitter::whole_tensor(const std::string& base, const Type& t) {
 
 const char* Emitter::storage_type(ScalarKind k) {
   if (k == ScalarKind::f8e4m3 || k == ScalarKind::f8e5m2) return "unsigned char";
+  if (k == ScalarKind::i32) return "int";
   return k == ScalarKind::f32 ? "float" : "unsigned short";
 }
 
@@ -358,6 +360,24 @@ void Emitter::emit(const Operation& op) {
     }
     case OpKind::tile:
       return tile(op);
+    case OpKind::find_group: {
+      // src/ir/grouped.h; the device library's walk (runtime/device/common.cuh).
+      const View& ends = view(op, op.operand(0));
+      if (ends.is_tile || ends.element != ScalarKind::i32) {
+        unsupported(op, "reads the row ends from a whole i32 kernel parameter");
+      }
+      std::string name = fresh("group_of_" + op.operand(1)->name());
+      line("const tessel::device::GroupTile " + name + " = tessel::device::find_group(" +
+           ends.base + ", " + ends.extent[0] + ", " + scalar(op, op.operand(1)) + ", " +
+           std::to_string(op.int_attr("tile")) + ");");
+      const char* fields[] = {"group", "tile", "first", "rows"};
+      for (int i = 0; i < 4; ++i) {
+        std::string r = fresh(op.result(i)->name());
+        line("const int " + r + " = " + name + "." + fields[i] + ";");
+        scalars_[op.result(i)] = r;
+      }
+      return;
+    }
     case OpKind::tile_extent: {
       const View& v = view(op, op.operand(0));
       int64_t d = op.int_attr("dim");
@@ -442,22 +462,40 @@ void Emitter::tile(const Operation& op) {
   v.masked = op.has_attr("masked");
   if (v.masked) v.pad = op.has_attr("pad") ? op.real_attr("pad") : 0.0;
   const Type& root = op.operand(0)->type();
+  // A window (src/ir/grouped.h): the origin moves to its first element and, unless reads past
+  // it are unspecified (`over_read`), its end bounds the tile as the tensor's does. The bound is
+  // the tensor's end for over_read: every load of such a tile is allowed to read there.
+  const int window = ir::tile_window_dim(op);
+  if (window >= 0 && src.is_tile) unsupported(op, "has a window on a tile of a tile");
+  std::vector<std::string> origin0 = src.origin;
+  std::vector<int64_t> align0 = src.origin_align;
+  if (window >= 0) {
+    const int rank = static_cast<int>(shape.size());
+    const std::string first = scalar(op, op.operand(rank + 1));
+    const std::string rows = scalar(op, op.operand(rank + 2));
+    origin0[window] = "(" + first + ")";
+    align0[window] = 1;
+    if (!op.has_attr("over_read")) {
+      v.extent[window] = "min(" + v.extent[window] + ", (" + first + ") + (" + rows + "))";
+      v.extent_divisor[window] = 1;
+    }
+  }
   for (size_t d = 0; d < shape.size(); ++d) {
     std::string idx = scalar(op, op.operand(static_cast<int>(d) + 1));
     std::optional<int64_t> ci = const_int(op.operand(static_cast<int>(d) + 1));
     std::string start =
         ci ? std::to_string(*ci * shape[d]) : idx + " * " + std::to_string(shape[d]);
-    v.origin[d] = src.origin[d] == "0" ? start
-                  : start == "0"       ? src.origin[d]
-                                       : src.origin[d] + " + " + start;
-    int64_t a = src.origin_align[d];
+    v.origin[d] = origin0[d] == "0" ? start
+                  : start == "0"    ? origin0[d]
+                                    : origin0[d] + " + " + start;
+    int64_t a = align0[d];
     v.origin_align[d] = a == 0 ? shape[d] : std::gcd(a, shape[d]);
     // Graphene §3.4: a tile indexed below cdiv(E, s) of an extent E divisible by s is full;
     // so is tile c of a static extent E when (c + 1) * s <= E.
     const Value* index = op.operand(static_cast<int>(d) + 1);
     std::optional<int64_t> c = const_int(index);
     const ir::Extent& e = root.shape()[d];
-    v.full[d] = !src.is_tile &&
+    v.full[d] = !src.is_tile && static_cast<int>(d) != window &&
                 ((src.extent_divisor[d] % shape[d] == 0 && below_cdiv(index, e, shape[d])) ||
                  (c && e.is_static() && (*c + 1) * shape[d] <= e.value));
   }

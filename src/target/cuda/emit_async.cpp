@@ -390,6 +390,13 @@ const Operation& Emitter::tma_source_tile(const Operation& op) {
     unsupported(*tile, "pads with " + std::to_string(tile->real_attr("pad")) +
                            "; TMA fills out-of-bounds elements with zeros");
   }
+  if (tile->kind() == OpKind::tile && ir::tile_window_dim(*tile) >= 0 &&
+      !tile->has_attr("over_read")) {
+    unsupported(op,
+                "loads a tile with a window by TMA, which clips at the tensor's bounds, not "
+                "the window's: mark the tile over_read if the rows past the window reach no "
+                "store (src/ir/grouped.h)");
+  }
   return *tile;
 }
 
@@ -506,6 +513,13 @@ void Emitter::store_async(const Operation& op) {
   }
   const Operation* tile = op.operand(1)->def();
   if (!tile) unsupported(op, "must store into a tile of a kernel argument");
+  if (tile->kind() == OpKind::tile && ir::tile_window_dim(*tile) >= 0 &&
+      !op.has_attr("inside_window")) {
+    unsupported(op,
+                "stores into a tile with a window by TMA, which clips at the tensor's bounds "
+                "only; stage-stores guards such a store with the box inside the window "
+                "(`inside_window`)");
+  }
   std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle, op.has_attr("optional"));
   const View& g = view(op, op.operand(1));
   // TMA clips the box at the tensor's bounds: a masked tile's writes outside are dropped.

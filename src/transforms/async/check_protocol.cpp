@@ -10,6 +10,7 @@
 
 #include "ir/async.h"
 #include "ir/barrier_model.h"
+#include "ir/grouped.h"
 #include "ir/int_arith.h"
 
 namespace tessel::transforms {
@@ -368,6 +369,7 @@ class Run {
 
   // Scalar ops, sizes, rings and barriers (top level or in a role).
   bool scalar(const Operation& op, Env& env) {
+    if (op.kind() == OpKind::find_group) return find_group(op, env);
     if (op.num_results() != 1 || !op.result()->type().is_scalar()) return false;
     ScalarKind k = op.result()->type().element();
     if (!ir::is_integer(k)) return false;
@@ -402,6 +404,28 @@ class Run {
                               op.has_attr("pred") ? op.str_attr("pred") : "");
     if (!r) fail(op, "divides by zero on these sizes");
     env[op.result()] = *r;
+    return true;
+  }
+
+  // find_group without the data: groups whose row counts cycle through a pattern that gives a
+  // group of two tiles (the last partial), an empty group, a group of one row and one of three
+  // whole tiles, so that tiles of every kind, and tiles past the last group (rows 0: loops of
+  // zero trips), meet the ring in one run.
+  bool find_group(const Operation& op, Env& env) {
+    const ir::Extent& e = op.operand(0)->type().shape()[0];
+    const int64_t groups = e.is_static() ? e.value : sizes_->at(e.symbol);
+    const int64_t tile = op.int_attr("tile");
+    const int64_t pattern[] = {tile + 1, 0, 1, 3 * tile};
+    const ir::GroupTile g =
+        ir::find_group_tile(groups, value(env, op.operand(1)), tile, [&](int64_t i) {
+          int64_t end = 0;
+          for (int64_t j = 0; j <= i; ++j) end += pattern[j % 4];
+          return end;
+        });
+    env[op.result(0)] = g.group;
+    env[op.result(1)] = g.tile;
+    env[op.result(2)] = g.first;
+    env[op.result(3)] = g.rows;
     return true;
   }
 
@@ -835,8 +859,8 @@ void check_kernel(const Operation& kernel) {
     divisors.push_back(d);
     std::vector<int64_t> vs;
     const bool tiled = !ring_sizes(kernel, s, 1, {1}).empty();
-    for (int64_t base : tiled ? std::vector<int64_t>{1, 136, 200, 320, 520}
-                              : std::vector<int64_t>{1, 3}) {
+    for (int64_t base :
+         tiled ? std::vector<int64_t>{1, 136, 200, 320, 520} : std::vector<int64_t>{1, 3}) {
       int64_t v = (base + d - 1) / d * d;
       if (std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
     }

@@ -239,6 +239,27 @@ class Stager {
     Value* cond = aligned ? nullptr : rows_aligned_condition(arg);
     OpBuilder b(block);
     b.set_insertion_point_before(store);
+    // A tile with a window (src/ir/grouped.h: one group's rows of C): TMA clips only at the
+    // tensor's end, so a part goes by TMA only when the tile's rows lie inside the window, and is
+    // copied out by hand (bounds-checked at the window's end) when it holds the group's last rows.
+    const int window = ir::tile_window_dim(*tile);
+    Value* inside = nullptr;
+    if (window >= 0) {
+      const int rank = tile->operand(0)->type().rank();
+      const int64_t extent = tile->ints_attr("shape")[window];
+      Value* next =
+          b.index_op(OpKind::add, tile->operand(window + 1), top_constant(1), "next_tile", loc);
+      Value* end = b.index_op(OpKind::mul, next, top_constant(extent), "tile_end", loc);
+      inside = b.compare("le", end, tile->operand(rank + 2), "inside_window", loc);
+      if (cond) {
+        Operation* both =
+            b.create(OpKind::select, {cond, inside, cond}, {Type::scalar(ScalarKind::i1)}, loc);
+        both->result()->set_name("tma_store_ok");
+        cond = both->result();
+      } else {
+        cond = inside;
+      }
+    }
     Value* cparts = top_constant(parts);
     const int col_dim = tile->operand(0)->type().rank() - 1;
     Value* first_col =
@@ -262,12 +283,13 @@ class Stager {
       b.create(OpKind::role_sync, {}, {}, loc);
       Value* col = b.index_op(OpKind::add, first_col, top_constant(c), "part_col", loc);
       std::vector<Value*> operands(tile->operands().begin(), tile->operands().end());
-      operands.back() = col;
+      operands[col_dim + 1] = col;
       Operation* t =
           b.create(OpKind::tile, operands,
                    {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::global)}, loc);
       t->set_attr("shape", Attribute::ints(part_shape));
       if (tile->has_attr("squeeze")) t->set_attr("squeeze", *tile->attr("squeeze"));
+      if (window >= 0) t->set_attr("window", *tile->attr("window"));
       t->set_attr("masked", Attribute::unit());
       t->set_attr("pad", Attribute::real(0.0));
       t->result()->set_name(arg->name() + "_part");
@@ -282,7 +304,8 @@ class Stager {
       }
       Operation* st = send.create(OpKind::copy_async, {buf, t->result()}, {}, loc);
       st->set_attr("atom", Attribute::string(tma));
-      if (cond) st->set_attr("optional", Attribute::unit());
+      if (cond && cond != inside) st->set_attr("optional", Attribute::unit());
+      if (inside) st->set_attr("inside_window", Attribute::unit());
       send.create(OpKind::copy_async_commit, {}, {}, loc);
     }
     block->remove(store);

@@ -62,6 +62,7 @@ bool is_address_op(const Operation& op) {
     case OpKind::constant:
     case OpKind::tile:
     case OpKind::tile_extent:
+    case OpKind::find_group:  // reads the groups' row ends: an address, computed by each role
     case OpKind::global_view:
     case OpKind::transpose:
     case OpKind::cast:
