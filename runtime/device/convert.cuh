@@ -19,5 +19,13 @@ __device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
   return packed;
 }
 
+// 2^x by ex2.approx.ftz.f32: one MUFU.EX2 (exp2f without fast math adds denormal handling
+// around it). Relative error about 2^-22; subnormal results flush to zero.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 }  // namespace device
 }  // namespace tessel

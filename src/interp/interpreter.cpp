@@ -430,6 +430,11 @@ void Machine::exec(const Operation& op) {
     case OpKind::copy_async_wait:
     case OpKind::fence_proxy_async:
     case OpKind::role_sync:
+    // The turns order when each warpgroup of a role issues its wgmmas; the interpreter runs a
+    // role's warpgroups as one program, in which every turn is already in order.
+    case OpKind::turn_begin:
+    case OpKind::turn_wait:
+    case OpKind::turn_pass:
       return;
     default:
       TESSEL_ASSERT(false, "no interpreter rule for ", op.name());

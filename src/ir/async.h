@@ -77,6 +77,20 @@
 // completes in that thread's bulk async-group), `copy_async_commit`, and
 // `copy_async_wait {pending = N}` (until at most N groups still read their buffers).
 //
+// Turns (made by pingpong-consumers): the order in which the W warpgroups of one role (W >= 2)
+// issue their tensor-core work, so that one warpgroup's SIMT work runs while another's wgmmas
+// use the tensor cores (FA3's ping-pong schedule). Turns go around warpgroups 0, 1, ..., W-1, 0..
+//   turn_begin                   once, before the role's first turn_wait: hands the first turn
+//                                to warpgroup 0 (warpgroup W-1 passes it).
+//   turn_wait                    each warpgroup waits until the previous one passed it the turn.
+//   turn_pass                    each warpgroup passes the turn to the next one (without
+//                                waiting). Between its turn_wait and turn_pass a warpgroup holds
+//                                the turn: it issues wgmmas there and never waits on them.
+//   Every warpgroup of the role runs the same sequence of waits and passes (the ops stand in the
+//   role's uniform control flow). The emitter makes them named barriers of 2 x 128 threads, one
+//   per warpgroup: a wait is bar.sync on the waiting warpgroup's, a pass bar.arrive on the next
+//   one's. They order issue, not data: results never depend on them.
+//
 // Clusters (made by cluster-blocks, persistent and multicast-loads; src/transforms/): blocks
 // grouped into thread-block clusters share each other's shared memory and barriers.
 //   block_grid ... {cluster = [2]}          blocks per cluster along each grid dimension (the

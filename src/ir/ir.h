@@ -110,6 +110,10 @@ enum class OpKind {
   copy_async_wait,
   fence_proxy_async,
   role_sync,
+  // the order in which a role's warpgroups issue (ping-pong of two consumer warpgroups)
+  turn_begin,
+  turn_wait,
+  turn_pass,
   // thread-block clusters (several blocks that share shared memory and barriers)
   cluster_sync,
   // register tensors

@@ -310,6 +310,18 @@ void verify_async_op(const Operation& op) {
       counts(op, 0, 0);
       need_role(op);
       return;
+    case OpKind::turn_begin:
+    case OpKind::turn_wait:
+    case OpKind::turn_pass: {
+      counts(op, 0, 0);
+      need_role(op);
+      const Operation* role = enclosing_role(op);
+      if (role && role->int_attr("threads") < 256) {
+        fail(op, "orders the warpgroups of a role of ", role->int_attr("threads"),
+             " threads; turns need a role of two or more warpgroups");
+      }
+      return;
+    }
     case OpKind::setmaxnreg: {
       counts(op, 0, 0);
       need_role(op);

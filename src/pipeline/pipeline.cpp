@@ -53,6 +53,9 @@ std::vector<std::string> lowering_passes() {
   // protocol check verifies before emission; the emitter adds none.
   passes.push_back("lower-arefs");
   passes.push_back("multicast-loads");
+  // A consumer of two warpgroups whose loop waits for each wgmma and then works on its result in
+  // registers (attention) issues them in turns, one warpgroup's softmax beside the other's GEMMs.
+  passes.push_back("pingpong-consumers");
   passes.push_back("lower-mainloops");
   passes.push_back("check-protocol");
   return passes;

@@ -8,6 +8,7 @@
 #include "support/diagnostics.h"
 #include "transforms/async/check_protocol.h"
 #include "transforms/async/lower_arefs.h"
+#include "transforms/async/pingpong_consumers.h"
 #include "transforms/async/lower_mainloops.h"
 #include "transforms/async/multicast_loads.h"
 #include "transforms/async/overlap_epilogue.h"
@@ -38,7 +39,8 @@ std::map<std::string, std::vector<std::string>>& lines() {
 }  // namespace
 
 const std::vector<std::string>& report_kinds() {
-  static const std::vector<std::string> kinds = {"search", "banks", "pipeline", "epilogue"};
+  static const std::vector<std::string> kinds = {"search", "banks", "pipeline", "epilogue",
+                                                 "pingpong"};
   return kinds;
 }
 
@@ -129,6 +131,10 @@ void register_passes() {
                      "in clusters, TMA loads of tiles every block reads become multicasts of each "
                      "block's share; ring barriers count the cluster's consumers",
                      [](ir::Module& m) { multicast_loads(m); }});
+  ir::register_pass({"pingpong-consumers",
+                     "the warpgroups of a consumer take turns issuing the synchronous wgmmas of "
+                     "loops with register work between them (FA3's ping-pong)",
+                     [](ir::Module& m) { pingpong_consumers(m); }});
   ir::register_pass({"lower-mainloops",
                      "a TMA + wgmma mainloop without warp specialization to its ring's mbarriers, "
                      "waits, arrivals and TMA loads (one thread loads stages - mma_in_flight "

@@ -63,7 +63,7 @@ int run_opt(const std::vector<std::string>& args) {
 const bool registered = register_command(
     {"opt", "parse tile IR, run passes on it, print it",
      "usage: tessel opt FILE [--passes=a,b,...] [--print-after-all] [--time-passes] "
-     "[--list-passes] [--report=search,banks,pipeline,epilogue] [--check-protocol] [--pipeline]\n"
+     "[--list-passes] [--report=search,banks,pipeline,epilogue,pingpong] [--check-protocol] [--pipeline]\n"
      "  Reads tile IR text (FILE, or - for stdin), verifies it, runs the named passes in order\n"
      "  (verifying after each), and prints the result. --print-after-all prints the IR after "
      "every\n"
@@ -71,7 +71,8 @@ const bool registered = register_command(
      "  --report=search,banks prints the figures behind the layout passes' choices (the\n"
      "  instruction-selection search, each shared access's bank-conflict wavefronts);\n"
      "  --report=pipeline,epilogue: each ring's depth, and where warp-specialize put each\n"
-     "  epilogue operand load (the producer's TMA, or the consumer, and why);\n"
+     "  epilogue operand load (the producer's TMA, or the consumer, and why); --report=pingpong:\n"
+     "  the loops whose warpgroups take turns at the tensor cores;\n"
      "  --pipeline runs the default pipeline (what `tessel compile` runs; with --print-after-all\n"
      "  it shows the roles, rings, barriers and parities appearing pass by pass);\n"
      "  --check-protocol checks the barrier protocol after the passes (a bounded model check of\n"

@@ -391,6 +391,13 @@ void Emitter::emit(const Operation& op) {
       return copy(op);
     case OpKind::fill: {
       const Reg& r = new_reg(op);
+      // A zero tile whose only use is a wgmma's accumulator (attention's S = Q Kᵀ each
+      // iteration): the wgmma's first k-step runs with scale-d = 0 and overwrites it, so it is
+      // never written here (zeroing registers beside wgmma groups also serializes them, C7515).
+      if (op.real_attr("value") == 0.0 && only_wgmma_accumulator(op.result())) {
+        zero_start_[op.result()] = "0";
+        return;
+      }
       line("#pragma unroll");
       line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name +
            "[v] = " + float_literal(op.real_attr("value")) + ";");
@@ -557,6 +564,7 @@ Reg& Emitter::new_reg(const Operation& op, int result) {
   }
   Reg r{fresh(value->name()), plan, value->type().element()};
   line(ctype + " " + r.name + "[" + std::to_string(plan->values) + "];");
+  declared_in_[r.name] = op.parent_block();  // (an mma_wait fences only what is in scope)
   return regs_[value] = r;
 }
 
@@ -569,6 +577,21 @@ Reg& Emitter::new_packed_reg(const Operation& op, int result) {
   Reg r{fresh(value->name()), plan, value->type().element(), true};
   line("unsigned " + r.name + "[" + std::to_string(plan->values / 2) + "];  // packed pairs");
   return regs_[value] = r;
+}
+
+// Whether `v`'s only use is as the accumulator (operand 2) of one wgmma mma.
+bool Emitter::only_wgmma_accumulator(const Value* v) const {
+  int uses = 0;
+  bool accumulator = false;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+    for (int i = 0; i < user->num_operands(); ++i) {
+      if (user->operand(i) != v) continue;
+      ++uses;
+      accumulator = user->kind() == OpKind::mma && i == 2 && user->has_attr("atom") &&
+                    user->str_attr("atom").rfind("wgmma.", 0) == 0;
+    }
+  });
+  return uses == 1 && accumulator;
 }
 
 // Whether loop-carried value `i` of `op` (body argument i) starts as zeros (a `fill 0.0`) and is

@@ -165,6 +165,10 @@ void Emitter::async_op(const Operation& op) {
     case OpKind::role_sync:
       line(threads_barrier());
       return;
+    case OpKind::turn_begin:
+    case OpKind::turn_wait:
+    case OpKind::turn_pass:
+      return turn(op);
     case OpKind::mma_commit:
       line("tessel::device::wgmma_commit_group();");
       return;
@@ -195,6 +199,35 @@ std::string Emitter::barrier(const Operation& op, int i) {
   auto it = barriers_.find(op.operand(i));
   if (it == barriers_.end()) unsupported(op, "uses an mbarrier array the emitter has not made");
   return "&" + it->second + "[" + scalar(op, op.operand(i + 1)) + "]";
+}
+
+// Turns among the role's warpgroups (async.h, "Turns"): named barrier kTurn + g belongs to
+// warpgroup g, after the roles' own barriers; each counts the 128 threads that wait on it and the
+// 128 of the warpgroup that passes to it.
+void Emitter::turn(const Operation& op) {
+  const int64_t warpgroups = role_threads_ / 128;
+  int roles = 0;
+  for (const auto& other : kernel_.region(0)->ops()) roles += other->kind() == OpKind::warp_group;
+  if (roles + warpgroups > 16 - 8) {
+    unsupported(op, "needs " + std::to_string(warpgroups) +
+                        " named barriers beyond the roles' own, more than the 16 there are");
+  }
+  const std::string base =
+      "tessel::device::kNamedBarrierFirstUserId + " + std::to_string(roles) + " + ";
+  const std::string wg = "tid / 128";
+  const std::string next = "(tid / 128 + 1) % " + std::to_string(warpgroups);
+  switch (op.kind()) {
+    case OpKind::turn_begin:
+      line("if (tid / 128 == " + std::to_string(warpgroups - 1) +
+           ") tessel::device::named_barrier_arrive(" + base + "0, 256);  // warpgroup 0 goes first");
+      return;
+    case OpKind::turn_wait:
+      line("tessel::device::named_barrier_sync(" + base + wg + ", 256);  // this warpgroup's turn");
+      return;
+    default:
+      line("tessel::device::named_barrier_arrive(" + base + next + ", 256);  // the next one's turn");
+      return;
+  }
 }
 
 void Emitter::warp_group(const Operation& op) {
@@ -557,7 +590,9 @@ void Emitter::wgmma_op(const Operation& op) {
   // IR's control flow in a role is uniform over its warps (an mbarrier wait's spin reconverges
   // where the loop ends), as CUTLASS's consumers rely on too.
   line("tessel::device::wgmma_fence_operand(" + acc.name + ");");
-  line("tessel::device::wgmma_fence();");
+  // (The RS form fences after packing its A fragments: a register written after the fence
+  // makes ptxas inject another before each wgmma that reads it, C7519.)
+  if (!a_in_registers) line("tessel::device::wgmma_fence();");
   auto zs = zero_start_.find(c);
   const std::string scale_d = zs == zero_start_.end() ? "" : zs->second;
   if (a_in_registers) {

@@ -161,12 +161,29 @@ void Emitter::reduce(const Operation& op) {
   std::string part = fresh(r.name + "_part");
   int64_t parts = static_cast<int64_t>(kept_coord.size());
   line("float " + part + "[" + std::to_string(parts) + "];");
-  std::vector<bool> seen(parts, false);
-  for (int64_t v = 0; v < src.values; ++v) {
-    std::string slot = part + "[" + std::to_string(part_of[v]) + "]";
-    std::string x = a.name + "[" + std::to_string(v) + "]";
-    line(slot + " = " + (seen[part_of[v]] ? combine(slot, x) : x) + ";");
-    seen[part_of[v]] = true;
+  // As a balanced tree per partial (pairs, then pairs of pairs): the chain of one combine after
+  // another is as long as the thread's values (64 for a row of a 128-wide wgmma accumulator
+  // tile), and a warp alone on its scheduler (attention's softmax) waits out every link.
+  for (int64_t p = 0; p < parts; ++p) {
+    std::vector<std::string> level;
+    for (int64_t v = 0; v < src.values; ++v)
+      if (part_of[v] == p) level.push_back(a.name + "[" + std::to_string(v) + "]");
+    int temps = 0;
+    while (level.size() > 1) {
+      std::vector<std::string> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2) {
+        if (level.size() == 2) {
+          next.push_back(combine(level[i], level[i + 1]));
+          continue;
+        }
+        std::string t = part + "_" + std::to_string(p) + "_" + std::to_string(temps++);
+        line("const float " + t + " = " + combine(level[i], level[i + 1]) + ";");
+        next.push_back(t);
+      }
+      if (level.size() % 2) next.push_back(level.back());
+      level = std::move(next);
+    }
+    line(part + "[" + std::to_string(p) + "] = " + level.front() + ";");
   }
   // 2. Lanes that split the reduced dimension combine by butterfly shuffles; leaves beyond the
   // warp (or of odd extent) go through shared memory.

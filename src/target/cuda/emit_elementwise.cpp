@@ -92,7 +92,9 @@ std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_
     case OpKind::exp:
       return "expf(" + a[0] + ")";
     case OpKind::exp2:
-      return "exp2f(" + a[0] + ")";
+      // ex2.approx.ftz (one MUFU.EX2; relative error about 2^-22): exp2 is the op a program
+      // writes for speed (softmax with a folded log2(e)); exp stays expf's accurate sequence.
+      return "tessel::device::exp2_approx(" + a[0] + ")";
     case OpKind::log:
       return "logf(" + a[0] + ")";
     case OpKind::log2:
@@ -162,6 +164,27 @@ void Emitter::elementwise(const Operation& op) {
   }
   std::string e = apply(op.kind(), args, is_f);
   if (e.empty()) unsupported(op, "is not supported by the CUDA emitter yet");
+  // A loop-carried tensor whose only use is this op (attention's rescaling of the running output,
+  // %o_run * alpha) is updated in its own registers: the mma that accumulates into the result
+  // then updates the carried registers in place too, and the yield copies nothing — a copy would
+  // read registers that the mma, still in flight across the back edge, writes.
+  for (const Value* v : op.operands()) {
+    if (v->def() || !v->type().is_tensor() || !v->owner_block() || !v->owner_block()->parent() ||
+        v->owner_block()->parent()->kind() != OpKind::for_)
+      continue;
+    int uses = 0;
+    ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+      for (const Value* u : user->operands()) uses += u == v;
+    });
+    const Reg& a = reg(op, v);
+    if (uses != 1 || a.packed || a.plan != plan_for(op, t) || !is_register_float(t.element()))
+      continue;
+    regs_[op.result()] = Reg{a.name, a.plan, t.element()};
+    line("#pragma unroll");
+    line("for (int v = 0; v < " + std::to_string(a.plan->values) + "; ++v) " + a.name +
+         "[v] = " + round_to(t.element(), e) + ";  // in place");
+    return;
+  }
   const Reg& r = new_reg(op);
   line("#pragma unroll");
   line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name +

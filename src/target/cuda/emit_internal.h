@@ -312,6 +312,8 @@ class Emitter {
   std::string tma_descriptor(const Operation& op, const Operation& tile, int64_t rows, int64_t cols,
                              int64_t swizzle, bool optional = false);
   void wgmma_op(const Operation& op);
+  void turn(const Operation& op);
+  bool only_wgmma_accumulator(const Value* v) const;
   void if_op(const Operation& op);
   void cmp(const Operation& op);
   void shared_transpose(const Operation& op);

@@ -367,6 +367,8 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
   const std::string call = "tessel::device::wgmma_rs<" + std::to_string(atom_n) +
                            ", tessel::device::MmaType::" + type + ", " +
                            std::to_string(fb.mn_major ? 1 : 0) + ">";
+  // Every fragment first, then one fence, then the k steps: the wgmmas read registers that no
+  // instruction after the fence writes.
   for (int64_t kk = 0; kk < tile_k / 16; ++kk) {
     for (size_t i = 0; i < per_group[0].size(); ++i) {
       const std::vector<int64_t> v = fragment(i, kk);
@@ -377,6 +379,12 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
                  "[" + std::to_string(v[2 * j + 1]) + "])";
       }
       line("const unsigned " + frag + "[4] = {" + packs + "};");
+    }
+  }
+  line("tessel::device::wgmma_fence();");
+  for (int64_t kk = 0; kk < tile_k / 16; ++kk) {
+    for (size_t i = 0; i < per_group[0].size(); ++i) {
+      std::string frag = "frag" + std::to_string(kk) + "_" + std::to_string(i);
       const std::string step_b =
           std::to_string(fb.bytes * (fb.offset(0, 16 * kk) - fb.offset(0, 0)) / 16);
       bool overwrite = kk == 0 && !scale_d.empty();

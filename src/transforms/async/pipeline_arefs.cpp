@@ -161,9 +161,9 @@ class Pipeliner {
     }
     if (pipelined) return std::nullopt;
     if (!release) {
-      user_error(loop->loc(), loop_str(*loop), ": pipeline-arefs needs the consumer loop of ",
-                 what, " to release the number it waits for (aref_release ",
-                 ir::value_ref(ring), ", ", ir::value_ref(body->argument(0)), ") in its body");
+      user_error(loop->loc(), loop_str(*loop), ": pipeline-arefs needs the consumer loop of ", what,
+                 " to release the number it waits for (aref_release ", ir::value_ref(ring), ", ",
+                 ir::value_ref(body->argument(0)), ") in its body");
     }
     if (static_value(loop->operand(0)) != 0 || static_value(loop->operand(2)) != 1) {
       user_error(loop->loc(), loop_str(*loop), ": the consumer loop of ", what,
@@ -213,7 +213,11 @@ class Pipeliner {
                      "accumulator, and the yield may read an asynchronous mma's result before "
                      "the mma_wait that retires its group)");
         }
-        in_flight = "not set (" + why + ": the mmas stay synchronous)";
+        in_flight = wait_at_use(s, mmas, r.trip)
+                        ? "1 across iterations (" + why +
+                              ": each mma read in its iteration is waited for right after it; "
+                              "the last, read only by the next iteration, stays in flight)"
+                        : "not set (" + why + ": the mmas stay synchronous)";
       } else {
         StageBudget::choose_in_flight(r);
         pipeline_mmas(s, mmas, r.in_flight, r.trip);
@@ -238,9 +242,12 @@ class Pipeliner {
       if (is_wgmma(*op)) mmas.push_back(op.get());
     ir::walk(s.loop, [&](Operation* op) {
       if (is_wgmma(*op) && op->parent_op() != s.loop) {
-        user_error(op->loc(), "mma ", ir::value_ref(op->result()), ": pipeline-arefs makes the "
-                   "wgmma mmas of ", loop_str(*s.loop), " asynchronous, but this one is nested in ",
-                   ir::op_where(*op->parent_op()), "; only mmas directly in the loop body can be "
+        user_error(op->loc(), "mma ", ir::value_ref(op->result()),
+                   ": pipeline-arefs makes the "
+                   "wgmma mmas of ",
+                   loop_str(*s.loop), " asynchronous, but this one is nested in ",
+                   ir::op_where(*op->parent_op()),
+                   "; only mmas directly in the loop body can be "
                    "committed as a group");
       }
     });
@@ -285,10 +292,93 @@ class Pipeliner {
         last->result()->set_name("last");
         after.create(OpKind::aref_release, {ring, last->result()}, {}, s.loop->loc());
       } else {
-        guarded_release(after, n, index_const(i - 1), "gt", "any", n, index_const(i), "last",
-                        ring, s.loop->loc());
+        guarded_release(after, n, index_const(i - 1), "gt", "any", n, index_const(i), "last", ring,
+                        s.loop->loc());
       }
     }
+  }
+
+  // The loop of attention: mma results read in their own iteration (S = Q Kᵀ by the softmax),
+  // and a last mma whose result only the yield reads (O += P V). Every mma becomes async; after
+  // each one read in the iteration, `mma_commit; mma_wait {pending = 0}` (which also retires the
+  // previous iteration's last group); the last group is committed and stays in flight across the
+  // back edge, so it runs while the next iteration waits for its K tile and issues its first mma.
+  // The slot of sequence number k is released in iteration k + 1 after that wait (its V is read
+  // by the group that wait retires), and after the loop once the drain retires it. Refused (the
+  // mmas stay synchronous, false) when the carried value the last group writes is read in the
+  // body before the first wait, or when no mma follows the last one read in its iteration.
+  bool wait_at_use(const Site& s, const std::vector<Operation*>& mmas,
+                   std::optional<int64_t> trip) {
+    Block* body = s.loop->region(0);
+    auto is_mma = [&](Operation* op) {
+      return std::find(mmas.begin(), mmas.end(), op) != mmas.end();
+    };
+    auto read_here = [&](Operation* mma) {
+      for (const auto& [user, index] : uses(mma->result(), body))
+        if (!(index == 2 && is_mma(user)) && user != body->terminator()) return true;
+      return false;
+    };
+    size_t last_read = 0;
+    bool any = false;
+    for (size_t i = 0; i < mmas.size(); ++i) {
+      if (read_here(mmas[i])) last_read = i, any = true;
+    }
+    if (!any || last_read + 1 == mmas.size()) return false;
+    const size_t first_wait_at = ir::position_in_block(*mmas[0]);
+    // The carried values the trailing group writes: read only after the first wait.
+    const Operation* yield = body->terminator();
+    for (size_t i = last_read + 1; i < mmas.size(); ++i) {
+      for (int y = 0; yield && y < yield->num_operands(); ++y) {
+        if (yield->operand(y) != mmas[i]->result()) continue;
+        for (const auto& [user, index] : uses(body->argument(y + 1), body)) {
+          const Operation* top = user;
+          while (top->parent_block() != body) top = top->parent_op();
+          if (!(index == 2 && is_mma(user)) && ir::position_in_block(*top) <= first_wait_at)
+            return false;
+        }
+      }
+    }
+    for (Operation* mma : mmas) mma->set_attr("async", Attribute::unit());
+    body->remove(s.release);
+    Operation* first_wait = nullptr;
+    for (size_t i = 0; i <= last_read; ++i) {
+      if (!read_here(mmas[i])) continue;
+      ir::OpBuilder b(body);
+      b.set_insertion_point_before(body->ops()[ir::position_in_block(*mmas[i]) + 1].get());
+      b.create(OpKind::mma_commit, {}, {}, mmas[i]->loc());
+      Operation* wait = b.create(OpKind::mma_wait, {}, {}, mmas[i]->loc());
+      wait->set_attr("pending", Attribute::integer(0));
+      if (!first_wait) {
+        first_wait = wait;
+        // In iteration k, release k - 1 (its last group just retired) once k >= 1.
+        Value* c1 = index_const(1);
+        guarded_release(b, body->argument(0), c1, "ge", "has_prev", body->argument(0), c1, "prev",
+                        s.aref->result(), s.loop->loc());
+      }
+    }
+    ir::OpBuilder b(body);
+    b.set_insertion_point_before(body->ops()[ir::position_in_block(*mmas.back()) + 1].get());
+    b.create(OpKind::mma_commit, {}, {}, mmas.back()->loc());
+    // After the loop: drain, then release the last number.
+    ir::OpBuilder after(s.loop->parent_block());
+    size_t pos = ir::position_in_block(*s.loop) + 1;
+    if (pos < s.loop->parent_block()->ops().size())
+      after.set_insertion_point_before(s.loop->parent_block()->ops()[pos].get());
+    Operation* drain = after.create(OpKind::mma_wait, {}, {}, s.loop->loc());
+    drain->set_attr("pending", Attribute::integer(0));
+    Value* n = s.loop->operand(1);
+    if (trip) {
+      if (*trip >= 1) {
+        Operation* last = after.create(OpKind::sub, {n, index_const(1)},
+                                       {Type::scalar(ScalarKind::index)}, s.loop->loc());
+        last->result()->set_name("last");
+        after.create(OpKind::aref_release, {s.aref->result(), last->result()}, {}, s.loop->loc());
+      }
+    } else {
+      guarded_release(after, n, index_const(0), "gt", "any", n, index_const(1), "last",
+                      s.aref->result(), s.loop->loc());
+    }
+    return true;
   }
 
   // %cond = cmp %a, %b {pred}; if %cond { %num = sub %x, %y; aref_release %ring, %num }
@@ -310,7 +400,9 @@ class Pipeliner {
   static std::optional<std::pair<const Value*, Operation*>> async_violation(
       const Site& s, const std::vector<Operation*>& mmas) {
     Block* body = s.loop->region(0);
-    auto is_mma = [&](Operation* op) { return std::find(mmas.begin(), mmas.end(), op) != mmas.end(); };
+    auto is_mma = [&](Operation* op) {
+      return std::find(mmas.begin(), mmas.end(), op) != mmas.end();
+    };
     for (Operation* mma : mmas) {
       for (const auto& [user, index] : uses(mma->result(), body))
         if (!(index == 2 && is_mma(user)) && user != body->terminator())
@@ -318,7 +410,8 @@ class Pipeliner {
       Value* acc = mma->operand(2);
       if (acc->owner_block() != body || acc->def()) continue;
       for (const auto& [user, index] : uses(acc, body))
-        if (index != 2 || !is_mma(user)) return std::make_pair(static_cast<const Value*>(acc), user);
+        if (index != 2 || !is_mma(user))
+          return std::make_pair(static_cast<const Value*>(acc), user);
     }
     return std::nullopt;
   }

@@ -106,6 +106,13 @@ TEST_F(AttentionGpuTest, HeadDim64RaggedLengths) {
     EXPECT_LT(run_attention("flash_attention_d64", heads, length, 64), kTolerance);
 }
 
+// Causal: key tiles past the query tile's last row skipped, the diagonal tile masked.
+TEST_F(AttentionGpuTest, CausalRaggedLengths) {
+  for (auto [heads, length] : {std::pair<int64_t, int64_t>{2, 200}, {3, 1000}, {1, 4097},
+                               {40, 300}})
+    EXPECT_LT(run_attention("flash_attention_causal", heads, length, 128, true), kTolerance);
+}
+
 // More (head, query tile) pairs than SMs: the persistent tile loop runs several tiles per block,
 // and Q's once-per-tile aref cycles through its slots.
 TEST_F(AttentionGpuTest, ManyTilesPerBlock) {
