@@ -174,13 +174,15 @@ EmittedKernel Emitter::run() {
 std::string Emitter::c_name(const std::string& hint) {
   // IR names are free text; a value called %new or %int must not become a C++ keyword.
   static const std::set<std::string> keywords = {
-      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
-      "class", "const", "constexpr", "continue", "default", "delete", "do", "double", "else",
-      "enum", "explicit", "extern", "false", "float", "for", "friend", "goto", "if", "inline",
-      "int", "long", "mutable", "namespace", "new", "noexcept", "not", "nullptr", "operator", "or",
-      "private", "protected", "public", "register", "return", "short", "signed", "sizeof",
-      "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef",
-      "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor"};
+      "alignas",   "alignof", "and",      "asm",    "auto",      "bool",     "break",    "case",
+      "catch",     "char",    "class",    "const",  "constexpr", "continue", "default",  "delete",
+      "do",        "double",  "else",     "enum",   "explicit",  "extern",   "false",    "float",
+      "for",       "friend",  "goto",     "if",     "inline",    "int",      "long",     "mutable",
+      "namespace", "new",     "noexcept", "not",    "nullptr",   "operator", "or",       "private",
+      "protected", "public",  "register", "return", "short",     "signed",   "sizeof",   "static",
+      "struct",    "switch",  "template", "this",   "throw",     "true",     "try",      "typedef",
+      "typename",  "union",   "unsigned", "using",  "virtual",   "void",     "volatile", "while",
+      "xor"};
   std::string s;
   for (char c : hint) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;

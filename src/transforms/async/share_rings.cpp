@@ -9,8 +9,8 @@ namespace tessel::transforms {
 namespace {
 
 using ir::Block;
-using ir::OpKind;
 using ir::Operation;
+using ir::OpKind;
 using ir::Value;
 
 bool is_aref_op(const Operation& op) {
@@ -21,9 +21,9 @@ bool is_aref_op(const Operation& op) {
 // The ops of one aref in one role, in program order, and what the rewrite needs of them.
 struct Use {
   std::vector<Operation*> ops;
-  Block* block = nullptr;    // the block their loop (or they) stand in
-  Value* base = nullptr;     // persistent's per-tile base of their numbers, or none
-  Value* trip = nullptr;     // the trip count of the loop that acquires or waits
+  Block* block = nullptr;      // the block their loop (or they) stand in
+  Value* base = nullptr;       // persistent's per-tile base of their numbers, or none
+  Value* trip = nullptr;       // the trip count of the loop that acquires or waits
   size_t first = 0, last = 0;  // positions in that block of the first and last op's ancestor
 };
 

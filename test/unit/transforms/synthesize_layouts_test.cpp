@@ -166,9 +166,8 @@ TEST(Project, ReduceKeepsOneValuePerRowAndSharesItAmongTheRowsThreads) {
 // m64n64 accumulator's layout, the same threads holding the block's elements; windows that cut
 // a thread mode or a mode's steps have none.
 TEST(Slice, ColumnBlockOfAWgmmaAccumulatorIsTheNarrowAccumulator) {
-  const TVLayout acc(
-      layout::parse_layout("(((4,8,4),2),(2,2,32)):(((256,1,16),64),(128,8,1024))"),
-      layout::IntTuple::tuple({128, 256}));
+  const TVLayout acc(layout::parse_layout("(((4,8,4),2),(2,2,32)):(((256,1,16),64),(128,8,1024))"),
+                     layout::IntTuple::tuple({128, 256}));
   for (int64_t col : {0, 64, 128, 192}) {
     auto part = slice_layout(acc, {128, 256}, {0, col}, {128, 64});
     ASSERT_TRUE(part.has_value()) << col;
