@@ -21,7 +21,9 @@
 // With bases t*nA and t*nB after t tiles, tile t's numbers are t*(nA + nB) + [0, nA) for the first
 // loop and t*(nA + nB) + nA + [0, nB) for the second: one sequence 0, 1, 2, ... per role, as an
 // aref's must be (async.h). %A gets the slots of both, %B is gone. check-protocol verifies the
-// result. Arefs used outside loops (warp-specialize's epilogue operands) are left alone.
+// result. Arefs used outside loops (warp-specialize's epilogue operands) are left alone, and so is
+// a pair whose ops a role holds in more than one loop each (unswitch-loops' two copies of a tile
+// loop, for an output whose rows TMA may not store): those keep their two rings (not yet done).
 #pragma once
 
 #include "ir/ir.h"
