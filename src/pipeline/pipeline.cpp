@@ -47,6 +47,9 @@ std::vector<std::string> lowering_passes() {
   // A persistent consumer's staged stores of tile t move into tile t+1's first K blocks, one part
   // per block beside its wgmma group (after unswitch-loops: each copy of the loop gets its own).
   passes.push_back("overlap-epilogue");
+  // The rings of mainloops that run one after the other (an LSTM cell's input and recurrent
+  // GEMMs) become one ring with the slots of both: one is busy at a time.
+  passes.push_back("share-rings");
   // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; a TMA
   // mainloop left without warp specialization becomes the same level-2 ops (one thread loading
   // ahead into a ring the block reads). After this the IR names every wait and arrive, which the

@@ -14,6 +14,7 @@
 #include "transforms/async/overlap_epilogue.h"
 #include "transforms/async/pipeline_arefs.h"
 #include "transforms/async/pipeline_loops.h"
+#include "transforms/async/share_rings.h"
 #include "transforms/async/stage_stores.h"
 #include "transforms/async/warp_specialize.h"
 #include "transforms/layout/shared_layouts_pass.h"
@@ -98,6 +99,10 @@ void register_passes() {
                      "a role's store of a wgmma accumulator tile staged through shared memory: "
                      "stmatrix into two swizzled buffers, TMA stores waited for only before reuse",
                      [](ir::Module& m) { stage_stores(m); }});
+  ir::register_pass({"share-rings",
+                     "the rings of two mainloops that run one after the other in the same roles "
+                     "become one ring with the slots of both",
+                     [](ir::Module& m) { share_rings(m); }});
   ir::register_pass({"pipeline-arefs",
                      "aref ring depth (slots) from the shared-memory budget and wgmma groups in "
                      "flight (Tawa §III-D)",

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <set>
 
 #include "ir/async.h"
 #include "target/cuda/emit_internal.h"
@@ -179,9 +180,21 @@ EmittedKernel Emitter::run() {
 }
 
 std::string Emitter::c_name(const std::string& hint) {
+  // IR names are free text; a value called %new or %int must not become a C++ keyword.
+  static const std::set<std::string> keywords = {
+      "alignas",   "alignof", "and",      "asm",    "auto",      "bool",     "break",    "case",
+      "catch",     "char",    "class",    "const",  "constexpr", "continue", "default",  "delete",
+      "do",        "double",  "else",     "enum",   "explicit",  "extern",   "false",    "float",
+      "for",       "friend",  "goto",     "if",     "inline",    "int",      "long",     "mutable",
+      "namespace", "new",     "noexcept", "not",    "nullptr",   "operator", "or",       "private",
+      "protected", "public",  "register", "return", "short",     "signed",   "sizeof",   "static",
+      "struct",    "switch",  "template", "this",   "throw",     "true",     "try",      "typedef",
+      "typename",  "union",   "unsigned", "using",  "virtual",   "void",     "volatile", "while",
+      "xor"};
   std::string s;
   for (char c : hint) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
+  if (keywords.count(s)) s += "_";
   return s;
 }
 
@@ -620,12 +633,21 @@ bool Emitter::zero_start_accumulator(const Operation& op, int i) {
 // Whether loop-carried value `i` of `op` (body argument i) continues, in place, what the loop just
 // before `op` carried: its initial value is that loop's result and has no other use (a mainloop
 // split in two, overlap-epilogue's first K blocks and the rest). The C array is then shared.
+// The next loop after `op` in its block, other ops between (the mainloops of a kernel that
+// accumulates over two operand pairs in a row are separated by the first one's drain).
+const Operation* Emitter::next_loop(const Operation& op) {
+  const auto& ops = op.parent_block()->ops();
+  for (size_t at = ir::position_in_block(op) + 1; at < ops.size(); ++at) {
+    if (ops[at]->kind() == OpKind::for_) return ops[at].get();
+  }
+  return nullptr;
+}
+
 bool Emitter::continues_in_place(const Operation& op, int i) {
   const Value* init = op.operand(2 + i);
   const Operation* before = init->def();
-  const size_t at = ir::position_in_block(op);
-  if (!before || before->kind() != OpKind::for_ || at == 0 ||
-      op.parent_block()->ops()[at - 1].get() != before || !init->type().is_tensor()) {
+  if (!before || before->kind() != OpKind::for_ || next_loop(*before) != &op ||
+      !init->type().is_tensor()) {
     return false;
   }
   int uses = 0;
@@ -747,8 +769,8 @@ void Emitter::for_op(const Operation& op) {
   // A loop that continues this one in place takes the fix-up over: it runs after both.
   const auto& ops = op.parent_block()->ops();
   size_t at = ir::position_in_block(op);
-  if (!zero_started.empty() && at + 1 < ops.size() && ops[at + 1]->kind() == OpKind::for_) {
-    const Operation& next = *ops[at + 1];
+  if (!zero_started.empty() && next_loop(op)) {
+    const Operation& next = *next_loop(op);
     bool all = true;
     for (const ZeroStart& z : zero_started) {
       bool continued = false;

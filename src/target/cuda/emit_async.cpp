@@ -188,6 +188,10 @@ void Emitter::async_op(const Operation& op) {
       if (op.int_attr("pending") == 0) {
         for (const std::string& l : after_drain_) line(l);
         after_drain_.clear();
+        // Drained: no group writes these any more, so later waits need not fence them (a fence
+        // keeps its registers live: a second mainloop that takes over a first one's
+        // accumulators would otherwise hold both sets).
+        async_accumulators_.clear();
       }
       return;
     default:

@@ -250,6 +250,7 @@ class Emitter {
 
   void for_op(const Operation& op);
   bool zero_start_accumulator(const Operation& op, int i);
+  static const Operation* next_loop(const Operation& op);
   bool continues_in_place(const Operation& op, int i);
   // An accumulator whose first wgmma overwrites it: its array, the zeros it holds when no loop
   // ran, and the C condition that a loop before already wrote it ("" when none did).

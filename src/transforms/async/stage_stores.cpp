@@ -125,14 +125,30 @@ class Stager {
         accumulator_layouts_.insert(op->result()->type().layout());
       }
     });
+    // A column block of an accumulator (the gates of an LSTM cell's [128,256] one, sliced by the
+    // program) keeps its 16x16 blocks.
+    ir::walk(&kernel_, [&](Operation* op) {
+      if (op->kind() == OpKind::slice && op->operand(0)->type().has_layout() &&
+          accumulator_layouts_.count(op->operand(0)->type().layout())) {
+        accumulator_layouts_.insert(op->result()->type().layout());
+      }
+    });
     std::vector<Operation*> stores;
     ir::walk(&kernel_, [&](Operation* op) {
       if (matches(*op)) stores.push_back(op);
     });
+    // The buffers alternate over all parts a role stores, in program order (a cell's c' and h'
+    // each of one part go out through stage0 and stage1, not both through stage0, where the
+    // second part's pending = 1 would let the first one's store still read the buffer).
+    std::map<const Operation*, int64_t> parts_in_role;
+    for (Operation* store : stores) parts_in_role[ir::enclosing_role(*store)] += parts_of(*store);
     std::set<Operation*> roles;
     for (Operation* store : stores) {
-      roles.insert(const_cast<Operation*>(ir::enclosing_role(*store)));
-      stage(store);  // removes the store
+      const Operation* role = ir::enclosing_role(*store);
+      roles.insert(const_cast<Operation*>(role));
+      const int64_t first = next_part_[role];
+      next_part_[role] += parts_of(*store);
+      stage(store, first, parts_in_role[role]);  // removes the store
     }
     for (Operation* role : roles) {
       OpBuilder b(role->region(0));
@@ -224,7 +240,12 @@ class Stager {
     return b.compare("eq", rem, c0, e.symbol + "_rows_aligned", kernel_.loc());
   }
 
-  void stage(Operation* store) {
+  static int64_t parts_of(const Operation& store) {
+    return store.operand(0)->type().static_shape()[1] / kPartColumns;
+  }
+
+  // Stages `store`, whose first part is part `first` of the `total` its role stores.
+  void stage(Operation* store, int64_t first, int64_t total) {
     Value* out = store->operand(0);
     const Operation* tile = store->operand(1)->def();
     Value* arg = tile->operand(0);
@@ -268,14 +289,19 @@ class Stager {
     part_shape.back() = kPartColumns;
     std::string tma = "tma.store.2d.box" + std::to_string(rows) + "x64.sw128";
     for (int64_t c = 0; c < parts; ++c) {
-      Value* buf = c % 2 ? s1 : s0;
+      const int64_t index = first + c;
+      Value* buf = index % 2 ? s1 : s0;
+      // The group before the role's first part is the last part of its previous pass (a
+      // persistent role's previous tile): with an odd count that one read this same buffer.
+      const int64_t pending = index == 0 && total % 2 == 1 ? 0 : 1;
       Operation* sl =
           b.create(OpKind::slice, {out},
                    {Type::tensor(rt.element(), {rows, kPartColumns}, MemorySpace::reg, part)}, loc);
       sl->set_attr("offsets", Attribute::ints({0, kPartColumns * c}));
       sl->set_attr("shape", Attribute::ints({rows, kPartColumns}));
       sl->result()->set_name(out->name() + "_part" + std::to_string(c));
-      b.create(OpKind::copy_async_wait, {}, {}, loc)->set_attr("pending", Attribute::integer(1));
+      b.create(OpKind::copy_async_wait, {}, {}, loc)
+          ->set_attr("pending", Attribute::integer(pending));
       b.create(OpKind::role_sync, {}, {}, loc);
       b.create(OpKind::copy, {sl->result(), buf}, {}, loc)
           ->set_attr("atom", Attribute::string("stmatrix.x4.b16"));
@@ -317,6 +343,7 @@ class Stager {
   std::set<std::string> accumulator_layouts_;
   std::map<int64_t, Value*> constants_;
   std::map<std::pair<int64_t, ScalarKind>, std::pair<Value*, Value*>> buffers_;
+  std::map<const Operation*, int64_t> next_part_;  // per role: its parts staged so far
 };
 
 }  // namespace

@@ -29,8 +29,12 @@
 //   copy_async %stage_{c%2}, %C_c {atom = "tma.store.2d.boxRx64.sw128"}
 //   copy_async_commit
 // with two buffers `%stage_0/1 = alloc : shared<T, Sw<3,3,3> o 0 o (R,64):(64,1)>[R,64]` at the
-// top level, and `copy_async_wait {pending = 0}` at the end of the role (the block may not exit
-// while a store still reads its shared memory). TMA clips the box at the tensor's bounds, which
+// top level. The buffers alternate over all the parts a role stores, in program order (c counts
+// from the role's first staged part, so an LSTM cell's c' and h' of one part each use both
+// buffers); when that count is odd, the role's first part waits with `pending = 0` instead (the
+// group before it, the last part of the previous tile, read the same buffer). And
+// `copy_async_wait {pending = 0}` at the end of the role (the block may not exit while a store
+// still reads its shared memory). TMA clips the box at the tensor's bounds, which
 // is what a masked tile's store does. A TMA store needs 16-byte row strides: unless the kernel's
 // facts (or a static extent) make C's row length a multiple of 8 elements, each part is sent by
 // TMA only under `if (rows % 8 == 0)` (the TMA store carries `optional`: the launch passes an empty

@@ -102,6 +102,100 @@ TVLayout project_layout(const TVLayout& tv, const std::vector<int64_t>& shape,
                   kept.empty() ? IntTuple::tuple({1}) : tuple_of(kept));
 }
 
+namespace {
+
+// A leaf mode of a TV layout over a tile: `extent` steps of `step` along tile dimension `dim`
+// (dim -1: stride 0, a broadcast).
+struct LeafMode {
+  bool thread;
+  int64_t extent, step;
+  int dim;
+};
+
+void collect_leaves(const IntTuple& shape, const IntTuple& stride, bool thread,
+                    std::vector<LeafMode>& out) {
+  if (shape.is_leaf()) {
+    out.push_back({thread, shape.as_int(), stride.as_int(), -1});
+    return;
+  }
+  for (int i = 0; i < shape.rank(); ++i) collect_leaves(shape[i], stride[i], thread, out);
+}
+
+// The same nesting with leaf i's extent and stride from `leaves` (extent) and `strides`.
+std::pair<IntTuple, IntTuple> rebuild(const IntTuple& shape, const std::vector<LeafMode>& leaves,
+                                      const std::vector<int64_t>& strides, size_t& next) {
+  if (shape.is_leaf()) {
+    const size_t i = next++;
+    return {IntTuple(leaves[i].extent), IntTuple(strides[i])};
+  }
+  std::vector<IntTuple> sh, st;
+  for (int i = 0; i < shape.rank(); ++i) {
+    auto [a, b] = rebuild(shape[i], leaves, strides, next);
+    sh.push_back(a);
+    st.push_back(b);
+  }
+  return {IntTuple(sh), IntTuple(st)};
+}
+
+}  // namespace
+
+std::optional<TVLayout> slice_layout(const TVLayout& tv, const std::vector<int64_t>& src_shape,
+                                     const std::vector<int64_t>& offsets,
+                                     const std::vector<int64_t>& shape) {
+  const size_t rank = src_shape.size();
+  if (offsets.size() != rank || shape.size() != rank || !tv.layout().shape().is_constant())
+    return std::nullopt;
+  // The tile index is colexicographic: dimension d's coordinate steps by prefix[d].
+  std::vector<int64_t> prefix(rank, 1), result_prefix(rank, 1);
+  for (size_t d = 1; d < rank; ++d) {
+    prefix[d] = prefix[d - 1] * src_shape[d - 1];
+    result_prefix[d] = result_prefix[d - 1] * shape[d - 1];
+  }
+  std::vector<LeafMode> leaves;
+  const Layout& l = tv.layout();
+  collect_leaves(l.shape()[0], l.stride()[0], true, leaves);
+  const size_t thread_leaves = leaves.size();
+  collect_leaves(l.shape()[1], l.stride()[1], false, leaves);
+  std::vector<int64_t> reach(rank, 0);  // the largest coordinate the modes of a dimension reach
+  for (LeafMode& m : leaves) {
+    if (m.step == 0 || m.extent == 1) continue;
+    for (size_t d = rank; d-- > 0;) {
+      if (m.step % prefix[d] != 0) continue;
+      const int64_t step = m.step / prefix[d];
+      if (step >= src_shape[d]) return std::nullopt;
+      m.dim = static_cast<int>(d);
+      m.step = step;
+      reach[d] += (m.extent - 1) * step;
+      break;
+    }
+    if (m.dim < 0) return std::nullopt;
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    if (reach[d] >= src_shape[d]) return std::nullopt;  // modes that wrap into another dimension
+    if (offsets[d] == 0 && shape[d] == src_shape[d]) continue;
+    LeafMode* outer = nullptr;
+    for (LeafMode& m : leaves) {
+      if (m.dim == static_cast<int>(d) && m.extent > 1 && (!outer || m.step > outer->step))
+        outer = &m;
+    }
+    if (!outer || outer->thread) return std::nullopt;
+    // The other modes of d stay inside one step of the outer one; the window is whole steps.
+    if (reach[d] - (outer->extent - 1) * outer->step >= outer->step) return std::nullopt;
+    if (offsets[d] % outer->step != 0 || shape[d] % outer->step != 0 ||
+        offsets[d] + shape[d] > outer->extent * outer->step) {
+      return std::nullopt;
+    }
+    outer->extent = shape[d] / outer->step;
+  }
+  std::vector<int64_t> strides;
+  for (const LeafMode& m : leaves) strides.push_back(m.dim < 0 ? 0 : m.step * result_prefix[m.dim]);
+  size_t next = 0;
+  auto [ts, tt] = rebuild(l.shape()[0], leaves, strides, next);
+  TESSEL_ASSERT(next == thread_leaves, "slice_layout: thread leaves");
+  auto [vs, vt] = rebuild(l.shape()[1], leaves, strides, next);
+  return TVLayout(Layout(IntTuple::tuple({ts, vs}), IntTuple::tuple({tt, vt})), tuple_of(shape));
+}
+
 // ---- The pass -----------------------------------------------------------------------------------
 
 namespace {
@@ -520,6 +614,16 @@ class Synthesis {
           need_operand(
               s, op, 0,
               TVLayout(layout::composition(back, t2->layout()), IntTuple::tuple({rows, cols})));
+        }
+        return;
+      }
+      case OpKind::slice: {
+        // A slice keeps each thread's values of the window (see slice_layout).
+        const TVLayout* src = known(s, op->operand(0));
+        if (!src || !eligible(op->result()) || !eligible(op->operand(0))) return;
+        if (auto p = slice_layout(*src, op->operand(0)->type().static_shape(),
+                                  op->ints_attr("offsets"), op->ints_attr("shape"))) {
+          need_result(s, op->result(), *p);
         }
         return;
       }

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,16 @@ layout::TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bi
 // one value per remaining element; threads that shared a reduced row share the result.
 layout::TVLayout project_layout(const layout::TVLayout& tv, const std::vector<int64_t>& shape,
                                 const std::vector<int64_t>& dims);
+
+// The layout of `slice` (offsets, shape) of a register tile of `src_shape` laid out by `tv`: the
+// same threads holding the same values of the window, when the window cuts only value modes and
+// along each dimension it cuts the mode of the largest step, at multiples of that step (the column
+// blocks of a wgmma accumulator: a [128,256] one's [128,64] quarter is the m64n64 layout). The
+// nesting of `tv` is kept. nullopt when the window cuts a thread mode or a mode's steps.
+std::optional<layout::TVLayout> slice_layout(const layout::TVLayout& tv,
+                                             const std::vector<int64_t>& src_shape,
+                                             const std::vector<int64_t>& offsets,
+                                             const std::vector<int64_t>& shape);
 
 struct SynthesisOptions {
   target::cuda::Target target = target::cuda::Target::sm90a();

@@ -162,6 +162,38 @@ TEST(Project, ReduceKeepsOneValuePerRowAndSharesItAmongTheRowsThreads) {
   EXPECT_NE(rows.index(0, 0), rows.index(4, 0));
 }
 
+// slice_layout: a [128,64] column block of the two-warpgroup m64n256 wgmma accumulator is the
+// m64n64 accumulator's layout, the same threads holding the block's elements; windows that cut
+// a thread mode or a mode's steps have none.
+TEST(Slice, ColumnBlockOfAWgmmaAccumulatorIsTheNarrowAccumulator) {
+  const TVLayout acc(layout::parse_layout("(((4,8,4),2),(2,2,32)):(((256,1,16),64),(128,8,1024))"),
+                     layout::IntTuple::tuple({128, 256}));
+  for (int64_t col : {0, 64, 128, 192}) {
+    auto part = slice_layout(acc, {128, 256}, {0, col}, {128, 64});
+    ASSERT_TRUE(part.has_value()) << col;
+    EXPECT_EQ(layout::to_string(part->layout()),
+              "(((4,8,4),2),(2,2,8)):(((256,1,16),64),(128,8,1024))");
+    // Every value of the part is the value of the whole at the shifted coordinate, same thread.
+    std::set<int64_t> whole;
+    for (int64_t t = 0; t < 256; ++t)
+      for (int64_t v = 0; v < acc.num_values(); ++v) whole.insert(t * 1000000 + acc.index(t, v));
+    for (int64_t t = 0; t < 256; ++t) {
+      for (int64_t v = 0; v < part->num_values(); ++v) {
+        const int64_t i = part->index(t, v);
+        EXPECT_TRUE(whole.count(t * 1000000 + i % 128 + 128 * (i / 128 + col)));
+      }
+    }
+  }
+  auto wide = slice_layout(acc, {128, 256}, {0, 128}, {128, 128});
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_EQ(wide->num_values(), 64);
+  // Rows: the warpgroup and warp modes are thread modes; columns 4 wide cut a thread mode.
+  EXPECT_FALSE(slice_layout(acc, {128, 256}, {64, 0}, {64, 256}).has_value());
+  EXPECT_FALSE(slice_layout(acc, {128, 256}, {0, 0}, {128, 4}).has_value());
+  // Not at a multiple of the outer step (8 columns).
+  EXPECT_FALSE(slice_layout(acc, {128, 256}, {0, 4}, {128, 64}).has_value());
+}
+
 const char* kAttention = R"(
 kernel @attention(%Q: global<f16>[64,64], %K: global<f16>[64,64], %V: global<f16>[64,64], %O: global<f16>[64,64]) {
   %c0 = const {value = 0} : index
