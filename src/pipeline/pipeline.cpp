@@ -21,6 +21,9 @@ std::vector<std::string> lowering_passes() {
   // The order of the blocks (L2 reuse between the blocks resident at once); warp specialization
   // and the persistent grid below keep it.
   passes.push_back("raster-blocks");
+  // Masks from index arithmetic (a sequence's tail, causal) are tested once per tile; the tiles
+  // they keep whole skip them.
+  passes.push_back("specialize-masks");
   // Warp specialization (src/transforms/async, the ops of src/ir/async.h; Tawa §III): on sm_90a a
   // mainloop of TMA copies feeding wgmma becomes a producer role and a consumer role connected by
   // an aref; the consumer's stores of its accumulator tile go through shared memory and TMA; the

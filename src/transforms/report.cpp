@@ -23,6 +23,7 @@
 #include "transforms/schedule/persistent.h"
 #include "transforms/schedule/raster_blocks.h"
 #include "transforms/schedule/split_k.h"
+#include "transforms/schedule/specialize_masks.h"
 #include "transforms/schedule/unswitch_loops.h"
 
 namespace tessel::transforms {
@@ -120,6 +121,10 @@ void register_passes() {
        "a warp-specialized kernel's grid as one block per SM looping over tiles in the "
        "raster order; aref sequence numbers continue across tiles",
        [](ir::Module& m) { make_persistent(m); }});
+  ir::register_pass({"specialize-masks",
+                     "a select on an index-arithmetic mask becomes a branch: tiles where the mask "
+                     "keeps every element skip it",
+                     [](ir::Module& m) { specialize_masks(m); }});
   ir::register_pass({"unswitch-loops",
                      "a role's loop that branches on a condition it does not change becomes a "
                      "branch between two copies of the loop",

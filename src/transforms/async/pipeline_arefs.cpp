@@ -213,7 +213,7 @@ class Pipeliner {
                      "accumulator, and the yield may read an asynchronous mma's result before "
                      "the mma_wait that retires its group)");
         }
-        in_flight = wait_at_use(s, mmas, r.trip)
+        in_flight = r.stages >= 2 && wait_at_use(s, mmas, r.trip)
                         ? "1 across iterations (" + why +
                               ": each mma read in its iteration is waited for right after it; "
                               "the last, read only by the next iteration, stays in flight)"
@@ -306,7 +306,9 @@ class Pipeliner {
   // The slot of sequence number k is released in iteration k + 1 after that wait (its V is read
   // by the group that wait retires), and after the loop once the drain retires it. Refused (the
   // mmas stay synchronous, false) when the carried value the last group writes is read in the
-  // body before the first wait, or when no mma follows the last one read in its iteration.
+  // body before the first wait, or when no mma follows the last one read in its iteration; and
+  // not asked with one slot (finish): slot k is released after the wait for k + 1, which a ring of
+  // one slot never fills — check-protocol finds that deadlock.
   bool wait_at_use(const Site& s, const std::vector<Operation*>& mmas,
                    std::optional<int64_t> trip) {
     Block* body = s.loop->region(0);
