@@ -2,7 +2,7 @@
 # The attention check on the lent H100, in one device call from the repository root: the GPU test
 # (built here, carried: strip -o .carry-gpu/attention_gpu_test build/test/attention_gpu_test;
 # carry [".carry-gpu"]), compute-sanitizer on a small run, then bench/python/attention.py on the
-# issue's shapes (B=4 H=32, L = 1K/4K/16K, D = 128 and 64, causal and not) against cuDNN and
+# issue's shapes (B=4 H=32, L = 1K/4K/16K, D = 128 and 64, causal and not; GQA; bf16) against cuDNN and
 # torch's FlashAttention-2 through SDPA. The Python extension and the tool are built there.
 # JSON records land in $OUT/attention.jsonl. Usage: scripts/gpu/attention_check.sh
 set -u
@@ -30,3 +30,7 @@ B="python3 bench/python/attention.py --iterations 20 --json $OUT/attention.jsonl
 timeout 300 $B --shapes 2,4,4097,128 4,32,1024,128 4,32,4096,128 4,32,16384,128 2>&1 | tail -4
 timeout 300 $B --causal --shapes 4,32,1024,128 4,32,4096,128 4,32,16384,128 2>&1 | tail -3
 timeout 300 $B --shapes 4,32,1024,64 4,32,4096,64 4,32,16384,64 2>&1 | tail -3
+# Grouped-query attention (32 query heads over 8 key/value heads) and bf16.
+timeout 300 $B --shapes 4,32,4096,128,8 4,32,16384,128,8 2>&1 | tail -2
+timeout 300 $B --dtype bf16 --shapes 4,32,4096,128 4,32,16384,128 2>&1 | tail -2
+timeout 300 $B --dtype bf16 --causal --shapes 4,32,4096,128 2>&1 | tail -1

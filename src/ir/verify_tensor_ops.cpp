@@ -39,7 +39,7 @@ void Verifier::tile(const Operation& op) {
   const int extra = window >= 0 ? 2 : 0;
   if (op.num_operands() != 1 + src.rank() + extra) {
     error(op, "needs ", src.rank(), " tile coordinate(s), one per dimension",
-          extra ? ", then the window's first element and extent," : "", " not ",
+          extra ? ", then the window's first element and extent," : ",", " not ",
           op.num_operands() - 1, " operand(s)");
   }
   if (op.has_attr("over_read") && (window < 0 || !op.has_attr("masked"))) {

@@ -23,11 +23,26 @@ namespace {
 
 class AttentionGpuTest : public testing::GpuTest {};
 
+struct Options {
+  bool causal = false;
+  int64_t kv_heads = 0;  // > 0: grouped-query attention, K and V of that many heads
+  bool bf16 = false;     // the kernel's f16 tensors as bf16
+};
+
 // Runs `kernel_name` on [heads, length, d] inputs; returns ||O - ref|| / ||ref|| over the
 // checked rows, and fails the test on a non-finite output anywhere.
 double run_attention(const std::string& kernel_name, int64_t heads, int64_t length, int64_t d,
-                     bool causal = false) {
-  auto module = ir::parse_module(examples::lowered_kernels().at(kernel_name), kernel_name + ".tir");
+                     Options opt = {}) {
+  const bool causal = opt.causal;
+  const int64_t kv_heads = opt.kv_heads > 0 ? opt.kv_heads : heads;
+  std::string text = examples::lowered_kernels().at(kernel_name);
+  if (opt.bf16) {
+    for (size_t at = text.find("<f16>"); at != std::string::npos; at = text.find("<f16>", at))
+      text.replace(at, 5, "<bf16>");
+    for (size_t at = text.find("<f16,"); at != std::string::npos; at = text.find("<f16,", at))
+      text.replace(at, 5, "<bf16,");
+  }
+  auto module = ir::parse_module(text, kernel_name + ".tir");
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
   const uint64_t seed = runtime::fresh_seed();
   std::fprintf(stderr, "  %s BH=%lld S=%lld seed %llu\n", kernel_name.c_str(),
@@ -35,23 +50,25 @@ double run_attention(const std::string& kernel_name, int64_t heads, int64_t leng
                static_cast<unsigned long long>(seed));
   SCOPED_TRACE(kernel_name + " BH=" + std::to_string(heads) + " S=" + std::to_string(length) +
                " seed " + std::to_string(seed));
-  const auto format = runtime::HostFloat::f16;
-  const int64_t n = heads * length * d;
+  const auto format = opt.bf16 ? runtime::HostFloat::bf16 : runtime::HostFloat::f16;
+  const auto element = opt.bf16 ? ir::ScalarKind::bf16 : ir::ScalarKind::f16;
+  const int64_t n = heads * length * d, n_kv = kv_heads * length * d;
   std::vector<std::vector<uint8_t>> bits;
   std::vector<std::vector<float>> values;
   std::vector<runtime::DeviceBuffer> buffers;
   for (int i = 0; i < 3; ++i) {
-    bits.push_back(runtime::random_values(format, n, seed + i));
+    bits.push_back(runtime::random_values(format, i == 0 ? n : n_kv, seed + i));
     values.push_back(runtime::to_floats(format, bits.back()));
     buffers.emplace_back(bits.back().size());
     buffers.back().upload(bits.back().data(), bits.back().size());
   }
   runtime::DeviceBuffer out(n * 2);
   out.fill_bytes(0xFF);  // NaN in f16: a row the kernel misses fails the check
-  const std::vector<int64_t> shape = {heads, length, d};
+  const std::vector<int64_t> shape = {heads, length, d}, kv_shape = {kv_heads, length, d};
   std::vector<KernelArg> args;
-  for (auto& b : buffers) args.push_back(TensorArg{b.ptr(), shape, ir::ScalarKind::f16});
-  args.push_back(TensorArg{out.ptr(), shape, ir::ScalarKind::f16});
+  for (size_t i = 0; i < buffers.size(); ++i)
+    args.push_back(TensorArg{buffers[i].ptr(), i == 0 ? shape : kv_shape, element});
+  args.push_back(TensorArg{out.ptr(), shape, element});
   kernel.launch(args);
   runtime::context().synchronize();
   auto o = runtime::to_floats(format, out.to_host<uint8_t>());
@@ -66,13 +83,14 @@ double run_attention(const std::string& kernel_name, int64_t heads, int64_t leng
   std::vector<double> s(length), acc(d);
   for (int64_t h = 0; h < heads; ++h) {
     const int64_t base = h * length * d;
+    const int64_t kv_base = h / (heads / kv_heads) * length * d;  // the head's K and V
     for (int64_t r = 0; r < length; ++r) {
       if (!(r < 64 || r >= length - 64 || r % 37 == 0)) continue;
       const int64_t keys = causal ? r + 1 : length;
       double m = -INFINITY;
       for (int64_t j = 0; j < keys; ++j) {
         double dot = 0;
-        for (int64_t c = 0; c < d; ++c) dot += double(q[base + r * d + c]) * k[base + j * d + c];
+        for (int64_t c = 0; c < d; ++c) dot += double(q[base + r * d + c]) * k[kv_base + j * d + c];
         s[j] = dot * scale;
         m = std::max(m, s[j]);
       }
@@ -81,7 +99,7 @@ double run_attention(const std::string& kernel_name, int64_t heads, int64_t leng
       for (int64_t j = 0; j < keys; ++j) {
         const double p = std::exp(s[j] - m);
         l += p;
-        for (int64_t c = 0; c < d; ++c) acc[c] += p * v[base + j * d + c];
+        for (int64_t c = 0; c < d; ++c) acc[c] += p * v[kv_base + j * d + c];
       }
       for (int64_t c = 0; c < d; ++c) {
         want.push_back(acc[c] / l);
@@ -108,9 +126,24 @@ TEST_F(AttentionGpuTest, HeadDim64RaggedLengths) {
 
 // Causal: key tiles past the query tile's last row skipped, the diagonal tile masked.
 TEST_F(AttentionGpuTest, CausalRaggedLengths) {
-  for (auto [heads, length] : {std::pair<int64_t, int64_t>{2, 200}, {3, 1000}, {1, 4097},
-                               {40, 300}})
-    EXPECT_LT(run_attention("flash_attention_causal", heads, length, 128, true), kTolerance);
+  for (auto [heads, length] :
+       {std::pair<int64_t, int64_t>{2, 200}, {3, 1000}, {1, 4097}, {40, 300}})
+    EXPECT_LT(run_attention("flash_attention_causal", heads, length, 128, {.causal = true}),
+              kTolerance);
+}
+
+// Grouped-query attention: 8 query heads over 2 key/value heads (and 6 over 6, 3 over 1).
+TEST_F(AttentionGpuTest, GroupedQueryHeads) {
+  EXPECT_LT(run_attention("flash_attention_gqa", 8, 1000, 128, {.kv_heads = 2}), kTolerance);
+  EXPECT_LT(run_attention("flash_attention_gqa", 6, 300, 128, {.kv_heads = 6}), kTolerance);
+  EXPECT_LT(run_attention("flash_attention_gqa", 3, 4097, 128, {.kv_heads = 1}), kTolerance);
+}
+
+// bf16 inputs and output (P rounded to bf16 for the second GEMM: a looser bound).
+TEST_F(AttentionGpuTest, Bf16) {
+  EXPECT_LT(run_attention("flash_attention", 2, 1000, 128, {.bf16 = true}), 1e-2);
+  EXPECT_LT(run_attention("flash_attention_causal", 2, 1000, 128, {.causal = true, .bf16 = true}),
+            1e-2);
 }
 
 // More (head, query tile) pairs than SMs: the persistent tile loop runs several tiles per block,
