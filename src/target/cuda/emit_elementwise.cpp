@@ -83,6 +83,28 @@ void Emitter::cast(const Operation& op) {
        "[v] = " + round_to(r.element, a.name + "[v]") + ";");
 }
 
+// Whether `result`, and the results of mmas that accumulate into it (they share its registers),
+// reach the yield of `carried`'s loop only as the value carried in `carried`'s own position: the
+// registers they share with `carried` are then what the next iteration reads, and no other
+// carried value's copy reads registers the yield has already overwritten.
+bool Emitter::yielded_only_in_place(const Value* result, const Value* carried) const {
+  const ir::Block* body = carried->owner_block();
+  const Operation* yield = body->terminator();
+  std::vector<const Value*> aliases{result};
+  for (size_t i = 0; i < aliases.size(); ++i) {
+    ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+      if (user->kind() == OpKind::mma && user->num_operands() > 2 && user->operand(2) == aliases[i])
+        aliases.push_back(user->result());
+    });
+  }
+  for (int k = 0; yield && k < yield->num_operands(); ++k) {
+    const bool alias =
+        std::find(aliases.begin(), aliases.end(), yield->operand(k)) != aliases.end();
+    if (alias && body->argument(k + 1) != carried) return false;
+  }
+  return true;
+}
+
 std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_f) {
   switch (k) {
     case OpKind::neg:
@@ -181,7 +203,8 @@ void Emitter::elementwise(const Operation& op) {
       for (const Value* u : user->operands()) uses += u == v;
     });
     const Reg& a = reg(op, v);
-    if (uses != 1 || a.packed || a.plan != plan_for(op, t) || !is_register_float(t.element()))
+    if (uses != 1 || a.packed || a.plan != plan_for(op, t) || !is_register_float(t.element()) ||
+        !yielded_only_in_place(op.result(), v))
       continue;
     regs_[op.result()] = Reg{a.name, a.plan, t.element()};
     line("#pragma unroll");

@@ -228,6 +228,7 @@ class Emitter {
 
   void elementwise(const Operation& op);
   void iota(const Operation& op);
+  bool yielded_only_in_place(const Value* result, const Value* carried) const;
 
   // A scratch array of `count` floats carved from the one dynamic shared allocation.
   std::string scratch(const std::string& hint, int64_t count);

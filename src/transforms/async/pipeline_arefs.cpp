@@ -243,12 +243,9 @@ class Pipeliner {
     ir::walk(s.loop, [&](Operation* op) {
       if (is_wgmma(*op) && op->parent_op() != s.loop) {
         user_error(op->loc(), "mma ", ir::value_ref(op->result()),
-                   ": pipeline-arefs makes the "
-                   "wgmma mmas of ",
-                   loop_str(*s.loop), " asynchronous, but this one is nested in ",
-                   ir::op_where(*op->parent_op()),
-                   "; only mmas directly in the loop body can be "
-                   "committed as a group");
+                   ": pipeline-arefs makes the wgmma mmas of ", loop_str(*s.loop),
+                   " asynchronous, but this one is nested in ", ir::op_where(*op->parent_op()),
+                   "; only mmas directly in the loop body can be committed as a group");
       }
     });
     return mmas;
@@ -320,16 +317,18 @@ class Pipeliner {
         if (!(index == 2 && is_mma(user)) && user != body->terminator()) return true;
       return false;
     };
-    size_t last_read = 0;
-    bool any = false;
+    std::optional<size_t> first_read, last_read;
     for (size_t i = 0; i < mmas.size(); ++i) {
-      if (read_here(mmas[i])) last_read = i, any = true;
+      if (!read_here(mmas[i])) continue;
+      if (!first_read) first_read = i;
+      last_read = i;
     }
-    if (!any || last_read + 1 == mmas.size()) return false;
-    const size_t first_wait_at = ir::position_in_block(*mmas[0]);
+    if (!last_read || *last_read + 1 == mmas.size()) return false;
+    // The first wait goes right after the first mma read in the iteration.
+    const size_t first_wait_at = ir::position_in_block(*mmas[*first_read]);
     // The carried values the trailing group writes: read only after the first wait.
     const Operation* yield = body->terminator();
-    for (size_t i = last_read + 1; i < mmas.size(); ++i) {
+    for (size_t i = *last_read + 1; i < mmas.size(); ++i) {
       for (int y = 0; yield && y < yield->num_operands(); ++y) {
         if (yield->operand(y) != mmas[i]->result()) continue;
         for (const auto& [user, index] : uses(body->argument(y + 1), body)) {
@@ -343,7 +342,7 @@ class Pipeliner {
     for (Operation* mma : mmas) mma->set_attr("async", Attribute::unit());
     body->remove(s.release);
     Operation* first_wait = nullptr;
-    for (size_t i = 0; i <= last_read; ++i) {
+    for (size_t i = 0; i <= *last_read; ++i) {
       if (!read_here(mmas[i])) continue;
       ir::OpBuilder b(body);
       b.set_insertion_point_before(body->ops()[ir::position_in_block(*mmas[i]) + 1].get());
