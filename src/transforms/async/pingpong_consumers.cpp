@@ -1,4 +1,4 @@
-// PingpongConsumers: turns around a consumer's synchronous wgmmas (the rules are in the header).
+// PingpongConsumers: turns around a consumer's wgmma issues (the rules are in the header).
 #include "transforms/async/pingpong_consumers.h"
 
 #include <optional>

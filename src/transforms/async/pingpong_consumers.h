@@ -12,21 +12,28 @@
 // so that when warpgroup 0 waits for its GEMM and then runs its softmax, warpgroup 1's GEMM is
 // next in the tensor cores' queue, and the two halves of the work overlap.
 //
-// Which loops. Where pinned, in a role of 2 or more warpgroups that issues wgmma (a consumer), every loop that
-// directly holds a *synchronous* wgmma mma (pipeline-arefs left it so: its result is read in the
-// same iteration) and register work besides mmas. Each such mma becomes
-//   turn_wait; %r = mma ... {async}; mma_commit; turn_pass; mma_wait {pending = 0}
-// (issued in the warpgroup's turn, passed on before waiting, so the next warpgroup's issue is not
-// held up behind this one's wait), and the role begins with `turn_begin` (after setmaxnreg).
-// Loops with asynchronous mmas (GEMM mainloops) are left alone: their wgmmas already overlap.
-// Nothing else moves, so results do not change; the turns only order issue.
+// Which loops. Where pinned, in a role of 2 or more warpgroups that issues wgmma (a consumer),
+// every loop that directly holds a wgmma mma and register work besides mmas (not a GEMM
+// mainloop, whose wgmmas already overlap). A synchronous mma there first becomes
+// `mma {async}; mma_commit; mma_wait {pending = 0}`. Then a warpgroup *holds the turn* from an
+// issue that follows a wait (or the body's start) up to its next mma_wait, and passes the turn
+// before that wait, so that the next warpgroup's issue is not held up behind this one's wait:
+//   turn_wait; %s = mma {async}; mma_commit; turn_pass; mma_wait {pending = 0}; <softmax> ...
+// A body whose last group stays in flight across the back edge (pipeline-arefs' wait-at-use:
+// O += P·V) ends holding the turn, so it is entered holding it: the turn is taken before the loop
+// and passed after it, and one turn covers P·V of tile j and Q·Kᵀ of tile j+1 (FA3's pairing).
+// The role begins with `turn_begin` (after setmaxnreg). Nothing else moves: the turns only order
+// issue, results do not change.
 //
 // When. Only where the block_grid pins `pingpong = true` (an error when no loop qualifies). The
-// turns pay where the register work outweighs the GEMMs and lose a little where it does not,
-// measured on the H100 (bench/results/2026-11-26-attention-h100.md, B=4 H=32, ratio to cuDNN
-// with / without): head dim 64 at L = 4K 0.80 / 0.74; head dim 128 0.685 / 0.701 at 4K,
-// 0.658 / 0.708 at 16K, causal 0.678 / 0.740. Without a cost model that predicts the sign, the
-// default keeps the warpgroups in step and examples/kernels/flash_attention_d64.tir pins it.
+// turns pay where the register work outweighs the GEMMs and lose where it does not, measured on
+// the H100 (bench/results/2026-11-26-attention-h100.md, B=4 H=32, ratio to cuDNN with / without
+// turns): head dim 64 at L = 4K 0.80 / 0.74 (before specialize-masks); head dim 128, with
+// specialize-masks, 0.70 / 0.81 at 4K, 0.67 / 0.85 at 16K, causal 4K 0.75 / 0.80. A warpgroup
+// that waits for its own Q·Kᵀ before its softmax leaves little for the turns to overlap; with
+// the intra-warpgroup overlap (a rotated loop, not built yet) that may change. Without a cost
+// model that predicts the sign, the default keeps the warpgroups in step, and
+// examples/kernels/flash_attention_d64.tir pins the turns.
 #pragma once
 
 #include "ir/ir.h"
