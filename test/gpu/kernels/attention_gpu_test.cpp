@@ -27,6 +27,7 @@ struct Options {
   bool causal = false;
   int64_t kv_heads = 0;  // > 0: grouped-query attention, K and V of that many heads
   bool bf16 = false;     // the kernel's f16 tensors as bf16
+  bool lse = false;      // the kernel also writes LSE [heads, length] (f32), checked too
 };
 
 // Runs `kernel_name` on [heads, length, d] inputs; returns ||O - ref|| / ||ref|| over the
@@ -69,6 +70,9 @@ double run_attention(const std::string& kernel_name, int64_t heads, int64_t leng
   for (size_t i = 0; i < buffers.size(); ++i)
     args.push_back(TensorArg{buffers[i].ptr(), i == 0 ? shape : kv_shape, element});
   args.push_back(TensorArg{out.ptr(), shape, element});
+  runtime::DeviceBuffer lse_out(std::max<int64_t>(heads * length, 1) * 4);
+  lse_out.fill_bytes(0xFF);  // NaN in f32
+  if (opt.lse) args.push_back(TensorArg{lse_out.ptr(), {heads, length}, ir::ScalarKind::f32});
   kernel.launch(args);
   runtime::context().synchronize();
   auto o = runtime::to_floats(format, out.to_host<uint8_t>());
@@ -77,8 +81,9 @@ double run_attention(const std::string& kernel_name, int64_t heads, int64_t leng
   const auto& q = values[0];
   const auto& k = values[1];
   const auto& v = values[2];
-  std::vector<float> got;
-  std::vector<double> want;
+  std::vector<float> got, lse_got;
+  std::vector<double> want, lse_want;
+  const std::vector<float> lse = opt.lse ? lse_out.to_host<float>() : std::vector<float>{};
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   std::vector<double> s(length), acc(d);
   for (int64_t h = 0; h < heads; ++h) {
@@ -105,7 +110,15 @@ double run_attention(const std::string& kernel_name, int64_t heads, int64_t leng
         want.push_back(acc[c] / l);
         got.push_back(o[base + r * d + c]);
       }
+      if (opt.lse) {
+        lse_want.push_back(m + std::log(l));
+        lse_got.push_back(lse[h * length + r]);
+      }
     }
+  }
+  if (opt.lse) {
+    const double lse_err = runtime::relative_error(lse_got, lse_want);
+    EXPECT_LT(lse_err, 1e-5) << "the log-sum-exp output";
   }
   return runtime::relative_error(got, want);
 }
@@ -137,6 +150,12 @@ TEST_F(AttentionGpuTest, GroupedQueryHeads) {
   EXPECT_LT(run_attention("flash_attention_gqa", 8, 1000, 128, {.kv_heads = 2}), kTolerance);
   EXPECT_LT(run_attention("flash_attention_gqa", 6, 300, 128, {.kv_heads = 6}), kTolerance);
   EXPECT_LT(run_attention("flash_attention_gqa", 3, 4097, 128, {.kv_heads = 1}), kTolerance);
+}
+
+// The log-sum-exp of each row's scaled scores, written beside O (flash_attention_lse.tir).
+TEST_F(AttentionGpuTest, LogSumExp) {
+  for (auto [heads, length] : {std::pair<int64_t, int64_t>{2, 200}, {3, 1000}})
+    EXPECT_LT(run_attention("flash_attention_lse", heads, length, 128, {.lse = true}), kTolerance);
 }
 
 // bf16 inputs and output (P rounded to bf16 for the second GEMM: a looser bound).
