@@ -619,56 +619,6 @@ void Emitter::wgmma_op(const Operation& op) {
   line("tessel::device::wgmma_fence_operand(" + acc.name + ");");
 }
 
-// An if; its results (register tensors or scalars, specialize-masks' select) are declared before
-// it and assigned by each branch's yield.
-void Emitter::if_op(const Operation& op) {
-  std::vector<std::string> results;
-  for (int i = 0; i < op.num_results(); ++i) {
-    const Type& t = op.result(i)->type();
-    if (t.is_scalar()) {
-      std::string name = fresh(op.result(i)->name());
-      line(std::string(is_float(t.element()) ? "float " : "int ") + name + ";");
-      scalars_[op.result(i)] = name;
-      results.push_back(name);
-    } else if (t.is_tensor() && t.space() == MemorySpace::reg) {
-      results.push_back(new_reg(op, i).name);
-    } else {
-      unsupported(op, "with a result of type " + t.str() + " is not emitted yet");
-    }
-  }
-  auto branch = [&](const ir::Block& b) {
-    ++indent_;
-    for (const auto& inner : b.ops()) {
-      if (inner->kind() != OpKind::yield) {
-        emit(*inner);
-        continue;
-      }
-      for (int i = 0; i < inner->num_operands(); ++i) {
-        const Value* y = inner->operand(i);
-        if (y->type().is_scalar()) {
-          line(results[i] + " = " + scalar(*inner, y) + ";");
-          continue;
-        }
-        const Reg& r = reg(*inner, y);
-        if (r.plan != regs_[op.result(i)].plan || r.packed) {
-          unsupported(op, "yields %" + y->name() + " in another layout than its result's");
-        }
-        line("#pragma unroll");
-        line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + results[i] +
-             "[v] = " + r.name + "[v];");
-      }
-    }
-    --indent_;
-  };
-  line("if (" + scalar(op, op.operand(0)) + ") {");
-  branch(*op.region(0));
-  if (!op.region(1)->ops().empty()) {
-    line("} else {");
-    branch(*op.region(1));
-  }
-  line("}");
-}
-
 void Emitter::shared_transpose(const Operation& op) {
   auto it = shared_.find(op.operand(0));
   if (it == shared_.end()) {

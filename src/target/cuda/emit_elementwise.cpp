@@ -105,6 +105,25 @@ bool Emitter::yielded_only_in_place(const Value* result, const Value* carried) c
   return true;
 }
 
+// The C expression of each operand of a value-by-value op with register result type `t`: a
+// scalar as it is, a register tensor as its value `v` (in `t`'s layout, else unsupported).
+std::vector<std::string> Emitter::value_args(const Operation& op, const Type& t) {
+  std::vector<std::string> args;
+  for (const Value* v : op.operands()) {
+    if (v->type().is_scalar()) {
+      args.push_back(scalar(op, v));
+      continue;
+    }
+    const Reg& a = reg(op, v);
+    if (a.plan != plan_for(op, t)) {
+      unsupported(op, "mixes layouts: %" + v->name() + " has " + a.plan->text +
+                          " but the result has " + t.layout() + "; rearrange first");
+    }
+    args.push_back(a.name + "[v]");
+  }
+  return args;
+}
+
 std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_f) {
   switch (k) {
     case OpKind::neg:
@@ -175,19 +194,7 @@ void Emitter::elementwise(const Operation& op) {
     return;
   }
   if (t.space() != MemorySpace::reg) unsupported(op, "on a " + t.str() + " is not supported yet");
-  std::vector<std::string> args;
-  for (const Value* v : op.operands()) {
-    if (v->type().is_scalar()) {
-      args.push_back(scalar(op, v));
-      continue;
-    }
-    const Reg& a = reg(op, v);
-    if (a.plan != plan_for(op, t)) {
-      unsupported(op, "mixes layouts: %" + v->name() + " has " + a.plan->text +
-                          " but the result has " + t.layout() + "; rearrange first");
-    }
-    args.push_back(a.name + "[v]");
-  }
+  const std::vector<std::string> args = value_args(op, t);
   std::string e = apply(op.kind(), args, is_f);
   if (e.empty()) unsupported(op, "is not supported by the CUDA emitter yet");
   // A loop-carried tensor whose only use is this op (attention's rescaling of the running output,
@@ -233,19 +240,7 @@ void Emitter::cmp(const Operation& op) {
     return;
   }
   if (t.space() != MemorySpace::reg) unsupported(op, "on a " + t.str() + " is not supported yet");
-  std::vector<std::string> args;
-  for (const Value* v : op.operands()) {
-    if (v->type().is_scalar()) {
-      args.push_back(scalar(op, v));
-      continue;
-    }
-    const Reg& a = reg(op, v);
-    if (a.plan != plan_for(op, t)) {
-      unsupported(op, "mixes layouts: %" + v->name() + " has " + a.plan->text +
-                          " but the result has " + t.layout() + "; rearrange first");
-    }
-    args.push_back(a.name + "[v]");
-  }
+  const std::vector<std::string> args = value_args(op, t);
   const Reg& r = new_reg(op);
   line("#pragma unroll");
   line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name + "[v] = (" +

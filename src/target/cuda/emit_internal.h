@@ -1,8 +1,8 @@
 // The CUDA emitter's shared state: the Emitter class and the values it tracks (Plan, View, Reg),
 // declared here so that the emitter's parts can live in separate files, one op family each:
-// emit.cpp (the kernel, parameters, names, op dispatch, tiles, plain loops), emit_layout_plans.cpp
-// (register layouts as index arithmetic), emit_global_copy.cpp (global <-> register copies),
-// emit_elementwise.cpp (casts, elementwise), emit_cross_thread.cpp (broadcast, rearrange, reduce),
+// emit.cpp (the kernel, parameters, names, op dispatch, tiles), emit_control_flow.cpp (for, if,
+// yields), emit_layout_plans.cpp (register layouts as index arithmetic), emit_global_copy.cpp
+// (global <-> register copies), emit_elementwise.cpp (casts, elementwise, cmp, iota), emit_cross_thread.cpp (broadcast, rearrange, reduce),
 // emit_mainloop.cpp (shared allocation, block order), emit_async.cpp (roles, arefs, mbarriers, TMA,
 // wgmma groups: the sm_90a mainloops, as the passes lowered them), emit_wgmma.cpp (the wgmma
 // instances of an mma) and emit_cp_async_mma.cpp (the sm_80 mainloop).
@@ -228,6 +228,7 @@ class Emitter {
 
   void elementwise(const Operation& op);
   void iota(const Operation& op);
+  std::vector<std::string> value_args(const Operation& op, const Type& t);
   bool yielded_only_in_place(const Value* result, const Value* carried) const;
 
   // A scratch array of `count` floats carved from the one dynamic shared allocation.
@@ -316,6 +317,7 @@ class Emitter {
   void wgmma_op(const Operation& op);
   void turn(const Operation& op);
   bool only_wgmma_accumulator(const Value* v) const;
+  void assign_yielded(const Operation& yield, int i, const std::string& target, const Value* to);
   void if_op(const Operation& op);
   void cmp(const Operation& op);
   void shared_transpose(const Operation& op);
