@@ -20,11 +20,9 @@ usage: attention.py [--shapes B,H,L,D[,HKV] ...] [--causal] [--dtype f16|bf16] [
                     [--iterations N] [--kernel FILE]
 """
 import argparse
-import datetime
 import json
 import math
 import os
-import subprocess
 import sys
 
 import torch
@@ -32,26 +30,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import tessel
-
-
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
-
-
-def time_interleaved(fns, warmup, iterations):
-    for _ in range(warmup):
-        for f in fns:
-            f()
-    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-               for _ in range(iterations)] for _ in fns]
-    for i in range(iterations):
-        for f, ev in zip(fns, events):
-            ev[i][0].record()
-            f()
-            ev[i][1].record()
-    torch.cuda.synchronize()
-    return [median([a.elapsed_time(b) for a, b in ev]) for ev in events]
+from bench_common import provenance, repository_root, time_interleaved
 
 
 def reference_rows(q, k, v, heads, rows, causal):
@@ -82,14 +61,8 @@ def main():
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=30)
     args = p.parse_args()
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-    device = torch.cuda.get_device_name()
-    try:
-        commit = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
-    except OSError:
-        commit = ""
-    command = "python3 bench/python/attention.py " + " ".join(sys.argv[1:])
+    root = repository_root()
+    record = provenance("attention.py")
     kernels = {}
     failures = 0
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
@@ -159,8 +132,7 @@ def main():
             r = {"name": os.path.basename(path)[:-4], "dtype": args.dtype, "shape": shape,
                  "causal": args.causal, "ms": mine, "tflops": flops / mine / 1e9,
                  "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed,
-                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                 "device": device, "commit": commit, "command": command}
+                 **record}
             for (name, _, _), t in zip(baselines, times[1:]):
                 r[name + "_ms"] = t
                 r[name + "_tflops"] = flops / t / 1e9

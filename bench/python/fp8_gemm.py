@@ -13,36 +13,15 @@ Inputs: torch.randn scaled by 0.5, rounded to e4m3.
 usage: fp8_gemm.py [--shapes MxNxK,...] [--json FILE] [--iterations N]
 """
 import argparse
-import datetime
 import json
 import math
 import os
-import subprocess
 import sys
 
 import torch
 
 import tessel
-
-
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
-
-
-def time_interleaved(fns, warmup, iterations):
-    for _ in range(warmup):
-        for f in fns:
-            f()
-    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-               for _ in range(iterations)] for _ in fns]
-    for i in range(iterations):
-        for f, ev in zip(fns, events):
-            ev[i][0].record()
-            f()
-            ev[i][1].record()
-    torch.cuda.synchronize()
-    return [median([a.elapsed_time(b) for a, b in ev]) for ev in events]
+from bench_common import provenance, repository_root, time_interleaved
 
 
 def main():
@@ -51,15 +30,9 @@ def main():
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=50)
     args = p.parse_args()
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    root = repository_root()
     kernel = tessel.compile_file(os.path.join(root, "examples/kernels/gemm_e4m3.tir"))
-    device = torch.cuda.get_device_name()
-    try:
-        commit = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
-    except OSError:
-        commit = ""
-    command = "python3 bench/python/fp8_gemm.py " + " ".join(sys.argv[1:])
+    record = provenance("fp8_gemm.py")
     failures = 0
     for shape in args.shapes.split(","):
         m, n, k = (int(x) for x in shape.split("x"))
@@ -95,8 +68,7 @@ def main():
              "tflops": flops / mine / 1e9, "baseline": "cublasLt (torch._scaled_mm)",
              "baseline_ms": base, "baseline_tflops": flops / base / 1e9, "ratio": base / mine,
              "rel_err": rel_err, "rel_err_vs_baseline": lt_err, "passed": passed,
-             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "device": device, "commit": commit, "command": command}
+             **record}
         if args.json:
             with open(args.json, "a") as f:
                 f.write(json.dumps(r) + "\n")

@@ -30,35 +30,14 @@ and all of c' and h' against the unfused PyTorch result.
 usage: lstm_cell.py [--shapes BxIxH,...] [--json FILE] [--iterations N]
 """
 import argparse
-import datetime
 import json
 import os
-import subprocess
 import sys
 
 import torch
 
 import tessel
-
-
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
-
-
-def time_interleaved(fns, warmup, iterations):
-    for _ in range(warmup):
-        for f in fns:
-            f()
-    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-               for _ in range(iterations)] for _ in fns]
-    for i in range(iterations):
-        for f, ev in zip(fns, events):
-            ev[i][0].record()
-            f()
-            ev[i][1].record()
-    torch.cuda.synchronize()
-    return [median([a.elapsed_time(b) for a, b in ev]) for ev in events]
+from bench_common import provenance, repository_root, time_interleaved
 
 
 def unfused(x, h, c, w_ih, w_hh, b):
@@ -109,16 +88,10 @@ def main():
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=30)
     args = p.parse_args()
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    root = repository_root()
     kernel = tessel.compile_file(os.path.join(root, "examples/kernels/lstm_cell.tir"))
     kernel_il = tessel.compile_file(os.path.join(root, "examples/kernels/lstm_cell_interleaved.tir"))
-    device = torch.cuda.get_device_name()
-    try:
-        commit = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
-    except OSError:
-        commit = ""
-    command = "python3 bench/python/lstm_cell.py " + " ".join(sys.argv[1:])
+    record = provenance("lstm_cell.py")
     failures = 0
     rows_out = []
     for shape in args.shapes.split(","):
@@ -184,8 +157,7 @@ def main():
                "ratio": {k: v / times[best] for k, v in times.items() if not k.startswith("tessel")},
                "checks": checks, "rel_err": rel_err, "rel_err_vs_torch": torch_err,
                "torch_rel_err": torch_ref_err, "passed": passed,
-               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-               "device": device, "commit": commit, "command": command}
+               **record}
         rows_out.append(rec)
         if args.json:
             with open(args.json, "a") as fh:
