@@ -53,6 +53,11 @@ std::vector<std::string> lowering_passes() {
   // The rings of mainloops that run one after the other (an LSTM cell's input and recurrent
   // GEMMs) become one ring with the slots of both: one is busy at a time.
   passes.push_back("share-rings");
+  // A consumer loop that works on a wgmma's result in registers before a second wgmma reads the
+  // work (attention) is rotated: the next iteration's first GEMM is issued before this one's
+  // second, and the register work runs beside the second (after persistent: it keeps the tile
+  // loop's sequence numbers).
+  passes.push_back("coarse-pipeline");
   // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; a TMA
   // mainloop left without warp specialization becomes the same level-2 ops (one thread loading
   // ahead into a ring the block reads). After this the IR names every wait and arrive, which the

@@ -8,6 +8,7 @@
 #include "support/diagnostics.h"
 #include "transforms/async/check_protocol.h"
 #include "transforms/async/lower_arefs.h"
+#include "transforms/async/coarse_pipeline.h"
 #include "transforms/async/pingpong_consumers.h"
 #include "transforms/async/lower_mainloops.h"
 #include "transforms/async/multicast_loads.h"
@@ -104,6 +105,12 @@ void register_passes() {
                      "the rings of two mainloops that run one after the other in the same roles "
                      "become one ring with the slots of both",
                      [](ir::Module& m) { share_rings(m); }});
+  ir::register_pass({"coarse-pipeline",
+                     "a consumer loop that works on one wgmma's result before a second wgmma "
+                     "reads the work (attention) rotated: the next iteration's first GEMM runs "
+                     "beside this one's register work (Tawa §III-D2, FA3's intra-warpgroup "
+                     "overlap)",
+                     [](ir::Module& m) { coarse_pipeline(m); }});
   ir::register_pass({"pipeline-arefs",
                      "aref ring depth (slots) from the shared-memory budget and wgmma groups in "
                      "flight (Tawa §III-D)",

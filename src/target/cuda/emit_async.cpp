@@ -602,7 +602,7 @@ void Emitter::wgmma_op(const Operation& op) {
   auto zs = zero_start_.find(c);
   const std::string scale_d = zs == zero_start_.end() ? "" : zs->second;
   if (a_in_registers) {
-    wgmma_rs(op, reg(op, op.operand(0)), b, scale_d);
+    wgmma_rs(op, reg_words(op, op.operand(0)), b, scale_d);
   } else {
     wgmma_ss(op, *a, b, scale_d);
   }

@@ -375,6 +375,17 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
       std::string frag = "frag" + std::to_string(kk) + "_" + std::to_string(i);
       std::string packs;
       for (int j = 0; j < 4; ++j) {
+        if (a.packed) {
+          // A carried across a loop's back edge is held as 16-bit pairs (coarse-pipeline's P):
+          // each fragment register is one of its words when the pair is one of A's pairs.
+          if (v[2 * j] % 2 != 0 || v[2 * j + 1] != v[2 * j] + 1) {
+            unsupported(mma, "takes A packed in pairs whose values (" + std::to_string(v[2 * j]) +
+                                 ", " + std::to_string(v[2 * j + 1]) +
+                                 ") are not one word of the wgmma A fragment");
+          }
+          packs += (j ? ", " : "") + a.name + "[" + std::to_string(v[2 * j] / 2) + "]";
+          continue;
+        }
         packs += (j ? ", " : "") + pack + a.name + "[" + std::to_string(v[2 * j]) + "], " + a.name +
                  "[" + std::to_string(v[2 * j + 1]) + "])";
       }

@@ -3,6 +3,7 @@
 #include "transforms/async/pipeline_arefs.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 
 #include "ir/async.h"
 #include "support/diagnostics.h"
+#include "transforms/async/coarse_pipeline.h"
 #include "transforms/async/stage_budget.h"
 #include "transforms/report.h"
 
@@ -90,7 +92,7 @@ class Pipeliner {
     for (Operation* aref : per_tile) budget.hold(tile_slot_bytes(*aref));
     for (Ring& r : rings) r.read_pins();
     budget.choose_stages(rings);
-    for (size_t i = 0; i < sites.size(); ++i) finish(sites[i], rings[i], budget);
+    for (size_t i = 0; i < sites.size(); ++i) finish(sites, i, rings[i], budget);
     int64_t left = budget.budget();
     for (const Ring& r : rings) left -= r.stages * r.stage_bytes;
     for (Operation* aref : per_tile) {
@@ -194,8 +196,20 @@ class Pipeliner {
     return r;
   }
 
-  void finish(const Site& s, Ring& r, const StageBudget& budget) {
+  // Sets the slots of sites[i]'s aref and, for the first site of its consumer loop, pipelines the
+  // loop's mmas for all the arefs the loop waits on (warp-specialize gives a loop several when
+  // its tiles are released at different times).
+  void finish(const std::vector<Site>& sites, size_t i, Ring& r, const StageBudget& budget) {
+    const Site& s = sites[i];
     s.aref->set_attr("slots", Attribute::integer(r.stages));
+    std::vector<Site> siblings;
+    for (const Site& other : sites)
+      if (other.loop == s.loop) siblings.push_back(other);
+    auto done = in_flight_of_.find(s.loop);
+    if (done != in_flight_of_.end()) {
+      report_ring(s, r, budget, done->second);
+      return;
+    }
     s.loop->remove_attr("stages");
     s.loop->remove_attr("mma_in_flight");
     std::string in_flight = "not set (no wgmma)";
@@ -213,17 +227,27 @@ class Pipeliner {
                      "accumulator, and the yield may read an asynchronous mma's result before "
                      "the mma_wait that retires its group)");
         }
-        in_flight = r.stages >= 2 && wait_at_use(s, mmas, r.trip)
+        in_flight = coarse_pipeline_applies(*s.loop)
+                        ? "by coarse-pipeline (" + why +
+                              ": the loop is rotated so that it runs beside the next GEMM)"
+                    : r.stages >= 2 && wait_at_use(siblings, mmas, r.trip)
                         ? "1 across iterations (" + why +
                               ": each mma read in its iteration is waited for right after it; "
                               "the last, read only by the next iteration, stays in flight)"
                         : "not set (" + why + ": the mmas stay synchronous)";
       } else {
         StageBudget::choose_in_flight(r);
+        if (siblings.size() > 1) r.in_flight = 0;  // one release per aref: left at the end
         pipeline_mmas(s, mmas, r.in_flight, r.trip);
         in_flight = std::to_string(r.in_flight) + (r.pinned_in_flight ? " (pinned)" : "");
       }
     }
+    in_flight_of_[s.loop] = in_flight;
+    report_ring(s, r, budget, in_flight);
+  }
+
+  void report_ring(const Site& s, const Ring& r, const StageBudget& budget,
+                   const std::string& in_flight) {
     if (report_enabled("pipeline")) {
       report("pipeline", "aref " + ir::value_ref(s.aref->result()) + " (" + loop_str(*s.loop) +
                              " at " + s.loop->loc().str() + "): " + std::to_string(r.stage_bytes) +
@@ -306,8 +330,9 @@ class Pipeliner {
   // body before the first wait, or when no mma follows the last one read in its iteration; and
   // not asked with one slot (finish): slot k is released after the wait for k + 1, which a ring of
   // one slot never fills — check-protocol finds that deadlock.
-  bool wait_at_use(const Site& s, const std::vector<Operation*>& mmas,
+  bool wait_at_use(const std::vector<Site>& sites, const std::vector<Operation*>& mmas,
                    std::optional<int64_t> trip) {
+    const Site& s = sites.front();
     Block* body = s.loop->region(0);
     auto is_mma = [&](Operation* op) {
       return std::find(mmas.begin(), mmas.end(), op) != mmas.end();
@@ -339,8 +364,32 @@ class Pipeliner {
         }
       }
     }
+    // Which mma's wait retires each aref's last reader in the iteration: the aref is released
+    // right after it (K once S = Q Kᵀ retired); an aref that the trailing group reads, or an op
+    // other than an mma, is released in the next iteration (V, read by P V in flight).
+    std::vector<std::optional<size_t>> released_after(sites.size());
+    for (size_t a = 0; a < sites.size(); ++a) {
+      std::optional<size_t> latest;
+      bool early = true;
+      for (const Value* buf : view_closure(sites[a].wait, body)) {
+        for (const auto& [user, index] : uses(buf, body)) {
+          if (user->num_results() == 1 && user->result()->type().is_tensor() &&
+              user->result()->type().space() == ir::MemorySpace::shared)
+            continue;  // a view, followed by view_closure
+          auto it = std::find(mmas.begin(), mmas.end(), user);
+          if (it == mmas.end() || static_cast<size_t>(it - mmas.begin()) > *last_read ||
+              !read_here(*it)) {
+            early = false;
+            continue;
+          }
+          const size_t at = static_cast<size_t>(it - mmas.begin());
+          latest = latest ? std::max(*latest, at) : at;
+        }
+      }
+      if (early && latest) released_after[a] = latest;
+    }
     for (Operation* mma : mmas) mma->set_attr("async", Attribute::unit());
-    body->remove(s.release);
+    for (const Site& site : sites) body->remove(site.release);
     Operation* first_wait = nullptr;
     for (size_t i = 0; i <= *last_read; ++i) {
       if (!read_here(mmas[i])) continue;
@@ -349,12 +398,20 @@ class Pipeliner {
       b.create(OpKind::mma_commit, {}, {}, mmas[i]->loc());
       Operation* wait = b.create(OpKind::mma_wait, {}, {}, mmas[i]->loc());
       wait->set_attr("pending", Attribute::integer(0));
+      for (size_t a = 0; a < sites.size(); ++a) {
+        if (released_after[a] == i)
+          b.create(OpKind::aref_release, {sites[a].aref->result(), body->argument(0)}, {},
+                   s.loop->loc());
+      }
       if (!first_wait) {
         first_wait = wait;
         // In iteration k, release k - 1 (its last group just retired) once k >= 1.
-        Value* c1 = index_const(1);
-        guarded_release(b, body->argument(0), c1, "ge", "has_prev", body->argument(0), c1, "prev",
-                        s.aref->result(), s.loop->loc());
+        for (size_t a = 0; a < sites.size(); ++a) {
+          if (released_after[a]) continue;
+          Value* c1 = index_const(1);
+          guarded_release(b, body->argument(0), c1, "ge", "has_prev", body->argument(0), c1,
+                          "prev", sites[a].aref->result(), s.loop->loc());
+        }
       }
     }
     ir::OpBuilder b(body);
@@ -368,18 +425,36 @@ class Pipeliner {
     Operation* drain = after.create(OpKind::mma_wait, {}, {}, s.loop->loc());
     drain->set_attr("pending", Attribute::integer(0));
     Value* n = s.loop->operand(1);
-    if (trip) {
-      if (*trip >= 1) {
-        Operation* last = after.create(OpKind::sub, {n, index_const(1)},
-                                       {Type::scalar(ScalarKind::index)}, s.loop->loc());
-        last->result()->set_name("last");
-        after.create(OpKind::aref_release, {s.aref->result(), last->result()}, {}, s.loop->loc());
+    for (size_t a = 0; a < sites.size(); ++a) {
+      if (released_after[a]) continue;
+      Value* ring = sites[a].aref->result();
+      if (trip) {
+        if (*trip >= 1) {
+          Operation* last = after.create(OpKind::sub, {n, index_const(1)},
+                                         {Type::scalar(ScalarKind::index)}, s.loop->loc());
+          last->result()->set_name("last");
+          after.create(OpKind::aref_release, {ring, last->result()}, {}, s.loop->loc());
+        }
+      } else {
+        guarded_release(after, n, index_const(0), "gt", "any", n, index_const(1), "last", ring,
+                        s.loop->loc());
       }
-    } else {
-      guarded_release(after, n, index_const(0), "gt", "any", n, index_const(1), "last",
-                      s.aref->result(), s.loop->loc());
     }
     return true;
+  }
+
+  // The buffers an aref_wait returns and every shared view of them in `body`.
+  static std::vector<const Value*> view_closure(const Operation* wait, const Block* body) {
+    std::vector<const Value*> out;
+    for (const auto& r : wait->results()) out.push_back(r.get());
+    for (size_t i = 0; i < out.size(); ++i) {
+      for (const auto& [user, index] : uses(out[i], body)) {
+        if (user->num_results() == 1 && user->result()->type().is_tensor() &&
+            user->result()->type().space() == ir::MemorySpace::shared)
+          out.push_back(user->result());
+      }
+    }
+    return out;
   }
 
   // %cond = cmp %a, %b {pred}; if %cond { %num = sub %x, %y; aref_release %ring, %num }
@@ -440,6 +515,7 @@ class Pipeliner {
 
   Operation* kernel_;
   Block* top_;
+  std::map<const Operation*, std::string> in_flight_of_;  // consumer loops already pipelined
 };
 
 }  // namespace

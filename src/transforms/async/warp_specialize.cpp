@@ -63,7 +63,8 @@ struct Mainloop {
   std::vector<Operation*> loads;        // TMA copies into shared memory, in body order
   std::set<const Operation*> address;   // the loads' address closure inside the body
   std::set<const Operation*> consumer;  // body ops the consumer keeps (not the loads)
-  Value* ring = nullptr;
+  std::vector<size_t> group;            // per load: the aref it goes through (an index of rings)
+  std::vector<Value*> rings;            // one aref per group of loads (see group_loads)
 };
 
 class Specializer {
@@ -160,7 +161,7 @@ class Specializer {
   }
 
   Mainloop analyze(Operation* loop) {
-    Mainloop m{loop, {}, {}, {}, nullptr};
+    Mainloop m{loop, {}, {}, {}, {}, {}};
     std::string where = loop_str(*loop) + " at " + loop->loc().str();
     if (static_value(loop->operand(0)) != 0 || static_value(loop->operand(2)) != 1) {
       user_error(loop->loc(), loop_str(*loop),
@@ -217,7 +218,94 @@ class Specializer {
       m.consumer.insert(op);
       for (Value* v : reads(op)) used.insert(v);
     }
+    group_loads(m);
     return m;
+  }
+
+  // The ops of `body` that read shared tile `v`, looking through the views of it (a transpose,
+  // a slice): the mmas and copies that consume the loaded data.
+  static std::set<const Operation*> readers(const Value* v, const Block* body) {
+    std::set<const Operation*> out;
+    std::vector<const Value*> work{v};
+    while (!work.empty()) {
+      const Value* u = work.back();
+      work.pop_back();
+      ir::walk(const_cast<Block*>(body)->parent(), [&](Operation* op) {
+        if (std::find(op->operands().begin(), op->operands().end(), u) == op->operands().end())
+          return;
+        if (op->num_results() == 1 && op->result()->type().is_tensor() &&
+            op->result()->type().space() == MemorySpace::shared) {
+          work.push_back(op->result());  // a view
+        } else {
+          out.insert(op);
+        }
+      });
+    }
+    return out;
+  }
+
+  // Whether an mma of the loop body has its result read in the same iteration by an op other than
+  // the next mma (as its accumulator) or the yield (attention's S, read by the softmax).
+  static bool reads_mma_in_iteration(const Block* body) {
+    for (const auto& op : body->ops()) {
+      if (op->kind() != OpKind::mma) continue;
+      bool read = false;
+      for (const auto& top : body->ops()) {
+        if (top.get() == body->terminator()) continue;
+        ir::walk(top.get(), [&](Operation* user) {
+          for (int i = 0; i < user->num_operands(); ++i) {
+            if (user->operand(i) == op->result() && !(user->kind() == OpKind::mma && i == 2))
+              read = true;
+          }
+        });
+      }
+      if (read) return true;
+    }
+    return false;
+  }
+
+  // Which aref each load goes through. Tiles consumed by the same mmas share one tuple aref (one
+  // barrier pair; they are released together). When the loop reads an mma's result in its own
+  // iteration (attention), loads consumed by different mmas get arefs of their own: their slots
+  // are released at different times (K once S = Q Kᵀ retired, V once P V did), which
+  // pipeline-arefs and coarse-pipeline exploit; one tuple would hold K's slot until P V is done.
+  static void group_loads(Mainloop& m) {
+    const size_t n = m.loads.size();
+    std::vector<size_t> parent(n);
+    for (size_t i = 0; i < n; ++i) parent[i] = i;
+    auto find = [&](size_t i) {
+      while (parent[i] != i) i = parent[i] = parent[parent[i]];
+      return i;
+    };
+    const Block* body = m.loop->region(0);
+    if (!reads_mma_in_iteration(body)) {
+      for (size_t i = 0; i < n; ++i) parent[i] = 0;
+    } else {
+      std::vector<std::set<const Operation*>> users;
+      for (const Operation* load : m.loads) users.push_back(readers(load->result(), body));
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t j = i + 1; j < n; ++j) {
+          bool shared = std::any_of(users[i].begin(), users[i].end(),
+                                    [&](const Operation* op) { return users[j].count(op) > 0; });
+          if (shared) parent[find(j)] = find(i);
+        }
+      }
+    }
+    std::vector<size_t> root_group(n, n);
+    size_t groups = 0;
+    for (size_t i = 0; i < n; ++i) {
+      size_t r = find(i);
+      if (root_group[r] == n) root_group[r] = groups++;
+      m.group.push_back(root_group[r]);
+    }
+  }
+
+  // The loads of group `g` of `m`, in body order.
+  static std::vector<size_t> loads_of(const Mainloop& m, size_t g) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < m.loads.size(); ++i)
+      if (m.group[i] == g) out.push_back(i);
+    return out;
   }
 
   // The loop-carried value or mma result in `body` that `v` is computed from, if any.
@@ -525,12 +613,17 @@ class Specializer {
     ir::OpBuilder b(top_);
     b.set_insertion_point_before(const_cast<Operation*>(first));
     for (Mainloop& m : loops_) {
-      std::vector<Type> buffers;
-      for (const Operation* load : m.loads) buffers.push_back(load->result()->type());
-      Operation* aref = b.create(OpKind::aref, {}, {Type::aref(buffers)}, m.loop->loc());
-      aref->set_attr("slots", Attribute::integer(1));
-      aref->result()->set_name("ring");
-      m.ring = aref->result();
+      const size_t groups = *std::max_element(m.group.begin(), m.group.end()) + 1;
+      for (size_t g = 0; g < groups; ++g) {
+        std::vector<Type> buffers;
+        for (size_t i : loads_of(m, g)) buffers.push_back(m.loads[i]->result()->type());
+        Operation* aref = b.create(OpKind::aref, {}, {Type::aref(buffers)}, m.loop->loc());
+        aref->set_attr("slots", Attribute::integer(1));
+        // One ring keeps its name; several are named after their first tile (%ring_k, %ring_v).
+        aref->result()->set_name(groups == 1 ? std::string("ring")
+                                             : "ring_" + m.loads[loads_of(m, g)[0]]->result()->name());
+        m.rings.push_back(aref->result());
+      }
     }
     if (!epilogue_.empty()) {
       std::vector<Type> buffers;
@@ -615,19 +708,22 @@ class Specializer {
     ir::OpBuilder lb(body);
     for (const auto& op : old.region(0)->ops())
       if (m.address.count(op.get())) lb.insert(ir::clone(*op, map));
-    std::vector<Type> types;
-    for (const Operation* load : m.loads) types.push_back(load->result()->type());
-    Operation* acquire = lb.create(OpKind::aref_acquire, {m.ring, iv}, types, old.loc());
-    for (size_t i = 0; i < m.loads.size(); ++i) {
-      const Operation* load = m.loads[i];
-      acquire->result(static_cast<int>(i))->set_name(load->result()->name());
-      std::vector<Value*> operands;
-      for (Value* v : load->operands()) operands.push_back(mapped(v));
-      operands.push_back(acquire->result(static_cast<int>(i)));
-      Operation* copy = lb.create(OpKind::copy, operands, {}, load->loc());
-      for (const auto& [key, value] : load->attributes()) copy->set_attr(key, value);
+    for (size_t g = 0; g < m.rings.size(); ++g) {
+      const std::vector<size_t> group = loads_of(m, g);
+      std::vector<Type> types;
+      for (size_t i : group) types.push_back(m.loads[i]->result()->type());
+      Operation* acquire = lb.create(OpKind::aref_acquire, {m.rings[g], iv}, types, old.loc());
+      for (size_t k = 0; k < group.size(); ++k) {
+        const Operation* load = m.loads[group[k]];
+        acquire->result(static_cast<int>(k))->set_name(load->result()->name());
+        std::vector<Value*> operands;
+        for (Value* v : load->operands()) operands.push_back(mapped(v));
+        operands.push_back(acquire->result(static_cast<int>(k)));
+        Operation* copy = lb.create(OpKind::copy, operands, {}, load->loc());
+        for (const auto& [key, value] : load->attributes()) copy->set_attr(key, value);
+      }
+      lb.create(OpKind::aref_commit, {m.rings[g], iv}, {}, old.loc());
     }
-    lb.create(OpKind::aref_commit, {m.ring, iv}, {}, old.loc());
   }
 
   // %acc = for %k iter(...) { %bufs = aref_wait %ring, %k; the consumer's body ops;
@@ -648,20 +744,23 @@ class Specializer {
       map[arg.get()] = body->add_argument(arg->type(), arg->name());
     Value* iv = body->argument(0);
     ir::OpBuilder lb(body);
-    std::vector<Type> types;
-    for (const Operation* load : m.loads) types.push_back(load->result()->type());
-    Operation* wait = lb.create(OpKind::aref_wait, {m.ring, iv}, types, old.loc());
-    for (size_t i = 0; i < m.loads.size(); ++i) {
-      Value* buf = wait->result(static_cast<int>(i));
-      buf->set_name(m.loads[i]->result()->name());
-      map[m.loads[i]->result()] = buf;
+    for (size_t g = 0; g < m.rings.size(); ++g) {
+      const std::vector<size_t> group = loads_of(m, g);
+      std::vector<Type> types;
+      for (size_t i : group) types.push_back(m.loads[i]->result()->type());
+      Operation* wait = lb.create(OpKind::aref_wait, {m.rings[g], iv}, types, old.loc());
+      for (size_t k = 0; k < group.size(); ++k) {
+        Value* buf = wait->result(static_cast<int>(k));
+        buf->set_name(m.loads[group[k]]->result()->name());
+        map[m.loads[group[k]]->result()] = buf;
+      }
     }
     const Operation* yield = old.region(0)->terminator();
     for (const auto& op : old.region(0)->ops()) {
       if (op.get() == yield || !m.consumer.count(op.get())) continue;
       lb.insert(ir::clone(*op, map));
     }
-    lb.create(OpKind::aref_release, {m.ring, iv}, {}, old.loc());
+    for (Value* ring : m.rings) lb.create(OpKind::aref_release, {ring, iv}, {}, old.loc());
     if (yield) lb.insert(ir::clone(*yield, map));
     for (int i = 0; i < old.num_results(); ++i) {
       loop->result(i)->set_name(old.result(i)->name());

@@ -1,0 +1,39 @@
+#!/bin/bash
+# coarse-pipeline on the lent H100, one device call from the repository root: attention_gpu_test
+# (carried: strip -o .carry-gpu/attention_gpu_test build/test/attention_gpu_test; carry
+# [".carry-gpu"]), compute-sanitizer on the rotated kernels, then bench/python/attention.py with
+# each kernel as compiled (coarse-pipelined) and pinned `coarse_pipeline = false` (the wait-at-use
+# loop) in the same process order, B=4 H=32. JSON records in $OUT/attention.jsonl.
+set -u
+cd "$(dirname "$0")/../.."
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export TESSEL_CACHE_DIR=$(mktemp -d)
+OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
+(cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=OFF > $OUT/cfg.log 2>&1 && ninja -C build-dev tessel > $OUT/build.log 2>&1) &
+(cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) -DCUDAToolkit_ROOT=/usr/local/cuda > $OUT/pycfg.log 2>&1 && cmake --build build-py --target _tessel -j 16 > $OUT/pybuild.log 2>&1) &
+(timeout 200 .carry-gpu/attention_gpu_test > $OUT/attention_gpu_test.log 2>&1; echo "attention_gpu_test rc=$?" >> $OUT/attention_gpu_test.log) &
+wait
+grep -E "^\[  (FAILED|PASSED|  OK)|Failure|rc=" $OUT/attention_gpu_test.log | head -12
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+mkdir -p build-dev/variants
+for f in flash_attention flash_attention_causal; do
+  sed 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {coarse_pipeline = false} :/' examples/kernels/$f.tir > build-dev/variants/${f}_sync.tir
+done
+sed 's/{pingpong = true}//' examples/kernels/flash_attention_d64.tir > build-dev/variants/flash_attention_d64_coarse.tir
+for f in examples/kernels/flash_attention.tir examples/kernels/flash_attention_causal.tir; do
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool build-dev/bin/tessel run $f --gpu --size BH=3,S=300 > $OUT/san.log 2>&1
+    echo "$(basename $f) $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
+  done
+done
+build-dev/bin/tessel run build-dev/variants/flash_attention_d64_coarse.tir --gpu --check --size BH=3,S=1000 2>&1 | grep -i "error\|relative" | head -3
+export PYTHONPATH=$PWD/build-py/python
+B="python3 bench/python/attention.py --iterations 20 --json $OUT/attention.jsonl"
+S="4,32,1024,128 4,32,4096,128 4,32,16384,128"
+timeout 200 $B --shapes $S 2>&1 | tail -3
+timeout 200 $B --kernel build-dev/variants/flash_attention_sync.tir --shapes $S 2>&1 | tail -3
+timeout 200 $B --causal --shapes $S 2>&1 | tail -3
+timeout 200 $B --causal --kernel build-dev/variants/flash_attention_causal_sync.tir --shapes $S 2>&1 | tail -3
+timeout 100 $B --kernel build-dev/variants/flash_attention_d64_coarse.tir --shapes 4,32,4096,64 4,32,16384,64 2>&1 | tail -2
+timeout 100 $B --shapes 4,32,4096,64 4,32,16384,64 2>&1 | tail -2
