@@ -119,7 +119,7 @@ std::optional<Plan> match(const Operation& loop_op) {
   if (loop->kind() != OpKind::for_ || ir::int_constant(loop->operand(2)) != 1) return std::nullopt;
   if (!ir::enclosing_role(*loop)) return std::nullopt;
   const Operation& kernel = *kernel_of(*loop);
-  if (grid_flag(kernel, "pingpong") == true || grid_flag(kernel, "coarse_pipeline") == false)
+  if (grid_flag(kernel, "coarse_pipeline") == false)
     return std::nullopt;
   Block* body = loop->region(0);
   const Operation* yield = body->terminator();

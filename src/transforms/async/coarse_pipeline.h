@@ -38,8 +38,10 @@
 // the value carried in U's yield position, which neither T nor an op before T reads; every aref
 // wait in the body either read only by U (U's) or not read by U; ops of the head without regions
 // or with pure scalar results besides. Other loops are left as they are (pipeline-arefs pipelines
-// them). A kernel whose block_grid pins `pingpong = true` (the turns of pingpong-consumers expect
-// the wait-at-use form) or `coarse_pipeline = false` is left unchanged.
+// them). A kernel whose block_grid pins `coarse_pipeline = false` is left unchanged (kept to
+// measure the rotation against pipeline-arefs' wait-at-use loop); any other value than true or
+// false is an error. With `pingpong = true` too, pingpong-consumers (after this pass) gives one
+// turn to S of j + 1 and P·V of j together, FA3's pairing.
 //
 // Registers. U's inputs from H live across the back edge (attention: P as packed 16-bit pairs,
 // 32 registers per thread at 64x128 per warpgroup, beside S and O): the cost of the overlap.

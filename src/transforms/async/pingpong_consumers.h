@@ -28,12 +28,14 @@
 // When. Only where the block_grid pins `pingpong = true` (an error when no loop qualifies). The
 // turns pay where the register work outweighs the GEMMs and lose where it does not, measured on
 // the H100 (bench/results/2026-11-26-attention-h100.md, B=4 H=32, ratio to cuDNN with / without
-// turns): head dim 64 at L = 4K 0.80 / 0.74 (before specialize-masks); head dim 128, with
-// specialize-masks, 0.70 / 0.81 at 4K, 0.67 / 0.85 at 16K, causal 4K 0.75 / 0.80. A warpgroup
-// that waits for its own Q·Kᵀ before its softmax leaves little for the turns to overlap; with
-// the intra-warpgroup overlap (a rotated loop, not built yet) that may change. Without a cost
-// model that predicts the sign, the default keeps the warpgroups in step, and
-// examples/kernels/flash_attention_d64.tir pins the turns.
+// turns, before coarse-pipeline): head dim 64 at L = 4K 0.80 / 0.74 (before specialize-masks);
+// head dim 128, with specialize-masks, 0.70 / 0.81 at 4K, 0.67 / 0.85 at 16K. With
+// coarse-pipeline's rotated loop (one turn covers S of tile j + 1 and P·V of tile j, FA3's
+// pairing; 2026-11-26-attention-coarse-h100.md) the sign is small and mixed: head dim 128
+// 0.870 / 0.853 at 1K, 0.967 / 0.951 at 4K, 1.069 / 1.066 at 16K, causal 0.746 / 0.723, 0.912 /
+// 0.898, 0.980 / 1.003, head dim 64 0.941 / 0.918 and 0.976 / 0.974 — within cuDNN's own
+// run-to-run spread. Without a cost model that predicts the sign, the default keeps the
+// warpgroups in step, and no example pins the turns.
 #pragma once
 
 #include "ir/ir.h"

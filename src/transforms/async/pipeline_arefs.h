@@ -34,8 +34,14 @@
 // An async mma's result may be used only by the next async mma (as its accumulator) or by the
 // yield, and the carried accumulator only by the mmas. A loop that reads them otherwise in the
 // same iteration (attention: S = Q·Kᵀ, exp(S), then P·V) needs Tawa's coarse-grained pipeline
-// (Algorithm 1), which is not implemented: its mmas stay synchronous — correct, not overlapped —
-// and only its ring deepens; the report says why, and a pinned mma_in_flight on it is refused.
+// (Algorithm 1): where coarse-pipeline will rotate the loop (coarse_pipeline_applies) its mmas are
+// left synchronous for that pass; otherwise each mma read in its iteration is waited for right
+// after it and the last stays in flight across the back edge (wait-at-use, needs 2 slots), else
+// they stay synchronous — correct, not overlapped. The report says which, and a pinned
+// mma_in_flight on such a loop is refused. A loop may wait on several arefs (warp-specialize
+// gives attention's K and V one each): wait-at-use releases each right after the wait that
+// retires the last mma reading it (K after S) or, when the trailing group reads it, in the next
+// iteration (V after P·V).
 //
 // Pins. A person pins on the mainloop, before warp-specialize (which carries them to the
 // consumer's loop): `stages = D` and `mma_in_flight = P`, checked as pipeline-loops checks them —

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <map>
 #include <set>
 
 #include "ir/int_arith.h"
@@ -65,6 +66,34 @@ bool register_local(const Operation& op) {
       const int64_t i = d.index(t, v);  // colexicographic: row i % rows, column i / rows
       if (!held.count(keep_cols ? i / rows : i % rows)) return false;
     }
+  }
+  return true;
+}
+
+// Whether a reduce of a 2-D register tensor over one dimension combines only within warps: every
+// kept row (or column) is held by the lanes of one warp, a power of two of them — the emitter
+// then reduces by butterfly shuffles alone (emit_cross_thread.cpp) and takes no scratch.
+// Attention's row max and row sum over a wgmma accumulator are such reduces (4 lanes a row).
+bool reduce_within_warps(const Operation& op) {
+  const Type& src = op.operand(0)->type();
+  const Attribute* dims = op.attr("dims");
+  if (!src.is_tensor() || src.space() != ir::MemorySpace::reg || !src.has_layout() ||
+      src.rank() != 2 || !ir::is_static(src.shape()) || !dims ||
+      dims->kind != Attribute::Kind::int_list || dims->list.size() != 1)
+    return false;
+  const int64_t rows = src.static_shape()[0], cols = src.static_shape()[1];
+  const bool keep_rows = dims->list[0] == 1;
+  layout::TVLayout s(layout::parse_layout(src.layout()), layout::IntTuple::tuple({rows, cols}));
+  std::map<int64_t, std::set<int64_t>> lanes_of;  // kept coordinate -> threads holding it
+  for (int64_t t = 0; t < s.num_threads(); ++t) {
+    for (int64_t v = 0; v < s.num_values(); ++v) {
+      const int64_t i = s.index(t, v);  // colexicographic: row i % rows, column i / rows
+      lanes_of[keep_rows ? i % rows : i / rows].insert(t);
+    }
+  }
+  for (const auto& [kept, threads] : lanes_of) {
+    const int64_t n = static_cast<int64_t>(threads.size());
+    if ((n & (n - 1)) != 0 || *threads.begin() / 32 != *threads.rbegin() / 32) return false;
   }
   return true;
 }
@@ -179,7 +208,8 @@ int64_t reserve_bytes(const Operation& kernel) {
   bool reduces = false;
   int64_t broadcast_scratch = 0;
   ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
-    reduces = reduces || op->kind() == OpKind::reduce || op->kind() == OpKind::rearrange;
+    reduces = reduces || (op->kind() == OpKind::reduce && !reduce_within_warps(*op)) ||
+              op->kind() == OpKind::rearrange;
     // A broadcast the threads cannot serve from their own registers goes through f32 scratch
     // the size of its source.
     if (op->kind() == OpKind::broadcast && op->operand(0)->type().is_tensor() &&

@@ -33,7 +33,8 @@ inline constexpr int64_t kReserveBytes = 8 * 1024;
 // 4 slots x 2 barriers x 8 B here) and the round-up of the allocation's base to 1024 B (1008 B).
 // 8 KiB would cost a warp-specialized 128x256 GEMM with a staged epilogue its fourth stage.
 inline constexpr int64_t kTightReserveBytes = 2 * 1024;
-// The reserve a kernel needs: kReserveBytes with a reduce or rearrange (their scratch), else
+// The reserve a kernel needs: kReserveBytes with a rearrange or a reduce that crosses warps
+// (their scratch; a reduce whose rows each stay in one warp is shuffles only), else
 // kTightReserveBytes plus the f32 scratch a broadcast may take (its source's elements x 4 B; none
 // for a register-local one, whose threads each hold the elements they repeat).
 int64_t reserve_bytes(const ir::Operation& kernel);

@@ -36,6 +36,11 @@
 //                       aref_commit %ring, %k }
 //   consumer:  %acc = for %k iter(...) { %bufs = aref_wait %ring, %k; the rest of the body, with
 //                       the loads' results replaced by %bufs; aref_release %ring, %k; yield }
+// When the loop reads an mma's result in its own iteration (attention), the loads consumed by
+// different mmas get an aref each (%ring_k, %ring_v; union of loads read by a common mma), in
+// the producer one acquire/copies/commit per aref in load order, in the consumer one wait and
+// one release per aref: their slots are released at different times (K once S = Q Kᵀ retired,
+// V once P·V did). Elsewhere (GEMM mainloops) one tuple aref: one barrier pair per slot.
 // The loop index is the aref's sequence number, so the loop must run from 0 with step 1. The
 // consumer loop keeps the original loop's attributes, among them a `stages` / `mma_in_flight` a
 // person pinned for pipeline-arefs.
