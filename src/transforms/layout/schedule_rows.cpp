@@ -76,8 +76,11 @@ std::string why_not(Operation& kernel, RowProgram& p) {
   Block& body = *kernel.region(0);
   std::string why;
   ir::walk(&kernel, [&](Operation* op) {
-    if (!why.empty()) return;
     if (op->kind() == OpKind::mma) why = "it has an mma";
+  });
+  if (!why.empty()) return why;
+  ir::walk(&kernel, [&](Operation* op) {
+    if (!why.empty()) return;
     if (op->kind() == OpKind::block_grid) {
       if (p.grid) why = "two block_grid ops";
       p.grid = op;
@@ -166,6 +169,13 @@ std::string why_not(Operation& kernel, RowProgram& p) {
   });
   if (!why.empty()) return why;
   for (const Value* t : row_tensors) (written.count(t) ? p.row_writes : p.row_reads) += 1;
+  // The model and the tiles assume 16-byte accesses along rows: N must be a multiple of them.
+  bool vectors = false;
+  for (const ir::Fact& f : kernel.signature().facts)
+    vectors = vectors || (f.symbol == p.n_name && f.divisor % (16 / p.elem_bytes) == 0);
+  if (!vectors)
+    return "no fact " + p.n_name + " % " + std::to_string(16 / p.elem_bytes) +
+           " == 0: rows cannot move in 16-byte vectors";
   for (Value* v : p.registers) {
     const auto& s = v->type().static_shape();
     bool ok = s == std::vector<int64_t>{p.rows, p.cols} || s == std::vector<int64_t>{p.rows} ||
@@ -328,8 +338,15 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   c.hbm_fraction = fraction;
   c.us = (ideal + (l2_holds ? 0 : again)) / (kHbmBytesPerUs * fraction) +
          (l2_holds ? again : 0) / (kHbmBytesPerUs * kL2Factor);
-  // A reduction across warps waits at a block barrier once per column tile.
-  if (p.reduces_rows && c.along_row > 32) c.us *= 1.0 + 0.01 * double(kt);
+  // A reduction across warps waits at block barriers once per column tile, and while a block
+  // waits only the other resident blocks keep loads in flight: with B blocks an SM keeps about
+  // B / (B + 0.3) of its bandwidth (1 block: 0.77).
+  if (p.reduces_rows && c.along_row > 32) {
+    c.hbm_fraction *= double(c.blocks_per_sm) / (double(c.blocks_per_sm) + 0.3);
+    c.us = (ideal + (l2_holds ? 0 : again)) / (kHbmBytesPerUs * c.hbm_fraction) +
+           (l2_holds ? again : 0) / (kHbmBytesPerUs * kL2Factor);
+    c.us *= 1.0 + 0.01 * double(kt);
+  }
   return c;
 }
 
