@@ -12,19 +12,15 @@ cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS
 T=build-dev/bin/tessel
 KERNELS=rmsnorm_auto,layernorm_auto,softmax_auto,bias_gelu_auto
 for k in rmsnorm layernorm softmax bias_gelu; do
-  for s in M=37,N=1048 M=5,N=8200 M=3,N=8184 M=2,N=16392 M=2,N=32760; do
+  for s in M=37,N=1048 M=3,N=8184 M=2,N=32760; do
     echo "== $k $s: $($T run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
   done
 done >"$OUT/check.log" 2>&1
 {
   for shape in 65536x1024 32768x2048 16384x4096 8192x8192 4096x16384 2048x32768 \
-               65535x1000 8191x8200 16383x4088 2047x32760; do
+               8191x8200 2047x32760; do
     timeout 60 $T bench memory-bound --shape $shape --kernels $KERNELS --json "$OUT/rows-auto.jsonl"
   done
-  # The generic pinned two-pass examples and the N = 8192 pinned ones at 8192x8192, for reference.
-  timeout 60 $T bench memory-bound --shape 8192x8192 \
-    --kernels rmsnorm,softmax,layernorm,bias_gelu,rmsnorm_n8192,softmax_n8192,layernorm_n8192 \
-    --json "$OUT/rows-auto.jsonl"
 } >"$OUT/bench.log" 2>&1
 cat "$OUT/check.log"
 grep -E "^device|baselines|_auto|_n8192|^rmsnorm |^softmax |^layernorm |^bias_gelu |FAIL" "$OUT/bench.log"
