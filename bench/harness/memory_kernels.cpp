@@ -10,6 +10,7 @@
 #include "runtime/context.h"
 #include "support/diagnostics.h"
 #include "tessel/example_kernels.h"
+#include "transforms/layout/schedule_rows.h"
 
 namespace tessel::bench {
 namespace {
@@ -113,12 +114,14 @@ MemoryCase::MemoryCase(const std::string& kernel, int64_t rows, int64_t cols, ui
     text = it->second;
   }
   auto module = ir::parse_module(text, name_ + ".tir");
-  const ir::Operation& k = *module->kernels.front();
-  compiled_ = std::make_unique<CompiledKernel>(compile(k, target::cuda::Target::sm90a()));
+  ir::Operation& k = *module->kernels.front();
   std::map<std::string, int64_t> sizes;
   const auto& symbols = k.signature().sizes;
   if (!symbols.empty()) sizes[symbols[0]] = rows;
   if (symbols.size() > 1) sizes[symbols[1]] = cols;
+  // Unpinned row programs are scheduled for the sizes they will run at (schedule-rows).
+  transforms::set_size_hints(k, sizes);
+  compiled_ = std::make_unique<CompiledKernel>(compile(k, target::cuda::Target::sm90a()));
   std::mt19937_64 rng(seed);
   // row_scale divides by row sums: keep them away from zero.
   bool positive = reference_name(name_) == "row_scale";

@@ -16,6 +16,9 @@ std::vector<std::string> lowering_passes() {
   // Layout synthesis (src/transforms): every register tensor gets a thread-value layout (pinned
   // ones are kept and checked), every mma / reduce / global copy an atom; then shared layouts.
   transforms::register_passes();
+  // A row program without an mma and without pinned layouts (RMSNorm, softmax, bias + GELU
+  // written with no thread in mind) gets its tile, block size and row residency first.
+  passes.push_back("schedule-rows");
   passes.push_back("synthesize-layouts");
   passes.push_back("synthesize-shared-layouts");
   // The order of the blocks (L2 reuse between the blocks resident at once); warp specialization

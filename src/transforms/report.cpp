@@ -18,6 +18,7 @@
 #include "transforms/async/share_rings.h"
 #include "transforms/async/stage_stores.h"
 #include "transforms/async/warp_specialize.h"
+#include "transforms/layout/schedule_rows.h"
 #include "transforms/layout/shared_layouts_pass.h"
 #include "transforms/layout/synthesize_layouts.h"
 #include "transforms/schedule/cluster_blocks.h"
@@ -76,6 +77,10 @@ void register_passes() {
   static bool done = false;
   if (done) return;
   done = true;
+  ir::register_pass({"schedule-rows",
+                     "tile shape, block size and row residency (registers or two passes) of an "
+                     "unpinned row program without an mma, by a cost model",
+                     [](ir::Module& m) { schedule_rows(m); }});
   ir::register_pass({"synthesize-layouts",
                      "thread-value layouts for register tensors, mma/reduce atoms by search "
                      "(Hexcute Algorithm 1)",

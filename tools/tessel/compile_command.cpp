@@ -2,6 +2,7 @@
 // the lowered IR, the generated CUDA C++, its PTX, or writes the cubin.
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "compile/compile.h"
@@ -9,6 +10,7 @@
 #include "support/command_line.h"
 #include "support/diagnostics.h"
 #include "tessel/command.h"
+#include "transforms/layout/schedule_rows.h"
 
 namespace tessel::tool {
 namespace {
@@ -17,6 +19,7 @@ int run_compile(const std::vector<std::string>& args) {
   std::string emit = "cuda", kernel_name, arch = "sm_90a", output;
   bool print_after_all = false, time_passes = false, time_compile = false;
   CompileOptions options;
+  std::map<std::string, int64_t> hints;
   // --passes=a,b replaces the default pipeline (--passes=verify: the input is lowered IR already).
   std::string file = single_input_file(OptionParser("compile")
                                            .value("--emit", emit)
@@ -27,6 +30,10 @@ int run_compile(const std::vector<std::string>& args) {
                                            .flag("--print-after-all", print_after_all)
                                            .flag("--time-passes", time_passes)
                                            .flag("--time", time_compile)
+                                           .value("--size-hint",
+                                                  [&](const std::string& text) {
+                                                    parse_sizes(text, hints);
+                                                  })
                                            .parse(args),
                                        "compile");
   if (emit != "ir" && emit != "cuda" && emit != "ptx" && emit != "cubin") {
@@ -39,6 +46,7 @@ int run_compile(const std::vector<std::string>& args) {
   target::cuda::Target target = target::cuda::Target::named(arch);
   auto module = ir::parse_module(read_input_file(file), file);
   if (module->kernels.empty()) user_error(SourceLocation::unknown(), file, " holds no kernel");
+  for (const auto& k : module->kernels) transforms::set_size_hints(*k, hints);
   const ir::Operation* kernel = module->kernels[0].get();
   if (!kernel_name.empty()) {
     kernel = module->find_kernel(kernel_name);
@@ -78,11 +86,12 @@ const bool registered = register_command(
     {"compile", "compile a textual kernel to lowered IR, CUDA C++, PTX or a cubin",
      "usage: tessel compile FILE [--emit=ir|cuda|ptx|cubin] [--target=sm_90a|sm_80]\n"
      "                      [--kernel NAME] [-o FILE] [--passes=a,b] [--print-after-all]\n"
-     "                      [--time-passes] [--time]\n"
+     "                      [--time-passes] [--time] [--size-hint M=8192,N=1024]\n"
      "  Runs the pass pipeline on the kernel (the first in FILE, - for stdin, unless --kernel),\n"
      "  then prints the lowered IR, the generated CUDA C++ (default) or its PTX, or writes the\n"
      "  cubin (-o needed).\n"
      "  Register tensors need thread-value layouts (pinned, or from layout synthesis).\n"
+     "  --size-hint: the sizes schedule-rows tunes a row program for (correct for any size).\n"
      "  --passes=a,b runs those passes instead of the pipeline (--passes=verify: FILE is lowered\n"
      "  IR already, e.g. the output of --emit=ir edited by hand).\n"
      "  TESSEL_DUMP_IR=1 or --print-after-all prints the IR after every pass; --time-passes times\n"

@@ -18,6 +18,7 @@
 #include "support/diagnostics.h"
 #include "support/hash.h"
 #include "tessel/command.h"
+#include "transforms/layout/schedule_rows.h"
 
 namespace tessel::tool {
 namespace {
@@ -136,6 +137,8 @@ int run_run(const std::vector<std::string>& args) {
   auto module = ir::parse_module(read_input_file(file), file);
   ir::verify(*module);
   if (module->kernels.empty()) user_error(SourceLocation::unknown(), file, " holds no kernel");
+  // A row program is scheduled for the sizes it runs at (schedule-rows' size hints).
+  for (const auto& k : module->kernels) transforms::set_size_hints(*k, options.sizes);
   const ir::Operation* kernel = module->kernels[0].get();
   if (!kernel_name.empty()) {
     kernel = module->find_kernel(kernel_name);

@@ -133,10 +133,25 @@ void Emitter::reduce(const Operation& op) {
   const Reg& a = reg(op, op.operand(0));
   const auto& dims = op.ints_attr("dims");
   const std::string& kind = op.str_attr("kind");
-  const Plan& src = *a.plan;
-  if (src.tile.size() != 2 || dims.size() != 1)
+  if (a.plan->tile.size() != 2 || dims.size() != 1)
     unsupported(op, "is supported from rank 2 to rank 1 only");
   size_t red = static_cast<size_t>(dims[0]), kept = 1 - red;
+  // A thread leaf along the reduced dimension that spans lanes and warps (a row over 512
+  // threads: one leaf of extent 512) is split at the warp: its lanes combine by shuffles, only
+  // one partial per warp goes through shared memory (else every thread would read all 512).
+  Plan src = *a.plan;
+  for (size_t i = 0; i < src.leaves.size(); ++i) {
+    Leaf l = src.leaves[i];
+    bool pow2 = (l.extent & (l.extent - 1)) == 0 && (l.prefix & (l.prefix - 1)) == 0;
+    if (!pow2 || l.coef[red] == 0 || l.prefix >= 32 || l.prefix * l.extent <= 32) continue;
+    const int64_t lanes = 32 / l.prefix;
+    Leaf warps = l;
+    warps.extent = l.extent / lanes;
+    warps.prefix = 32;
+    for (int64_t& c : warps.coef) c *= lanes;
+    src.leaves[i].extent = lanes;
+    src.leaves.insert(src.leaves.begin() + static_cast<std::ptrdiff_t>(i) + 1, warps);
+  }
   std::string identity = kind == "sum"   ? "0.0f"
                          : kind == "max" ? float_literal(-INFINITY)
                          : kind == "min" ? float_literal(INFINITY)
