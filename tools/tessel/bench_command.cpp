@@ -1,5 +1,7 @@
 // `tessel bench SUITE`: runs tessel kernels against their library baselines in one process and
 // prints a table (and JSON records for bench/results/).
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -77,7 +79,16 @@ constexpr const char* kUsage =
     "Runs the tessel-compiled memory-bound kernels (examples/kernels: bias_gelu, softmax, "
     "rmsnorm,\n"
     "layernorm, gemv; default 8192x8192 f16) interleaved with a 16-byte copy kernel moving the\n"
-    "same bytes; prints GB/s, the copy's GB/s, their fraction and the relative error.\n";
+    "same bytes; prints GB/s, the copy's GB/s, their fraction and the relative error.\n"
+    "\n"
+    "usage: tessel bench attention [--causal] [--shapes B,H,L,D[,HKV] ...] [--dtype f16|bf16]\n"
+    "                              [--kernel FILE.tir] [--json FILE] [--iterations N]\n"
+    "Runs the FlashAttention examples (examples/kernels/flash_attention*.tir, by head dim and\n"
+    "--causal; HKV < H: the GQA kernel) against cuDNN and FlashAttention-2 through PyTorch's\n"
+    "scaled_dot_product_attention (SDPA backends) in one process: the suite is\n"
+    "bench/python/attention.py of the source tree this tool was built from, run by python3 with\n"
+    "the Python extension (<build>/python, else PYTHONPATH or an installed tessel) and torch.\n"
+    "Default shapes 4,32,1024,128 4,32,4096,128 4,32,16384,128; ratio = SDPA time / tessel time.\n";
 
 struct BenchArgs {
   std::string suite;
@@ -104,7 +115,7 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
   }
   if (parsed.suite != "gemm-reference") {
     user_error(SourceLocation::unknown(), "unknown suite '", parsed.suite,
-               "' (known: gemm, gemm-reference, memory-bound, summary)");
+               "' (known: attention, gemm, gemm-reference, memory-bound, summary)");
   }
   if (parsed.dtype != "f16" && parsed.dtype != "bf16" && parsed.dtype != "all") {
     user_error(SourceLocation::unknown(), "--dtype must be f16, bf16 or all, not '", parsed.dtype,
@@ -113,7 +124,59 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
   return parsed;
 }
 
+// Single-quoted for the shell.
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// `tessel bench attention`: the baselines live in PyTorch (cuDNN and FlashAttention-2 through
+// SDPA), so the suite is the Python benchmark; this checks the options and runs it.
+int run_attention_bench(const std::vector<std::string>& args) {
+  std::vector<std::string> forwarded;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--causal") {
+      forwarded.push_back(a);
+    } else if (a == "--shapes") {
+      forwarded.push_back(a);
+      size_t n = 0;
+      for (; i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0; ++i, ++n) {
+        const std::string& shape = args[i + 1];
+        int commas = static_cast<int>(std::count(shape.begin(), shape.end(), ','));
+        if (shape.find_first_not_of("0123456789,") != std::string::npos || (commas != 3 && commas != 4))
+          user_error(SourceLocation::unknown(), "bench attention: shape '", shape,
+                     "' is not B,H,L,D or B,H,L,D,HKV");
+        forwarded.push_back(shape);
+      }
+      if (n == 0)
+        user_error(SourceLocation::unknown(), "bench attention: --shapes needs at least one B,H,L,D");
+    } else if (a == "--dtype" || a == "--kernel" || a == "--json" || a == "--iterations") {
+      if (i + 1 >= args.size())
+        user_error(SourceLocation::unknown(), "bench attention: ", a, " needs a value");
+      if (a == "--dtype" && args[i + 1] != "f16" && args[i + 1] != "bf16")
+        user_error(SourceLocation::unknown(), "bench attention: --dtype must be f16 or bf16, not '",
+                   args[i + 1], "'");
+      forwarded.push_back(a);
+      forwarded.push_back(args[++i]);
+    } else {
+      user_error(SourceLocation::unknown(), "bench attention: unknown option '", a,
+                 "' (see `tessel help bench`)");
+    }
+  }
+  std::string command = "PYTHONPATH=" + shell_quote(std::string(TESSEL_BINARY_DIR) + "/python") +
+                        "${PYTHONPATH:+:$PYTHONPATH} python3 " +
+                        shell_quote(std::string(TESSEL_SOURCE_DIR) + "/bench/python/attention.py");
+  for (const std::string& a : forwarded) command += " " + shell_quote(a);
+  std::cout << command << std::endl;
+  const int status = std::system(command.c_str());
+  return status == 0 ? 0 : 1;
+}
+
 int run_bench(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "attention")
+    return run_attention_bench(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == "memory-bound") {  // bench/harness/memory_bench.h
     return bench::run_memory_bench(std::vector<std::string>(args.begin() + 1, args.end()));
   }

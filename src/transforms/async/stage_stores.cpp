@@ -161,6 +161,14 @@ class Stager {
   bool matches(const Operation& op) {
     if (op.kind() != OpKind::copy || op.num_operands() != 2 || !ir::enclosing_role(op))
       return false;
+    if (const Attribute* pin = op.attr("staged")) {
+      const bool flag = pin->kind == Attribute::Kind::ident || pin->kind == Attribute::Kind::string;
+      if (!flag || (pin->s != "true" && pin->s != "false")) {
+        user_error(op.loc(), "copy: staged must be true or false, not ",
+                   pin->kind == Attribute::Kind::unit ? std::string("a bare flag") : pin->str());
+      }
+      if (pin->s == "false") return false;
+    }
     const Type& r = op.operand(0)->type();
     const Type& g = op.operand(1)->type();
     if (!r.is_tensor() || r.space() != MemorySpace::reg || !r.has_layout() || r.rank() != 2)

@@ -42,7 +42,10 @@
 // the buffer out themselves (`copy %stage, %C_c`, bounds-checked 2-byte stores; the next part's
 // role_sync orders those reads before the buffer is written again). Only the send is guarded,
 // so the register side (slice, stmatrix) is one piece of code.
-// Stores that do not match are left alone.
+// Stores that do not match are left alone, and so is a store pinned `{staged = false}`: its
+// registers go straight to global memory, and the two buffers' shared memory goes to the rings
+// (attention with 176-key tiles stores its output once per tile and needs the bytes for two
+// K and two V slots).
 #pragma once
 
 #include "ir/ir.h"
