@@ -100,11 +100,19 @@ class Specializer {
     for (Operation* op : x->chain) chain.push_back(op);
     for (Operation* op : y->chain) chain.push_back(op);
     chain.push_back(cmp);
+    // An op moves when every user is the select or another op that moves (a cmp that also feeds
+    // a second select stays, and so does the chain it reads): shrink the chain to that fixpoint.
     std::vector<Operation*> moved;
-    for (const auto& op : block->ops()) {
-      if (std::find(chain.begin(), chain.end(), op.get()) != chain.end() &&
-          only_feeds(op.get(), chain, select))
-        moved.push_back(op.get());
+    for (const auto& op : block->ops())
+      if (std::find(chain.begin(), chain.end(), op.get()) != chain.end()) moved.push_back(op.get());
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = moved.begin(); it != moved.end(); ++it) {
+        if (only_feeds(*it, moved, select)) continue;
+        moved.erase(it);
+        changed = true;
+        break;
+      }
     }
     ir::OpBuilder eb(else_block);
     std::unordered_map<const Value*, Value*> map;

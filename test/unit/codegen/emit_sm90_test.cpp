@@ -362,9 +362,10 @@ TEST(EmitSm90, Fp8GemmUsesK32WgmmaOverByteTiles) {
 }
 
 // FlashAttention from a tile program: the producer loads Q (once per tile, the %prologue aref),
-// K and V; the consumer's softmax runs over the first wgmma's accumulator (row max and sum by
-// shuffles within the quad, masks from iota), and the second GEMM takes P from registers
-// (wgmma's RS form, P packed in pairs straight from the f32 values). Nothing spills.
+// K and V (an aref each); the consumer's softmax runs over the first wgmma's accumulator (row max
+// and sum by shuffles within the quad, masks from iota), and the second GEMM takes P from
+// registers (wgmma's RS form). coarse-pipeline carries P across the back edge packed in pairs
+// straight from the f32 values of exp2, and the RS fragments are its words. Nothing spills.
 TEST(EmitSm90, FlashAttentionTakesPFromRegistersAndNothingSpills) {
   for (const char* name : {"flash_attention", "flash_attention_d64"}) {
     SCOPED_TRACE(name);
@@ -375,9 +376,19 @@ TEST(EmitSm90, FlashAttentionTakesPFromRegistersAndNothingSpills) {
         compile(*module->kernels.front(), target::cuda::Target::sm90a(), options).cuda_source();
     EXPECT_NE(cuda.find("role producer"), std::string::npos) << cuda;
     EXPECT_NE(cuda.find("prologue_full"), std::string::npos) << cuda;
+    EXPECT_NE(cuda.find("ring_k_full"), std::string::npos) << cuda;
+    EXPECT_NE(cuda.find("ring_v_full"), std::string::npos) << cuda;
     EXPECT_NE(cuda.find("tessel::device::wgmma_rs<"), std::string::npos) << cuda;
-    // P packed from the f32 values of exp2 (the cast to f16 adds no rounding of its own).
-    EXPECT_NE(cuda.find("tessel::device::pack_f16x2(p_1[0], p_1[1])"), std::string::npos) << cuda;
+    // The steady loop waits for S of the next key tile only, P·V of this one still running.
+    EXPECT_NE(cuda.find("tessel::device::wgmma_wait_group<1>();"), std::string::npos) << cuda;
+    // P packed from the f32 values of exp2 (the cast to f16 adds no rounding of its own) into
+    // the carried words the RS fragments are.
+    EXPECT_NE(cuda.find("ph_1[p] = tessel::device::pack_f16x2(p_2[2 * p], p_2[2 * p + 1]);"),
+              std::string::npos)
+        << cuda;
+    EXPECT_NE(cuda.find("frag0_0[4] = {ph_prev[0], ph_prev[1], ph_prev[2], ph_prev[3]};"),
+              std::string::npos)
+        << cuda;
     EXPECT_NE(cuda.find("__shfl_xor_sync"), std::string::npos) << cuda;
     const std::string log = ptxas_log(name);
     EXPECT_NE(log.find(", 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << log;
