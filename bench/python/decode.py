@@ -17,11 +17,14 @@ its bandwidth counts read + write), the achievable figure, and (b) the H100's no
 Baselines: F.scaled_dot_product_attention(q[B,H,1,D], k, v, enable_gqa=HK != H) under the
 FLASH_ATTENTION, CUDNN_ATTENTION and EFFICIENT_ATTENTION backends (a backend that refuses the
 shape is reported and skipped); ratio = baseline time / tessel time. --profile also reads each
-kernel's device time from torch.profiler (CUPTI), without the launch gaps.
+kernel's device time from torch.profiler (CUPTI), without the launch gaps. Every function is also
+timed replayed from a CUDA graph of --graph-reps calls (the time per call): without Python's and
+the launches' overhead, which dominate the eager figure at the small shapes.
 Check: partials, LSEs and O poisoned (NaN) before the launches; O finite everywhere; sampled heads
 against a float64 reference (rel_err), and all of O against the first baseline that runs.
 
 usage: decode.py [--shapes B,H,HK,L ...] [--json FILE] [--iterations N] [--profile]
+                 [--graph-reps N] [--copy-cap GIB]
 """
 import argparse
 import json
@@ -70,6 +73,28 @@ def sdpa(backend, q, k, v, gqa):
         return F.scaled_dot_product_attention(q, k, v, enable_gqa=gqa)
 
 
+def graphed(fn, reps):
+    """A function replaying a CUDA graph of `reps` calls of fn, or None if fn cannot be captured."""
+    try:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                fn()
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(reps):
+                fn()
+        g.replay()
+        torch.cuda.synchronize()
+        return g.replay
+    except Exception as e:  # noqa: BLE001 -- reported by the caller
+        print("graph capture failed: %s" % str(e).splitlines()[0][:120])
+        torch.cuda.synchronize()
+        return None
+
+
 def profile_kernels(fn, iterations):
     """Median device time (ms) of each kernel `fn` launches, by name, from torch.profiler."""
     from torch.profiler import ProfilerActivity, profile
@@ -91,6 +116,8 @@ def main():
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--copy-cap", type=float, default=8.0, help="GiB")
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--graph-reps", type=int, default=20,
+                   help="calls per CUDA graph for the graph timing (a tenth of it where a call takes 0.5 ms or more; 0: none)")
     args = p.parse_args()
     root = repository_root()
     record = provenance("decode.py")
@@ -117,9 +144,11 @@ def main():
         o = torch.full((b, h, D), float("nan"), device="cuda", dtype=torch.float16)
         qf, kf, vf = q.view(bhk, g, D), k.view(bhk, l, D), v.view(bhk, l, D)
 
+        op3, lse2 = op.view(bh, ns, D), lse.view(bh, ns)
+
         def run(o=o):
             split(qf, kf, vf, op, lse)
-            combine(op.view(bh, ns, D), lse.view(bh, ns), o.view(bh, D), l)
+            combine(op3, lse2, o.view(bh, D), l)
 
         run()
         torch.cuda.synchronize()
@@ -159,6 +188,23 @@ def main():
         for name, backend in baselines:
             fns.append(lambda backend=backend: sdpa(backend, q4, k, v, hk != h))
         times = time_interleaved(fns, 5, args.iterations)
+        # The same functions replayed from CUDA graphs of --graph-reps calls each: no Python and
+        # launch overhead between calls, what a serving loop that captures its decode step sees.
+        graph_times = {}
+        reps = args.graph_reps if times[0] < 0.5 else max(2, args.graph_reps // 10)
+        if reps > 0:
+            names = ["tessel"] + (["copy"] if src is not None else []) + [n for n, _ in baselines]
+            replays, kept = [], []
+            for name, fn in zip(names, fns):
+                g = graphed(fn, reps)
+                if g is None:
+                    print("%-18s %s does not run in a CUDA graph" % (shape, name))
+                else:
+                    replays.append(g)
+                    kept.append(name)
+            if replays:
+                for name, t in zip(kept, time_interleaved(replays, 2, max(5, args.iterations // 3))):
+                    graph_times[name] = t / reps
         mine = times[0]
         gbps = kv_bytes / mine / 1e6
         copy_gbps = 2 * copy_elems * 2 / times[1] / 1e6 if src is not None else None
@@ -168,6 +214,16 @@ def main():
         base_times = times[2:] if src is not None else times[1:]
         for (name, _), t in zip(baselines, base_times):
             line += "  %s %.4f ms (ratio %.2f)" % (name, t, t / mine)
+        if "tessel" in graph_times:
+            gt = graph_times["tessel"]
+            gc = graph_times.get("copy")
+            line += "  | graph: tessel %.4f ms %7.1f GB/s" % (gt, kv_bytes / gt / 1e6)
+            if gc:
+                line += " (%.3f of copy %.0f GB/s)" % (kv_bytes / gt / (2 * copy_elems * 2 / gc),
+                                                       2 * copy_elems * 2 / gc / 1e6)
+            for name, _ in baselines:
+                if name in graph_times:
+                    line += "  %s ratio %.2f" % (name, graph_times[name] / gt)
         prof = {}
         if args.profile:
             try:
@@ -192,6 +248,15 @@ def main():
                 r[name + "_ratio"] = t / mine
             if prof:
                 r["device_ms"] = {n: t for n, t in prof.items()}
+            if graph_times:
+                r["graph_ms"] = graph_times
+                gt = graph_times.get("tessel")
+                if gt:
+                    r["graph_gbps"] = kv_bytes / gt / 1e6
+                    if graph_times.get("copy"):
+                        r["graph_copy_gbps"] = 2 * copy_elems * 2 / graph_times["copy"] / 1e6
+                        r["graph_fraction_of_copy"] = r["graph_gbps"] / r["graph_copy_gbps"]
+                    r["graph_fraction_of_nominal"] = r["graph_gbps"] / NOMINAL_GBPS
             with open(args.json, "a") as f:
                 f.write(json.dumps(r) + "\n")
         del q, k, v, op, lse, o, out, src, dst, fns
