@@ -56,7 +56,9 @@ TEST(FlashDecodeCompile, BothKernelsCompileForSm90a) {
 
 TEST(FlashDecodeCompile, SplitChoice) {
   EXPECT_EQ(decode_splits(8, 4096, 132), 16);  // 128 units of 2 tiles
-  EXPECT_EQ(decode_splits(256, 131072, 132), 1);
+  // 1024 tiles per KV head: 1 split is 256 units in 2 waves (2 x 1025), 18 splits of 57 tiles
+  // 4608 units in 35 waves (35 x 58 = 2030, the waves 99.7% full).
+  EXPECT_EQ(decode_splits(256, 131072, 132), 18);
   EXPECT_EQ(decode_splits(1, 100, 132), 1);
 }
 
