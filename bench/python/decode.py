@@ -3,9 +3,9 @@
 against the HBM bandwidth the KV cache read implies and against PyTorch's SDPA, in one process.
 
 One query row per head: q [B, H, D] (the kernel's [B*HK, G, D], G = H / HK query heads per KV
-head), K and V caches [B, HK, L, D] (the kernel's [B*HK, L, D]), D = 128, f16, entries from
-torch.randn. The split kernel writes f32 partials [B*HK, G, NS, D] and LSEs [B*HK, G, NS]; the
-combine writes O [B, H, D] (f16). NS is chosen here (choose_splits: per SM, ceil(units / SMs)
+head; HK divides H, G <= 64: one 64-row tile per KV head), K and V caches [B, HK, L, D] (the
+kernel's [B*HK, L, D]), D = 128, f16, entries from torch.randn. The split kernel writes f32
+partials [B*HK, G, NS, D] and LSEs [B*HK, G, NS]; the combine writes O [B, H, D] (f16). NS is chosen here (choose_splits: per SM, ceil(units / SMs)
 units of (tiles per split + 1) tiles' time, over the counts that leave no split empty) and
 passed as the partials' extent; the kernels use cdiv(tiles, cdiv(tiles, NS)) splits.
 
@@ -128,6 +128,9 @@ def main():
     for shape in args.shapes:
         b, h, hk, l = (int(x) for x in shape.split(","))
         g, bhk, bh = h // hk, b * hk, b * h
+        if h % hk or g > 64:
+            print("%-18s skipped: flash_decode.tir takes G = H / HK whole and at most 64" % shape)
+            continue
         kv_bytes = 2 * b * hk * l * D * 2
         ns = choose_splits(bhk, l, sms)
         torch.cuda.empty_cache()
