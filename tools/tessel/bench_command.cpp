@@ -145,13 +145,15 @@ int run_attention_bench(const std::vector<std::string>& args) {
       for (; i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0; ++i, ++n) {
         const std::string& shape = args[i + 1];
         int commas = static_cast<int>(std::count(shape.begin(), shape.end(), ','));
-        if (shape.find_first_not_of("0123456789,") != std::string::npos || (commas != 3 && commas != 4))
+        if (shape.find_first_not_of("0123456789,") != std::string::npos ||
+            (commas != 3 && commas != 4))
           user_error(SourceLocation::unknown(), "bench attention: shape '", shape,
                      "' is not B,H,L,D or B,H,L,D,HKV");
         forwarded.push_back(shape);
       }
       if (n == 0)
-        user_error(SourceLocation::unknown(), "bench attention: --shapes needs at least one B,H,L,D");
+        user_error(SourceLocation::unknown(),
+                   "bench attention: --shapes needs at least one B,H,L,D");
     } else if (a == "--dtype" || a == "--kernel" || a == "--json" || a == "--iterations") {
       if (i + 1 >= args.size())
         user_error(SourceLocation::unknown(), "bench attention: ", a, " needs a value");

@@ -61,7 +61,8 @@ std::vector<std::pair<Operation*, int>> uses_in(const Value* v, const Block* blo
 // Index arithmetic the tail may recompute for its own iteration: no regions, no effects, scalar
 // results, from constants, the loop index and values defined outside the loop.
 bool is_index_op(const Operation& op) {
-  if (!op.regions().empty() || op.num_results() != 1 || !op.result()->type().is_scalar()) return false;
+  if (!op.regions().empty() || op.num_results() != 1 || !op.result()->type().is_scalar())
+    return false;
   switch (op.kind()) {
     case OpKind::constant:
     case OpKind::add:
@@ -119,8 +120,7 @@ std::optional<Plan> match(const Operation& loop_op) {
   if (loop->kind() != OpKind::for_ || ir::int_constant(loop->operand(2)) != 1) return std::nullopt;
   if (!ir::enclosing_role(*loop)) return std::nullopt;
   const Operation& kernel = *kernel_of(*loop);
-  if (grid_flag(kernel, "coarse_pipeline") == false)
-    return std::nullopt;
+  if (grid_flag(kernel, "coarse_pipeline") == false) return std::nullopt;
   Block* body = loop->region(0);
   const Operation* yield = body->terminator();
   if (!yield || yield->kind() != OpKind::yield) return std::nullopt;
@@ -201,8 +201,7 @@ std::optional<Plan> match(const Operation& loop_op) {
       p.u_inputs.push_back(v);
   }
   const Value* acc = p.u->operand(2);
-  if (std::find(p.u_inputs.begin(), p.u_inputs.end(), acc) == p.u_inputs.end())
-    return std::nullopt;
+  if (std::find(p.u_inputs.begin(), p.u_inputs.end(), acc) == p.u_inputs.end()) return std::nullopt;
   // The tail's other needs from the head: index arithmetic only (recomputed for its iteration).
   std::function<bool(const Value*)> recomputable = [&](const Value* v) {
     if (!ir::defined_inside(v, *loop) && v->owner_block() != body) return true;
@@ -409,7 +408,9 @@ class Rotator {
 
 }  // namespace
 
-bool coarse_pipeline_applies(const ir::Operation& loop) { return match(loop).has_value(); }
+bool coarse_pipeline_applies(const ir::Operation& loop) {
+  return match(loop).has_value();
+}
 
 void coarse_pipeline(ir::Module& module) {
   for (const auto& kernel : module.kernels) {
@@ -423,10 +424,10 @@ void coarse_pipeline(ir::Module& module) {
       if (report_enabled("pipeline")) {
         report("pipeline", "for " + ir::value_ref(loop->region(0)->argument(0)) + " at " +
                                loop->loc().str() + ": coarse-pipelined (" +
-                               ir::value_ref(plan->t->result()) + " of iteration j + 1 issued before " +
+                               ir::value_ref(plan->t->result()) +
+                               " of iteration j + 1 issued before " +
                                ir::value_ref(plan->u->result()) + " of iteration j; " +
-                               std::to_string(plan->u_inputs.size()) +
-                               " value(s) carried for it)");
+                               std::to_string(plan->u_inputs.size()) + " value(s) carried for it)");
       }
       Rotator(*plan).run();
     }

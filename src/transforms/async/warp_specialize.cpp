@@ -620,8 +620,9 @@ class Specializer {
         Operation* aref = b.create(OpKind::aref, {}, {Type::aref(buffers)}, m.loop->loc());
         aref->set_attr("slots", Attribute::integer(1));
         // One ring keeps its name; several are named after their first tile (%ring_k, %ring_v).
-        aref->result()->set_name(groups == 1 ? std::string("ring")
-                                             : "ring_" + m.loads[loads_of(m, g)[0]]->result()->name());
+        aref->result()->set_name(groups == 1
+                                     ? std::string("ring")
+                                     : "ring_" + m.loads[loads_of(m, g)[0]]->result()->name());
         m.rings.push_back(aref->result());
       }
     }
