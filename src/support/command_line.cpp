@@ -164,19 +164,20 @@ std::string read_input_file(const std::string& path) {
   return buffer.str();
 }
 
-void parse_sizes(std::string_view text, std::map<std::string, int64_t>& sizes) {
+void parse_sizes(std::string_view text, std::map<std::string, int64_t>& sizes,
+                 std::string_view option) {
   for (const std::string& item : split_list(text)) {
     auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
       user_error(SourceLocation::unknown(),
-                 "--size expects NAME=VALUE pairs separated by commas, got '", item, "'");
+                 option, " expects NAME=VALUE pairs separated by commas, got '", item, "'");
     }
     std::string name = item.substr(0, eq), value = item.substr(eq + 1);
     char* end = nullptr;
     long long v = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0') {
-      user_error(SourceLocation::unknown(), "--size: '", value, "' is not an integer (for ", name,
-                 ")");
+      user_error(SourceLocation::unknown(), option, ": '", value, "' is not an integer (for ",
+                 name, ")");
     }
     sizes[name] = v;
   }

@@ -64,8 +64,10 @@ class OptionParser {
 std::vector<std::string> split_list(std::string_view text);
 
 // "M=128,N=64" (a --size option's value) into `sizes`; a later value of a name replaces an
-// earlier one. A user error for an item without NAME= or with a value that is not an integer.
-void parse_sizes(std::string_view text, std::map<std::string, int64_t>& sizes);
+// earlier one. A user error, naming `option`, for an item without NAME= or with a value that is
+// not an integer.
+void parse_sizes(std::string_view text, std::map<std::string, int64_t>& sizes,
+                 std::string_view option = "--size");
 
 // The input file of a command that takes exactly one ("run needs an input file", "run takes one
 // input file, got 'a' and 'b'").

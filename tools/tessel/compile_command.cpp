@@ -32,7 +32,7 @@ int run_compile(const std::vector<std::string>& args) {
                                            .flag("--time", time_compile)
                                            .value("--size-hint",
                                                   [&](const std::string& text) {
-                                                    parse_sizes(text, hints);
+                                                    parse_sizes(text, hints, "--size-hint");
                                                   })
                                            .parse(args),
                                        "compile");
@@ -46,6 +46,7 @@ int run_compile(const std::vector<std::string>& args) {
   target::cuda::Target target = target::cuda::Target::named(arch);
   auto module = ir::parse_module(read_input_file(file), file);
   if (module->kernels.empty()) user_error(SourceLocation::unknown(), file, " holds no kernel");
+  transforms::check_size_hints(*module, hints);
   for (const auto& k : module->kernels) transforms::set_size_hints(*k, hints);
   const ir::Operation* kernel = module->kernels[0].get();
   if (!kernel_name.empty()) {

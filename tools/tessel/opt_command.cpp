@@ -32,7 +32,7 @@ int run_opt(const std::vector<std::string>& args) {
                  })
           .flag("--time-passes", time_passes)
           .flag("--pipeline", pipeline)
-          .value("--size-hint", [&](const std::string& text) { parse_sizes(text, hints); })
+          .value("--size-hint", [&](const std::string& text) { parse_sizes(text, hints, "--size-hint"); })
           .flag("--check-protocol", check)
           .flag("--list-passes", list_passes)
           .parse(args);
@@ -53,6 +53,7 @@ int run_opt(const std::vector<std::string>& args) {
   for (const std::string& kind : reports) transforms::enable_report(kind);
   if (check) passes.push_back("check-protocol");
   auto module = ir::parse_module(read_input_file(file), file);
+  transforms::check_size_hints(*module, hints);
   for (const auto& kernel : module->kernels) transforms::set_size_hints(*kernel, hints);
   ir::verify(*module);
   ir::run_passes_timed(*module, passes, print_after_all, &std::cout,

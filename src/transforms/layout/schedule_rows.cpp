@@ -456,6 +456,22 @@ void set_size_hints(ir::Operation& kernel, const std::map<std::string, int64_t>&
   });
 }
 
+void check_size_hints(const ir::Module& module, const std::map<std::string, int64_t>& hints) {
+  std::set<std::string> names;
+  for (const auto& kernel : module.kernels) {
+    ir::walk(kernel.get(), [&](Operation* op) {
+      if (op->kind() == OpKind::size) names.insert(op->str_attr("name"));
+    });
+  }
+  for (const auto& [name, value] : hints) {
+    if (names.count(name)) continue;
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    user_error(SourceLocation::unknown(), "--size-hint: no kernel has a size named '", name,
+               "' (sizes: ", known.empty() ? std::string("none") : known, ")");
+  }
+}
+
 void schedule_rows(ir::Module& module) {
   for (const auto& kernel : module.kernels) {
     RowProgram p;

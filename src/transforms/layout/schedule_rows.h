@@ -44,6 +44,9 @@ namespace tessel::transforms {
 // Writes `hint = V` on the kernel's `size` ops named in `sizes` (the sizes a launch will use): the
 // schedule is tuned for them, the kernel stays correct for any size.
 void set_size_hints(ir::Operation& kernel, const std::map<std::string, int64_t>& sizes);
+// A user error for a hinted name that no kernel of `module` has as a size (a misspelled hint
+// would otherwise tune nothing, silently).
+void check_size_hints(const ir::Module& module, const std::map<std::string, int64_t>& hints);
 
 // The pass (registered as `schedule-rows`; runs before synthesize-layouts).
 void schedule_rows(ir::Module& module);
