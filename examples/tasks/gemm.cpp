@@ -1,0 +1,68 @@
+// GEMM as a task program (Cypress Figure 5, with an f32 accumulator): the logical description
+// only. Which variant runs where, the tile sizes, the memories, warp specialization and pipeline
+// depth are the mapping's (gemm.tmap).
+#include "tasks/programs.h"
+
+namespace tessel::examples {
+
+using namespace tessel::task;
+
+// Tasks and leaf variants the GEMM family shares: clear (C = 0), store (dst = src, converted),
+// gemm_acc (C += A·Bᵀ), mma_leaf.
+static void common_tasks(TaskProgram& p) {
+  p.task("clear", {{"C", Privilege::write}});
+  p.task("store", {{"dst", Privilege::write}, {"src", Privilege::read}});
+  p.task("gemm_acc", {{"C", Privilege::read_write}, {"A", Privilege::read}, {"B", Privilege::read}});
+  p.leaf("clear", "clear_leaf", [](Leaf& b) { b.fill(b.param("C"), 0.0); });
+  p.leaf("store", "store_leaf", [](Leaf& b) { b.copy(b.param("src"), b.param("dst")); });
+  p.leaf("gemm_acc", "mma_leaf", [](Leaf& b) { b.mma(b.param("C"), b.param("A"), b.param("B")); });
+  // gemm_tile: the block's accumulator split by rows over WGS warpgroups (the paper's gemm_tile:
+  // a 128-row tile over 2 warpgroups keeps each thread under 255 registers).
+  p.inner("gemm_acc", "gemm_tile", [](Inner& b) {
+    auto [C, A, B] = b.params<3>();
+    auto WGS = b.tunable("WGS");
+    auto Cp = b.blocks(C, {C.dim(0) / WGS, C.dim(1)});
+    auto Ap = b.blocks(A, {A.dim(0) / WGS, A.dim(1)});
+    b.prange({"w"}, {WGS}, [&](const Indices& w) {
+      b.launch("gemm_acc", {Cp({w[0], 0}), Ap({w[0], 0}), B});
+    });
+  });
+}
+
+TaskProgram gemm_tasks(ScalarKind element) {
+  TaskProgram p("gemm");
+  p.global("A", element, {"M", "K"});
+  p.global("B", element, {"N", "K"});
+  p.global("C", element, {"M", "N"});
+  p.task("gemm", {{"C", Privilege::write}, {"A", Privilege::read}, {"B", Privilege::read}});
+  common_tasks(p);
+  // The grid: one task per U×V tile of C, with the rows of A and B it needs.
+  p.inner("gemm", "gemm_grid", [](Inner& b) {
+    auto [C, A, B] = b.params<3>();
+    auto U = b.tunable("U"), V = b.tunable("V");
+    auto Cp = b.blocks(C, {U, V});
+    auto Ap = b.blocks(A, {U, A.dim(1)});
+    auto Bp = b.blocks(B, {V, B.dim(1)});
+    b.prange({"i", "j"}, {cdiv(C.dim(0), U), cdiv(C.dim(1), V)}, [&](const Indices& ij) {
+      b.launch("gemm", {Cp({ij[0], ij[1]}), Ap({ij[0], 0}), Bp({ij[1], 0})});
+    });
+  });
+  // A block: clear an f32 accumulator, add the products of W-wide slices of A and B in order,
+  // store the accumulator into C.
+  p.inner("gemm", "gemm_block", [](Inner& b) {
+    auto [C, A, B] = b.params<3>();
+    auto W = b.tunable("W");
+    auto acc = b.make_tensor(ScalarKind::f32, {C.dim(0), C.dim(1)});
+    auto Ap = b.blocks(A, {A.dim(0), W});
+    auto Bp = b.blocks(B, {B.dim(0), W});
+    b.launch("clear", {acc});
+    b.srange("k", cdiv(A.dim(1), W), [&](const Expr& k) {
+      b.launch("gemm_acc", {acc, Ap({0, k}), Bp({0, k})});
+    });
+    b.launch("store", {C, acc});
+  });
+  p.entry("gemm", {"C", "A", "B"});
+  return p;
+}
+
+}  // namespace tessel::examples

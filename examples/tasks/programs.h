@@ -1,0 +1,29 @@
+// Example task programs (Cypress §3.4) and their default mappings (the .tmap file next to each
+// program, embedded at build time). Run one with `tessel task NAME`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessel/task.h"
+
+namespace tessel::examples {
+
+using ir::ScalarKind;
+
+struct TaskExample {
+  std::string name;
+  std::string what;
+  task::TaskProgram (*make)(ScalarKind element);
+  std::string mapping_file;  // file name, for messages ("gemm.tmap")
+  std::string mapping_text;  // its text
+};
+
+// C[M,N] = A[M,K] · B[N,K]ᵀ with f32 accumulation: a grid of U×V output tiles, each a loop over K
+// in steps of W into a register accumulator, split over WGS warpgroups by rows.
+task::TaskProgram gemm_tasks(ScalarKind element);
+
+const std::vector<TaskExample>& task_examples();
+const TaskExample* find_task_example(const std::string& name);
+
+}  // namespace tessel::examples

@@ -1,0 +1,23 @@
+// The table of example task programs (`tessel task`); their mappings are the .tmap files next to
+// them, embedded by examples/CMakeLists.txt (task_mappings.cpp).
+#include "tasks/programs.h"
+
+namespace tessel::examples {
+
+std::string embedded_task_mapping(const std::string& file);  // generated
+
+const std::vector<TaskExample>& task_examples() {
+  static const std::vector<TaskExample> table = {
+      {"gemm", "C = A B^T, A [M,K], B [N,K], f32 accumulation (Cypress 3.4)", &gemm_tasks,
+       "gemm.tmap", embedded_task_mapping("gemm.tmap")},
+  };
+  return table;
+}
+
+const TaskExample* find_task_example(const std::string& name) {
+  for (const TaskExample& e : task_examples())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+}  // namespace tessel::examples
