@@ -125,7 +125,7 @@ class Instantiator {
     node->args = std::move(args);
     const size_t nparams = node->task->params.size();
     if (inst.mems.size() != nparams)
-      user_error(inst.loc, "instance '", inst.name, "': task '", task_name, "' has ", nparams,
+      user_error(inst.mems.empty() ? inst.loc : inst.mems[0].loc, "instance '", inst.name, "': task '", task_name, "' has ", nparams,
                  " tensor parameters, but mems lists ", inst.mems.size(), " memories");
     for (const auto& m : inst.mems) node->mems.push_back(m.value);
     // Tunables: exactly those the variant reads.
@@ -170,6 +170,24 @@ class Instantiator {
 
   void check_memories(const Node& n) {
     const MappingInstance& inst = *n.instance;
+    // mma operands in shared memory: whole rows of the swizzle the tensor cores read.
+    if (n.variant->kind == VariantKind::leaf && machine_.mma_shared_row_bytes > 0) {
+      for (const LeafOp& op : n.variant->ops) {
+        if (op.kind != LeafOp::Kind::mma) continue;
+        for (int i = 1; i <= 2; ++i) {
+          int p = op.operands[i];
+          const ArgInfo& a = n.args[p];
+          if (n.mems[p] != Memory::shared || a.shape.size() != 2 || !a.shape[1].is_constant())
+            continue;
+          int64_t row = a.shape[1].value() * element_bytes(a.element);
+          if (row % machine_.mma_shared_row_bytes != 0)
+            user_error(inst.mems[p].loc, "instance '", inst.name, "': mma operand '",
+                       n.task->params[p].name, "' ", shape_str(a.shape), " in shared memory has rows of ",
+                       row, " bytes; the tensor cores of ", machine_.name, " read rows of a multiple of ",
+                       machine_.mma_shared_row_bytes, " bytes (raise the K step)");
+        }
+      }
+    }
     for (size_t p = 0; p < n.mems.size(); ++p) {
       const MemoryInfo& mem = machine_.memory(n.mems[p]);
       const std::string& pname = n.task->params[p].name;
@@ -269,9 +287,13 @@ class Instantiator {
           user_error(c.loc, "instance '", n.instance->name, "' calls '", c.value,
                      "', which is not an instance of the mapping");
         const Variant* v = program_.find_variant(i->variant.value);
-        if (!v)
+        if (!v) {
+          std::string known;
+          for (const Variant& other : program_.variants())
+            known += (known.empty() ? "" : ", ") + other.name;
           user_error(i->variant.loc, "instance '", i->name, "': unknown variant '",
-                     i->variant.value, "'");
+                     i->variant.value, "' (the program's variants: ", known, ")");
+        }
         if (v->task == s.task) {
           callee = i;
           break;

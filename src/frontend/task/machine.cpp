@@ -32,6 +32,7 @@ const Machine& h100() {
           // wgmma: issued by a warpgroup; a block-level mma is spread over its warpgroups.
           {K::mma, P::block, P::warpgroup},
       },
+      128,
   };
   return machine;
 }

@@ -47,6 +47,9 @@ struct Machine {
     Processor widest, narrowest;
   };
   std::vector<Capability> capabilities;
+  // An mma operand in shared memory must have rows of a multiple of this many bytes (wgmma reads
+  // 16-bit operands from 128-byte swizzled K-major rows as tessel lays them out; 0: no rule).
+  int64_t mma_shared_row_bytes = 0;
 
   const ProcessorInfo& processor(Processor p) const;
   const MemoryInfo& memory(Memory m) const;

@@ -57,7 +57,7 @@ TEST(Mapping, ParsesAndPrintsBack) {
   EXPECT_EQ(block->proc.value, Processor::block);
   EXPECT_EQ(block->pipeline->value, 4);
   EXPECT_TRUE(block->warp_specialize->value);
-  EXPECT_EQ(block->variant.loc.line, 13);
+  EXPECT_EQ(block->variant.loc.line, 12);
   Mapping again = parse_mapping(m.text(), "again");
   EXPECT_EQ(again.text(), m.text());
 }
@@ -97,7 +97,7 @@ TEST(Instantiate, AliasingWritesUnderPrange) {
       "instance c { variant = clear_leaf proc = block mems = [global] }\n",
       "alias.tmap");
   std::string msg = error_of([&] { instantiate(p, m); });
-  EXPECT_NE(msg.find("alias.tmap:2:26: error: instance 'top': aliasing writes under the prange at"),
+  EXPECT_NE(msg.find("alias.tmap:2:27: error: instance 'top': aliasing writes under the prange at"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("every j launches 'clear'"), std::string::npos) << msg;

@@ -41,10 +41,10 @@ struct GemmMapping {
 };
 
 const std::vector<GemmMapping> kMappings = {
-    {128, 256, 64, 2, 4, true},  {128, 256, 64, 2, 3, false}, {128, 128, 64, 2, 4, true},
-    {128, 128, 64, 1, 2, true},  {64, 128, 64, 1, 4, true},   {64, 64, 32, 1, 2, false},
-    {128, 64, 32, 2, 3, true},   {256, 128, 64, 2, 2, true},  {64, 256, 64, 1, 3, false},
-    {128, 256, 32, 2, 1, false}, {64, 128, 16, 1, 2, true},
+    {128, 256, 64, 2, 4, true},   {128, 256, 64, 2, 3, false}, {128, 128, 64, 2, 4, true},
+    {128, 128, 64, 1, 2, true},   {64, 128, 64, 1, 4, true},   {64, 64, 64, 1, 2, false},
+    {128, 64, 128, 2, 3, true},   {256, 128, 64, 2, 2, true},  {64, 256, 64, 1, 3, false},
+    {128, 256, 128, 2, 2, false}, {64, 128, 128, 1, 2, true},  {128, 256, 64, 2, 1, true},
 };
 
 class TaskGemmMappings : public ::testing::TestWithParam<GemmMapping> {};
