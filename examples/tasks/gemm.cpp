@@ -65,4 +65,52 @@ TaskProgram gemm_tasks(ScalarKind element) {
   return p;
 }
 
+TaskProgram dual_gemm_tasks(ScalarKind element) {
+  TaskProgram p("dual_gemm");
+  p.global("A", element, {"M", "K"});
+  p.global("B0", element, {"N", "K"});
+  p.global("B1", element, {"N", "K"});
+  p.global("D", element, {"M", "N"});
+  p.task("dual_gemm", {{"D", Privilege::write},
+                       {"A", Privilege::read},
+                       {"B0", Privilege::read},
+                       {"B1", Privilege::read}});
+  // D = silu(G) * U: G is gated in place, so the task reads and writes it.
+  p.task("swiglu", {{"D", Privilege::write}, {"G", Privilege::read_write}, {"U", Privilege::read}});
+  common_tasks(p);
+  p.leaf("swiglu", "swiglu_leaf", [](Leaf& b) {
+    b.elementwise(b.param("G"), "silu", {b.param("G")});
+    b.elementwise(b.param("D"), "mul", {b.param("G"), b.param("U")});
+  });
+  p.inner("dual_gemm", "dual_grid", [](Inner& b) {
+    auto [D, A, B0, B1] = b.params<4>();
+    auto U = b.tunable("U"), V = b.tunable("V");
+    auto Dp = b.blocks(D, {U, V});
+    auto Ap = b.blocks(A, {U, A.dim(1)});
+    auto B0p = b.blocks(B0, {V, B0.dim(1)}), B1p = b.blocks(B1, {V, B1.dim(1)});
+    b.prange({"i", "j"}, {cdiv(D.dim(0), U), cdiv(D.dim(1), V)}, [&](const Indices& ij) {
+      b.launch("dual_gemm", {Dp({ij[0], ij[1]}), Ap({ij[0], 0}), B0p({ij[1], 0}), B1p({ij[1], 0})});
+    });
+  });
+  // Two accumulators over the same K steps; A's slice is read by both GEMMs (copy elimination
+  // loads it once).
+  p.inner("dual_gemm", "dual_block", [](Inner& b) {
+    auto [D, A, B0, B1] = b.params<4>();
+    auto W = b.tunable("W");
+    auto gate = b.make_tensor(ScalarKind::f32, {D.dim(0), D.dim(1)});
+    auto up = b.make_tensor(ScalarKind::f32, {D.dim(0), D.dim(1)});
+    auto Ap = b.blocks(A, {A.dim(0), W});
+    auto B0p = b.blocks(B0, {B0.dim(0), W}), B1p = b.blocks(B1, {B1.dim(0), W});
+    b.launch("clear", {gate});
+    b.launch("clear", {up});
+    b.srange("k", cdiv(A.dim(1), W), [&](const Expr& k) {
+      b.launch("gemm_acc", {gate, Ap({0, k}), B0p({0, k})});
+      b.launch("gemm_acc", {up, Ap({0, k}), B1p({0, k})});
+    });
+    b.launch("swiglu", {D, gate, up});
+  });
+  p.entry("dual_gemm", {"D", "A", "B0", "B1"});
+  return p;
+}
+
 }  // namespace tessel::examples

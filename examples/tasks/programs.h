@@ -22,6 +22,9 @@ struct TaskExample {
 // C[M,N] = A[M,K] · B[N,K]ᵀ with f32 accumulation: a grid of U×V output tiles, each a loop over K
 // in steps of W into a register accumulator, split over WGS warpgroups by rows.
 task::TaskProgram gemm_tasks(ScalarKind element);
+// D = silu(A·B0ᵀ) * (A·B1ᵀ) (the gated MLP; examples/kernels/dual_gemm.tir as a task program):
+// two f32 accumulators over the same K steps, the gate in f32 in the epilogue.
+task::TaskProgram dual_gemm_tasks(ScalarKind element);
 
 const std::vector<TaskExample>& task_examples();
 const TaskExample* find_task_example(const std::string& name);

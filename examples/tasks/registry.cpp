@@ -10,6 +10,8 @@ const std::vector<TaskExample>& task_examples() {
   static const std::vector<TaskExample> table = {
       {"gemm", "C = A B^T, A [M,K], B [N,K], f32 accumulation (Cypress 3.4)", &gemm_tasks,
        "gemm.tmap", embedded_task_mapping("gemm.tmap")},
+      {"dual_gemm", "D = silu(A B0^T) * (A B1^T), two f32 accumulators sharing A's tiles",
+       &dual_gemm_tasks, "dual_gemm.tmap", embedded_task_mapping("dual_gemm.tmap")},
   };
   return table;
 }

@@ -141,7 +141,8 @@ struct Stmt {
 //   fill:        dst = value
 //   copy:        dst = src (converted to dst's element type)
 //   mma:         dst += a · bᵀ  (dst [m,n], a [m,k], b [n,k]; products summed in f32)
-//   elementwise: dst = op(src...)  with op one of add, sub, mul, max, min, exp, relu
+//   elementwise: dst = op(src...)  with op one of add, sub, mul, max, min, exp, relu, sigmoid,
+//                silu (x·sigmoid(x)); computed in f32, then converted to dst's element type
 //   reduce_sum:  dst += Σ over dimension `dim` of src (dst has src's other dimensions)
 struct LeafOp {
   enum class Kind { fill, copy, mma, elementwise, reduce_sum } kind = Kind::fill;

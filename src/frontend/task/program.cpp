@@ -389,7 +389,8 @@ void Leaf::mma(int c, int a, int b, Loc loc) {
 }
 void Leaf::elementwise(int dst, const std::string& op, std::vector<int> srcs, Loc loc) {
   static const std::vector<std::pair<std::string, size_t>> known = {
-      {"add", 2}, {"sub", 2}, {"mul", 2}, {"max", 2}, {"min", 2}, {"exp", 1}, {"relu", 1}};
+      {"add", 2}, {"sub", 2}, {"mul", 2}, {"max", 2}, {"min", 2}, {"exp", 1}, {"relu", 1},
+      {"sigmoid", 1}, {"silu", 1}};
   auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.first == op; });
   if (it == known.end()) user_error(at(loc), "leaf elementwise: unknown operation '", op, "'");
   if (srcs.size() != it->second)

@@ -69,6 +69,8 @@ double apply_elementwise(const std::string& op, const std::vector<double>& x) {
   if (op == "min") return std::min(x[0], x[1]);
   if (op == "exp") return std::exp(x[0]);
   if (op == "relu") return std::max(x[0], 0.0);
+  if (op == "sigmoid") return 1.0 / (1.0 + std::exp(-x[0]));
+  if (op == "silu") return x[0] / (1.0 + std::exp(-x[0]));
   TESSEL_ASSERT(false, "unknown elementwise op ", op);
 }
 

@@ -53,8 +53,17 @@ class Allocator {
         int start = position_;
         int64_t inner = op->pipeline > 0 ? depth * op->pipeline : depth;
         if (op->pipeline > 0) limit_loc_ = op->mapping_loc;
+        size_t before = buffers_.size();
         scan(op->body, inner, op.get());
         int end = position_;
+        // A pipelined loop's buffers are in flight together (several iterations at once): each
+        // lives through the whole body.
+        if (op->pipeline > 0) {
+          for (size_t b = before; b < buffers_.size(); ++b) {
+            buffers_[b].first = start;
+            buffers_[b].last = end;
+          }
+        }
         for (Buffer& b : buffers_) {
           // A buffer from outside used in the loop lives through all of it.
           if (b.first < start && touches(p_, *op, b.alloc->tensor)) b.last = std::max(b.last, end);

@@ -23,7 +23,8 @@ class Eliminator {
   explicit Eliminator(Program& p) : p_(p) {}
 
   void run() {
-    while (hoist(p_.body) || alias(p_.body) || forward(p_.body) || dead(p_.body)) {
+    while (hoist(p_.body) || alias(p_.body) || duplicate(p_.body) || forward(p_.body) ||
+           dead(p_.body)) {
     }
   }
 
@@ -119,6 +120,69 @@ class Eliminator {
       if (in >= 0) erase_op(p_, ops, in);
       erase_op(p_, ops, a);
       return true;
+    }
+    return false;
+  }
+
+  // ---- duplicates: the same data copied into two fresh tensors ----
+  bool same_view(int a, int b) {
+    if (a == b) return true;
+    const Tensor &ta = p_.tensors[a], &tb = p_.tensors[b];
+    if (ta.kind != Tensor::Kind::piece || tb.kind != Tensor::Kind::piece) return false;
+    if (ta.block.size() != tb.block.size()) return false;
+    for (size_t d = 0; d < ta.block.size(); ++d)
+      if (ta.block[d].str() != tb.block[d].str() || ta.coords[d].str() != tb.coords[d].str())
+        return false;
+    return same_view(ta.parent, tb.parent);
+  }
+
+  bool writes(const Op& op, int t) {
+    for (const auto& [x, w] : op_tensors(op))
+      if (w && op.kind != Op::Kind::alloc && part_of(p_, x, t)) return true;
+    for (const auto& o : op.body)
+      if (writes(*o, t)) return true;
+    return false;
+  }
+
+  // Whether any op of the program other than `except` writes tensor t.
+  bool written_elsewhere(int t, const Op* except) {
+    bool found = false;
+    walk(p_.body, [&](Op& o) {
+      if (&o != except && o.body.empty() && writes(o, t)) found = true;
+    });
+    return found;
+  }
+
+  bool duplicate(OpList& ops) {
+    for (size_t j = 0; j < ops.size(); ++j) {
+      if (duplicate(ops[j]->body)) return true;
+      Op& second = *ops[j];
+      if (second.kind != Op::Kind::copy) continue;
+      int t2 = second.dst;
+      if (p_.tensors[t2].kind != Tensor::Kind::allocation) continue;
+      for (size_t i = 0; i < j; ++i) {
+        Op& first = *ops[i];
+        if (first.kind != Op::Kind::copy || !same_view(first.src, second.src)) continue;
+        int t1 = first.dst;
+        const Tensor &a = p_.tensors[t1], &b = p_.tensors[t2];
+        if (t1 == t2 || a.kind != Tensor::Kind::allocation || a.memory != b.memory ||
+            a.element != b.element || !same_shape(a, b))
+          continue;
+        // The source is unchanged between the copies, and neither copy is written otherwise.
+        int root = p_.root(first.src);
+        bool changed = false;
+        for (size_t k = i + 1; k < j; ++k) changed |= writes(*ops[k], root);
+        if (changed || written_elsewhere(t1, &first) || written_elsewhere(t2, &second)) continue;
+        erase_op(p_, ops, j);
+        replace_tensor(p_, t2, t1);
+        for (size_t k = 0; k < ops.size(); ++k) {
+          if (is_alloc_of(*ops[k], t2)) {
+            erase_op(p_, ops, k);
+            break;
+          }
+        }
+        return true;
+      }
     }
     return false;
   }

@@ -6,6 +6,9 @@
 //    t is then carried by the loop (the GEMM accumulator);
 //  - alias: a fresh allocation in the same memory as the tensor it is copied from or back into
 //    (a task launched on data already where its mapping wants it) becomes that tensor;
+//  - duplicates: the same data copied twice into fresh tensors of one memory, neither written
+//    otherwise, the source unchanged between (A's tile read by both GEMMs of a dual GEMM), is
+//    copied once;
 //  - forward: `copy a -> X; copy X -> b` with a and b allocations of one memory, shape and
 //    element type, a dead after the second copy, becomes a alone (the accumulator through a
 //    `none` tensor);

@@ -213,6 +213,8 @@ class Lowering {
           else if (l.op == "max") r = max(x[0], x[1]);
           else if (l.op == "min") r = min(x[0], x[1]);
           else if (l.op == "exp") r = exp(x[0]);
+          else if (l.op == "sigmoid") r = sigmoid(x[0]);
+          else if (l.op == "silu") r = x[0] * TensorOperand(sigmoid(x[0]));
           else r = max(x[0], 0.0);  // relu
           assign(dst, r);
           break;

@@ -122,3 +122,41 @@ TEST(TaskGemm, CopyEliminationLeavesTheSharedLoads) {
 
 }  // namespace
 }  // namespace tessel::transforms
+
+namespace tessel::transforms {
+namespace {
+
+// The dual GEMM under its default mapping and two others: the A tile loaded once, the results the
+// task interpreter's, and the tile pipeline takes each to CUDA.
+TEST(TaskDualGemm, MappingsAgreeWithTheInterpreter) {
+  const auto* e = examples::find_task_example("dual_gemm");
+  ASSERT_NE(e, nullptr);
+  auto replace = [](std::string s, const std::string& from, const std::string& to) {
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? s : s.replace(at, from.size(), to);
+  };
+  std::string small = replace(replace(replace(replace(e->mapping_text, "U = 128, V = 128", "U = 64, V = 128"),
+                                              "WGS = 2", "WGS = 1"),
+                                      "warp_specialize = true", "warp_specialize = false"),
+                              "pipeline = 4", "pipeline = 2");
+  std::string wide = replace(e->mapping_text, "W = 64", "W = 128");
+  wide = replace(wide, "pipeline = 4", "pipeline = 2");
+  for (const std::string& text : {e->mapping_text, small, wide}) {
+    task::TaskProgram program = examples::dual_gemm_tasks(ScalarKind::f16);
+    task::Mapping mapping = task::parse_mapping(text, "dual_gemm.tmap");
+    task::Instantiation inst = task::instantiate(program, mapping);
+    TileKernel kernel = compile_task_program(inst);
+    std::string tile = kernel.text();
+    size_t first = tile.find("copy %A_tile");
+    EXPECT_NE(first, std::string::npos) << tile;
+    EXPECT_EQ(tile.find("copy %A_tile", first + 1), std::string::npos) << tile;
+    TaskCheckResult r = check_against_task_interpreter(inst, kernel, {{"M", 150}, {"N", 200}, {"K", 88}}, 5);
+    EXPECT_LT(r.max_error, 1e-2 * std::max(1.0, r.max_reference)) << r.worst;
+    pipeline::lower(kernel.module());
+    EXPECT_NO_THROW(target::cuda::emit_cuda(*kernel.module().kernels.at(0)));
+  }
+}
+
+}  // namespace
+}  // namespace tessel::transforms
