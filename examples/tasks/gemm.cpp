@@ -114,3 +114,56 @@ TaskProgram dual_gemm_tasks(ScalarKind element) {
 }
 
 }  // namespace tessel::examples
+
+namespace tessel::examples {
+
+TaskProgram gemm_rowsum_tasks(ScalarKind element) {
+  TaskProgram p("gemm_rowsum");
+  p.global("A", element, {"M", "K"});
+  p.global("B", element, {"N", "K"});
+  p.global("C", element, {"M", "N"});
+  p.global("y", ScalarKind::f32, {"M", "1"});
+  p.task("gemm_rowsum", {{"C", Privilege::write},
+                         {"y", Privilege::write},
+                         {"A", Privilege::read},
+                         {"B", Privilege::read}});
+  p.task("rowsum_acc", {{"r", Privilege::read_write}, {"A", Privilege::read}});
+  common_tasks(p);
+  p.leaf("rowsum_acc", "rowsum_leaf", [](Leaf& b) { b.reduce_sum(b.param("r"), b.param("A"), 1); });
+  // The grid: y [M, 1] is cut like C, so that the piece of tile (i, j) is y's rows of block i in
+  // column j: only j = 0 lies inside y, and the other blocks' row sums fall outside it (a piece
+  // outside its tensor drops its writes). No two launches write the same part of y.
+  p.inner("gemm_rowsum", "rowsum_grid", [](Inner& b) {
+    auto [C, y, A, B] = b.params<4>();
+    auto U = b.tunable("U"), V = b.tunable("V");
+    auto Cp = b.blocks(C, {U, V});
+    auto yp = b.blocks(y, {U, 1});
+    auto Ap = b.blocks(A, {U, A.dim(1)});
+    auto Bp = b.blocks(B, {V, B.dim(1)});
+    b.prange({"i", "j"}, {cdiv(C.dim(0), U), cdiv(C.dim(1), V)}, [&](const Indices& ij) {
+      b.launch("gemm_rowsum", {Cp({ij[0], ij[1]}), yp({ij[0], ij[1]}), Ap({ij[0], 0}), Bp({ij[1], 0})});
+    });
+  });
+  // A block: the GEMM's K loop also sums the rows of each A slice it loads (Cypress §5.2: the
+  // reduction runs on the SIMT threads while the tensor cores multiply).
+  p.inner("gemm_rowsum", "rowsum_block", [](Inner& b) {
+    auto [C, y, A, B] = b.params<4>();
+    auto W = b.tunable("W");
+    auto acc = b.make_tensor(ScalarKind::f32, {C.dim(0), C.dim(1)});
+    auto rows = b.make_tensor(ScalarKind::f32, {y.dim(0), 1});
+    auto Ap = b.blocks(A, {A.dim(0), W});
+    auto Bp = b.blocks(B, {B.dim(0), W});
+    b.launch("clear", {acc});
+    b.launch("clear", {rows});
+    b.srange("k", cdiv(A.dim(1), W), [&](const Expr& k) {
+      b.launch("gemm_acc", {acc, Ap({0, k}), Bp({0, k})});
+      b.launch("rowsum_acc", {rows, Ap({0, k})});
+    });
+    b.launch("store", {C, acc});
+    b.launch("store", {y, rows});
+  });
+  p.entry("gemm_rowsum", {"C", "y", "A", "B"});
+  return p;
+}
+
+}  // namespace tessel::examples

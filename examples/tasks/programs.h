@@ -25,6 +25,9 @@ task::TaskProgram gemm_tasks(ScalarKind element);
 // D = silu(A·B0ᵀ) * (A·B1ᵀ) (the gated MLP; examples/kernels/dual_gemm.tir as a task program):
 // two f32 accumulators over the same K steps, the gate in f32 in the epilogue.
 task::TaskProgram dual_gemm_tasks(ScalarKind element);
+// C = A·Bᵀ and y[m, 0] = Σ_k A[m,k] in f32 (Cypress §5.2's GEMM + row reduction; y is a column,
+// [M, 1]): the row sums of each A slice computed in the GEMM's K loop.
+task::TaskProgram gemm_rowsum_tasks(ScalarKind element);
 
 const std::vector<TaskExample>& task_examples();
 const TaskExample* find_task_example(const std::string& name);

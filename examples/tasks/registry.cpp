@@ -12,6 +12,8 @@ const std::vector<TaskExample>& task_examples() {
        "gemm.tmap", embedded_task_mapping("gemm.tmap")},
       {"dual_gemm", "D = silu(A B0^T) * (A B1^T), two f32 accumulators sharing A's tiles",
        &dual_gemm_tasks, "dual_gemm.tmap", embedded_task_mapping("dual_gemm.tmap")},
+      {"gemm_rowsum", "C = A B^T and y = row sums of A, in the GEMM's K loop (Cypress 5.2)",
+       &gemm_rowsum_tasks, "gemm_rowsum.tmap", embedded_task_mapping("gemm_rowsum.tmap")},
   };
   return table;
 }

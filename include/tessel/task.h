@@ -143,7 +143,8 @@ struct Stmt {
 //   mma:         dst += a · bᵀ  (dst [m,n], a [m,k], b [n,k]; products summed in f32)
 //   elementwise: dst = op(src...)  with op one of add, sub, mul, max, min, exp, relu, sigmoid,
 //                silu (x·sigmoid(x)); computed in f32, then converted to dst's element type
-//   reduce_sum:  dst += Σ over dimension `dim` of src (dst has src's other dimensions)
+//   reduce_sum:  dst += Σ over dimension `dim` of src (dst has src's other dimensions, or all
+//                of them with `dim` of extent 1)
 struct LeafOp {
   enum class Kind { fill, copy, mma, elementwise, reduce_sum } kind = Kind::fill;
   std::vector<int> operands;  // parameters: dst first
@@ -178,12 +179,17 @@ struct Variant {
   SourceLocation loc;
 };
 
-// A tensor of the kernel: an argument in global memory whose extents are size symbols.
+// A tensor of the kernel: an argument in global memory whose extents are size symbols ("M") or
+// numbers ("1").
 struct GlobalTensor {
   std::string name;
   ScalarKind element = ScalarKind::f16;
   std::vector<std::string> shape;
 };
+// An extent of a global tensor as an expression: a number, or the size symbol.
+Expr global_extent(const std::string& extent);
+// Its value at `sizes` (UserError naming a size that has none).
+int64_t global_extent(const std::string& extent, const std::map<std::string, int64_t>& sizes);
 
 class Inner;
 class Leaf;

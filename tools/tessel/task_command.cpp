@@ -98,9 +98,8 @@ int run_task(const std::vector<std::string>& args) {
         a.element = g.element;
         int64_t count = 1;
         for (const std::string& s : g.shape) {
-          if (!sizes.count(s)) user_error(SourceLocation::unknown(), "--size gives no ", s);
-          a.shape.push_back(sizes.at(s));
-          count *= sizes.at(s);
+          a.shape.push_back(task::global_extent(s, sizes));
+          count *= a.shape.back();
         }
         for (int64_t i = 0; i < count; ++i) {
           state = state * 6364136223846793005ULL + 1442695040888963407ULL;

@@ -48,8 +48,10 @@ class Analysis {
       t.element = gt.element;
       t.memory = Memory::global;
       for (const std::string& s : gt.shape) {
-        t.shape.push_back(Expr::size(s));
-        if (std::find(p_.sizes.begin(), p_.sizes.end(), s) == p_.sizes.end()) p_.sizes.push_back(s);
+        t.shape.push_back(global_extent(s));
+        if (!t.shape.back().is_constant() &&
+            std::find(p_.sizes.begin(), p_.sizes.end(), s) == p_.sizes.end())
+          p_.sizes.push_back(s);
       }
       int id = p_.add_tensor(t);
       p_.arguments.push_back(id);

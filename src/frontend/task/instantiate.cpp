@@ -90,7 +90,7 @@ class Instantiator {
       const GlobalTensor& t = program_.globals()[g];
       ArgInfo a;
       a.element = t.element;
-      for (const std::string& s : t.shape) a.shape.push_back(Expr::size(s));
+      for (const std::string& s : t.shape) a.shape.push_back(global_extent(s));
       args.push_back(a);
     }
     auto root = make_node(*entry, program_.entry_task(), std::move(args), nullptr, 0);

@@ -160,6 +160,20 @@ bool evaluate(const Expr& e, const std::function<bool(const Expr&, int64_t&)>& l
 
 // ---- the program ----
 
+Expr global_extent(const std::string& extent) {
+  bool number = !extent.empty() && std::all_of(extent.begin(), extent.end(),
+                                               [](char c) { return c >= '0' && c <= '9'; });
+  return number ? Expr(static_cast<int64_t>(std::stoll(extent))) : Expr::size(extent);
+}
+
+int64_t global_extent(const std::string& extent, const std::map<std::string, int64_t>& sizes) {
+  Expr e = global_extent(extent);
+  if (e.is_constant()) return e.value();
+  auto it = sizes.find(extent);
+  if (it == sizes.end()) user_error(SourceLocation::unknown(), "no value for size ", extent);
+  return it->second;
+}
+
 namespace {
 SourceLocation at(const Loc& loc) { return SourceLocation::from(loc); }
 }  // namespace

@@ -205,7 +205,12 @@ class Interpreter {
             double sum = 0;
             for (int64_t k = 0; k < src.shape.at(op.dim); ++k) {
               sc = c;
-              sc.insert(sc.begin() + op.dim, k);
+              // dst has src's other dimensions, or all of them with `dim` of extent 1.
+              if (dst.shape.size() == src.shape.size()) {
+                sc[op.dim] = k;
+              } else {
+                sc.insert(sc.begin() + op.dim, k);
+              }
               sum += src.get(sc);
             }
             dst.set(c, dst.get(c) + sum);
@@ -230,11 +235,7 @@ void interpret(const Instantiation& inst, const std::map<std::string, int64_t>& 
     auto it = globals.find(t.name);
     if (it == globals.end()) user_error(SourceLocation::unknown(), "no data for tensor '", t.name, "'");
     std::vector<int64_t> shape;
-    for (const std::string& s : t.shape) {
-      auto sz = sizes.find(s);
-      if (sz == sizes.end()) user_error(SourceLocation::unknown(), "no value for size ", s);
-      shape.push_back(sz->second);
-    }
+    for (const std::string& s : t.shape) shape.push_back(global_extent(s, sizes));
     if (it->second.shape != shape)
       user_error(SourceLocation::unknown(), "tensor '", t.name, "' has the wrong shape");
     args.push_back({&it->second, std::vector<int64_t>(shape.size(), 0), shape});

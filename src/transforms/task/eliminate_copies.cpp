@@ -173,7 +173,8 @@ class Eliminator {
         bool changed = false;
         for (size_t k = i + 1; k < j; ++k) changed |= writes(*ops[k], root);
         if (changed || written_elsewhere(t1, &first) || written_elsewhere(t2, &second)) continue;
-        erase_op(p_, ops, j);
+        // Who waited for the duplicate waits for the first copy (Figure 10c: b2[e2 / e1]).
+        erase_op(p_, ops, j, {EventRef{first.id, {}}});
         replace_tensor(p_, t2, t1);
         for (size_t k = 0; k < ops.size(); ++k) {
           if (is_alloc_of(*ops[k], t2)) {

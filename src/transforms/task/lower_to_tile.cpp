@@ -107,6 +107,22 @@ class Lowering {
     return out;
   }
 
+  // A register tensor's shape in the tile program: extents of 1 dropped (a [128, 1] column of
+  // row sums is a [128] register tensor, as the tile language's reductions make it).
+  static std::vector<int64_t> register_shape(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> out;
+    for (int64_t e : shape)
+      if (e != 1) out.push_back(e);
+    if (out.empty()) out.push_back(1);
+    return out;
+  }
+  static std::vector<int64_t> unit_dims(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> out;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] == 1 && out.size() + 1 < shape.size()) out.push_back(static_cast<int64_t>(d));
+    return out;
+  }
+
   // The masked tile of a global tensor that piece `id` is.
   TensorValue tile_of(int id) {
     const EvTensor& t = p_.tensors[id];
@@ -129,7 +145,9 @@ class Lowering {
     }
     std::vector<Coord> tile_coords;
     for (const Expr& c : coords) tile_coords.emplace_back(index(c));
-    return globals_.at(p_.root(id)).tile(shape, tile_coords, masked());
+    TileOptions options = masked();
+    options.squeeze = unit_dims(shape);  // as in registers
+    return globals_.at(p_.root(id)).tile(shape, tile_coords, options);
   }
   bool is_global(int id) const {
     return p_.tensors[p_.root(id)].kind == EvTensor::Kind::argument;
@@ -186,7 +204,8 @@ class Lowering {
       const EvTensor& d = p_.tensors[dst];
       switch (l.kind) {
         case LeafOp::Kind::fill:
-          assign(dst, b.fill(d.element, static_shape(dst, "the filled tensor"), l.value));
+          assign(dst, b.fill(d.element, register_shape(static_shape(dst, "the filled tensor")),
+                             l.value));
           break;
         case LeafOp::Kind::copy: assign(dst, value(arg(l, 1))); break;
         case LeafOp::Kind::mma: {
@@ -220,6 +239,9 @@ class Lowering {
           break;
         }
         case LeafOp::Kind::reduce_sum: {
+          std::vector<int64_t> src_shape = static_shape(arg(l, 1), "the reduced tensor");
+          if (register_shape(src_shape).size() != src_shape.size())
+            user_error(l.loc, "lower-to-tile: reduce_sum of a tensor with extents of 1");
           TensorValue s = b.reduce_sum(in_registers(arg(l, 1), ScalarKind::f32), {l.dim});
           assign(dst, in_registers(dst, ScalarKind::f32) + TensorOperand(s));
           break;

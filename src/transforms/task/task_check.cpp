@@ -22,10 +22,8 @@ TaskCheckResult check_against_task_interpreter(const task::Instantiation& inst,
     a.element = g.element;
     int64_t count = 1;
     for (const std::string& s : g.shape) {
-      auto it = sizes.find(s);
-      if (it == sizes.end()) user_error(SourceLocation::unknown(), "no value for size ", s);
-      a.shape.push_back(it->second);
-      count *= it->second;
+      a.shape.push_back(task::global_extent(s, sizes));
+      count *= a.shape.back();
     }
     interp::HostTensor h(g.element, a.shape);
     a.data.resize(count);

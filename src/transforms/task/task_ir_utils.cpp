@@ -64,8 +64,12 @@ void replace_tensor(Program& p, int from, int to) {
 }
 
 void erase_op(Program& p, OpList& ops, size_t i) {
-  int id = ops[i]->id;
   std::vector<EventRef> instead = ops[i]->after;
+  erase_op(p, ops, i, instead);
+}
+
+void erase_op(Program& p, OpList& ops, size_t i, const std::vector<EventRef>& instead) {
+  int id = ops[i]->id;
   ops.erase(ops.begin() + static_cast<long>(i));
   if (id < 0) return;
   walk(p.body, [&](Op& op) {

@@ -23,6 +23,8 @@ bool is_read(const Program& p, const OpList& ops, int id);
 void replace_tensor(Program& p, int from, int to);
 // Removes `ops[i]`; later references to its event wait for its own preconditions instead.
 void erase_op(Program& p, OpList& ops, size_t i);
+// Removes `ops[i]`; later references to its event wait for `instead`.
+void erase_op(Program& p, OpList& ops, size_t i, const std::vector<EventRef>& instead);
 // Whether `id` is `root` or a piece of it.
 bool part_of(const Program& p, int id, int root);
 
