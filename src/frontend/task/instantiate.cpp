@@ -174,6 +174,13 @@ class Instantiator {
     if (n.variant->kind == VariantKind::leaf && machine_.mma_shared_row_bytes > 0) {
       for (const LeafOp& op : n.variant->ops) {
         if (op.kind != LeafOp::Kind::mma) continue;
+        const ArgInfo& c = n.args[op.operands[0]];
+        if (n.proc == Processor::warpgroup && machine_.mma_warpgroup_rows > 0 && !c.shape.empty() &&
+            c.shape[0].is_constant() && c.shape[0].value() % machine_.mma_warpgroup_rows != 0)
+          user_error(inst.proc.loc, "instance '", inst.name, "': a warpgroup's mma covers ",
+                     machine_.mma_warpgroup_rows, " rows at a time, but its accumulator '",
+                     n.task->params[op.operands[0]].name, "' is ", shape_str(c.shape),
+                     " (give each warpgroup a multiple of ", machine_.mma_warpgroup_rows, " rows)");
         for (int i = 1; i <= 2; ++i) {
           int p = op.operands[i];
           const ArgInfo& a = n.args[p];

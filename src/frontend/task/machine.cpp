@@ -33,6 +33,7 @@ const Machine& h100() {
           {K::mma, P::block, P::warpgroup},
       },
       128,
+      64,
   };
   return machine;
 }

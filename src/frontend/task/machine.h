@@ -50,6 +50,8 @@ struct Machine {
   // An mma operand in shared memory must have rows of a multiple of this many bytes (wgmma reads
   // 16-bit operands from 128-byte swizzled K-major rows as tessel lays them out; 0: no rule).
   int64_t mma_shared_row_bytes = 0;
+  // The rows of the accumulator one warpgroup's mma covers at a time (wgmma's M = 64; 0: no rule).
+  int64_t mma_warpgroup_rows = 0;
 
   const ProcessorInfo& processor(Processor p) const;
   const MemoryInfo& memory(Memory m) const;

@@ -56,6 +56,20 @@ std::string Mapping::text() const {
   return out;
 }
 
+MappingInstance instance(std::string name, std::string variant, Processor proc,
+                         std::vector<Memory> mems,
+                         std::vector<std::pair<std::string, int64_t>> tunables,
+                         std::vector<std::string> calls) {
+  MappingInstance i;
+  i.name = std::move(name);
+  i.variant.value = std::move(variant);
+  i.proc.value = proc;
+  for (Memory m : mems) i.mems.push_back({m, {}});
+  for (auto& [t, v] : tunables) i.tunables.push_back({t, {v, {}}});
+  for (std::string& c : calls) i.calls.push_back({std::move(c), {}});
+  return i;
+}
+
 namespace {
 
 struct Token {

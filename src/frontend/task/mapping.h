@@ -64,6 +64,16 @@ struct Mapping {
   std::string text() const;  // the text form (parses back to the same mapping)
 };
 
+// The C++ form of one instance (locations unknown; errors name the instance):
+//   Mapping m;
+//   m.instances.push_back(instance("gemm_tile", "gemm_tile", Processor::block,
+//                                  {Memory::reg, Memory::shared, Memory::shared}, {{"WGS", 2}},
+//                                  {"gemm_warpgroup"}));
+MappingInstance instance(std::string name, std::string variant, Processor proc,
+                         std::vector<Memory> mems,
+                         std::vector<std::pair<std::string, int64_t>> tunables = {},
+                         std::vector<std::string> calls = {});
+
 // Parses the text form; a UserError at the offending line:column for bad syntax, a repeated key
 // or instance, an unknown processor level or memory.
 Mapping parse_mapping(std::string_view text, const std::string& file);

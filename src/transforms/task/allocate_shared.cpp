@@ -28,14 +28,14 @@ class Allocator {
     position_ = 0;
     limit_ = task::h100().memory(task::Memory::shared).capacity_bytes;
     limit_loc_ = {};
-    scan(ops, 1, nullptr);
+    scan(ops, 1);
     assign();
   }
 
  private:
   // Numbers the ops in order; a tensor's range grows to cover each op that names it, a loop's
   // whole span when the op is inside a loop the tensor lives outside of.
-  void scan(OpList& ops, int64_t depth, const Op* loop) {
+  void scan(OpList& ops, int64_t depth) {
     for (auto& op : ops) {
       int here = position_++;
       if (op->kind == Op::Kind::alloc && p_.tensors[op->tensor].memory == task::Memory::shared) {
@@ -54,7 +54,7 @@ class Allocator {
         int64_t inner = op->pipeline > 0 ? depth * op->pipeline : depth;
         if (op->pipeline > 0) limit_loc_ = op->mapping_loc;
         size_t before = buffers_.size();
-        scan(op->body, inner, op.get());
+        scan(op->body, inner);
         int end = position_;
         // A pipelined loop's buffers are in flight together (several iterations at once): each
         // lives through the whole body.
@@ -73,7 +73,6 @@ class Allocator {
           if (touches(p_, *op, b.alloc->tensor)) b.last = std::max(b.last, here);
       }
     }
-    (void)loop;
   }
 
   void assign() {

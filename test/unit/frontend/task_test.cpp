@@ -62,6 +62,34 @@ TEST(Mapping, ParsesAndPrintsBack) {
   EXPECT_EQ(again.text(), m.text());
 }
 
+// The same mapping written in C++ prints as the text file says.
+TEST(Mapping, TheCppFormIsTheTextForm) {
+  using M = Memory;
+  Mapping m;
+  m.instances.push_back(instance("gemm_grid", "gemm_grid", Processor::grid,
+                                 {M::global, M::global, M::global}, {{"U", 128}, {"V", 256}},
+                                 {"gemm_block"}));
+  m.instances.back().entrypoint = true;
+  m.instances.push_back(instance("gemm_block", "gemm_block", Processor::block,
+                                 {M::global, M::global, M::global}, {{"W", 64}},
+                                 {"clear_acc", "gemm_tile", "store_c"}));
+  m.instances.back().warp_specialize = Located<bool>{true, {}};
+  m.instances.back().pipeline = Located<int64_t>{4, {}};
+  m.instances.push_back(instance("clear_acc", "clear_leaf", Processor::block, {M::reg}));
+  m.instances.push_back(instance("gemm_tile", "gemm_tile", Processor::block,
+                                 {M::reg, M::shared, M::shared}, {{"WGS", 2}}, {"gemm_warpgroup"}));
+  m.instances.push_back(instance("gemm_warpgroup", "mma_leaf", Processor::warpgroup,
+                                 {M::reg, M::shared, M::shared}));
+  m.instances.push_back(instance("store_c", "store_leaf", Processor::block, {M::global, M::reg}));
+  EXPECT_EQ(m.text(), default_mapping().text());
+  TaskProgram p = examples::gemm_tasks(ScalarKind::f16);
+  EXPECT_NO_THROW(instantiate(p, m));
+  // Without locations, errors still name the instance.
+  m.instances[3].tunables[0].second.value = 3;
+  std::string msg = error_of([&] { instantiate(p, m); });
+  EXPECT_NE(msg.find("instance 'gemm_tile': the blocks partition at"), std::string::npos) << msg;
+}
+
 TEST(Mapping, SyntaxErrorsHaveLineAndColumn) {
   std::string msg = error_of([] { parse_mapping("instance a {\n  variant = v\n  proc = core\n}", "m"); });
   EXPECT_NE(msg.find("m:3:10: error: unknown processor level 'core'"), std::string::npos) << msg;
@@ -157,10 +185,10 @@ TEST(TaskInterpreter, GemmOnRaggedShapes) {
     for (auto& [name, v] : inst.tunables) {
       if (name == "U") v.value = 64;
       if (name == "V") v.value = 32;
-      if (name == "W") v.value = 16;
+      if (name == "WGS") v.value = 1;
     }
   }
-  check_gemm(m, 100, 72, 40);
+  check_gemm(m, 100, 72, 136);
 }
 
 }  // namespace
