@@ -47,18 +47,19 @@ class Analysis {
       t.name = gt.name;
       t.element = gt.element;
       t.memory = Memory::global;
-      for (const std::string& s : gt.shape) {
-        t.shape.push_back(global_extent(s));
-        if (!t.shape.back().is_constant() &&
-            std::find(p_.sizes.begin(), p_.sizes.end(), s) == p_.sizes.end())
-          p_.sizes.push_back(s);
-      }
+      for (const std::string& s : gt.shape) t.shape.push_back(global_extent(s));
       int id = p_.add_tensor(t);
       p_.arguments.push_back(id);
       by_global.push_back(id);
     }
     std::vector<int> args;
     for (int g : inst_.program->entry_args()) args.push_back(by_global[g]);
+    // The sizes in the order the entry task's tensors name them (C [M,N], A [M,K]: M, N, K).
+    for (int a : args) {
+      for (const Expr& e : p_.tensors[a].shape)
+        if (!e.is_constant() && std::find(p_.sizes.begin(), p_.sizes.end(), e.name()) == p_.sizes.end())
+          p_.sizes.push_back(e.name());
+    }
     State state;
     lower_node(*inst_.root, args, p_.body, state);
     return std::move(p_);
