@@ -12,7 +12,8 @@ using namespace tessel::task;
 static void common_tasks(TaskProgram& p) {
   p.task("clear", {{"C", Privilege::write}});
   p.task("store", {{"dst", Privilege::write}, {"src", Privilege::read}});
-  p.task("gemm_acc", {{"C", Privilege::read_write}, {"A", Privilege::read}, {"B", Privilege::read}});
+  p.task("gemm_acc",
+         {{"C", Privilege::read_write}, {"A", Privilege::read}, {"B", Privilege::read}});
   p.leaf("clear", "clear_leaf", [](Leaf& b) { b.fill(b.param("C"), 0.0); });
   p.leaf("store", "store_leaf", [](Leaf& b) { b.copy(b.param("src"), b.param("dst")); });
   p.leaf("gemm_acc", "mma_leaf", [](Leaf& b) { b.mma(b.param("C"), b.param("A"), b.param("B")); });
@@ -141,7 +142,8 @@ TaskProgram gemm_rowsum_tasks(ScalarKind element) {
     auto Ap = b.blocks(A, {U, A.dim(1)});
     auto Bp = b.blocks(B, {V, B.dim(1)});
     b.prange({"i", "j"}, {cdiv(C.dim(0), U), cdiv(C.dim(1), V)}, [&](const Indices& ij) {
-      b.launch("gemm_rowsum", {Cp({ij[0], ij[1]}), yp({ij[0], ij[1]}), Ap({ij[0], 0}), Bp({ij[1], 0})});
+      b.launch("gemm_rowsum",
+               {Cp({ij[0], ij[1]}), yp({ij[0], ij[1]}), Ap({ij[0], 0}), Bp({ij[1], 0})});
     });
   });
   // A block: the GEMM's K loop also sums the rows of each A slice it loads (Cypress §5.2: the

@@ -25,8 +25,9 @@
 //   p.inner("gemm", "gemm_grid", [](Inner& b) {
 //     auto [C, A, B] = b.params<3>();
 //     auto U = b.tunable("U"), V = b.tunable("V");
-//     auto Cp = b.blocks(C, {U, V}), Ap = b.blocks(A, {U, A.dim(1)}), Bp = b.blocks(B, {V, B.dim(1)});
-//     b.prange({"i", "j"}, {cdiv(C.dim(0), U), cdiv(C.dim(1), V)}, [&](const Indices& ij) {
+//     auto Cp = b.blocks(C, {U, V}), Ap = b.blocks(A, {U, A.dim(1)}), Bp = b.blocks(B, {V,
+//     B.dim(1)}); b.prange({"i", "j"}, {cdiv(C.dim(0), U), cdiv(C.dim(1), V)}, [&](const Indices&
+//     ij) {
 //       b.launch("gemm", {Cp({ij[0], ij[1]}), Ap({ij[0], 0}), Bp({ij[1], 0})});
 //     });
 //   });
@@ -65,8 +66,8 @@ inline bool writes(Privilege p) {
 class Expr {
  public:
   enum class Kind { constant, size, tunable, extent, var, add, sub, mul, div, cdiv, min };
-  Expr(int64_t value = 0);  // NOLINT: shapes read {U, 64}
-  Expr(int value) : Expr(int64_t{value}) {}  // NOLINT
+  Expr(int64_t value = 0);                       // NOLINT: shapes read {U, 64}
+  Expr(int value) : Expr(int64_t{value}) {}      // NOLINT
   static Expr size(const std::string& symbol);   // a size of the kernel's global tensors (M)
   static Expr tunable(const std::string& name);  // fixed by the mapping
   static Expr extent(int param, int dim);        // extent `dim` of the variant's parameter
@@ -74,10 +75,10 @@ class Expr {
   static Expr binary(Kind kind, const Expr& a, const Expr& b);
 
   Kind kind() const;
-  int64_t value() const;        // constant
+  int64_t value() const;            // constant
   const std::string& name() const;  // size, tunable, var
-  int param() const;            // extent
-  int dim() const;              // extent
+  int param() const;                // extent
+  int dim() const;                  // extent
   const Expr& lhs() const;
   const Expr& rhs() const;
   bool is_constant() const { return kind() == Kind::constant; }
@@ -100,8 +101,7 @@ using Indices = std::vector<Expr>;
 // returns the replacement, or the leaf itself).
 Expr simplify(const Expr& e, const std::function<Expr(const Expr&)>& leaf = nullptr);
 // The value of `e` when every leaf has one (`leaf` returns false for an unknown one).
-bool evaluate(const Expr& e, const std::function<bool(const Expr&, int64_t&)>& leaf,
-              int64_t& out);
+bool evaluate(const Expr& e, const std::function<bool(const Expr&, int64_t&)>& leaf, int64_t& out);
 
 // ---------------------------------------------------------------------------------------------
 // The recorded program.
@@ -111,29 +111,29 @@ enum class PartitionKind { blocks };
 // A tensor a variant body names: a parameter, a local (`make_tensor`), or a piece of a partition.
 struct TensorDef {
   enum class Kind { param, local, piece } kind = Kind::param;
-  int param = -1;                 // param
+  int param = -1;                        // param
   ScalarKind element = ScalarKind::f32;  // local
-  std::vector<Expr> shape;        // local
-  int partition = -1;             // piece
-  std::vector<Expr> coords;       // piece
+  std::vector<Expr> shape;               // local
+  int partition = -1;                    // piece
+  std::vector<Expr> coords;              // piece
   SourceLocation loc;
 };
 
 struct PartitionDef {
   PartitionKind kind = PartitionKind::blocks;
-  int source = -1;               // a tensor of the variant
-  std::vector<Expr> block;       // the pieces' extents (blocks)
+  int source = -1;          // a tensor of the variant
+  std::vector<Expr> block;  // the pieces' extents (blocks)
   SourceLocation loc;
 };
 
 // A statement of an inner variant.
 struct Stmt {
   enum class Kind { launch, srange, prange } kind = Kind::launch;
-  std::string task;                 // launch
-  std::vector<int> args;            // launch: tensors of the variant
-  std::vector<std::string> vars;    // srange / prange
-  std::vector<Expr> extents;        // srange / prange: vars[i] in [0, extents[i])
-  std::vector<Stmt> body;           // srange / prange
+  std::string task;               // launch
+  std::vector<int> args;          // launch: tensors of the variant
+  std::vector<std::string> vars;  // srange / prange
+  std::vector<Expr> extents;      // srange / prange: vars[i] in [0, extents[i])
+  std::vector<Stmt> body;         // srange / prange
   SourceLocation loc;
 };
 
@@ -174,8 +174,8 @@ struct Variant {
   std::vector<std::string> tunables;  // the names the body reads
   std::vector<TensorDef> tensors;     // inner: params first, then locals and pieces
   std::vector<PartitionDef> partitions;
-  std::vector<Stmt> body;             // inner
-  std::vector<LeafOp> ops;            // leaf
+  std::vector<Stmt> body;   // inner
+  std::vector<LeafOp> ops;  // leaf
   SourceLocation loc;
 };
 
@@ -294,8 +294,7 @@ class Leaf {
   void fill(int dst, double value, Loc loc = Loc::current());
   void copy(int src, int dst, Loc loc = Loc::current());
   void mma(int c, int a, int b, Loc loc = Loc::current());
-  void elementwise(int dst, const std::string& op, std::vector<int> srcs,
-                   Loc loc = Loc::current());
+  void elementwise(int dst, const std::string& op, std::vector<int> srcs, Loc loc = Loc::current());
   void reduce_sum(int dst, int src, int dim, Loc loc = Loc::current());
 
  private:

@@ -48,8 +48,8 @@ int run_task(const std::vector<std::string>& args) {
   if (!example) {
     std::string known;
     for (const auto& e : table) known += (known.empty() ? "" : ", ") + e.name;
-    user_error(SourceLocation::unknown(), "no task program '", names[0], "' (the programs: ",
-               known, ")");
+    user_error(SourceLocation::unknown(), "no task program '", names[0], "' (the programs: ", known,
+               ")");
   }
   ScalarKind element = ScalarKind::f16;
   if (dtype == "bf16") {
@@ -58,7 +58,8 @@ int run_task(const std::vector<std::string>& args) {
     user_error(SourceLocation::unknown(), "--dtype must be f16 or bf16, not '", dtype, "'");
   }
   if (emit != "tile" && emit != "events" && emit != "mapping")
-    user_error(SourceLocation::unknown(), "--emit must be tile, events or mapping, not '", emit, "'");
+    user_error(SourceLocation::unknown(), "--emit must be tile, events or mapping, not '", emit,
+               "'");
   std::string text = example->mapping_text, file = example->mapping_file;
   if (!mapping_file.empty()) {
     text = read_input_file(mapping_file);
@@ -103,7 +104,8 @@ int run_task(const std::vector<std::string>& args) {
         }
         for (int64_t i = 0; i < count; ++i) {
           state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-          a.data.push_back(task::round_element(g.element, double(state >> 11) / double(1ULL << 53) * 2 - 1));
+          a.data.push_back(
+              task::round_element(g.element, double(state >> 11) / double(1ULL << 53) * 2 - 1));
         }
       }
       task::interpret(inst, sizes, data);

@@ -20,7 +20,7 @@ using State = std::map<int, Access>;  // per root tensor
 
 struct Frame {
   const Node* node = nullptr;
-  std::vector<int> tensors;                   // variant tensor -> event tensor (-1: not made)
+  std::vector<int> tensors;                    // variant tensor -> event tensor (-1: not made)
   std::map<std::string, std::string> renames;  // the body's loop variables -> unique names
 };
 
@@ -57,7 +57,8 @@ class Analysis {
     // The sizes in the order the entry task's tensors name them (C [M,N], A [M,K]: M, N, K).
     for (int a : args) {
       for (const Expr& e : p_.tensors[a].shape)
-        if (!e.is_constant() && std::find(p_.sizes.begin(), p_.sizes.end(), e.name()) == p_.sizes.end())
+        if (!e.is_constant() &&
+            std::find(p_.sizes.begin(), p_.sizes.end(), e.name()) == p_.sizes.end())
           p_.sizes.push_back(e.name());
     }
     State state;

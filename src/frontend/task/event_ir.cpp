@@ -81,10 +81,13 @@ void print_ops(const Program& p, const std::vector<std::unique_ptr<Op>>& ops, in
     }
     out += " = ";
     switch (op->kind) {
-      case Op::Kind::copy: out += "copy " + p.tensor_ref(op->src) + " -> " + p.tensor_ref(op->dst); break;
+      case Op::Kind::copy:
+        out += "copy " + p.tensor_ref(op->src) + " -> " + p.tensor_ref(op->dst);
+        break;
       case Op::Kind::call: {
         out += "call " + op->leaf->name + "(";
-        for (size_t i = 0; i < op->args.size(); ++i) out += (i ? ", " : "") + p.tensor_ref(op->args[i]);
+        for (size_t i = 0; i < op->args.size(); ++i)
+          out += (i ? ", " : "") + p.tensor_ref(op->args[i]);
         out += ") @" + std::string(processor_name(op->level));
         break;
       }
@@ -96,7 +99,8 @@ void print_ops(const Program& p, const std::vector<std::unique_ptr<Op>>& ops, in
         if (op->kind == Op::Kind::pfor) out += " @" + std::string(processor_name(op->level));
         break;
       }
-      default: break;
+      default:
+        break;
     }
     if (!op->lanes.empty()) {
       out += " lanes [";
@@ -112,8 +116,8 @@ void print_ops(const Program& p, const std::vector<std::unique_ptr<Op>>& ops, in
     std::string attrs;
     if (op->pipeline > 0) attrs += "pipeline = " + std::to_string(op->pipeline);
     if (op->warp_specialize >= 0)
-      attrs += std::string(attrs.empty() ? "" : ", ") + "warp_specialize = " +
-               (op->warp_specialize ? "true" : "false");
+      attrs += std::string(attrs.empty() ? "" : ", ") +
+               "warp_specialize = " + (op->warp_specialize ? "true" : "false");
     if (!attrs.empty()) out += " {" + attrs + "}";
     if (op->kind == Op::Kind::for_loop || op->kind == Op::Kind::pfor) {
       out += " {\n";

@@ -57,15 +57,15 @@ struct Op {
   int id = -1;  // the event's number (%e<id>); allocations have none
   std::vector<EventRef> after;
   std::vector<std::pair<Expr, Processor>> event_shape;  // empty: a unit event
-  int tensor = -1;             // alloc
-  int src = -1, dst = -1;      // copy
-  const Variant* leaf = nullptr;  // call
-  const TaskDecl* task = nullptr; // call
-  std::vector<int> args;          // call
-  std::vector<Lane> lanes;        // call, copy (after vectorization)
+  int tensor = -1;                                      // alloc
+  int src = -1, dst = -1;                               // copy
+  const Variant* leaf = nullptr;                        // call
+  const TaskDecl* task = nullptr;                       // call
+  std::vector<int> args;                                // call
+  std::vector<Lane> lanes;                              // call, copy (after vectorization)
   Processor level = Processor::block;  // call: where it runs; loops: whose iterations
-  std::vector<std::string> vars;  // loops
-  std::vector<Expr> extents;      // loops
+  std::vector<std::string> vars;       // loops
+  std::vector<Expr> extents;           // loops
   std::vector<std::unique_ptr<Op>> body;
   // From the mapping instance the op came from (loops): pipeline depth (0: not given), warp
   // specialization (-1: not given), the block's shared-memory budget (0: the machine's).
@@ -80,7 +80,7 @@ struct Op {
 struct Program {
   std::string name;
   std::vector<Tensor> tensors;
-  std::vector<int> arguments;  // tensors that are the kernel's arguments, in order
+  std::vector<int> arguments;      // tensors that are the kernel's arguments, in order
   std::vector<std::string> sizes;  // the size symbols, in order of first appearance
   std::vector<std::unique_ptr<Op>> body;
   int next_event = 0;

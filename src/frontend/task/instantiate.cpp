@@ -24,9 +24,12 @@ Expr Node::resolve(const Expr& e) const {
 ScalarKind Node::element(int id) const {
   const TensorDef& t = variant->tensors.at(id);
   switch (t.kind) {
-    case TensorDef::Kind::param: return args.at(t.param).element;
-    case TensorDef::Kind::local: return t.element;
-    case TensorDef::Kind::piece: return element(variant->partitions.at(t.partition).source);
+    case TensorDef::Kind::param:
+      return args.at(t.param).element;
+    case TensorDef::Kind::local:
+      return t.element;
+    case TensorDef::Kind::piece:
+      return element(variant->partitions.at(t.partition).source);
   }
   return ScalarKind::f32;
 }
@@ -44,9 +47,12 @@ std::vector<Expr> Node::shape(int id) const {
 Memory Node::memory(int id) const {
   const TensorDef& t = variant->tensors.at(id);
   switch (t.kind) {
-    case TensorDef::Kind::param: return mems.at(t.param);
-    case TensorDef::Kind::local: return Memory::none;
-    case TensorDef::Kind::piece: return memory(variant->partitions.at(t.partition).source);
+    case TensorDef::Kind::param:
+      return mems.at(t.param);
+    case TensorDef::Kind::local:
+      return Memory::none;
+    case TensorDef::Kind::piece:
+      return memory(variant->partitions.at(t.partition).source);
   }
   return Memory::none;
 }
@@ -105,7 +111,8 @@ class Instantiator {
   std::unique_ptr<Node> make_node(const MappingInstance& inst, const std::string& task_name,
                                   std::vector<ArgInfo> args, const Node* parent, int depth) {
     if (depth > 32)
-      user_error(inst.loc, "instance '", inst.name, "': instances call each other more than 32 deep");
+      user_error(inst.loc, "instance '", inst.name,
+                 "': instances call each other more than 32 deep");
     auto node = std::make_unique<Node>();
     node->instance = &inst;
     node->variant = program_.find_variant(inst.variant.value);
@@ -125,8 +132,9 @@ class Instantiator {
     node->args = std::move(args);
     const size_t nparams = node->task->params.size();
     if (inst.mems.size() != nparams)
-      user_error(inst.mems.empty() ? inst.loc : inst.mems[0].loc, "instance '", inst.name, "': task '", task_name, "' has ", nparams,
-                 " tensor parameters, but mems lists ", inst.mems.size(), " memories");
+      user_error(inst.mems.empty() ? inst.loc : inst.mems[0].loc, "instance '", inst.name,
+                 "': task '", task_name, "' has ", nparams, " tensor parameters, but mems lists ",
+                 inst.mems.size(), " memories");
     for (const auto& m : inst.mems) node->mems.push_back(m.value);
     // Tunables: exactly those the variant reads.
     for (const std::string& t : node->variant->tunables) {
@@ -189,9 +197,10 @@ class Instantiator {
           int64_t row = a.shape[1].value() * element_bytes(a.element);
           if (row % machine_.mma_shared_row_bytes != 0)
             user_error(inst.mems[p].loc, "instance '", inst.name, "': mma operand '",
-                       n.task->params[p].name, "' ", shape_str(a.shape), " in shared memory has rows of ",
-                       row, " bytes; the tensor cores of ", machine_.name, " read rows of a multiple of ",
-                       machine_.mma_shared_row_bytes, " bytes (raise the K step)");
+                       n.task->params[p].name, "' ", shape_str(a.shape),
+                       " in shared memory has rows of ", row, " bytes; the tensor cores of ",
+                       machine_.name, " read rows of a multiple of ", machine_.mma_shared_row_bytes,
+                       " bytes (raise the K step)");
         }
       }
     }
@@ -200,8 +209,8 @@ class Instantiator {
       const std::string& pname = n.task->params[p].name;
       if (n.proc < mem.widest_user)
         user_error(inst.mems[p].loc, "instance '", inst.name, "': tensor '", pname,
-                   "' cannot live in ", mem.name, " memory on the ", processor_name(n.proc),
-                   " (a ", processor_name(mem.widest_user), " or narrower names it)");
+                   "' cannot live in ", mem.name, " memory on the ", processor_name(n.proc), " (a ",
+                   processor_name(mem.widest_user), " or narrower names it)");
       int64_t bytes = static_bytes(n.args[p].element, n.args[p].shape);
       if (bytes < 0 || mem.capacity_bytes == 0) continue;
       if (n.mems[p] == Memory::shared) {
@@ -272,8 +281,7 @@ class Instantiator {
     return false;
   }
 
-  void walk(Node& n, const std::vector<Stmt>& body, std::vector<const Stmt*>& pranges,
-            int depth) {
+  void walk(Node& n, const std::vector<Stmt>& body, std::vector<const Stmt*>& pranges, int depth) {
     for (const Stmt& s : body) {
       if (s.kind != Stmt::Kind::launch) {
         if (s.kind == Stmt::Kind::prange) pranges.push_back(&s);
@@ -326,7 +334,7 @@ class Instantiator {
           }
         }
       }
-      if (s.kind == Stmt::Kind::launch && !pranges.empty()) {
+      if (!pranges.empty()) {
         Processor child = callee->proc.value;
         if (child <= n.proc)
           user_error(callee->proc.loc, "instance '", callee->name, "' is launched by a prange of ",

@@ -88,11 +88,16 @@ std::optional<Memory> parse_memory(std::string_view name) {
 
 std::string_view leaf_op_name(LeafOp::Kind k) {
   switch (k) {
-    case LeafOp::Kind::fill: return "fill";
-    case LeafOp::Kind::copy: return "copy";
-    case LeafOp::Kind::mma: return "mma";
-    case LeafOp::Kind::elementwise: return "elementwise";
-    case LeafOp::Kind::reduce_sum: return "reduce_sum";
+    case LeafOp::Kind::fill:
+      return "fill";
+    case LeafOp::Kind::copy:
+      return "copy";
+    case LeafOp::Kind::mma:
+      return "mma";
+    case LeafOp::Kind::elementwise:
+      return "elementwise";
+    case LeafOp::Kind::reduce_sum:
+      return "reduce_sum";
   }
   return "?";
 }
@@ -100,13 +105,17 @@ std::string_view leaf_op_name(LeafOp::Kind k) {
 int64_t element_bytes(ScalarKind k) {
   switch (k) {
     case ScalarKind::f64:
-    case ScalarKind::i64: return 8;
+    case ScalarKind::i64:
+      return 8;
     case ScalarKind::f32:
-    case ScalarKind::i32: return 4;
+    case ScalarKind::i32:
+      return 4;
     case ScalarKind::f16:
     case ScalarKind::bf16:
-    case ScalarKind::i16: return 2;
-    default: return 1;
+    case ScalarKind::i16:
+      return 2;
+    default:
+      return 1;
   }
 }
 

@@ -48,7 +48,8 @@ std::string Mapping::text() const {
     }
     if (i.entrypoint) out += "  entrypoint = true\n";
     if (i.warp_specialize)
-      out += std::string("  warp_specialize = ") + (i.warp_specialize->value ? "true" : "false") + "\n";
+      out += std::string("  warp_specialize = ") + (i.warp_specialize->value ? "true" : "false") +
+             "\n";
     if (i.pipeline) out += "  pipeline = " + std::to_string(i.pipeline->value) + "\n";
     if (i.shared_limit) out += "  shared_limit = " + std::to_string(i.shared_limit->value) + "\n";
     out += "}\n";
@@ -97,8 +98,9 @@ class Parser {
       std::vector<std::string> seen;
       while (!is_punct("}")) {
         SourceLocation key_loc = tok_.loc;
-        std::string key = take_word("a key (variant, proc, mems, tunables, calls, entrypoint, "
-                                    "warp_specialize, pipeline, shared_limit) or '}'");
+        std::string key = take_word(
+            "a key (variant, proc, mems, tunables, calls, entrypoint, "
+            "warp_specialize, pipeline, shared_limit) or '}'");
         for (const std::string& s : seen)
           if (s == key) fail(key_loc, "instance '", inst.name, "': '", key, "' is given twice");
         seen.push_back(key);
@@ -126,30 +128,37 @@ class Parser {
       SourceLocation loc = tok_.loc;
       std::string name = take_word("a processor level");
       auto p = parse_processor(name);
-      if (!p) fail(loc, "unknown processor level '", name, "' (grid, block, warpgroup, warp, thread)");
+      if (!p)
+        fail(loc, "unknown processor level '", name, "' (grid, block, warpgroup, warp, thread)");
       inst.proc = {*p, loc};
     } else if (key == "mems") {
-      list([&] {
-        SourceLocation loc = tok_.loc;
-        std::string name = take_word("a memory");
-        auto mem = parse_memory(name);
-        if (!mem) fail(loc, "unknown memory '", name, "' (none, global, shared, register)");
-        inst.mems.push_back({*mem, loc});
-      }, "[", "]");
+      list(
+          [&] {
+            SourceLocation loc = tok_.loc;
+            std::string name = take_word("a memory");
+            auto mem = parse_memory(name);
+            if (!mem) fail(loc, "unknown memory '", name, "' (none, global, shared, register)");
+            inst.mems.push_back({*mem, loc});
+          },
+          "[", "]");
     } else if (key == "tunables") {
-      list([&] {
-        SourceLocation loc = tok_.loc;
-        std::string name = take_word("a tunable name");
-        if (inst.tunable(name)) fail(loc, "tunable '", name, "' is given twice");
-        expect_punct("=");
-        SourceLocation vloc = tok_.loc;
-        inst.tunables.push_back({name, {take_number(), vloc}});
-      }, "{", "}");
+      list(
+          [&] {
+            SourceLocation loc = tok_.loc;
+            std::string name = take_word("a tunable name");
+            if (inst.tunable(name)) fail(loc, "tunable '", name, "' is given twice");
+            expect_punct("=");
+            SourceLocation vloc = tok_.loc;
+            inst.tunables.push_back({name, {take_number(), vloc}});
+          },
+          "{", "}");
     } else if (key == "calls") {
-      list([&] {
-        SourceLocation loc = tok_.loc;
-        inst.calls.push_back({take_word("an instance name"), loc});
-      }, "[", "]");
+      list(
+          [&] {
+            SourceLocation loc = tok_.loc;
+            inst.calls.push_back({take_word("an instance name"), loc});
+          },
+          "[", "]");
     } else if (key == "entrypoint") {
       inst.entrypoint = take_bool();
     } else if (key == "warp_specialize") {

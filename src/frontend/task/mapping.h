@@ -61,7 +61,7 @@ struct Mapping {
 
   const MappingInstance* find(const std::string& name) const;
   const MappingInstance* entrypoint() const;  // null when none is marked
-  std::string text() const;  // the text form (parses back to the same mapping)
+  std::string text() const;                   // the text form (parses back to the same mapping)
 };
 
 // The C++ form of one instance (locations unknown; errors name the instance):

@@ -8,10 +8,14 @@ namespace tessel::task {
 
 std::string_view privilege_name(Privilege p) {
   switch (p) {
-    case Privilege::read: return "read";
-    case Privilege::write: return "write";
-    case Privilege::read_write: return "read-write";
-    case Privilege::reduce: return "reduce";
+    case Privilege::read:
+      return "read";
+    case Privilege::write:
+      return "write";
+    case Privilege::read_write:
+      return "read-write";
+    case Privilege::reduce:
+      return "reduce";
   }
   return "?";
 }
@@ -64,26 +68,51 @@ Expr Expr::binary(Kind kind, const Expr& a, const Expr& b) {
   return Expr(std::shared_ptr<const Node>(std::move(n)));
 }
 
-Expr::Kind Expr::kind() const { return node_->kind; }
-int64_t Expr::value() const { return node_->value; }
-const std::string& Expr::name() const { return node_->name; }
-int Expr::param() const { return node_->param; }
-int Expr::dim() const { return node_->dim; }
-const Expr& Expr::lhs() const { return node_->operands.at(0); }
-const Expr& Expr::rhs() const { return node_->operands.at(1); }
+Expr::Kind Expr::kind() const {
+  return node_->kind;
+}
+int64_t Expr::value() const {
+  return node_->value;
+}
+const std::string& Expr::name() const {
+  return node_->name;
+}
+int Expr::param() const {
+  return node_->param;
+}
+int Expr::dim() const {
+  return node_->dim;
+}
+const Expr& Expr::lhs() const {
+  return node_->operands.at(0);
+}
+const Expr& Expr::rhs() const {
+  return node_->operands.at(1);
+}
 
 std::string Expr::str() const {
   switch (kind()) {
-    case Kind::constant: return std::to_string(value());
-    case Kind::size: return name();
-    case Kind::tunable: return "$" + name();
-    case Kind::extent: return "dim(" + std::to_string(param()) + "," + std::to_string(dim()) + ")";
-    case Kind::var: return "%" + name();
-    case Kind::cdiv: return "cdiv(" + lhs().str() + ", " + rhs().str() + ")";
-    case Kind::min: return "min(" + lhs().str() + ", " + rhs().str() + ")";
-    default: break;
+    case Kind::constant:
+      return std::to_string(value());
+    case Kind::size:
+      return name();
+    case Kind::tunable:
+      return "$" + name();
+    case Kind::extent:
+      return "dim(" + std::to_string(param()) + "," + std::to_string(dim()) + ")";
+    case Kind::var:
+      return "%" + name();
+    case Kind::cdiv:
+      return "cdiv(" + lhs().str() + ", " + rhs().str() + ")";
+    case Kind::min:
+      return "min(" + lhs().str() + ", " + rhs().str() + ")";
+    default:
+      break;
   }
-  const char* op = kind() == Kind::add ? " + " : kind() == Kind::sub ? " - " : kind() == Kind::mul ? "*" : "/";
+  const char* op = kind() == Kind::add   ? " + "
+                   : kind() == Kind::sub ? " - "
+                   : kind() == Kind::mul ? "*"
+                                         : "/";
   auto wrap = [&](const Expr& e) {
     bool compound = e.kind() == Kind::add || e.kind() == Kind::sub;
     return compound && kind() != Kind::add ? "(" + e.str() + ")" : e.str();
@@ -91,40 +120,62 @@ std::string Expr::str() const {
   return wrap(lhs()) + op + wrap(rhs());
 }
 
-Expr operator+(const Expr& a, const Expr& b) { return Expr::binary(Expr::Kind::add, a, b); }
-Expr operator-(const Expr& a, const Expr& b) { return Expr::binary(Expr::Kind::sub, a, b); }
-Expr operator*(const Expr& a, const Expr& b) { return Expr::binary(Expr::Kind::mul, a, b); }
-Expr operator/(const Expr& a, const Expr& b) { return Expr::binary(Expr::Kind::div, a, b); }
-Expr cdiv(const Expr& a, const Expr& b) { return Expr::binary(Expr::Kind::cdiv, a, b); }
-Expr min(const Expr& a, const Expr& b) { return Expr::binary(Expr::Kind::min, a, b); }
+Expr operator+(const Expr& a, const Expr& b) {
+  return Expr::binary(Expr::Kind::add, a, b);
+}
+Expr operator-(const Expr& a, const Expr& b) {
+  return Expr::binary(Expr::Kind::sub, a, b);
+}
+Expr operator*(const Expr& a, const Expr& b) {
+  return Expr::binary(Expr::Kind::mul, a, b);
+}
+Expr operator/(const Expr& a, const Expr& b) {
+  return Expr::binary(Expr::Kind::div, a, b);
+}
+Expr cdiv(const Expr& a, const Expr& b) {
+  return Expr::binary(Expr::Kind::cdiv, a, b);
+}
+Expr min(const Expr& a, const Expr& b) {
+  return Expr::binary(Expr::Kind::min, a, b);
+}
 
 namespace {
 int64_t apply(Expr::Kind k, int64_t a, int64_t b) {
   switch (k) {
-    case Expr::Kind::add: return a + b;
-    case Expr::Kind::sub: return a - b;
-    case Expr::Kind::mul: return a * b;
-    case Expr::Kind::div: return b == 0 ? 0 : a / b;
-    case Expr::Kind::cdiv: return b == 0 ? 0 : (a + b - 1) / b;
-    case Expr::Kind::min: return std::min(a, b);
-    default: return 0;
+    case Expr::Kind::add:
+      return a + b;
+    case Expr::Kind::sub:
+      return a - b;
+    case Expr::Kind::mul:
+      return a * b;
+    case Expr::Kind::div:
+      return b == 0 ? 0 : a / b;
+    case Expr::Kind::cdiv:
+      return b == 0 ? 0 : (a + b - 1) / b;
+    case Expr::Kind::min:
+      return std::min(a, b);
+    default:
+      return 0;
   }
 }
 }  // namespace
 
 Expr simplify(const Expr& e, const std::function<Expr(const Expr&)>& leaf) {
   switch (e.kind()) {
-    case Expr::Kind::constant: return e;
+    case Expr::Kind::constant:
+      return e;
     case Expr::Kind::size:
     case Expr::Kind::tunable:
     case Expr::Kind::extent:
     case Expr::Kind::var: {
       if (!leaf) return e;
       Expr r = leaf(e);
-      return r.kind() == e.kind() && r.name() == e.name() && r.param() == e.param() ? r
-                                                                                     : simplify(r, leaf);
+      return r.kind() == e.kind() && r.name() == e.name() && r.param() == e.param()
+                 ? r
+                 : simplify(r, leaf);
     }
-    default: break;
+    default:
+      break;
   }
   Expr a = simplify(e.lhs(), leaf), b = simplify(e.rhs(), leaf);
   Expr::Kind k = e.kind();
@@ -142,15 +193,18 @@ Expr simplify(const Expr& e, const std::function<Expr(const Expr&)>& leaf) {
   return Expr::binary(k, a, b);
 }
 
-bool evaluate(const Expr& e, const std::function<bool(const Expr&, int64_t&)>& leaf,
-              int64_t& out) {
+bool evaluate(const Expr& e, const std::function<bool(const Expr&, int64_t&)>& leaf, int64_t& out) {
   switch (e.kind()) {
-    case Expr::Kind::constant: out = e.value(); return true;
+    case Expr::Kind::constant:
+      out = e.value();
+      return true;
     case Expr::Kind::size:
     case Expr::Kind::tunable:
     case Expr::Kind::extent:
-    case Expr::Kind::var: return leaf && leaf(e, out);
-    default: break;
+    case Expr::Kind::var:
+      return leaf && leaf(e, out);
+    default:
+      break;
   }
   int64_t a = 0, b = 0;
   if (!evaluate(e.lhs(), leaf, a) || !evaluate(e.rhs(), leaf, b)) return false;
@@ -175,7 +229,9 @@ int64_t global_extent(const std::string& extent, const std::map<std::string, int
 }
 
 namespace {
-SourceLocation at(const Loc& loc) { return SourceLocation::from(loc); }
+SourceLocation at(const Loc& loc) {
+  return SourceLocation::from(loc);
+}
 }  // namespace
 
 void TaskProgram::global(const std::string& name, ScalarKind element,
@@ -229,8 +285,8 @@ void TaskProgram::entry(const std::string& task, std::vector<std::string> global
   const TaskDecl* decl = find_task(task);
   if (!decl) user_error(at(loc), "entry: no task '", task, "'");
   if (globals.size() != decl->params.size())
-    user_error(at(loc), "entry: task '", task, "' takes ", decl->params.size(),
-               " tensors, given ", globals.size());
+    user_error(at(loc), "entry: task '", task, "' takes ", decl->params.size(), " tensors, given ",
+               globals.size());
   entry_task_ = task;
   entry_args_.clear();
   for (const std::string& g : globals) {
@@ -261,9 +317,12 @@ const GlobalTensor* TaskProgram::find_global(const std::string& name) const {
 Expr TensorRef::dim(int d) const {
   const TensorDef& t = variant_->tensors.at(id_);
   switch (t.kind) {
-    case TensorDef::Kind::param: return Expr::extent(t.param, d);
-    case TensorDef::Kind::local: return t.shape.at(d);
-    case TensorDef::Kind::piece: return variant_->partitions.at(t.partition).block.at(d);
+    case TensorDef::Kind::param:
+      return Expr::extent(t.param, d);
+    case TensorDef::Kind::local:
+      return t.shape.at(d);
+    case TensorDef::Kind::piece:
+      return variant_->partitions.at(t.partition).block.at(d);
   }
   return Expr(0);
 }
@@ -271,8 +330,8 @@ Expr TensorRef::dim(int d) const {
 TensorRef PartitionRef::operator()(const Indices& coords, Loc loc) const {
   const PartitionDef& p = b_->v_->partitions.at(id_);
   if (coords.size() != p.block.size())
-    user_error(at(loc), "a piece of a rank-", p.block.size(), " partition takes ",
-               p.block.size(), " coordinates, given ", coords.size());
+    user_error(at(loc), "a piece of a rank-", p.block.size(), " partition takes ", p.block.size(),
+               " coordinates, given ", coords.size());
   TensorDef t;
   t.kind = TensorDef::Kind::piece;
   t.partition = id_;
@@ -378,11 +437,11 @@ void Leaf::check(const std::vector<int>& operands, const SourceLocation& loc) co
       user_error(loc, "leaf '", v_->name, "': no parameter number ", p);
     Privilege priv = task_->params[p].privilege;
     if (i == 0 && !writes(priv))
-      user_error(loc, "leaf '", v_->name, "' writes '", task_->params[p].name,
-                 "', which task '", task_->name, "' only reads");
+      user_error(loc, "leaf '", v_->name, "' writes '", task_->params[p].name, "', which task '",
+                 task_->name, "' only reads");
     if (i > 0 && !reads(priv))
-      user_error(loc, "leaf '", v_->name, "' reads '", task_->params[p].name,
-                 "', which task '", task_->name, "' only writes");
+      user_error(loc, "leaf '", v_->name, "' reads '", task_->params[p].name, "', which task '",
+                 task_->name, "' only writes");
   }
 }
 
@@ -403,8 +462,8 @@ void Leaf::mma(int c, int a, int b, Loc loc) {
 }
 void Leaf::elementwise(int dst, const std::string& op, std::vector<int> srcs, Loc loc) {
   static const std::vector<std::pair<std::string, size_t>> known = {
-      {"add", 2}, {"sub", 2}, {"mul", 2}, {"max", 2}, {"min", 2}, {"exp", 1}, {"relu", 1},
-      {"sigmoid", 1}, {"silu", 1}};
+      {"add", 2}, {"sub", 2},  {"mul", 2},     {"max", 2}, {"min", 2},
+      {"exp", 1}, {"relu", 1}, {"sigmoid", 1}, {"silu", 1}};
   auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.first == op; });
   if (it == known.end()) user_error(at(loc), "leaf elementwise: unknown operation '", op, "'");
   if (srcs.size() != it->second)

@@ -11,12 +11,14 @@ namespace tessel::task {
 
 double round_element(ScalarKind element, double value) {
   switch (element) {
-    case ScalarKind::f32: return static_cast<double>(static_cast<float>(value));
+    case ScalarKind::f32:
+      return static_cast<double>(static_cast<float>(value));
     case ScalarKind::f16:
       return decode_narrow_float(NarrowFloat::f16, encode_narrow_float(NarrowFloat::f16, value));
     case ScalarKind::bf16:
       return decode_narrow_float(NarrowFloat::bf16, encode_narrow_float(NarrowFloat::bf16, value));
-    default: return value;
+    default:
+      return value;
   }
 }
 
@@ -49,7 +51,8 @@ struct View {
   }
 };
 
-void for_each(const std::vector<int64_t>& shape, const std::function<void(std::vector<int64_t>&)>& f) {
+void for_each(const std::vector<int64_t>& shape,
+              const std::function<void(std::vector<int64_t>&)>& f) {
   for (int64_t s : shape)
     if (s <= 0) return;
   std::vector<int64_t> c(shape.size(), 0);
@@ -92,24 +95,26 @@ class Interpreter {
  private:
   int64_t eval(const Node& n, const Expr& e, const std::map<std::string, int64_t>& vars) {
     int64_t out = 0;
-    bool ok = evaluate(n.resolve(e),
-                       [&](const Expr& leaf, int64_t& v) {
-                         if (leaf.kind() == Expr::Kind::size) {
-                           auto it = sizes_.find(leaf.name());
-                           if (it == sizes_.end()) return false;
-                           v = it->second;
-                           return true;
-                         }
-                         if (leaf.kind() == Expr::Kind::var) {
-                           auto it = vars.find(leaf.name());
-                           if (it == vars.end()) return false;
-                           v = it->second;
-                           return true;
-                         }
-                         return false;
-                       },
-                       out);
-    if (!ok) user_error(n.variant->loc, "variant '", n.variant->name, "': cannot evaluate ", e.str());
+    bool ok = evaluate(
+        n.resolve(e),
+        [&](const Expr& leaf, int64_t& v) {
+          if (leaf.kind() == Expr::Kind::size) {
+            auto it = sizes_.find(leaf.name());
+            if (it == sizes_.end()) return false;
+            v = it->second;
+            return true;
+          }
+          if (leaf.kind() == Expr::Kind::var) {
+            auto it = vars.find(leaf.name());
+            if (it == vars.end()) return false;
+            v = it->second;
+            return true;
+          }
+          return false;
+        },
+        out);
+    if (!ok)
+      user_error(n.variant->loc, "variant '", n.variant->name, "': cannot evaluate ", e.str());
     return out;
   }
 
@@ -233,7 +238,8 @@ void interpret(const Instantiation& inst, const std::map<std::string, int64_t>& 
   for (int g : inst.program->entry_args()) {
     const GlobalTensor& t = inst.program->globals()[g];
     auto it = globals.find(t.name);
-    if (it == globals.end()) user_error(SourceLocation::unknown(), "no data for tensor '", t.name, "'");
+    if (it == globals.end())
+      user_error(SourceLocation::unknown(), "no data for tensor '", t.name, "'");
     std::vector<int64_t> shape;
     for (const std::string& s : t.shape) shape.push_back(global_extent(s, sizes));
     if (it->second.shape != shape)

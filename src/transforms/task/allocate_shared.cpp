@@ -39,7 +39,8 @@ class Allocator {
     for (auto& op : ops) {
       int here = position_++;
       if (op->kind == Op::Kind::alloc && p_.tensors[op->tensor].memory == task::Memory::shared) {
-        int64_t bytes = task::static_bytes(p_.tensors[op->tensor].element, p_.tensors[op->tensor].shape);
+        int64_t bytes =
+            task::static_bytes(p_.tensors[op->tensor].element, p_.tensors[op->tensor].shape);
         if (bytes < 0)
           user_error(op->loc, "allocate-shared: shared tensor %", p_.tensors[op->tensor].name,
                      " has a shape that is not constant");

@@ -3,8 +3,8 @@
 // interfere when their live ranges (first to last op that names them, a loop's whole body for a
 // tensor used in it) overlap; a tensor allocated in a loop body that the mapping pipelines with
 // depth P needs P buffers (the ring the pipeline rotates through), and the buffers of a pipelined
-// loop interfere with each other (several iterations are in flight at once). Offsets are assigned largest
-// first at the lowest offset that no interfering tensor occupies, so tensors that do not
+// loop interfere with each other (several iterations are in flight at once). Offsets are assigned
+// largest first at the lowest offset that no interfering tensor occupies, so tensors that do not
 // interfere share memory. A mapping that does not fit is a UserError at the mapping item (the
 // pipeline depth or the instance) that names every tensor, its bytes and the budget.
 // The tile IR's own passes place the buffers again when they lower the mainloop; the offsets here

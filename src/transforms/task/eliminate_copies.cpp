@@ -16,7 +16,9 @@ bool same_shape(const Tensor& a, const Tensor& b) {
   return true;
 }
 
-bool is_alloc_of(const Op& op, int t) { return op.kind == Op::Kind::alloc && op.tensor == t; }
+bool is_alloc_of(const Op& op, int t) {
+  return op.kind == Op::Kind::alloc && op.tensor == t;
+}
 
 class Eliminator {
  public:
@@ -220,13 +222,8 @@ class Eliminator {
       }
       if (alloc_a < 0 || alloc_b < 0 || alloc_b > static_cast<int>(j)) continue;
       bool ok = true;
-      for (size_t k = static_cast<size_t>(i1) + 1; k < ops.size() && ok; ++k) {
-        if (k == j) continue;
-        if (k > j || k < j) {
-          if (k < j && touches(p_, *ops[k], a)) ok = false;
-          if (k > j && touches(p_, *ops[k], a)) ok = false;
-        }
-      }
+      for (size_t k = static_cast<size_t>(i1) + 1; k < ops.size() && ok; ++k)
+        if (k != j && touches(p_, *ops[k], a)) ok = false;
       for (int k = alloc_b + 1; k < static_cast<int>(j) && ok; ++k)
         if (touches(p_, *ops[k], b)) ok = false;
       if (!ok) continue;
@@ -245,7 +242,8 @@ class Eliminator {
       Op& op = *ops[j];
       if (op.kind == Op::Kind::copy) {
         int root = p_.root(op.dst);
-        bool unread = p_.tensors[root].kind == Tensor::Kind::allocation && !is_read(p_, p_.body, root);
+        bool unread =
+            p_.tensors[root].kind == Tensor::Kind::allocation && !is_read(p_, p_.body, root);
         if (op.src == op.dst || unread) {
           erase_op(p_, ops, j);
           return true;

@@ -9,15 +9,15 @@
 namespace tessel::transforms {
 
 using EvTensor = task::events::Tensor;
-using task::events::Lane;
-using task::events::Op;
-using task::events::OpList;
-using task::events::Program;
-using task::events::op_tensors;
-using task::events::walk;
 using task::Expr;
 using task::LeafOp;
 using task::Memory;
+using task::events::Lane;
+using task::events::Op;
+using task::events::op_tensors;
+using task::events::OpList;
+using task::events::Program;
+using task::events::walk;
 
 namespace {
 
@@ -35,13 +35,16 @@ class Lowering {
       if (op.kind == Op::Kind::copy) moves.push_back({op.src, op.dst});
       if (op.kind == Op::Kind::call)
         for (const LeafOp& l : op.leaf->ops)
-          if (l.kind == LeafOp::Kind::copy) moves.push_back({op.args[l.operands[1]], op.args[l.operands[0]]});
+          if (l.kind == LeafOp::Kind::copy)
+            moves.push_back({op.args[l.operands[1]], op.args[l.operands[0]]});
       for (auto [src, dst] : moves) {
         const EvTensor& root = p_.tensors[p_.root(src)];
-        if (root.kind != EvTensor::Kind::argument || p_.tensors[dst].memory != Memory::shared) continue;
+        if (root.kind != EvTensor::Kind::argument || p_.tensors[dst].memory != Memory::shared)
+          continue;
         const Expr& last = root.shape.back();
         if (last.kind() == Expr::Kind::size)
-          facts[last.name()] = std::max<int64_t>(facts[last.name()], 16 / task::element_bytes(root.element));
+          facts[last.name()] =
+              std::max<int64_t>(facts[last.name()], 16 / task::element_bytes(root.element));
       }
     });
     return tile_kernel(p_.name, [&](TileBuilder& b) {
@@ -66,7 +69,8 @@ class Lowering {
       if (grid_) {
         if (threads_ > 0) grid_->set_attr("threads", ir::Attribute::integer(threads_));
         if (warp_specialize_ >= 0)
-          grid_->set_attr("warp_specialize", ir::Attribute::ident(warp_specialize_ ? "true" : "false"));
+          grid_->set_attr("warp_specialize",
+                          ir::Attribute::ident(warp_specialize_ ? "true" : "false"));
       }
     });
   }
@@ -75,22 +79,30 @@ class Lowering {
   Index index(const Expr& e) {
     TileBuilder& b = *b_;
     switch (e.kind()) {
-      case Expr::Kind::constant: return b.index(e.value());
-      case Expr::Kind::size: return sizes_.at(e.name());
+      case Expr::Kind::constant:
+        return b.index(e.value());
+      case Expr::Kind::size:
+        return sizes_.at(e.name());
       case Expr::Kind::var: {
         auto it = vars_.find(e.name());
         TESSEL_ASSERT(it != vars_.end(), "lower-to-tile: unbound index %", e.name());
         return it->second;
       }
-      case Expr::Kind::add: return index(e.lhs()) + IndexOperand(index(e.rhs()));
-      case Expr::Kind::sub: return index(e.lhs()) - IndexOperand(index(e.rhs()));
-      case Expr::Kind::mul: return index(e.lhs()) * IndexOperand(index(e.rhs()));
-      case Expr::Kind::div: return index(e.lhs()) / IndexOperand(index(e.rhs()));
+      case Expr::Kind::add:
+        return index(e.lhs()) + IndexOperand(index(e.rhs()));
+      case Expr::Kind::sub:
+        return index(e.lhs()) - IndexOperand(index(e.rhs()));
+      case Expr::Kind::mul:
+        return index(e.lhs()) * IndexOperand(index(e.rhs()));
+      case Expr::Kind::div:
+        return index(e.lhs()) / IndexOperand(index(e.rhs()));
       case Expr::Kind::cdiv:
         if (e.rhs().is_constant()) return cdiv(index(e.lhs()), e.rhs().value());
         return cdiv(index(e.lhs()), index(e.rhs()));
-      case Expr::Kind::min: return min(index(e.lhs()), index(e.rhs()));
-      default: break;
+      case Expr::Kind::min:
+        return min(index(e.lhs()), index(e.rhs()));
+      default:
+        break;
     }
     user_error(b.location() ? *b.location() : SourceLocation::unknown(),
                "lower-to-tile: the expression ", e.str(), " is not index arithmetic of the kernel");
@@ -131,7 +143,8 @@ class Lowering {
                  " is a whole global tensor; a block works on pieces of it");
     std::vector<int64_t> shape = static_shape(id, "the piece");
     std::vector<Expr> coords(shape.size(), Expr(0));
-    for (int cur = id; p_.tensors[cur].kind == EvTensor::Kind::piece; cur = p_.tensors[cur].parent) {
+    for (int cur = id; p_.tensors[cur].kind == EvTensor::Kind::piece;
+         cur = p_.tensors[cur].parent) {
       const EvTensor& piece = p_.tensors[cur];
       for (size_t d = 0; d < shape.size(); ++d) {
         const Expr& c = piece.coords[d];
@@ -149,9 +162,7 @@ class Lowering {
     options.squeeze = unit_dims(shape);  // as in registers
     return globals_.at(p_.root(id)).tile(shape, tile_coords, options);
   }
-  bool is_global(int id) const {
-    return p_.tensors[p_.root(id)].kind == EvTensor::Kind::argument;
-  }
+  bool is_global(int id) const { return p_.tensors[p_.root(id)].kind == EvTensor::Kind::argument; }
 
   TensorValue value(int id) {
     if (is_global(id)) return tile_of(id);
@@ -207,7 +218,9 @@ class Lowering {
           assign(dst, b.fill(d.element, register_shape(static_shape(dst, "the filled tensor")),
                              l.value));
           break;
-        case LeafOp::Kind::copy: assign(dst, value(arg(l, 1))); break;
+        case LeafOp::Kind::copy:
+          assign(dst, value(arg(l, 1)));
+          break;
         case LeafOp::Kind::mma: {
           TensorValue a = value(arg(l, 1)), w = value(arg(l, 2));
           TensorValue r = b.mma(a, transpose(w), in_registers(dst, ScalarKind::f32));
@@ -226,15 +239,24 @@ class Lowering {
           for (size_t i = 1; i < l.operands.size(); ++i)
             x.push_back(in_registers(arg(l, static_cast<int>(i)), ScalarKind::f32));
           TensorValue r;
-          if (l.op == "add") r = x[0] + TensorOperand(x[1]);
-          else if (l.op == "sub") r = x[0] - TensorOperand(x[1]);
-          else if (l.op == "mul") r = x[0] * TensorOperand(x[1]);
-          else if (l.op == "max") r = max(x[0], x[1]);
-          else if (l.op == "min") r = min(x[0], x[1]);
-          else if (l.op == "exp") r = exp(x[0]);
-          else if (l.op == "sigmoid") r = sigmoid(x[0]);
-          else if (l.op == "silu") r = x[0] * TensorOperand(sigmoid(x[0]));
-          else r = max(x[0], 0.0);  // relu
+          if (l.op == "add")
+            r = x[0] + TensorOperand(x[1]);
+          else if (l.op == "sub")
+            r = x[0] - TensorOperand(x[1]);
+          else if (l.op == "mul")
+            r = x[0] * TensorOperand(x[1]);
+          else if (l.op == "max")
+            r = max(x[0], x[1]);
+          else if (l.op == "min")
+            r = min(x[0], x[1]);
+          else if (l.op == "exp")
+            r = exp(x[0]);
+          else if (l.op == "sigmoid")
+            r = sigmoid(x[0]);
+          else if (l.op == "silu")
+            r = x[0] * TensorOperand(sigmoid(x[0]));
+          else
+            r = max(x[0], 0.0);  // relu
           assign(dst, r);
           break;
         }
@@ -261,8 +283,12 @@ class Lowering {
                        " is mapped to no memory (none), but copy elimination could not remove it; "
                        "map the tasks that use it so that it need not exist");
           break;
-        case Op::Kind::copy: assign(op->dst, value(op->src)); break;
-        case Op::Kind::call: call(*op); break;
+        case Op::Kind::copy:
+          assign(op->dst, value(op->src));
+          break;
+        case Op::Kind::call:
+          call(*op);
+          break;
         case Op::Kind::pfor: {
           if (!top || op->level != task::Processor::block)
             user_error(op->loc, "lower-to-tile: a prange over ", task::processor_name(op->level),
@@ -270,14 +296,17 @@ class Lowering {
                        "vectorized ones)");
           std::vector<Index> extents;
           for (const Expr& e : op->extents) extents.push_back(index(e));
-          if (extents.size() > 3) user_error(op->loc, "lower-to-tile: a grid of more than 3 dimensions");
+          if (extents.size() > 3)
+            user_error(op->loc, "lower-to-tile: a grid of more than 3 dimensions");
           std::vector<Index> ids = b_->grid(extents);
           grid_ = ids[0].value()->def();
           for (size_t i = 0; i < ids.size(); ++i) vars_[op->vars[i]] = ids[i];
           lower(op->body, false);
           break;
         }
-        case Op::Kind::for_loop: loop(*op); break;
+        case Op::Kind::for_loop:
+          loop(*op);
+          break;
       }
     }
   }
@@ -296,8 +325,8 @@ class Lowering {
     for (int t : carried) init.push_back(values_.at(t));
     Index count = index(op.extents.at(0));
     auto saved = values_;
-    std::vector<TensorValue> results = b_->loop(
-        count, init, [&](Index k, std::vector<TensorValue> cur) {
+    std::vector<TensorValue> results =
+        b_->loop(count, init, [&](Index k, std::vector<TensorValue> cur) {
           vars_[op.vars[0]] = k;
           for (size_t i = 0; i < carried.size(); ++i) values_[carried[i]] = cur[i];
           lower(op.body, false);

@@ -38,7 +38,8 @@ TaskCheckResult check_against_task_interpreter(const task::Instantiation& inst,
   std::vector<interp::Argument> args;
   for (const auto& v : kernel.op().region(0)->arguments()) {
     auto it = tile_data.find(v->name());
-    TESSEL_ASSERT(it != tile_data.end(), "a kernel parameter that is no global tensor: ", v->name());
+    TESSEL_ASSERT(it != tile_data.end(),
+                  "a kernel parameter that is no global tensor: ", v->name());
     args.push_back(&it->second);
   }
   interp::RunOptions options;
@@ -63,7 +64,8 @@ TaskCheckResult check_against_task_interpreter(const task::Instantiation& inst,
           rest /= a.shape[d];
         }
         for (size_t d = 0; d < idx.size(); ++d) at += (d ? ", " : "") + std::to_string(idx[d]);
-        r.worst = name + "[" + at + "]: task " + std::to_string(want) + ", tile " + std::to_string(got);
+        r.worst =
+            name + "[" + at + "]: task " + std::to_string(want) + ", tile " + std::to_string(got);
       }
     }
   }

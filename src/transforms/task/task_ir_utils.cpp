@@ -7,15 +7,18 @@ namespace tessel::task::events {
 
 std::vector<std::pair<int, bool>> op_tensors(const Op& op) {
   switch (op.kind) {
-    case Op::Kind::alloc: return {{op.tensor, true}};
-    case Op::Kind::copy: return {{op.src, false}, {op.dst, true}};
+    case Op::Kind::alloc:
+      return {{op.tensor, true}};
+    case Op::Kind::copy:
+      return {{op.src, false}, {op.dst, true}};
     case Op::Kind::call: {
       std::vector<std::pair<int, bool>> out;
       for (size_t i = 0; i < op.args.size(); ++i)
         out.push_back({op.args[i], writes(op.task->params[i].privilege)});
       return out;
     }
-    default: return {};
+    default:
+      return {};
   }
 }
 

@@ -1,10 +1,10 @@
 // The task compiler's pipeline (task_pipeline.h).
 #include "transforms/task/task_pipeline.h"
 
+#include <algorithm>
 #include "frontend/task/dependence_analysis.h"
 #include "transforms/task/allocate_shared.h"
 #include "transforms/task/eliminate_copies.h"
-#include <algorithm>
 
 #include "transforms/task/lower_to_tile.h"
 #include "transforms/task/vectorize.h"
@@ -13,8 +13,8 @@ namespace tessel::transforms {
 
 const std::vector<std::string>& task_stages() {
   static const std::vector<std::string> stages = {"dependence-analysis", "eliminate-copies",
-                                                  "vectorize", "eliminate-copies-2",
-                                                  "allocate-shared", "lower-to-tile"};
+                                                  "vectorize",           "eliminate-copies-2",
+                                                  "allocate-shared",     "lower-to-tile"};
   return stages;
 }
 

@@ -73,8 +73,9 @@ class Vectorizer {
                  "s has extent ", loop.extents[0].str(), ", which is not a constant");
     int64_t count = loop.extents[0].value();
     if (op.kind == Op::Kind::alloc)
-      user_error(op.loc, "vectorize: tensor %", p_.tensors[op.tensor].name, " is allocated once per ",
-                 task::processor_name(loop.level), "; map it to the memory of its parent tensor");
+      user_error(op.loc, "vectorize: tensor %", p_.tensors[op.tensor].name,
+                 " is allocated once per ", task::processor_name(loop.level),
+                 "; map it to the memory of its parent tensor");
     if (op.kind != Op::Kind::call && op.kind != Op::Kind::copy)
       user_error(op.loc, "vectorize: a loop inside a prange over ",
                  task::processor_name(loop.level), "s");

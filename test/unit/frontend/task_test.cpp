@@ -43,9 +43,8 @@ TEST(TaskProgram, LeafPrivilegesAreChecked) {
   p.task("t", {{"X", Privilege::read}, {"Y", Privilege::write}});
   std::string msg = error_of([&] { p.leaf("t", "v", [](Leaf& b) { b.fill(b.param("X"), 0); }); });
   EXPECT_NE(msg.find("leaf 'v' writes 'X', which task 't' only reads"), std::string::npos) << msg;
-  msg = error_of([&] {
-    p.leaf("t", "w", [](Leaf& b) { b.mma(b.param("Y"), b.param("X"), b.param("X")); });
-  });
+  msg = error_of(
+      [&] { p.leaf("t", "w", [](Leaf& b) { b.mma(b.param("Y"), b.param("X"), b.param("X")); }); });
   EXPECT_NE(msg.find("needs read-write or reduce privilege"), std::string::npos) << msg;
 }
 
@@ -78,8 +77,8 @@ TEST(Mapping, TheCppFormIsTheTextForm) {
   m.instances.push_back(instance("clear_acc", "clear_leaf", Processor::block, {M::reg}));
   m.instances.push_back(instance("gemm_tile", "gemm_tile", Processor::block,
                                  {M::reg, M::shared, M::shared}, {{"WGS", 2}}, {"gemm_warpgroup"}));
-  m.instances.push_back(instance("gemm_warpgroup", "mma_leaf", Processor::warpgroup,
-                                 {M::reg, M::shared, M::shared}));
+  m.instances.push_back(
+      instance("gemm_warpgroup", "mma_leaf", Processor::warpgroup, {M::reg, M::shared, M::shared}));
   m.instances.push_back(instance("store_c", "store_leaf", Processor::block, {M::global, M::reg}));
   EXPECT_EQ(m.text(), default_mapping().text());
   TaskProgram p = examples::gemm_tasks(ScalarKind::f16);
@@ -91,7 +90,8 @@ TEST(Mapping, TheCppFormIsTheTextForm) {
 }
 
 TEST(Mapping, SyntaxErrorsHaveLineAndColumn) {
-  std::string msg = error_of([] { parse_mapping("instance a {\n  variant = v\n  proc = core\n}", "m"); });
+  std::string msg =
+      error_of([] { parse_mapping("instance a {\n  variant = v\n  proc = core\n}", "m"); });
   EXPECT_NE(msg.find("m:3:10: error: unknown processor level 'core'"), std::string::npos) << msg;
   msg = error_of([] { parse_mapping("instance a {\n  variant v\n}", "m"); });
   EXPECT_NE(msg.find("m:2:11: error: expected '=', got 'v'"), std::string::npos) << msg;

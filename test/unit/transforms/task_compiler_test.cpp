@@ -21,20 +21,24 @@ struct GemmMapping {
   bool warp_specialize;
   std::string name() const {
     std::ostringstream s;
-    s << U << "x" << V << "x" << W << "_wg" << WGS << "_p" << pipeline << (warp_specialize ? "_ws" : "_nows");
+    s << U << "x" << V << "x" << W << "_wg" << WGS << "_p" << pipeline
+      << (warp_specialize ? "_ws" : "_nows");
     return s.str();
   }
   std::string text() const {
     std::ostringstream s;
     s << "instance gemm_grid { variant = gemm_grid proc = grid mems = [global, global, global]\n"
-      << "  tunables = {U = " << U << ", V = " << V << "} entrypoint = true calls = [gemm_block] }\n"
+      << "  tunables = {U = " << U << ", V = " << V
+      << "} entrypoint = true calls = [gemm_block] }\n"
       << "instance gemm_block { variant = gemm_block proc = block mems = [global, global, global]\n"
       << "  tunables = {W = " << W << "} calls = [clear_acc, gemm_tile, store_c]\n"
-      << "  warp_specialize = " << (warp_specialize ? "true" : "false") << " pipeline = " << pipeline << " }\n"
+      << "  warp_specialize = " << (warp_specialize ? "true" : "false")
+      << " pipeline = " << pipeline << " }\n"
       << "instance clear_acc { variant = clear_leaf proc = block mems = [register] }\n"
       << "instance gemm_tile { variant = gemm_tile proc = block mems = [register, shared, shared]\n"
       << "  tunables = {WGS = " << WGS << "} calls = [gemm_warpgroup] }\n"
-      << "instance gemm_warpgroup { variant = mma_leaf proc = warpgroup mems = [register, shared, shared] }\n"
+      << "instance gemm_warpgroup { variant = mma_leaf proc = warpgroup mems = [register, shared, "
+         "shared] }\n"
       << "instance store_c { variant = store_leaf proc = block mems = [global, register] }\n";
     return s.str();
   }
@@ -57,14 +61,17 @@ TEST_P(TaskGemmMappings, KernelFollowsTheMappingAndResultsDoNot) {
   TileKernel kernel = compile_task_program(inst);
   std::string text = kernel.text();
   auto has = [&](const std::string& s) { return text.find(s) != std::string::npos; };
-  auto shape = [](int64_t a, int64_t b) { return "shape = [" + std::to_string(a) + "," + std::to_string(b) + "]"; };
+  auto shape = [](int64_t a, int64_t b) {
+    return "shape = [" + std::to_string(a) + "," + std::to_string(b) + "]";
+  };
   EXPECT_TRUE(has(shape(g.U, g.W))) << text;
   EXPECT_TRUE(has(shape(g.V, g.W))) << text;
   EXPECT_TRUE(has(shape(g.U, g.V))) << text;
   EXPECT_TRUE(has("threads = " + std::to_string(128 * g.WGS))) << text;
   EXPECT_TRUE(has("tiling = [" + std::to_string(g.WGS) + ",1]")) << text;
   EXPECT_TRUE(has("stages = " + std::to_string(g.pipeline))) << text;
-  EXPECT_TRUE(has(std::string("warp_specialize = ") + (g.warp_specialize ? "true" : "false"))) << text;
+  EXPECT_TRUE(has(std::string("warp_specialize = ") + (g.warp_specialize ? "true" : "false")))
+      << text;
 
   // Results: ragged in M, N and K (K a multiple of 8, the TMA fact, but not of the K step).
   for (auto sizes : std::vector<std::map<std::string, int64_t>>{{{"M", 150}, {"N", 300}, {"K", 88}},
@@ -136,10 +143,11 @@ TEST(TaskDualGemm, MappingsAgreeWithTheInterpreter) {
     EXPECT_NE(at, std::string::npos) << from;
     return at == std::string::npos ? s : s.replace(at, from.size(), to);
   };
-  std::string small = replace(replace(replace(replace(e->mapping_text, "U = 128, V = 128", "U = 64, V = 128"),
-                                              "WGS = 2", "WGS = 1"),
-                                      "warp_specialize = true", "warp_specialize = false"),
-                              "pipeline = 4", "pipeline = 2");
+  std::string small =
+      replace(replace(replace(replace(e->mapping_text, "U = 128, V = 128", "U = 64, V = 128"),
+                              "WGS = 2", "WGS = 1"),
+                      "warp_specialize = true", "warp_specialize = false"),
+              "pipeline = 4", "pipeline = 2");
   std::string wide = replace(e->mapping_text, "W = 64", "W = 128");
   wide = replace(wide, "pipeline = 4", "pipeline = 2");
   for (const std::string& text : {e->mapping_text, small, wide}) {
@@ -151,7 +159,8 @@ TEST(TaskDualGemm, MappingsAgreeWithTheInterpreter) {
     size_t first = tile.find("copy %A_tile");
     EXPECT_NE(first, std::string::npos) << tile;
     EXPECT_EQ(tile.find("copy %A_tile", first + 1), std::string::npos) << tile;
-    TaskCheckResult r = check_against_task_interpreter(inst, kernel, {{"M", 150}, {"N", 200}, {"K", 88}}, 5);
+    TaskCheckResult r =
+        check_against_task_interpreter(inst, kernel, {{"M", 150}, {"N", 200}, {"K", 88}}, 5);
     EXPECT_LT(r.max_error, 1e-2 * std::max(1.0, r.max_reference)) << r.worst;
     pipeline::lower(kernel.module());
     EXPECT_NO_THROW(target::cuda::emit_cuda(*kernel.module().kernels.at(0)));
