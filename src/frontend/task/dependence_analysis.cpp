@@ -239,7 +239,9 @@ class Analysis {
       t.shape.clear();
       for (const Expr& e : p_.tensors[args[i]].shape) t.shape.push_back(e);
       t.memory = callee.mems[i];
-      t.loc = s.loc;
+      // Where the mapping put it: problems with a fresh tensor are the mapping's to fix.
+      const SourceLocation& mapped = callee.instance->mems[i].loc;
+      t.loc = mapped.is_known() ? mapped : s.loc;
       int id = p_.add_tensor(t);
       fresh.push_back(id);
       auto alloc = p_.make_op(Op::Kind::alloc);

@@ -222,12 +222,14 @@ class Instantiator {
       } else if (n.mems[p] == Memory::reg) {
         int64_t threads = machine_.processor(n.proc).threads;
         int64_t per_thread = (bytes + threads - 1) / threads;
+        std::string over = threads == 1 ? std::string("its one thread")
+                                        : "each of the " + std::to_string(threads) +
+                                              " threads of a " + std::string(processor_name(n.proc));
         if (per_thread > mem.capacity_bytes)
           user_error(inst.mems[p].loc, "instance '", inst.name, "': tensor '", pname, "' ",
                      shape_str(n.args[p].shape), " needs ", bytes, " bytes of registers, ",
-                     per_thread / 4, " registers in each of the ", threads, " threads of a ",
-                     processor_name(n.proc), ", more than the ", mem.capacity_bytes / 4,
-                     " a thread has");
+                     per_thread / 4, " registers in ", over, ", more than the ",
+                     mem.capacity_bytes / 4, " a thread has");
       }
     }
   }

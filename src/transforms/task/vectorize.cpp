@@ -73,7 +73,7 @@ class Vectorizer {
                  "s has extent ", loop.extents[0].str(), ", which is not a constant");
     int64_t count = loop.extents[0].value();
     if (op.kind == Op::Kind::alloc)
-      user_error(op.loc, "vectorize: tensor %", p_.tensors[op.tensor].name,
+      user_error(p_.tensors[op.tensor].loc, "vectorize: tensor %", p_.tensors[op.tensor].name,
                  " is allocated once per ", task::processor_name(loop.level),
                  "; map it to the memory of its parent tensor");
     if (op.kind != Op::Kind::call && op.kind != Op::Kind::copy)
