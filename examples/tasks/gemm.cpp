@@ -28,6 +28,17 @@ static void common_tasks(TaskProgram& p) {
       b.launch("gemm_acc", {Cp({w[0], 0}), Ap({w[0], 0}), B});
     });
   });
+  // gemm_atoms: the same split, by the mma partition (Cypress's gemm_inner): one warpgroup per
+  // 64 rows of the accumulator, as many as the tile has; B whole for each.
+  p.inner("gemm_acc", "gemm_atoms", [](Inner& b) {
+    auto [C, A, B] = b.params<3>();
+    auto Cp = b.mma_partition(C, MmaOperand::C);
+    auto Ap = b.mma_partition(A, MmaOperand::A);
+    auto Bp = b.mma_partition(B, MmaOperand::B);
+    b.prange({"w"}, {C.dim(0) / 64}, [&](const Indices& w) {
+      b.launch("gemm_acc", {Cp({w[0]}), Ap({w[0]}), Bp({w[0]})});
+    });
+  });
 }
 
 TaskProgram gemm_tasks(ScalarKind element) {

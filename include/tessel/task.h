@@ -106,7 +106,13 @@ bool evaluate(const Expr& e, const std::function<bool(const Expr&, int64_t&)>& l
 // ---------------------------------------------------------------------------------------------
 // The recorded program.
 
-enum class PartitionKind { blocks };
+// blocks: tiles of a given extent. mma: the pieces of one operand that the warpgroups of a
+// block's wgmma take, one piece per warpgroup (Cypress's partition_by_mma at the warpgroup level;
+// below it, the thread-level fragments are layout synthesis's): the accumulator C [M, N] and A
+// [M, K] in rows of the instruction's M = 64 (piece i: rows [64 i, 64 i + 64)), B [N, K] whole
+// for every warpgroup. Its pieces take one coordinate, the warpgroup's.
+enum class PartitionKind { blocks, mma };
+enum class MmaOperand { A, B, C };
 
 // A tensor a variant body names: a parameter, a local (`make_tensor`), or a piece of a partition.
 struct TensorDef {
@@ -121,8 +127,9 @@ struct TensorDef {
 
 struct PartitionDef {
   PartitionKind kind = PartitionKind::blocks;
-  int source = -1;          // a tensor of the variant
-  std::vector<Expr> block;  // the pieces' extents (blocks)
+  int source = -1;                     // a tensor of the variant
+  std::vector<Expr> block;             // the pieces' extents
+  MmaOperand operand = MmaOperand::C;  // mma
   SourceLocation loc;
 };
 
@@ -270,6 +277,8 @@ class Inner {
   Expr tunable(const std::string& name);
   TensorRef make_tensor(ScalarKind element, std::vector<Expr> shape, Loc loc = Loc::current());
   PartitionRef blocks(const TensorRef& t, std::vector<Expr> block, Loc loc = Loc::current());
+  // The pieces of a rank-2 operand of a wgmma over warpgroups (PartitionKind::mma).
+  PartitionRef mma_partition(const TensorRef& t, MmaOperand operand, Loc loc = Loc::current());
   void launch(const std::string& task, const std::vector<TensorRef>& args,
               Loc loc = Loc::current());
   void srange(const std::string& var, const Expr& extent,

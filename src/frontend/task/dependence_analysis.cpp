@@ -115,6 +115,13 @@ class Analysis {
     for (const Expr& c : def.coords) t.coords.push_back(in_frame(f, c));
     t.shape = t.block;
     t.loc = def.loc;
+    // The piece at 0 of a partition into one piece (B of an mma partition) is the tensor itself.
+    bool whole = true;
+    for (size_t d = 0; d < t.block.size(); ++d) {
+      whole &= t.coords[d].is_constant() && t.coords[d].value() == 0 &&
+               t.block[d].str() == p_.tensors[t.parent].shape.at(d).str();
+    }
+    if (whole) return f.tensors[id] = t.parent;
     f.tensors[id] = p_.add_tensor(t);
     return f.tensors[id];
   }

@@ -222,9 +222,10 @@ class Instantiator {
       } else if (n.mems[p] == Memory::reg) {
         int64_t threads = machine_.processor(n.proc).threads;
         int64_t per_thread = (bytes + threads - 1) / threads;
-        std::string over = threads == 1 ? std::string("its one thread")
-                                        : "each of the " + std::to_string(threads) +
-                                              " threads of a " + std::string(processor_name(n.proc));
+        std::string over = threads == 1
+                               ? std::string("its one thread")
+                               : "each of the " + std::to_string(threads) + " threads of a " +
+                                     std::string(processor_name(n.proc));
         if (per_thread > mem.capacity_bytes)
           user_error(inst.mems[p].loc, "instance '", inst.name, "': tensor '", pname, "' ",
                      shape_str(n.args[p].shape), " needs ", bytes, " bytes of registers, ",
@@ -259,14 +260,14 @@ class Instantiator {
       for (size_t d = 0; d < src.size(); ++d) {
         Expr b = n.resolve(p.block[d]);
         if (b.is_constant() && b.value() <= 0)
-          user_error(tunable_loc(n, p.block), "instance '", n.instance->name,
-                     "': the blocks partition at ", p.loc.str(), " has a block extent of ",
-                     b.value(), " in dimension ", d);
+          user_error(tunable_loc(n, p.block), "instance '", n.instance->name, "': the ",
+                     p.kind == PartitionKind::mma ? "mma" : "blocks", " partition at ", p.loc.str(),
+                     " has a block extent of ", b.value(), " in dimension ", d);
         if (b.is_constant() && src[d].is_constant() && src[d].value() % b.value() != 0)
-          user_error(tunable_loc(n, p.block), "instance '", n.instance->name,
-                     "': the blocks partition at ", p.loc.str(), " cuts extent ", src[d].value(),
-                     " of dimension ", d, " into blocks of ", b.value(),
-                     ", which do not divide it");
+          user_error(tunable_loc(n, p.block), "instance '", n.instance->name, "': the ",
+                     p.kind == PartitionKind::mma ? "mma" : "blocks", " partition at ", p.loc.str(),
+                     " cuts extent ", src[d].value(), " of dimension ", d, " into blocks of ",
+                     b.value(), ", which do not divide it");
       }
     }
   }

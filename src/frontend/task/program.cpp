@@ -327,8 +327,15 @@ Expr TensorRef::dim(int d) const {
   return Expr(0);
 }
 
-TensorRef PartitionRef::operator()(const Indices& coords, Loc loc) const {
+TensorRef PartitionRef::operator()(const Indices& given, Loc loc) const {
   const PartitionDef& p = b_->v_->partitions.at(id_);
+  Indices coords = given;
+  if (p.kind == PartitionKind::mma) {
+    // One coordinate, the warpgroup's: rows for A and C, the whole tensor for B.
+    if (given.size() != 1)
+      user_error(at(loc), "a piece of an mma partition takes 1 coordinate, given ", given.size());
+    coords = p.operand == MmaOperand::B ? Indices{Expr(0), Expr(0)} : Indices{given[0], Expr(0)};
+  }
   if (coords.size() != p.block.size())
     user_error(at(loc), "a piece of a rank-", p.block.size(), " partition takes ", p.block.size(),
                " coordinates, given ", coords.size());
@@ -375,6 +382,20 @@ PartitionRef Inner::blocks(const TensorRef& t, std::vector<Expr> block, Loc loc)
   PartitionDef p;
   p.source = t.id();
   p.block = std::move(block);
+  p.loc = at(loc);
+  v_->partitions.push_back(p);
+  return PartitionRef(this, static_cast<int>(v_->partitions.size()) - 1);
+}
+
+PartitionRef Inner::mma_partition(const TensorRef& t, MmaOperand operand, Loc loc) {
+  if (t.id() < 0) user_error(at(loc), "mma_partition: an empty tensor reference");
+  PartitionDef p;
+  p.kind = PartitionKind::mma;
+  p.operand = operand;
+  p.source = t.id();
+  // wgmma's M: 64 rows a warpgroup (the machine model's mma_warpgroup_rows checks the rest).
+  p.block = operand == MmaOperand::B ? std::vector<Expr>{t.dim(0), t.dim(1)}
+                                     : std::vector<Expr>{Expr(64), t.dim(1)};
   p.loc = at(loc);
   v_->partitions.push_back(p);
   return PartitionRef(this, static_cast<int>(v_->partitions.size()) - 1);
