@@ -12,6 +12,8 @@
 #include "ir/async.h"
 #include "ir/canonicalize.h"
 #include "support/diagnostics.h"
+#include "transforms/async/atom_queries.h"
+#include "transforms/async/warp_specialize_operands.h"
 #include "transforms/report.h"
 
 namespace tessel::transforms {
@@ -26,11 +28,6 @@ using ir::Type;
 using ir::Value;
 using Mapping = std::unordered_map<const Value*, Value*>;
 
-bool is_wgmma(const Operation& op) {
-  if (op.kind() != OpKind::mma) return false;
-  const Attribute* a = op.attr("atom");
-  return a && a->kind == Attribute::Kind::string && a->s.rfind("wgmma.", 0) == 0;
-}
 
 bool is_shared_view(const Operation& op) {
   return op.regions().empty() && op.num_results() == 1 && op.result()->type().is_tensor() &&
@@ -56,27 +53,6 @@ std::vector<std::pair<Operation*, int>> uses_in(const Value* v, const Block* blo
     });
   }
   return out;
-}
-
-// Index arithmetic the tail may recompute for its own iteration: no regions, no effects, scalar
-// results, from constants, the loop index and values defined outside the loop.
-bool is_index_op(const Operation& op) {
-  if (!op.regions().empty() || op.num_results() != 1 || !op.result()->type().is_scalar())
-    return false;
-  switch (op.kind()) {
-    case OpKind::constant:
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div:
-    case OpKind::rem:
-    case OpKind::min:
-    case OpKind::max:
-    case OpKind::cdiv:
-      return true;
-    default:
-      return false;
-  }
 }
 
 const Operation* kernel_of(const Operation& op) {
@@ -208,7 +184,7 @@ std::optional<Plan> match(const Operation& loop_op) {
     if (v == body->argument(0)) return true;
     if (!v->def() || v->def()->parent_block() != body) return false;
     if (p.tail.count(v->def())) return true;
-    if (!is_index_op(*v->def())) return false;
+    if (!is_address_op(*v->def())) return false;  // index arithmetic, a tile: pure
     for (const Value* w : v->def()->operands())
       if (!recomputable(w)) return false;
     return true;

@@ -12,6 +12,7 @@
 #include "ir/async.h"
 #include "ir/canonicalize.h"
 #include "support/diagnostics.h"
+#include "transforms/async/atom_queries.h"
 
 namespace tessel::transforms {
 namespace {
@@ -30,10 +31,6 @@ using Mapping = std::unordered_map<const Value*, Value*>;
 const Type kIndex = Type::scalar(ScalarKind::index);
 constexpr int64_t kWarp = 32;
 
-std::string atom_of(const Operation& op) {
-  const Attribute* a = op.attr("atom");
-  return a && a->kind == Attribute::Kind::string ? a->s : std::string();
-}
 
 bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
@@ -45,9 +42,6 @@ bool is_shared_copy(const Operation& op) {
          op.result()->type().is_tensor() && op.result()->type().space() == MemorySpace::shared;
 }
 
-bool is_wgmma(const Operation& op) {
-  return op.kind() == OpKind::mma && starts_with(atom_of(op), "wgmma.");
-}
 
 // A TMA + wgmma mainloop (what the emitter's TMA path took): a copy into shared memory with a
 // TMA atom, or a wgmma mma, directly in the body.

@@ -7,6 +7,7 @@
 
 #include "ir/async.h"
 #include "support/diagnostics.h"
+#include "transforms/async/atom_queries.h"
 #include "transforms/report.h"
 
 namespace tessel::transforms {
@@ -17,11 +18,6 @@ using ir::MemorySpace;
 using ir::Operation;
 using ir::OpKind;
 
-bool is_wgmma(const Operation& op) {
-  if (op.kind() != OpKind::mma) return false;
-  const Attribute* a = op.attr("atom");
-  return a && a->kind == Attribute::Kind::string && a->s.rfind("wgmma.", 0) == 0;
-}
 
 // Register work besides mmas: an op whose result is a register tensor.
 bool is_register_work(const Operation& op) {

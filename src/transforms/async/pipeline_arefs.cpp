@@ -11,6 +11,7 @@
 
 #include "ir/async.h"
 #include "support/diagnostics.h"
+#include "transforms/async/atom_queries.h"
 #include "transforms/async/coarse_pipeline.h"
 #include "transforms/async/stage_budget.h"
 #include "transforms/report.h"
@@ -26,14 +27,7 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
-std::string atom_of(const Operation& op) {
-  const Attribute* a = op.attr("atom");
-  return a && a->kind == Attribute::Kind::string ? a->s : std::string();
-}
 
-bool is_wgmma(const Operation& op) {
-  return op.kind() == OpKind::mma && atom_of(op).rfind("wgmma.", 0) == 0;
-}
 
 // Every (op, operand index) in `block` and the regions nested in it that reads `v`.
 std::vector<std::pair<Operation*, int>> uses(const Value* v, const Block* block) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "support/diagnostics.h"
+#include "transforms/async/atom_queries.h"
 #include "transforms/async/stage_budget.h"
 #include "transforms/report.h"
 
@@ -24,10 +25,6 @@ bool is_shared_copy(const Operation& op) {
          op.result()->type().space() == MemorySpace::shared;
 }
 
-std::string atom_of(const Operation& op) {
-  const Attribute* a = op.attr("atom");
-  return a && a->kind == Attribute::Kind::string ? a->s : std::string();
-}
 
 // One ring per mainloop: every copy into shared memory directly in its body.
 Ring collect(Operation* op) {

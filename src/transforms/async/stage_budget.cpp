@@ -13,6 +13,7 @@
 #include "layout/parse.h"
 #include "layout/tv_layout.h"
 #include "support/diagnostics.h"
+#include "transforms/async/atom_queries.h"
 
 namespace tessel::transforms {
 namespace {
@@ -107,10 +108,6 @@ int64_t elements(const Operation& op, const Value* v) {
   return n;
 }
 
-std::string atom_of(const Operation& op) {
-  const Attribute* a = op.attr("atom");
-  return a && a->kind == Attribute::Kind::string ? a->s : std::string();
-}
 
 // An integer attribute the writer pinned; UserError when it is there with another kind.
 std::optional<int64_t> pinned_int(const Operation& loop, const std::string& key) {
@@ -147,7 +144,7 @@ std::optional<int64_t> trip_count(const Operation& loop) {
 bool has_wgmma(const Operation& op) {
   bool found = false;
   ir::walk(const_cast<Operation*>(&op), [&](Operation* inner) {
-    if (inner->kind() == OpKind::mma && atom_of(*inner).rfind("wgmma.", 0) == 0) found = true;
+    if (is_wgmma(*inner)) found = true;
   });
   return found;
 }

@@ -12,6 +12,7 @@
 #include "ir/async.h"
 #include "support/diagnostics.h"
 #include "target/cuda/target.h"
+#include "transforms/async/atom_queries.h"
 #include "transforms/async/stage_budget.h"
 #include "transforms/async/warp_specialize_operands.h"
 #include "transforms/report.h"
@@ -30,10 +31,6 @@ using Mapping = std::unordered_map<const Value*, Value*>;
 
 constexpr int64_t kProducerThreads = 128;
 constexpr int64_t kWarpgroup = 128;
-std::string atom_of(const Operation& op) {
-  const Attribute* a = op.attr("atom");
-  return a && a->kind == Attribute::Kind::string ? a->s : std::string();
-}
 
 // `%s = copy %t : shared<...>` with %t in global memory (ir::is_mainloop's copies).
 bool is_global_to_shared(const Operation& op) {
