@@ -6,13 +6,10 @@
 # torch's FlashAttention-2 through SDPA. The Python extension and the tool are built there.
 # JSON records land in $OUT/attention.jsonl. Usage: scripts/gpu/attention_check.sh
 set -u
-cd "$(dirname "$0")/../.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export TESSEL_CACHE_DIR=$(mktemp -d)
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
-(cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=OFF > $OUT/cfg.log 2>&1 && ninja -C build-dev tessel > $OUT/build.log 2>&1) &
-(cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) -DCUDAToolkit_ROOT=/usr/local/cuda > $OUT/pycfg.log 2>&1 && cmake --build build-py --target _tessel -j 16 > $OUT/pybuild.log 2>&1) &
+build_tool &
+build_python &
 if [ -x .carry-gpu/attention_gpu_test ]; then
   (timeout 250 .carry-gpu/attention_gpu_test > $OUT/attention_gpu_test.log 2>&1; echo "attention_gpu_test rc=$?" >> $OUT/attention_gpu_test.log) &
 fi

@@ -3,12 +3,9 @@
 # bench/kernel-variants/attention/ (176-key tiles; the output unstaged) against the example, each
 # checked against the interpreter and compute-sanitizer, then `tessel bench attention` itself.
 set -u
-cd "$(dirname "$0")/../.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export TESSEL_CACHE_DIR=$(mktemp -d)
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-(cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=OFF > $OUT/cfg.log 2>&1 && ninja -C build-dev tessel > $OUT/build.log 2>&1) &
-(cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) -DCUDAToolkit_ROOT=/usr/local/cuda > $OUT/pycfg.log 2>&1 && cmake --build build-py --target _tessel -j 16 > $OUT/pybuild.log 2>&1) &
+source "$(dirname "$0")/common.sh"
+build_tool &
+build_python &
 wait
 ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
 V=bench/kernel-variants/attention

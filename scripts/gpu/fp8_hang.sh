@@ -1,11 +1,8 @@
 #!/bin/bash
 # Which FP8 GEMM shape of GemmGpuTest.Fp8 does not finish: each run alone with a timeout (rc 124).
 set -u
-cd "$(dirname "$0")/../.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export TESSEL_CACHE_DIR=$(mktemp -d)
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=OFF > $OUT/cfg.log 2>&1 && ninja -C build-dev tessel > $OUT/build.log 2>&1 || { tail $OUT/build.log; exit 1; }
+source "$(dirname "$0")/common.sh"
+build_tool || { tail $OUT/build.log; exit 1; }
 sed 's/f8e4m3/f8e5m2/g' examples/kernels/gemm_e4m3.tir > build-dev/gemm_e5m2.tir
 for f in examples/kernels/gemm_e4m3.tir build-dev/gemm_e5m2.tir; do
   for s in M=128,N=256,K=128 M=257,N=129,K=80 M=1000,N=520,K=272 M=1,N=1,K=16 M=2048,N=2048,K=2048 M=300,N=600,K=4112; do

@@ -4,11 +4,8 @@
 #   strip -o .carry-gpu/${t}_gpu_test build/test/${t}_gpu_test; done; carry [".carry-gpu"]),
 # then the LSTM cells under compute-sanitizer (scripts/gpu/lstm_sanitize.py). One device call.
 set -u
-cd "$(dirname "$0")/../.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export TESSEL_CACHE_DIR=$(mktemp -d)
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-(cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) -DCUDAToolkit_ROOT=/usr/local/cuda > $OUT/pycfg.log 2>&1 && cmake --build build-py --target _tessel -j 16 > $OUT/pybuild.log 2>&1) &
+source "$(dirname "$0")/common.sh"
+build_python &
 # The binaries run side by side (correctness only; nothing here is timed).
 for t in .carry-gpu/*_gpu_test; do
   (timeout ${TEST_TIMEOUT:-420} $t > $OUT/$(basename $t).log 2>&1; echo "rc=$?" >> $OUT/$(basename $t).log) &

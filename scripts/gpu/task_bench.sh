@@ -4,11 +4,8 @@
 # and its default mapping lower to; `tessel bench gemm` checks and times each beside the tile
 # example and cuBLAS in one process. Records in $OUT/task.jsonl.
 set -u
-cd "$(dirname "$0")/../.."
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export TESSEL_CACHE_DIR=$(mktemp -d)
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=OFF > $OUT/cfg.log 2>&1 && ninja -C build-dev tessel > $OUT/build.log 2>&1 || { tail $OUT/build.log; exit 1; }
+source "$(dirname "$0")/common.sh"
+build_tool || { tail $OUT/build.log; exit 1; }
 T=build-dev/bin/tessel
 $T task gemm > build-dev/gemm_task.tir && $T task dual_gemm > build-dev/dual_gemm_task.tir || exit 1
 S=8192x8192x8192,8192x8192x4096,4096x4096x4096,8191x4097x520
