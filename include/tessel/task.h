@@ -226,6 +226,10 @@ class TaskProgram {
   const GlobalTensor* find_global(const std::string& name) const;
 
  private:
+  // A new variant of `task` (checked: the task declared, the variant name new), and its task.
+  Variant new_variant(const std::string& task, const std::string& variant, VariantKind kind,
+                      Loc loc, const TaskDecl*& decl) const;
+
   std::string name_;
   std::vector<GlobalTensor> globals_;
   std::vector<TaskDecl> tasks_;

@@ -245,16 +245,23 @@ void TaskProgram::task(const std::string& name, std::vector<Param> params, Loc l
   tasks_.push_back({name, std::move(params), at(loc)});
 }
 
-void TaskProgram::inner(const std::string& task, const std::string& variant,
-                        const std::function<void(Inner&)>& body, Loc loc) {
-  const TaskDecl* decl = find_task(task);
+Variant TaskProgram::new_variant(const std::string& task, const std::string& variant,
+                                 VariantKind kind, Loc loc, const TaskDecl*& decl) const {
+  decl = find_task(task);
   if (!decl) user_error(at(loc), "variant '", variant, "' of an undeclared task '", task, "'");
   if (find_variant(variant)) user_error(at(loc), "variant '", variant, "' is declared twice");
   Variant v;
   v.name = variant;
   v.task = task;
-  v.kind = VariantKind::inner;
+  v.kind = kind;
   v.loc = at(loc);
+  return v;
+}
+
+void TaskProgram::inner(const std::string& task, const std::string& variant,
+                        const std::function<void(Inner&)>& body, Loc loc) {
+  const TaskDecl* decl = nullptr;
+  Variant v = new_variant(task, variant, VariantKind::inner, loc, decl);
   for (size_t i = 0; i < decl->params.size(); ++i) {
     TensorDef p;
     p.kind = TensorDef::Kind::param;
@@ -268,14 +275,8 @@ void TaskProgram::inner(const std::string& task, const std::string& variant,
 
 void TaskProgram::leaf(const std::string& task, const std::string& variant,
                        const std::function<void(Leaf&)>& body, Loc loc) {
-  const TaskDecl* decl = find_task(task);
-  if (!decl) user_error(at(loc), "variant '", variant, "' of an undeclared task '", task, "'");
-  if (find_variant(variant)) user_error(at(loc), "variant '", variant, "' is declared twice");
-  Variant v;
-  v.name = variant;
-  v.task = task;
-  v.kind = VariantKind::leaf;
-  v.loc = at(loc);
+  const TaskDecl* decl = nullptr;
+  Variant v = new_variant(task, variant, VariantKind::leaf, loc, decl);
   Leaf b(&v, decl);
   body(b);
   variants_.push_back(std::move(v));
