@@ -2,8 +2,10 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <unordered_map>
 
 #include "ir/pass.h"
+#include "transforms/async/stage_budget.h"
 #include "transforms/report.h"
 
 namespace tessel::pipeline {
@@ -98,6 +100,39 @@ void lower(ir::Module& module, const PipelineOptions& options) {
   ir::run_passes_timed(module, options.passes.empty() ? lowering_passes() : options.passes, dump,
                        out, options.timing);
   check_lowered(module);
+}
+
+SharedUse tile_pipeline_shared_use(const ir::Module& module) {
+  transforms::register_passes();
+  // A deep copy keeps the program's locations for the passes' messages.
+  auto copy = std::make_unique<ir::Module>();
+  for (const auto& kernel : module.kernels) {
+    std::unordered_map<const ir::Value*, ir::Value*> mapping;
+    copy->kernels.push_back(ir::clone(*kernel, mapping));
+  }
+  std::vector<std::string> passes;
+  for (const std::string& p : lowering_passes()) {
+    passes.push_back(p);
+    if (p == "stage-stores") break;  // the last pass before the ring budgets are drawn
+  }
+  ir::run_passes_timed(*copy, passes, false, nullptr, nullptr);
+  TESSEL_ASSERT(copy->kernels.size() == 1, "tile_pipeline_shared_use: one kernel");
+  ir::Operation* kernel = copy->kernels[0].get();
+  // The program's own tiles: copies into shared memory, and the arefs' buffers warp-specialize
+  // made of them. Everything else shared is the pipeline's.
+  transforms::StageBudget budget(
+      kernel,
+      [](const ir::Value* v) {
+        const ir::Operation* d = v->def();
+        return d && (d->kind() == ir::OpKind::copy || d->kind() == ir::OpKind::aref_acquire ||
+                     d->kind() == ir::OpKind::aref_wait || d->kind() == ir::OpKind::aref_slot);
+      },
+      transforms::ring_reserve_bytes(*kernel));
+  SharedUse use;
+  use.capacity = budget.target().shared_memory_per_block();
+  use.held = use.capacity - budget.budget();
+  use.str = budget.budget_str();
+  return use;
 }
 
 }  // namespace tessel::pipeline

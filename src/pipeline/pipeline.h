@@ -32,4 +32,19 @@ void lower(ir::Module& module, const PipelineOptions& options = {});
 // The lowered-IR check alone.
 void check_lowered(const ir::Module& module);
 
+// What the tile pipeline takes of a block's shared memory for itself, beside the shared tiles the
+// program copies (the rings' slots and once-per-tile buffers): the ring budget's reserve
+// (barriers, reduction scratch) and the shared tensors its passes add (the staged epilogue's
+// buffers, rearrange scratch). Asked by a frontend that plans shared memory before the tile
+// pipeline runs (the task compiler's allocate-shared), so that its budget is the one
+// pipeline-arefs / pipeline-loops will hold the program's tiles to. Computed by running the
+// lowering passes up to stage-stores on a copy of `module` (one kernel) and asking the stage
+// budget (transforms/async/stage_budget.h) what it would leave: no second copy of its rules.
+struct SharedUse {
+  int64_t capacity = 0;  // the block's shared memory on the kernel's target
+  int64_t held = 0;      // what the pipeline holds beside the program's tiles
+  std::string str;       // how, for messages ("... minus 2048 reserved for barriers ...")
+};
+SharedUse tile_pipeline_shared_use(const ir::Module& module);
+
 }  // namespace tessel::pipeline

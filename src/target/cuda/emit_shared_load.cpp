@@ -4,12 +4,20 @@
 //
 // The read: each thread loads the values its register layout gives it, `ld.shared` of the width
 // the op's atom names (ld.shared.b32: two 16-bit elements), from a buffer in a plain strided
-// layout ("256:1", "(R,C):(C,1)": what TMA writes without a swizzle). Threads that hold the same
-// elements (a bias row broadcast over the accumulator's rows: stride-0 thread modes) read the same
-// addresses, which shared memory serves as one broadcast.
+// layout ("256:1", "(R,C):(C,1)": what TMA writes without a swizzle) or such a layout under a
+// swizzle ("Sw<3,3,3> o 0 o (128,64):(64,1)": the 128-byte swizzled tile TMA writes for a wgmma
+// operand, which a row reduction over the same A tile reads). Under a swizzle the offset is
+// computed as the layout says, swizzle(strided offset), at run time from each thread's part and
+// the value's; a vector of w elements stays contiguous when it does not cross the swizzle's unit
+// of 2^M elements (the atom's width was chosen so: synthesize-shared-layouts' bank model reads
+// the same layout). Threads that hold the same elements (a bias row broadcast over the
+// accumulator's rows: stride-0 thread modes) read the same addresses, which shared memory serves
+// as one broadcast.
+#include <optional>
 #include <regex>
 
 #include "layout/parse.h"
+#include "layout/swizzle.h"
 #include "layout/table.h"
 #include "target/cuda/emit_internal.h"
 
@@ -58,9 +66,18 @@ void Emitter::shared_to_register(const Operation& op) {
     unsupported(op, "has atom '" + atom + "', which does not move whole " + std::to_string(bytes) +
                         "-byte elements in 1 to 16 bytes");
   }
-  // The buffer's layout as one stride per dimension (checked against its table).
+  // The buffer's layout as one stride per dimension (checked against its table), under an
+  // optional swizzle "Sw<B,M,S> o 0 o ..." (SharedMap reads the same text for the mainloops).
   const size_t rank = s.shape.size();
-  const layout::Layout l = layout::parse_layout(s.layout);
+  static const std::regex swizzled_re(R"(^Sw<(\d+),(\d+),(\d+)> o 0 o (.*)$)");
+  std::smatch sm;
+  std::optional<layout::Swizzle> swizzle;
+  std::string strided_text = s.layout;
+  if (std::regex_match(s.layout, sm, swizzled_re)) {
+    swizzle = layout::Swizzle(std::stoi(sm[1]), std::stoi(sm[2]), std::stoi(sm[3]));
+    strided_text = sm[4].str();
+  }
+  const layout::Layout l = layout::parse_layout(strided_text);
   std::vector<int64_t> table = layout::layout_table(l);
   int64_t count = 1;
   for (int64_t e : s.shape) count *= e;
@@ -110,6 +127,13 @@ void Emitter::shared_to_register(const Operation& op) {
                         " does not give each thread aligned runs of " + std::to_string(w) +
                         " consecutive elements of " + s.layout);
   }
+  if (swizzle && swizzle->shift <= 0)
+    unsupported(op, "reads a buffer under " + swizzle->str() + "; a positive shift is read here");
+  if (swizzle && w > (int64_t{1} << swizzle->base)) {
+    unsupported(op, "has atom '" + atom + "', whose " + std::to_string(w) +
+                        "-element vectors cross the swizzle's unit of " +
+                        std::to_string(int64_t{1} << swizzle->base) + " elements in " + s.layout);
+  }
   const char* type = bytes == 4 ? "const float" : "const unsigned short";
   std::string thread;
   for (size_t d = 0; d < rank; ++d) {
@@ -120,11 +144,23 @@ void Emitter::shared_to_register(const Operation& op) {
   const std::string bf = s.element == ScalarKind::bf16 ? "true" : "false";
   line("{  // load " + r.name + " <- shared %" + op.operand(0)->name() + " (" + atom + ")");
   ++indent_;
-  line(std::string(type) + "* p = reinterpret_cast<" + type + "*>(" + s.base + ")" +
-       (thread.empty() ? "" : " + " + thread) + ";");
+  if (swizzle) {
+    // The thread's strided offset, then each value's address through the swizzle: bits
+    // [M+S, M+S+B) of the offset xor-ed into bits [M, M+B) (CuTe's Swizzle<B,M,S>).
+    line(std::string(type) + "* p = reinterpret_cast<" + type + "*>(" + s.base + ");");
+    line("const int o = " + (thread.empty() ? std::string("0") : thread) + ";");
+  } else {
+    line(std::string(type) + "* p = reinterpret_cast<" + type + "*>(" + s.base + ")" +
+         (thread.empty() ? "" : " + " + thread) + ";");
+  }
+  const int64_t zzz = swizzle ? ((int64_t{1} << swizzle->bits) - 1) << swizzle->base : 0;
   for (int64_t v = 0; v < plan.values; v += w) {
-    const std::string at =
-        "p + " + std::to_string(offset(plan.value_coord[static_cast<size_t>(v)]));
+    const int64_t c = offset(plan.value_coord[static_cast<size_t>(v)]);
+    const std::string oc = "(o + " + std::to_string(c) + ")";
+    const std::string at = swizzle ? "p + (" + oc + " ^ ((" + oc + " >> " +
+                                         std::to_string(swizzle->shift) + ") & " +
+                                         std::to_string(zzz) + "))"
+                                   : "p + " + std::to_string(c);
     const std::string slot = r.name + "[" + std::to_string(v) + "]";
     if (packed) {
       const std::string word = r.name + "[" + std::to_string(v / 2) + "]";

@@ -113,13 +113,18 @@ class Lowering {
                  "(aref_wait/release)");
     }
     const int64_t warpgroups = consumer->int_attr("threads") / 128;
+    // Who releases a slot: one arrival per warpgroup when only wgmma reads the buffers (the
+    // warpgroup's wait retires the whole group's reads), one per thread when the consumer's
+    // threads read them themselves with nothing synchronizing the role in between.
+    const bool by_thread = threads_read(uses);
     OpBuilder b(top_);
     b.set_insertion_point_before(first_role_);
     Operation* full = b.create(OpKind::mbarrier_init, {}, {Type::mbarrier(slots)}, aref->loc());
     full->set_attr("arrivals", Attribute::integer(1));
     full->result()->set_name(name + "_full");
     Operation* empty = b.create(OpKind::mbarrier_init, {}, {Type::mbarrier(slots)}, aref->loc());
-    empty->set_attr("arrivals", Attribute::integer(warpgroups));
+    empty->set_attr("arrivals",
+                    Attribute::integer(by_thread ? consumer->int_attr("threads") : warpgroups));
     empty->result()->set_name(name + "_empty");
     Value* c_slots = constant(slots);
     Value* c2 = constant(2);
@@ -159,7 +164,7 @@ class Lowering {
         }
         case OpKind::aref_release:
           at.create(OpKind::mbarrier_arrive, {empty->result(), slot}, {}, loc)
-              ->set_attr("by", Attribute::ident("warpgroup"));
+              ->set_attr("by", Attribute::ident(by_thread ? "thread" : "warpgroup"));
           break;
         default:
           TESSEL_ASSERT(false, "lower-arefs: unexpected use of an aref");
@@ -167,6 +172,61 @@ class Lowering {
       op->parent_block()->remove(op);
     }
     return true;
+  }
+
+  // Whether the consumer's threads read a slot buffer themselves (a copy into registers, a
+  // reduction over it: anything but an mma, directly or through transposes, whose reads the
+  // warpgroup's wgmma wait retires) without a role_sync after the read in its block (warp-
+  // specialize's epilogue operands synchronize the role before their release). A warpgroup's one
+  // arrival would then free the slot while other warps of it may still read it (a row reduction
+  // over the A tile a wgmma also reads): every thread arrives after its own reads instead.
+  static bool threads_read(const std::vector<Operation*>& uses) {
+    std::vector<const Value*> buffers;
+    for (const Operation* op : uses) {
+      if (op->kind() != OpKind::aref_wait) continue;
+      for (const auto& r : op->results()) buffers.push_back(r.get());
+    }
+    bool read = false;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const Value* buf = buffers[i];
+      const Block* block = buf->def()->parent_block();
+      std::vector<const Operation*> readers;
+      collect_readers(buf, *block, readers, buffers);
+      for (const Operation* reader : readers) read = read || !synced_after(*reader);
+    }
+    return read;
+  }
+
+  // The ops in `block` (and nested in it) that read `v`, other than mma; transposes are followed
+  // (their results join `more`).
+  static void collect_readers(const Value* v, const Block& block,
+                              std::vector<const Operation*>& readers,
+                              std::vector<const Value*>& more) {
+    for (const auto& op : block.ops()) {
+      ir::walk(op.get(), [&](Operation* o) {
+        bool uses = false;
+        for (int i = 0; i < o->num_operands(); ++i) uses = uses || o->operand(i) == v;
+        if (!uses) return;
+        if (o->kind() == OpKind::transpose) {
+          more.push_back(o->result());
+        } else if (o->kind() != OpKind::mma && o->kind() != OpKind::aref_release) {
+          readers.push_back(o);
+        }
+      });
+    }
+  }
+
+  // A role_sync after `op` in its block.
+  static bool synced_after(const Operation& op) {
+    bool after = false;
+    for (const auto& o : op.parent_block()->ops()) {
+      if (o.get() == &op) {
+        after = true;
+        continue;
+      }
+      if (after && o->kind() == OpKind::role_sync) return true;
+    }
+    return false;
   }
 
   // aref_slot %ring, %slot in place of an acquire or wait; their results take its results' place.

@@ -5,6 +5,8 @@
 //   %full  = mbarrier_init {arrivals = 1} : mbarrier<D>    the producer's expect_tx is the one
 //                                                          arrival; the TMA bytes complete it
 //   %empty = mbarrier_init {arrivals = W} : mbarrier<D>    one arrival per consumer warpgroup
+//                                                          (per consumer thread when its threads
+//                                                          read the buffers: see below)
 // and one `block_sync` before the first role publishes the initialized barriers. Sequence number
 // n uses slot n % D in its round n / D; the k-th completion of a barrier's phase has parity k % 2,
 // and a fresh barrier counts its "previous" phase (parity 1) as complete (HOPPER.md §5). So:
@@ -18,6 +20,12 @@
 //                              arrival and all the bytes have come
 //   aref_wait %r, %n       ->  mbarrier_wait %full, n % D, (n / D) % 2 ; %bufs = aref_slot ...
 //   aref_release %r, %n    ->  mbarrier_arrive %empty, n % D {by = warpgroup}
+// When the consumer's threads read a slot's buffers themselves (a register copy for a row
+// reduction over the A tile a wgmma also reads) with no role_sync between the read and the
+// release, one arrival per warpgroup would free the slot while other warps of the warpgroup may
+// still be reading it (the arriving thread's wgmma wait orders only the tensor cores' reads):
+// the empty barriers then count every consumer thread and each thread arrives, `{by = thread}`,
+// after its own reads (an arrive releases what the arriving thread did before it).
 // The index arithmetic is IR (rem, div, sub on index constants at the top level, the kernel's
 // own where it has them, else new ones before the roles), so the protocol check and the emitter
 // see every slot and parity.

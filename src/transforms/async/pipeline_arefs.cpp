@@ -80,7 +80,7 @@ class Pipeliner {
           return d && (d->kind() == OpKind::aref_acquire || d->kind() == OpKind::aref_wait ||
                        d->kind() == OpKind::aref_slot);
         },
-        reserve_bytes(*kernel_));
+        ring_reserve_bytes(*kernel_));
     // A once-per-tile aref's first slot is held outside the rings: the mainloops' depth comes
     // first, a second slot only from what they leave.
     for (Operation* aref : per_tile) budget.hold(tile_slot_bytes(*aref));

@@ -69,9 +69,10 @@ void plan(Operation* kernel) {
     for (const StagedTile& t : loops.back().tiles) staged.push_back(t.value);
   });
   if (loops.empty()) return;
-  StageBudget budget(kernel, [&](const Value* v) {
-    return std::find(staged.begin(), staged.end(), v) != staged.end();
-  });
+  StageBudget budget(
+      kernel,
+      [&](const Value* v) { return std::find(staged.begin(), staged.end(), v) != staged.end(); },
+      ring_reserve_bytes(*kernel));
   for (Ring& l : loops) l.read_pins();
   budget.choose_stages(loops);
   for (Ring& l : loops) finish(l, budget);

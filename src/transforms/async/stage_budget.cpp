@@ -216,6 +216,14 @@ int64_t reserve_bytes(const Operation& kernel) {
   return reduces ? kReserveBytes : kTightReserveBytes + broadcast_scratch;
 }
 
+int64_t ring_reserve_bytes(const Operation& kernel) {
+  bool arefs = false;
+  ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
+    arefs = arefs || op->kind() == OpKind::aref;
+  });
+  return arefs ? reserve_bytes(kernel) : kReserveBytes;
+}
+
 StageBudget::StageBudget(Operation* kernel, const std::function<bool(const Value*)>& in_ring,
                          int64_t reserve)
     : reserve_(reserve) {

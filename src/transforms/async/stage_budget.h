@@ -38,6 +38,10 @@ inline constexpr int64_t kTightReserveBytes = 2 * 1024;
 // kTightReserveBytes plus the f32 scratch a broadcast may take (its source's elements x 4 B; none
 // for a register-local one, whose threads each hold the elements they repeat).
 int64_t reserve_bytes(const ir::Operation& kernel);
+// The reserve of the pass that sizes the kernel's rings: pipeline-arefs (a kernel with arefs,
+// after warp-specialize) reserve_bytes(kernel); pipeline-loops (a mainloop without roles) the
+// whole kReserveBytes, as its epilogue is not staged in tensors the IR shows.
+int64_t ring_reserve_bytes(const ir::Operation& kernel);
 // Three loads in flight already cover global latency at these tile sizes.
 inline constexpr int64_t kMaxStages = 4;
 // wgmma.wait_group takes an immediate 0..7.

@@ -687,27 +687,35 @@ class Synthesis {
       need_result(s, op->result(), c.c);
       drain(s);
     }
-    // Then the largest copies from global memory into registers, made coalesced.
-    std::vector<Operation*> copies;
-    for (Operation* op : ops_) {
-      if (op->kind() == OpKind::copy && op->num_results() == 1 && eligible(op->result()) &&
-          op->operand(0)->type().space() == MemorySpace::global)
-        copies.push_back(op);
-    }
+    // Then the largest copies into registers, made coalesced: from global memory first, then from
+    // shared memory. A register tile read from a shared tile (a row reduction over the A tile a
+    // wgmma also reads) is a source of layouts as much as one read from global memory: left to
+    // the defaults below, which go in program order, a small value it feeds but that comes first
+    // (the reduction's accumulator, filled before the loop) would get its own coalesced layout
+    // — over fewer threads than the block when it is small — and the reduction's result a
+    // rearrange into it in every iteration.
     auto elems = [](const Value* v) {
       int64_t n = 1;
       for (int64_t e : v->type().static_shape()) n *= e;
       return n;
     };
-    std::stable_sort(copies.begin(), copies.end(), [&](Operation* x, Operation* y) {
-      return elems(x->result()) > elems(y->result());
-    });
-    for (Operation* op : copies) {
-      if (known(s, op->result())) continue;
-      const ir::Type& t = op->result()->type();
-      need_result(s, op->result(),
-                  coalesced_layout(t.static_shape(), ir::bit_width(t.element()), threads));
-      drain(s);
+    for (MemorySpace from : {MemorySpace::global, MemorySpace::shared}) {
+      std::vector<Operation*> copies;
+      for (Operation* op : ops_) {
+        if (op->kind() == OpKind::copy && op->num_results() == 1 && eligible(op->result()) &&
+            op->operand(0)->type().space() == from)
+          copies.push_back(op);
+      }
+      std::stable_sort(copies.begin(), copies.end(), [&](Operation* x, Operation* y) {
+        return elems(x->result()) > elems(y->result());
+      });
+      for (Operation* op : copies) {
+        if (known(s, op->result())) continue;
+        const ir::Type& t = op->result()->type();
+        need_result(s, op->result(),
+                    coalesced_layout(t.static_shape(), ir::bit_width(t.element()), threads));
+        drain(s);
+      }
     }
     // Whatever is left (fills, iotas, allocs no constraint reached): coalesced, in program order.
     for (Operation* op : ops_) {

@@ -8,7 +8,9 @@
 // over the block's warps, scored by an analytic latency model (tensor-core cycles, shared-memory
 // operand traffic, instruction issue, accumulator registers per thread, and the cost of every
 // rearrange the choice forces); then, for pieces with no mma, the largest register copy from
-// global memory, made coalesced (each thread a 16-byte vector along the contiguous dimension).
+// global memory, made coalesced (each thread a 16-byte vector along the contiguous dimension),
+// then the largest from shared memory (a reduction over a shared tile an mma also reads), and only
+// then the values no constraint reached, in program order.
 // Constraints propagate from a ready queue: elementwise ops and casts make their tensors' layouts
 // equal, a reduce's result is the projection of its source's layout, a broadcast's source is the
 // projection of its result's, loop-carried values keep one layout, and an mma's A, B and C are the

@@ -21,12 +21,12 @@ struct Buffer {
 
 class Allocator {
  public:
-  explicit Allocator(Program& p) : p_(p) {}
+  Allocator(Program& p, const PipelineShared& pipeline) : p_(p), pipeline_(pipeline) {}
 
   void block(OpList& ops) {
     buffers_.clear();
     position_ = 0;
-    limit_ = task::h100().memory(task::Memory::shared).capacity_bytes;
+    limit_ = machine_limit_ = task::h100().memory(task::Memory::shared).capacity_bytes;
     limit_loc_ = {};
     scan(ops, 1);
     assign();
@@ -101,30 +101,41 @@ class Allocator {
       placed.push_back(b);
       top = std::max(top, offset + b->bytes);
     }
-    if (top > limit_) {
+    const int64_t budget = limit_ - pipeline_.held;
+    if (top > budget) {
       std::string list;
       for (const Buffer& b : buffers_)
         list += (list.empty() ? "" : ", ") + std::string("%") + p_.tensors[b.alloc->tensor].name +
                 " (" + std::to_string(b.bytes) + " bytes)";
+      // The tile pipeline's own words for the machine's budget; a mapping's shared_limit
+      // (another capacity) with the pipeline's share taken off it.
+      std::string room = "its budget of " + std::to_string(limit_);
+      if (pipeline_.held > 0 && limit_ == machine_limit_)
+        room = "the " + pipeline_.why;
+      else if (pipeline_.held > 0)
+        room = "the " + std::to_string(budget) + " bytes the mapping's shared_limit of " +
+               std::to_string(limit_) + " leaves beside the " + std::to_string(pipeline_.held) +
+               " the tile pipeline holds for itself";
       user_error(limit_loc_, "allocate-shared: the block's shared tensors need ", top,
-                 " bytes, more than its budget of ", limit_, ": ", list,
+                 " bytes, more than ", room, ": ", list,
                  " (lower the pipeline depth or the tile sizes)");
     }
     for (Buffer& b : buffers_) b.alloc->offset = b.offset;
   }
 
   Program& p_;
+  PipelineShared pipeline_;
   std::vector<Buffer> buffers_;
   int position_ = 0;
-  int64_t limit_ = 0;
+  int64_t limit_ = 0, machine_limit_ = 0;
   SourceLocation limit_loc_;
 };
 
 }  // namespace
 
-void allocate_shared(Program& program) {
+void allocate_shared(Program& program, const PipelineShared& pipeline) {
   // One budget per block: each top-level pfor over blocks (or the whole body when there is none).
-  Allocator a(program);
+  Allocator a(program, pipeline);
   bool any = false;
   for (auto& op : program.body) {
     if (op->kind == Op::Kind::pfor && op->level == task::Processor::block) {

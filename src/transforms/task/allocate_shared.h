@@ -9,12 +9,27 @@
 // pipeline depth or the instance) that names every tensor, its bytes and the budget.
 // The tile IR's own passes place the buffers again when they lower the mainloop; the offsets here
 // are the task level's check and plan (printed with the IR).
+//
+// The budget is honest about the tile pipeline: what it holds for itself beside the program's
+// tensors (the ring budget's reserve for barriers and reduction scratch, the staged epilogue's
+// buffers) comes off the block's capacity first. The task pipeline asks the tile pipeline for that
+// figure (pipeline::tile_pipeline_shared_use on the kernel lower-to-tile makes of this event IR),
+// so a mapping this stage accepts is one whose pinned pipeline depth pipeline-arefs /
+// pipeline-loops can give (the mapping is the place to be told; the ring passes name tile IR).
 #pragma once
+
+#include <string>
 
 #include "frontend/task/event_ir.h"
 
 namespace tessel::transforms {
 
-void allocate_shared(task::events::Program& program);
+// What the tile pipeline holds in a block's shared memory beside the program's tensors.
+struct PipelineShared {
+  int64_t held = 0;
+  std::string why;  // for the message: how the tile pipeline's budget is made up
+};
+
+void allocate_shared(task::events::Program& program, const PipelineShared& pipeline = {});
 
 }  // namespace tessel::transforms

@@ -30,6 +30,12 @@ struct TaskCompileOptions {
 // The stage names, in order (the last, lower-to-tile, makes tile IR).
 const std::vector<std::string>& task_stages();
 
+// Runs the event-IR stage `name` (eliminate-copies, eliminate-copies-2 — the same pass —,
+// vectorize, allocate-shared) on `p`: what `tessel opt` does to event IR read from text.
+// UserError for another name (dependence-analysis makes the event IR; lower-to-tile is
+// lower_to_tile, as it ends the event IR).
+void run_task_stage(task::events::Program& p, const std::string& name);
+
 // The event IR after the event stages (or after options.stop_after).
 task::events::Program compile_task_events(const task::Instantiation& inst,
                                           const TaskCompileOptions& options = {});
