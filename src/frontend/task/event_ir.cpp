@@ -118,6 +118,9 @@ void print_ops(const Program& p, const std::vector<std::unique_ptr<Op>>& ops, in
     if (op->warp_specialize >= 0)
       attrs += std::string(attrs.empty() ? "" : ", ") +
                "warp_specialize = " + (op->warp_specialize ? "true" : "false");
+    if (op->shared_limit > 0)
+      attrs += std::string(attrs.empty() ? "" : ", ") +
+               "shared_limit = " + std::to_string(op->shared_limit);
     if (!attrs.empty()) out += " {" + attrs + "}";
     if (op->kind == Op::Kind::for_loop || op->kind == Op::Kind::pfor) {
       out += " {\n";
@@ -133,7 +136,10 @@ void print_ops(const Program& p, const std::vector<std::unique_ptr<Op>>& ops, in
 }  // namespace
 
 std::string Program::print() const {
-  std::string out = "tasks @" + name + "(";
+  // The sizes in the order the lowered kernel takes them (the entry task's, not the arguments').
+  std::string out = "tasks @" + name + "[";
+  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + sizes[i];
+  out += "](";
   for (size_t i = 0; i < arguments.size(); ++i) {
     const Tensor& t = tensors[arguments[i]];
     out += (i ? ", " : "") + std::string("%") + t.name + ": " +

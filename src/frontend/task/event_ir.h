@@ -11,7 +11,7 @@
 //
 // Tensors are a table: the kernel's arguments (global), allocations (`tensor` ops, in a memory),
 // and pieces (`%t.blocks(64, 256)[%w, 0]`: the piece at those coordinates of a blocks partition of
-// a tensor). The IR prints (Program::print); it does not parse yet.
+// a tensor). The IR prints (Program::print) and parses back (event_parser.h).
 #pragma once
 
 #include <functional>

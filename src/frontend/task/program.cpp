@@ -113,11 +113,19 @@ std::string Expr::str() const {
                    : kind() == Kind::sub ? " - "
                    : kind() == Kind::mul ? "*"
                                          : "/";
-  auto wrap = [&](const Expr& e) {
-    bool compound = e.kind() == Kind::add || e.kind() == Kind::sub;
-    return compound && kind() != Kind::add ? "(" + e.str() + ")" : e.str();
+  // Parentheses where the text would otherwise read as another tree: a sum inside anything but
+  // a sum, and a product or quotient on the right of one (a*(b/c) is not a*b/c with floor
+  // division). The event IR's parser (event_parser.h) reads `+` as binding looser than `-` and
+  // `*` `/` from the left, so that every printed expression parses back to a tree that prints
+  // the same.
+  auto wrap = [&](const Expr& e, bool right) {
+    bool sum = e.kind() == Kind::add || e.kind() == Kind::sub;
+    bool product = e.kind() == Kind::mul || e.kind() == Kind::div;
+    bool in_product = kind() == Kind::mul || kind() == Kind::div;
+    return (sum && kind() != Kind::add) || (product && in_product && right) ? "(" + e.str() + ")"
+                                                                            : e.str();
   };
-  return wrap(lhs()) + op + wrap(rhs());
+  return wrap(lhs(), false) + op + wrap(rhs(), true);
 }
 
 Expr operator+(const Expr& a, const Expr& b) {
