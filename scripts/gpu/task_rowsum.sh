@@ -6,6 +6,10 @@
 # shapes, runs compute-sanitizer (memcheck, racecheck) on the shared-A kernel at a small ragged
 # shape, then times task / task-reg / the tile program against cuBLAS + torch.sum in one process
 # (bench/python/gemm_rowsum.py; records in $OUT/gemm_rowsum.jsonl). Table last.
+# VARIANTS=1 skips the checks and sanitizers and times, beside those, what the row sums cost:
+# the plain GEMM (examples/kernels/gemm.tir), the task kernel's lowered IR with one arrival per
+# warp (after __syncwarp) on the ring's empty barriers instead of one per thread, and the tile
+# program with the reduction sunk out of the K loop (bench/kernel-variants/gemm_rowsum_sunk.tir).
 set -u
 source "$(dirname "$0")/common.sh"
 start=$(date +%s)
@@ -17,6 +21,19 @@ $T task gemm_rowsum > $OUT/gemm_rowsum_task.tir || exit 1
 sed 's/mems = \[register, shared\] }/mems = [register, register] }/' examples/tasks/gemm_rowsum.tmap |
   $T task gemm_rowsum --mapping - > $OUT/gemm_rowsum_task_reg.tir || exit 1
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+if [ "${VARIANTS:-0}" = 1 ]; then
+  $T opt $OUT/gemm_rowsum_task.tir --pipeline > $OUT/task_thread.lowered.tir || exit 1
+  sed -e 's/%ring_empty = mbarrier_init {arrivals = 256}/%ring_empty = mbarrier_init {arrivals = 8}/' \
+      -e 's/{by = thread}/{by = warp}/' $OUT/task_thread.lowered.tir > $OUT/task_warp.lowered.tir
+  $T opt $OUT/task_warp.lowered.tir --passes=check-protocol > /dev/null || exit 1
+  export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
+  timeout 400 python3 bench/python/gemm_rowsum.py --task $OUT/gemm_rowsum_task.tir \
+    --kernel task-warp=$OUT/task_warp.lowered.tir --kernel sunk=bench/kernel-variants/gemm_rowsum_sunk.tir \
+    --gemm examples/kernels/gemm.tir --shapes 1000x520x272,8192x8192x8192,8192x8192x4096,4096x4096x4096,8191x4097x520 \
+    --json $OUT/gemm_rowsum_variants.jsonl
+  echo "total $(( $(date +%s) - start )) s"
+  exit
+fi
 echo "== GPU vs the tile interpreter (relative error of the output, the last tensor parameter)"
 for p in gemm_rowsum gemm dual_gemm; do
   $T task $p > $OUT/$p.tir

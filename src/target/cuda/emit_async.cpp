@@ -136,8 +136,14 @@ void Emitter::async_op(const Operation& op) {
         line(call);
       } else if (by == "one") {
         line("if (tid == 0) " + call);
+      } else if (by == "warp") {
+        // The arriving lane releases what its warp did before: the warp converges first (its
+        // lanes' reads of a slot are then ordered before the arrival, as __syncwarp orders
+        // memory among the lanes it joins).
+        line("__syncwarp();");
+        line("if (tid % 32 == 0) " + call);
       } else {
-        line("if (tid % " + std::string(by == "warp" ? "32" : "128") + " == 0) " + call);
+        line("if (tid % 128 == 0) " + call);
       }
       return;
     }
