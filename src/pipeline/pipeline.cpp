@@ -18,6 +18,9 @@ std::vector<std::string> lowering_passes() {
   // Layout synthesis (src/transforms): every register tensor gets a thread-value layout (pinned
   // ones are kept and checked), every mma / reduce / global copy an atom; then shared layouts.
   transforms::register_passes();
+  // A row sum a loop with an mma accumulates every step is summed elementwise in the loop and
+  // reduced once after it: no shuffles between the consumer's wgmma issues (GEMM + row sums).
+  passes.push_back("sink-reductions");
   // A row program without an mma and without pinned layouts (RMSNorm, softmax, bias + GELU
   // written with no thread in mind) gets its tile, block size and row residency first.
   passes.push_back("schedule-rows");

@@ -21,6 +21,7 @@
 #include "transforms/layout/schedule_rows.h"
 #include "transforms/layout/shared_layouts_pass.h"
 #include "transforms/layout/synthesize_layouts.h"
+#include "transforms/schedule/sink_reductions.h"
 #include "transforms/schedule/cluster_blocks.h"
 #include "transforms/schedule/persistent.h"
 #include "transforms/schedule/raster_blocks.h"
@@ -77,6 +78,10 @@ void register_passes() {
   static bool done = false;
   if (done) return;
   done = true;
+  ir::register_pass({"sink-reductions",
+                     "a row sum a loop with an mma adds every step is summed elementwise in the "
+                     "loop and reduced once after it (no shuffles between the wgmma issues)",
+                     [](ir::Module& m) { sink_reductions(m); }});
   ir::register_pass({"schedule-rows",
                      "tile shape, block size and row residency (registers or two passes) of an "
                      "unpinned row program without an mma, by a cost model",
