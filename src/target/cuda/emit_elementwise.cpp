@@ -18,6 +18,15 @@ void Emitter::cast(const Operation& op) {
     return;
   }
   const Reg& a = reg(op, src);
+  // Packed 4-bit integers are held as the floats of their values (register_c_type), which f16,
+  // bf16 and f32 represent exactly: the cast is the same registers.
+  const ScalarKind from = src->type().element();
+  if ((from == ScalarKind::u4 || from == ScalarKind::i4) && is_register_float(to.element()) &&
+      !a.packed && a.plan == plan_for(op, to)) {
+    line("// " + a.name + " as " + std::string(ir::to_string(to.element())) + " (exact)");
+    regs_[op.result()] = Reg{a.name, a.plan, to.element()};
+    return;
+  }
   // A cast to f16 or bf16 whose only uses are stores into global or shared tensors of that type
   // (directly, or through slices of it), or the A operand of a wgmma in RS form (packed into
   // pairs by a converting instruction), needs no rounding of its own: each store rounds to

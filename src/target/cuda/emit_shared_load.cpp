@@ -41,6 +41,7 @@ void Emitter::shared_to_register(const Operation& op) {
                         ", which is not a shared buffer (an aref slot or an alloc)");
   }
   const SharedTile& s = it->second;
+  if (s.element == ScalarKind::u4 || s.element == ScalarKind::i4) return packed4_to_register(op, s);
   static const std::regex atom_re(R"(ld\.shared\.b(\d+))");
   std::smatch m;
   const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
@@ -148,6 +149,64 @@ void Emitter::shared_to_register(const Operation& op) {
       line(slot + " = " + (bytes == 2 ? "tsl_load(" + at + ", " + bf + ")" : "*(" + at + ")") +
            ";");
     }
+  }
+  --indent_;
+  line("}");
+}
+
+// Packed 4-bit values (two a byte, value 2k in the low nibble of byte k, as TMA copies them from
+// global memory) into registers: each thread loads the bytes of its pairs of values consecutive
+// along the buffer's contiguous dimension (ld.shared.b8, the atom synthesis chose), and unpacks
+// each nibble into the float of its value — OR-ing it into the mantissa of 2^23 and subtracting
+// 2^23, two full-rate instructions instead of a conversion (I2F runs at a quarter of the rate on
+// sm_90); i4 then subtracts 16 from values of 8 and more. The buffer is row-major, optionally
+// swizzled (TMA's 32-, 64- or 128-byte modes): the byte of a value pair is found through the
+// layout at run time.
+void Emitter::packed4_to_register(const Operation& op, const SharedTile& s) {
+  const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+  if (atom != "ld.shared.b8") {
+    unsupported(op, "reads packed 4-bit values with atom '" + atom +
+                        "'; they are read from shared memory a byte (two values) at a time "
+                        "(ld.shared.b8)");
+  }
+  const Reg& r = new_reg(op);
+  const Plan& plan = *r.plan;
+  if (plan.tile != s.shape || plan.tile.size() != 2) unsupported(op, "between tiles of different shapes (or not 2-D)");
+  if (r.element != s.element) unsupported(op, "changes the element type; cast instead");
+  // Each thread's values pair up along the columns: value v and v + 1 are columns 2j, 2j + 1.
+  for (int64_t v = 0; v < plan.values; v += 2) {
+    for (int64_t t = 0; t < plan.threads; ++t) {
+      const std::vector<int64_t> a = plan.coord(t, v), b = plan.coord(t, v + 1);
+      if (a[1] % 2 != 0 || b[0] != a[0] || b[1] != a[1] + 1) {
+        unsupported(op, "has a register layout " + plan.text +
+                            " whose values do not come in pairs of one byte (columns 2j, 2j + 1)");
+      }
+    }
+  }
+  const bool is_signed = s.element == ScalarKind::i4;
+  line("{  // load " + r.name + " <- shared %" + op.operand(0)->name() + " (" + atom +
+       ", unpacked " + std::string(ir::to_string(s.element)) + ")");
+  ++indent_;
+  line("const unsigned char* p = " + s.base + ";");
+  auto value = [&](const std::string& nibble) {
+    std::string f = "(__uint_as_float(0x4B000000u | (" + nibble + ")) - 8388608.0f)";
+    return is_signed ? "tsl_s4(" + f + ")" : f;
+  };
+  if (is_signed) line("auto tsl_s4 = [](float x) { return x >= 8.0f ? x - 16.0f : x; };");
+  for (int64_t v = 0; v < plan.values; v += 2) {
+    const std::vector<int64_t>& c = plan.value_coord[static_cast<size_t>(v)];
+    const std::string row = "(" + plan.var[0] + ") + " + std::to_string(c[0]);
+    const std::string col = "(" + plan.var[1] + ") + " + std::to_string(c[1]);
+    std::optional<std::string> offset = shared_offset_expr(s.layout, row, col);
+    if (!offset) {
+      unsupported(op, "reads a shared buffer in layout " + s.layout +
+                          "; packed 4-bit values are read from row-major (optionally swizzled) "
+                          "buffers");
+    }
+    const std::string byte = "b" + std::to_string(v / 2);
+    line("{ const unsigned " + byte + " = p[(" + *offset + ") >> 1]; " + r.name + "[" +
+         std::to_string(v) + "] = " + value(byte + " & 15u") + "; " + r.name + "[" +
+         std::to_string(v + 1) + "] = " + value(byte + " >> 4") + "; }");
   }
   --indent_;
   line("}");

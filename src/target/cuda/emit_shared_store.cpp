@@ -16,10 +16,7 @@
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
-namespace {
 
-// The shared buffer layout "Sw<B,M,S> o 0 o (R,C):(s0,s1)" or "(R,C):(s0,s1)" as a C expression
-// of the element offset of (row, col).
 std::optional<std::string> shared_offset_expr(const std::string& layout, const std::string& row,
                                               const std::string& col) {
   static const std::regex swizzled(
@@ -38,8 +35,6 @@ std::optional<std::string> shared_offset_expr(const std::string& layout, const s
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 void Emitter::slice(const Operation& op) {
   const Reg& src = reg_words(op, op.operand(0));
