@@ -36,6 +36,20 @@ std::optional<std::string> shared_offset_expr(const std::string& layout, const s
   return std::nullopt;
 }
 
+std::optional<int64_t> shared_offset_value(const std::string& layout, int64_t row, int64_t col) {
+  static const std::regex swizzled(
+      R"(^Sw<(\d+),(\d+),(\d+)> o 0 o \((\d+),(\d+)\):\((\d+),(\d+)\)$)");
+  static const std::regex plain(R"(^\((\d+),(\d+)\):\((\d+),(\d+)\)$)");
+  std::smatch m;
+  if (std::regex_match(layout, m, swizzled)) {
+    const int64_t o = row * std::stoll(m[6]) + col * std::stoll(m[7]);
+    const int64_t b = std::stoll(m[1]), mm = std::stoll(m[2]), s = std::stoll(m[3]);
+    return o ^ ((o >> s) & (((int64_t{1} << b) - 1) << mm));
+  }
+  if (std::regex_match(layout, m, plain)) return row * std::stoll(m[3]) + col * std::stoll(m[4]);
+  return std::nullopt;
+}
+
 void Emitter::slice(const Operation& op) {
   const Reg& src = reg_words(op, op.operand(0));
   const Plan& from = *src.plan;
