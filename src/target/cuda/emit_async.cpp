@@ -621,6 +621,16 @@ void Emitter::wgmma_op(const Operation& op) {
         async_accumulators_.end()) {
       async_accumulators_.push_back(acc.name);
     }
+    // `fence_a` (coarse-pipeline's operand form, which computes the next A inside this group's
+    // window): the RS form's A registers are fenced at the wait like the accumulators, so they
+    // stay live until the group retires and ptxas gives the next A registers of its own instead
+    // of serializing the wgmma (C7513).
+    if (a_in_registers && op.has_attr("fence_a")) {
+      const Reg& a_words = reg_words(op, op.operand(0));
+      if (std::find(async_accumulators_.begin(), async_accumulators_.end(), a_words.name) ==
+          async_accumulators_.end())
+        async_accumulators_.push_back(a_words.name);
+    }
     return;
   }
   // A synchronous mma: its group completes here.

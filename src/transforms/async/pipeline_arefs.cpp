@@ -233,6 +233,21 @@ class Pipeliner {
         StageBudget::choose_in_flight(r);
         if (siblings.size() > 1) r.in_flight = 0;  // one release per aref: left at the end
         std::string why_sync;
+        if (coarse_pipeline_applies(*s.loop)) {
+          // The operand form: the rotated loop computes A of j + 1 beside the wgmma of j.
+          if (r.pinned_in_flight) {
+            user_error(s.loop->loc(), loop_str(*s.loop), ": mma_in_flight = ",
+                       *r.pinned_in_flight,
+                       " is pinned but coarse-pipeline rotates this loop (the A operand of the "
+                       "next iteration computed beside the wgmma of this one); pin "
+                       "coarse_pipeline = false on the block_grid to pipeline it by groups in "
+                       "flight instead");
+          }
+          in_flight_of_[s.loop] = "by coarse-pipeline (A of the next iteration computed beside "
+                                  "the wgmma of this one)";
+          report_ring(s, r, budget, in_flight_of_[s.loop]);
+          return;
+        }
         if (const Operation* rs = register_operand_in_iteration(s, mmas)) {
           // wgmma's RS form reads A's registers until its group retires (PTX ISA, wgmma: the
           // registers of A must not be written before wgmma.wait_group): the next iteration
