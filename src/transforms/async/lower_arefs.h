@@ -25,7 +25,10 @@
 // release, one arrival per warpgroup would free the slot while other warps of the warpgroup may
 // still be reading it (the arriving thread's wgmma wait orders only the tensor cores' reads):
 // the empty barriers then count every consumer thread and each thread arrives, `{by = thread}`,
-// after its own reads (an arrive releases what the arriving thread did before it).
+// after its own reads (an arrive releases what the arriving thread did before it). That the
+// loaded values feed a wgmma (W4A16's dequantized weights, an RS wgmma's A) does not retire
+// the reads: coarse-pipeline's operand form releases the weight slot right after the dequant,
+// before the wgmma that reads the registers is issued, let alone waited for.
 // The index arithmetic is IR (rem, div, sub on index constants at the top level, the kernel's
 // own where it has them, else new ones before the roles), so the protocol check and the emitter
 // see every slot and parity.
