@@ -4,7 +4,8 @@
 //   program  := 'tasks' '@' NAME '[' sizes ']' '(' args ')' '{' op* '}'
 //   arg      := '%' NAME ':' ELEMENT '[' exprs ']' MEMORY
 //   op       := '%' NAME '=' 'tensor' ELEMENT '[' exprs ']' MEMORY ('{' 'offset' '=' N '}')?
-//             | '%e' N (':' '[' ('(' expr ',' LEVEL ')')* ']')? '=' body lanes? after attrs? region?
+//             | '%e' N (':' '[' ('(' expr ',' LEVEL ')')* ']')? '=' body lanes? after attrs?
+//             region?
 //   body     := 'copy' tref '->' tref | 'call' NAME '(' trefs ')' '@' LEVEL
 //             | ('for' | 'pfor') vars 'in' '[' exprs ']' ('@' LEVEL)?      (pfor: the level)
 //   tref     := '%' NAME ('.' 'blocks' '(' exprs ')' '[' exprs ']')*

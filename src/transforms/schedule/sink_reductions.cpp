@@ -66,7 +66,8 @@ bool sink(Operation* kernel, Operation* loop, int i) {
   std::vector<Operation*> arg_users = users(kernel, arg);
   if (arg_users.size() != 1) return false;
   Operation* add = arg_users[0];
-  if (add->kind() != OpKind::add || add->parent_block() != body || yield->operand(i) != add->result())
+  if (add->kind() != OpKind::add || add->parent_block() != body ||
+      yield->operand(i) != add->result())
     return false;
   if (users(kernel, add->result()).size() != 1) return false;
   Value* s = add->operand(0) == arg ? add->operand(1) : add->operand(0);

@@ -34,12 +34,12 @@ std::vector<Case> cases() {
   for (const examples::TaskExample& e : examples::task_examples())
     out.push_back({e.name, e.mapping_text, e.mapping_file});
   // The lit tests' mappings (other tile sizes, stages, the mma partition).
-  for (const char* f : {"dual_gemm", "gemm_mma_partition", "gemm_rowsum", "gemm_small_tiles",
-                        "gemm_stages"}) {
+  for (const char* f :
+       {"dual_gemm", "gemm_mma_partition", "gemm_rowsum", "gemm_small_tiles", "gemm_stages"}) {
     std::string path = std::string(TESSEL_SOURCE_DIR) + "/test/lit/task/" + f + ".tmap";
-    std::string program = std::string(f).find("dual") != std::string::npos ? "dual_gemm"
+    std::string program = std::string(f).find("dual") != std::string::npos     ? "dual_gemm"
                           : std::string(f).find("rowsum") != std::string::npos ? "gemm_rowsum"
-                                                                              : "gemm";
+                                                                               : "gemm";
     out.push_back({program, read(path), path});
   }
   return out;
@@ -86,17 +86,17 @@ TEST(EventParser, EveryStageOfEveryExampleRoundTripsAndRunsTheSame) {
 TEST(EventParser, ExpressionsReadBackAsTheyPrint) {
   using task::Expr;
   Expr a = Expr::size("M"), b = Expr::var("k"), c = Expr::tunable("U");
-  std::vector<Expr> exprs = {a + b - c,       (a + b) - c,   a - (b + c), a * (b / c),
-                             a * b / c,       a / (b * c),   (a - b) * c, task::cdiv(a, b) + 1,
-                             task::min(a, 64) - 3, Expr::extent(0, 1) * 2};
+  std::vector<Expr> exprs = {
+      a + b - c,   (a + b) - c, a - (b + c),          a * (b / c),          a * b / c,
+      a / (b * c), (a - b) * c, task::cdiv(a, b) + 1, task::min(a, 64) - 3, Expr::extent(0, 1) * 2};
   std::string header = "tasks @gemm[M, N, K](%A: f16 [M, K] global) {\n";
   for (const Expr& e : exprs) {
     SCOPED_TRACE(e.str());
     std::string text = header + "  %e0 = for %k in [4] after {} {\n    %t0 = tensor f32 [" +
                        e.str() + ", 4] register\n  }\n}\n";
     task::TaskProgram program = examples::gemm_tasks(ScalarKind::f16);
-    task::events::Program p = task::events::parse_program(
-        text, "<text>", [&](const std::string&) { return &program; });
+    task::events::Program p =
+        task::events::parse_program(text, "<text>", [&](const std::string&) { return &program; });
     EXPECT_EQ(p.print(), text);
   }
   // a*(b/c) and a*b/c are different trees, and print differently.
