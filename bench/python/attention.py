@@ -65,15 +65,21 @@ def sdpa(backend, q, k, v, causal):
 
 
 def varlen_baselines(q, k, v, cu, max_len, causal):
-    """The variable-length baselines torch offers on this device: (name, fn) pairs."""
+    """The variable-length baselines torch offers on this device: (name, fn) pairs. varlen_attn
+    took `is_causal` in torch 2.10 and takes `window_size` (-1, 0 for causal) since."""
     out = []
     try:
         from torch.nn.attention.varlen import varlen_attn
-        fn = lambda: varlen_attn(q, k, v, cu, cu, max_len, max_len, is_causal=causal)
-        fn()
-        out.append(("varlen_attn", fn))
-    except (ImportError, RuntimeError, TypeError) as e:
-        print("varlen_attn unavailable (%s)" % str(e).splitlines()[0] if str(e) else type(e).__name__)
+        for kw in ({"window_size": (-1, 0) if causal else (-1, -1)}, {"is_causal": causal}):
+            try:
+                fn = lambda kw=kw: varlen_attn(q, k, v, cu, cu, max_len, max_len, **kw)
+                fn()
+                out.append(("varlen_attn", fn))
+                break
+            except TypeError:
+                continue
+    except (ImportError, RuntimeError) as e:
+        print("varlen_attn unavailable (%s)" % (str(e).splitlines() or [type(e).__name__])[0])
     if not out:
         try:
             fa = torch.ops.aten._flash_attention_forward
@@ -81,7 +87,8 @@ def varlen_baselines(q, k, v, cu, max_len, causal):
             fn()
             out.append(("flash_varlen", fn))
         except (AttributeError, RuntimeError, TypeError) as e:
-            print("aten._flash_attention_forward unavailable (%s)" % str(e).splitlines()[0])
+            print("aten._flash_attention_forward unavailable (%s)"
+                  % (str(e).splitlines() or [type(e).__name__])[0])
     return out
 
 
@@ -100,7 +107,7 @@ def run_varlen(args, root, record, dtype):
     q, k, v = (torch.randn(total, h, d, device="cuda", dtype=dtype) for _ in range(3))
     cu = torch.zeros(len(lengths) + 1, dtype=torch.int32, device="cuda")
     cu[1:] = torch.cumsum(torch.tensor(lengths, device="cuda"), 0).to(torch.int32)
-    ends = cu[1:]
+    ends = cu[1:].clone()  # every tensor argument is 16-byte aligned: cu[1:] is 4 bytes off
     o = torch.full_like(q, float("nan"))
     kernel(q, k, v, o, ends)
     torch.cuda.synchronize()
