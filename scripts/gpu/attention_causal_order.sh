@@ -8,6 +8,7 @@
 # compute-sanitizer memcheck on the two D = 256 orders. Usage: scripts/gpu/attention_causal_order.sh
 set -u
 source "$(dirname "$0")/common.sh"
+export TESSEL_COMMIT=$(cat .commit 2>/dev/null || echo unknown)  # written before carrying: git rev-parse HEAD > .commit
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
 build_tool &
 build_python &

@@ -10,6 +10,7 @@
 # (bench: the measurements only, no sanitizer; GTEST_FILTER picks the GPU tests, default all).
 set -u
 source "$(dirname "$0")/common.sh"
+export TESSEL_COMMIT=$(cat .commit 2>/dev/null || echo unknown)  # written before carrying: git rev-parse HEAD > .commit
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
 build_tool &
