@@ -6,8 +6,9 @@
 # FlashAttention-3's 128 x 80 tiles as a variant) and the variable-length kernels (lengths 1, 17,
 # 1000, 4097 and a batch of 16 mixed lengths) against torch's varlen FlashAttention-2 and cuDNN on
 # the padded batch; D = 128 causal in its example's block order and longest first, heads fastest.
-# JSON records land in $OUT/attention.jsonl. Usage: scripts/gpu/attention_d256_varlen.sh [bench]
-# (bench: the measurements only, no sanitizer; GTEST_FILTER picks the GPU tests, default all).
+# JSON records land in $OUT/attention.jsonl. Usage: scripts/gpu/attention_d256_varlen.sh [bench|final]
+# (bench: the measurements only, no sanitizer; final: the GPU tests, then causal D = 256 and varlen
+# through `tessel bench attention`; GTEST_FILTER picks the GPU tests, default all).
 set -u
 source "$(dirname "$0")/common.sh"
 export TESSEL_COMMIT=$(cat .commit 2>/dev/null || echo unknown)  # written before carrying: git rev-parse HEAD > .commit
@@ -25,6 +26,12 @@ ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/bui
 export PYTHONPATH=$PWD/build-py/python
 B="python3 bench/python/attention.py --iterations 20 --json $OUT/attention.jsonl"
 run() { timeout 150 $B "$@" 2>&1 | tee -a $OUT/bench.log | grep -v "^  File\|^    "; }
+if [ "${1:-}" = final ]; then  # the final kernels through `tessel bench attention`
+  TB="build-dev/bin/tessel bench attention --iterations 20 --json $OUT/attention.jsonl"
+  $TB --causal --shapes 2,4,4097,256 4,16,1024,256 4,16,4096,256 4,16,16384,256 2>&1 | tee -a $OUT/bench.log | tail -4
+  $TB --varlen 1,17,1000,4097 16 2>&1 | tee -a $OUT/bench.log | tail -1
+  exit 0
+fi
 run --shapes 2,4,4097,256 4,16,1024,256 4,16,4096,256 4,16,16384,256
 run --causal --shapes 2,4,4097,256 4,16,1024,256 4,16,4096,256 4,16,16384,256
 run --varlen 1,17,1000,4097 16
