@@ -258,13 +258,20 @@ namespace {
 // other than through a product with zero shows as a gross error. Integer elements read as 0.
 Element largest_finite(ScalarKind kind) {
   switch (kind) {
-    case ScalarKind::f16: return Element{65504.0, 0};
-    case ScalarKind::bf16: return Element{decode_float(ScalarKind::bf16, 0x7f7f), 0};
-    case ScalarKind::f32: return Element{std::numeric_limits<float>::max(), 0};
-    case ScalarKind::f64: return Element{std::numeric_limits<double>::max(), 0};
-    case ScalarKind::f8e4m3: return Element{448.0, 0};
-    case ScalarKind::f8e5m2: return Element{57344.0, 0};
-    default: return Element{0, 0};
+    case ScalarKind::f16:
+      return Element{65504.0, 0};
+    case ScalarKind::bf16:
+      return Element{decode_float(ScalarKind::bf16, 0x7f7f), 0};
+    case ScalarKind::f32:
+      return Element{std::numeric_limits<float>::max(), 0};
+    case ScalarKind::f64:
+      return Element{std::numeric_limits<double>::max(), 0};
+    case ScalarKind::f8e4m3:
+      return Element{448.0, 0};
+    case ScalarKind::f8e5m2:
+      return Element{57344.0, 0};
+    default:
+      return Element{0, 0};
   }
 }
 

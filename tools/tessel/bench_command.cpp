@@ -86,8 +86,8 @@ constexpr const char* kUsage =
     "                              [--kernel FILE.tir] [--json FILE] [--iterations N]\n"
     "                              [--varlen L1,L2,... H]\n"
     "Runs the FlashAttention examples (examples/kernels/flash_attention*.tir, by head dim (64,\n"
-    "128, 256) and --causal; HKV < H: the GQA kernel) against cuDNN and FlashAttention-2 through PyTorch's\n"
-    "scaled_dot_product_attention (SDPA backends) in one process: the suite is\n"
+    "128, 256) and --causal; HKV < H: the GQA kernel) against cuDNN and FlashAttention-2\n"
+    "through PyTorch's scaled_dot_product_attention (SDPA backends) in one process: the suite is\n"
     "bench/python/attention.py of the source tree this tool was built from, run by python3 with\n"
     "the Python extension (<build>/python, else PYTHONPATH or an installed tessel) and torch.\n"
     "Default shapes 4,32,1024,128 4,32,4096,128 4,32,16384,128; ratio = SDPA time / tessel time.\n"
@@ -203,8 +203,8 @@ int run_attention_bench(const std::vector<std::string>& args) {
     const std::string file = std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/" + name + ".tir";
     if (!std::ifstream(file))
       user_error(SourceLocation::unknown(), "bench attention: no example kernel serves shape '",
-                 shape, "' (", causal ? "causal, " : "", gqa ? "grouped-query, " : "",
-                 "head dim ", parts[3], ": examples/kernels/", name,
+                 shape, "' (", causal ? "causal, " : "", gqa ? "grouped-query, " : "", "head dim ",
+                 parts[3], ": examples/kernels/", name,
                  ".tir does not exist); pass --kernel FILE.tir");
   }
   std::string command = "PYTHONPATH=" + shell_quote(std::string(TESSEL_BINARY_DIR) + "/python") +

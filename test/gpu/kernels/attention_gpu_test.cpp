@@ -156,7 +156,8 @@ double run_varlen(const std::string& kernel_name, const std::vector<int64_t>& le
     buffers.back().upload(bits.data(), bits.size());
   }
   std::vector<int32_t> ends;
-  for (int64_t l : lengths) ends.push_back(static_cast<int32_t>((ends.empty() ? 0 : ends.back()) + l));
+  for (int64_t l : lengths)
+    ends.push_back(static_cast<int32_t>((ends.empty() ? 0 : ends.back()) + l));
   runtime::DeviceBuffer ends_buffer(ends.size() * 4);
   ends_buffer.upload(ends.data(), ends.size() * 4);
   runtime::DeviceBuffer out(n * 2);
@@ -165,8 +166,8 @@ double run_varlen(const std::string& kernel_name, const std::vector<int64_t>& le
   std::vector<KernelArg> args;
   for (auto& b : buffers) args.push_back(TensorArg{b.ptr(), shape, ir::ScalarKind::f16});
   args.push_back(TensorArg{out.ptr(), shape, ir::ScalarKind::f16});
-  args.push_back(TensorArg{ends_buffer.ptr(), {static_cast<int64_t>(ends.size())},
-                           ir::ScalarKind::i32});
+  args.push_back(
+      TensorArg{ends_buffer.ptr(), {static_cast<int64_t>(ends.size())}, ir::ScalarKind::i32});
   kernel.launch(args);
   runtime::context().synchronize();
   const auto o = runtime::to_floats(format, out.to_host<uint8_t>());
@@ -240,8 +241,9 @@ TEST_F(AttentionGpuTest, HeadDim256Causal) {
 
 TEST_F(AttentionGpuTest, HeadDim256Bf16) {
   EXPECT_LT(run_attention("flash_attention_d256", 2, 1000, 256, {.bf16 = true}), 1e-2);
-  EXPECT_LT(run_attention("flash_attention_causal_d256", 2, 1000, 256, {.causal = true, .bf16 = true}),
-            1e-2);
+  EXPECT_LT(
+      run_attention("flash_attention_causal_d256", 2, 1000, 256, {.causal = true, .bf16 = true}),
+      1e-2);
 }
 
 // Causal: key tiles past the query tile's last row skipped, the diagonal tile masked.

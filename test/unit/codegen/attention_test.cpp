@@ -115,7 +115,9 @@ void check_d256(const std::string& name, bool causal, int64_t heads, int64_t len
   ErrorSum e;
   for (int64_t h = 0; h < heads; ++h) {
     auto at = [&](const HostTensor& t) {
-      return [&t, h, length](int64_t row, int64_t c) { return t.get_float((h * length + row) * d + c); };
+      return [&t, h, length](int64_t row, int64_t c) {
+        return t.get_float((h * length + row) * d + c);
+      };
     };
     for (int64_t r = 0; r < length; ++r) {
       const auto want = reference_row(at(in.q), at(in.k), at(in.v), r, causal ? r + 1 : length, d);
@@ -131,7 +133,9 @@ void check_d256(const std::string& name, bool causal, int64_t heads, int64_t len
 }
 
 // 150 keys: two whole 64-key tiles and a ragged one, two query tiles (the second ragged).
-TEST(AttentionInterp, HeadDim256AgainstFloat64) { check_d256("flash_attention_d256", false, 2, 150); }
+TEST(AttentionInterp, HeadDim256AgainstFloat64) {
+  check_d256("flash_attention_d256", false, 2, 150);
+}
 
 // The diagonal tiles masked, the key tiles past the query tile's last row skipped: 200 rows are two
 // query tiles of two and four 64-key tiles.
@@ -176,7 +180,8 @@ HostTensor run_packed(const std::string& text, const std::string& name, const Pa
   HostTensor o(ScalarKind::f16, {in.total, in.heads, kVarlenD});
   poison(o);
   interp::RunOptions options;
-  options.sizes = {{"T", in.total}, {"H", in.heads}, {"B", static_cast<int64_t>(in.lengths.size())}};
+  options.sizes = {
+      {"T", in.total}, {"H", in.heads}, {"B", static_cast<int64_t>(in.lengths.size())}};
   options.schedule = interp::Schedule::parse(schedule);
   interp::interpret(*module->kernels.front(), {&copy.q, &copy.k, &copy.v, &o, &copy.ends}, options);
   return o;
