@@ -54,7 +54,16 @@ Place ArgumentReader::read(const nb::args& args) {
         launch_error(argument_name(i, params_[i]->name()), " must be a tensor of type ", t.str(),
                      ", got a ", type_name(object));
       }
-      const ArrayRef& a = slot.array;
+      ArrayRef& a = slot.array;
+      // Packed 4-bit tensors travel as bytes: a uint8 (u4) or int8 (i4) array whose last
+      // dimension holds two values a byte (value 2k in the low nibble of byte k), so its
+      // logical last extent is twice the array's.
+      const bool packed4 = (t.element() == ir::ScalarKind::u4 && a.element == ir::ScalarKind::u8) ||
+                           (t.element() == ir::ScalarKind::i4 && a.element == ir::ScalarKind::i8);
+      if (packed4 && !a.shape.empty()) {
+        a.element = t.element();
+        a.shape.back() *= 2;
+      }
       if (a.element != t.element()) {
         launch_error(argument_name(i, params_[i]->name()), " has element type ",
                      ir::to_string(a.element), " but ", label_, " declares ", t.str());

@@ -12,6 +12,7 @@ import tessel
 
 GEMM = os.path.join(support.KERNELS, "gemm.tir")
 RMSNORM = os.path.join(support.KERNELS, "rmsnorm.tir")
+W4A16 = os.path.join(support.KERNELS, "gemm_w4a16.tir")
 
 
 def rmsnorm_reference(x, w, eps):
@@ -32,6 +33,24 @@ class Interpret(unittest.TestCase):
         self.assertFalse(np.isnan(c).any())
         # f32 accumulation in the interpreter, one rounding to f16 at the end.
         np.testing.assert_allclose(c.astype(np.float32), want, rtol=2e-3, atol=2e-3)
+
+    def test_w4a16_takes_packed_bytes(self):
+        # A u4 [N, K] parameter takes a uint8 [N, K/2] array: value 2k in the low nibble of byte k.
+        rng = np.random.default_rng(3)
+        M, N, K, G = 5, 136, 128, 64
+        q = rng.integers(0, 16, (N, K), dtype=np.uint8)
+        packed = (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8)
+        s = rng.uniform(0.005, 0.02, (K // G, N)).astype(np.float16)
+        x = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+        y = np.full((M, N), np.nan, np.float16)
+        tessel.load_file(W4A16)(x, packed, s, y)
+        w = ((q.astype(np.float32) - 8) * np.repeat(s.astype(np.float32), G, axis=0).T)
+        w = w.astype(np.float16).astype(np.float32)
+        want = x.astype(np.float32) @ w.T
+        self.assertFalse(np.isnan(y).any())
+        np.testing.assert_allclose(y.astype(np.float32), want, rtol=5e-3, atol=5e-3)
+        with self.assertRaisesRegex(tessel.LaunchError, r"argument %Q is u4\[136, 64\] but the kernel expects u4\[136, 128\]"):
+            tessel.load_file(W4A16)(x, packed[:, :K // 4].copy(), s, y)
 
     def test_rmsnorm(self):
         rng = np.random.default_rng(2)

@@ -27,5 +27,55 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
+// Two 4-bit values (the low and high nibble of `byte`) as an f16x2 word, exactly: each nibble
+// OR-ed into the mantissa of 1024.0 (0x6400: the f16 whose ulp is 1), then 1024 subtracted (and
+// 8 more when `minus8`: i4's values, passed as n ^ 8) by one packed sub.
+__device__ __forceinline__ unsigned u4x2_to_f16x2(unsigned byte, bool minus8) {
+  const unsigned biased = (byte & 0xFu) | ((byte & 0xF0u) << 12) | 0x64006400u;
+  const unsigned bias = minus8 ? 0x64086408u : 0x64006400u;
+  unsigned out;
+  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(out) : "r"(biased), "r"(bias));
+  return out;
+}
+
+// Packed 16-bit arithmetic, each result rounded to the format as the tile IR's ops on f16 and
+// bf16 values are (add/sub/mul/fma .rn; max/min exact). `bf` picks bf16x2 (sm_90) over f16x2.
+__device__ __forceinline__ unsigned add_x2(unsigned a, unsigned b, bool bf) {
+  unsigned d;
+  if (bf) asm("add.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+__device__ __forceinline__ unsigned sub_x2(unsigned a, unsigned b, bool bf) {
+  unsigned d;
+  if (bf) asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+__device__ __forceinline__ unsigned mul_x2(unsigned a, unsigned b, bool bf) {
+  unsigned d;
+  if (bf) asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+__device__ __forceinline__ unsigned fma_x2(unsigned a, unsigned b, unsigned c, bool bf) {
+  unsigned d;
+  if (bf) asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  else asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+__device__ __forceinline__ unsigned max_x2(unsigned a, unsigned b, bool bf) {
+  unsigned d;
+  if (bf) asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+__device__ __forceinline__ unsigned min_x2(unsigned a, unsigned b, bool bf) {
+  unsigned d;
+  if (bf) asm("min.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else asm("min.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
 }  // namespace device
 }  // namespace tessel

@@ -486,6 +486,10 @@ const CUtensorMap& CompiledKernel::tma_descriptor(size_t index,
     case ir::ScalarKind::f8e5m2:
       spec.element = runtime::TmaElement::u8;  // TMA moves bytes; wgmma reads them as FP8
       break;
+    case ir::ScalarKind::u4:
+    case ir::ScalarKind::i4:
+      spec.element = runtime::TmaElement::u8;  // two values a byte: halved innermost below
+      break;
     default:
       TESSEL_ASSERT(false, "TMA descriptor for element type ", ir::to_string(tensor.element));
   }
@@ -493,13 +497,19 @@ const CUtensorMap& CompiledKernel::tma_descriptor(size_t index,
   // Row-major: the last dimension is TMA's innermost. An empty extent still needs a legal map
   // (its loops run zero times, so the map is never read).
   uint64_t stride = static_cast<uint64_t>(runtime::element_bytes(spec.element));
+  const bool packed4 =
+      tensor.element == ir::ScalarKind::u4 || tensor.element == ir::ScalarKind::i4;
   for (size_t d = tensor.shape.size(); d-- > 0;) {
     uint64_t extent = static_cast<uint64_t>(std::max<int64_t>(tensor.shape[d], 1));
+    // Packed 4-bit rows are bytes to TMA (the emitter's boxes count values; rows of an even
+    // number of values, the kernel's facts, keep every value pair in one byte).
+    if (packed4 && d + 1 == tensor.shape.size()) extent = (extent + 1) / 2;
     spec.shape.push_back(extent);
     if (d + 1 < tensor.shape.size()) spec.strides_bytes.push_back(stride);
     stride *= extent;
   }
   for (int64_t b : param.box) spec.box.push_back(static_cast<uint32_t>(b));
+  if (packed4 && !spec.box.empty()) spec.box[0] = (spec.box[0] + 1) / 2;
   spec.swizzle = param.swizzle_bytes == 128  ? runtime::TmaSwizzle::b128
                  : param.swizzle_bytes == 64 ? runtime::TmaSwizzle::b64
                  : param.swizzle_bytes == 32 ? runtime::TmaSwizzle::b32

@@ -32,7 +32,10 @@ bool is_register_float(ScalarKind k) {
 }
 
 std::string register_c_type(ScalarKind k) {
-  if (is_register_float(k)) return "float";
+  // Packed 4-bit integers (a W4A16 GEMM's weights) are unpacked where they are read from shared
+  // memory: each value is held as the float of its exact value, which every cast to f16, bf16
+  // or f32 keeps exactly (ints of 4 bits are exact in all three).
+  if (is_register_float(k) || k == ScalarKind::u4 || k == ScalarKind::i4) return "float";
   if (k == ScalarKind::index || k == ScalarKind::i32) return "int";
   if (k == ScalarKind::i1) return "bool";
   return {};
@@ -107,12 +110,16 @@ EmittedKernel Emitter::run() {
       }
       // FP8 tensors reach shared memory by TMA and wgmma reads them there; an op that would
       // hold them in registers is refused where it is emitted.
-      // i32 tensors are groups' row ends, read by find_group.
+      // i32 tensors are groups' row ends, read by find_group. Packed 4-bit tensors (two values
+      // a byte, value 2k in the low nibble of byte k) reach shared memory by TMA as bytes and
+      // registers by ld.shared (emit_shared_load.cpp).
       if (!is_register_float(t.element()) && t.element() != ScalarKind::f8e4m3 &&
-          t.element() != ScalarKind::f8e5m2 && t.element() != ScalarKind::i32) {
+          t.element() != ScalarKind::f8e5m2 && t.element() != ScalarKind::i32 &&
+          t.element() != ScalarKind::u4 && t.element() != ScalarKind::i4) {
         user_error(kernel_.loc(), "emit: kernel parameter %", arg->name(), " has element type ",
                    ir::to_string(t.element()),
-                   "; the emitter handles f16, bf16, f32, and f8e4m3 / f8e5m2 read by TMA");
+                   "; the emitter handles f16, bf16, f32, and f8e4m3 / f8e5m2 / u4 / i4 read by "
+                   "TMA");
       }
       bool w = written.count(arg.get()) > 0;
       params.push_back(std::string(w ? "" : "const ") + storage_type(t.element()) +
@@ -237,7 +244,9 @@ View Emitter::whole_tensor(const std::string& base, const Type& t) {
 }
 
 const char* Emitter::storage_type(ScalarKind k) {
-  if (k == ScalarKind::f8e4m3 || k == ScalarKind::f8e5m2) return "unsigned char";
+  if (k == ScalarKind::f8e4m3 || k == ScalarKind::f8e5m2 || k == ScalarKind::u4 ||
+      k == ScalarKind::i4)
+    return "unsigned char";
   if (k == ScalarKind::i32) return "int";
   return k == ScalarKind::f32 ? "float" : "unsigned short";
 }

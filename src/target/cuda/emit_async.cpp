@@ -479,6 +479,10 @@ std::pair<std::string, int> Emitter::tma_coordinates(const View& g,
                                                      const std::vector<std::string>& at) {
   std::vector<std::string> root = g.root_dims.empty() ? at : g.root_origin;
   for (size_t d = 0; d < g.root_dims.size(); ++d) root[g.root_dims[d]] = at[d];
+  // Packed 4-bit tensors are bytes to TMA (the descriptor halves the innermost extent and box):
+  // their innermost coordinate counts bytes, two values each (tiles start at even columns).
+  if ((g.element == ScalarKind::u4 || g.element == ScalarKind::i4) && !root.empty())
+    root.back() = "(" + root.back() + ") / 2";
   std::string coords;
   for (size_t d = root.size(); d-- > 0;) coords += root[d] + (d ? ", " : "");
   return {coords, static_cast<int>(root.size())};
@@ -612,6 +616,16 @@ void Emitter::wgmma_op(const Operation& op) {
         async_accumulators_.end()) {
       async_accumulators_.push_back(acc.name);
     }
+    // `fence_a` (coarse-pipeline's operand form, which computes the next A inside this group's
+    // window): the RS form's A registers are fenced at the wait like the accumulators, so they
+    // stay live until the group retires and ptxas gives the next A registers of its own instead
+    // of serializing the wgmma (C7513).
+    if (a_in_registers && op.has_attr("fence_a")) {
+      const Reg& a_words = reg_words(op, op.operand(0));
+      if (std::find(async_accumulators_.begin(), async_accumulators_.end(), a_words.name) ==
+          async_accumulators_.end())
+        async_accumulators_.push_back(a_words.name);
+    }
     return;
   }
   // A synchronous mma: its group completes here.
@@ -622,6 +636,24 @@ void Emitter::wgmma_op(const Operation& op) {
 
 void Emitter::shared_transpose(const Operation& op) {
   auto it = shared_.find(op.operand(0));
+  if (it == shared_.end() && op.operand(0)->type().space() == MemorySpace::reg) {
+    // A register tensor's transpose is a view: the same values, each at the swapped coordinate
+    // (synthesis gave the result the source's layout with its two modes swapped).
+    const Reg& a = reg(op, op.operand(0));
+    const Plan* plan = plan_for(op, op.result()->type());
+    if (plan->values != a.plan->values || plan->threads != a.plan->threads)
+      unsupported(op, "of a register tensor changes its values per thread");
+    for (int64_t t = 0; t < plan->threads; ++t) {
+      for (int64_t v = 0; v < plan->values; ++v) {
+        const std::vector<int64_t> c = a.plan->coord(t, v), d = plan->coord(t, v);
+        if (c.size() != 2 || d.size() != 2 || c[0] != d[1] || c[1] != d[0])
+          unsupported(op, "of a register tensor into layout " + plan->text +
+                              ", which does not hold the same values at swapped coordinates");
+      }
+    }
+    regs_[op.result()] = Reg{a.name, plan, a.element, a.packed};
+    return;
+  }
   if (it == shared_.end()) {
     unsupported(op, "of a " + std::string(ir::to_string(op.operand(0)->type().space())) +
                         " tensor is not supported by the CUDA emitter yet");

@@ -36,6 +36,13 @@ using ir::Type;
 using ir::Value;
 
 bool is_register_float(ScalarKind k);
+
+// The shared buffer layout "Sw<B,M,S> o 0 o (R,C):(s0,s1)" or "(R,C):(s0,s1)" as a C expression
+// of the element offset of (row, col); nullopt for any other layout.
+std::optional<std::string> shared_offset_expr(const std::string& layout, const std::string& row,
+                                              const std::string& col);
+// The same offset as a number (nullopt for any other layout).
+std::optional<int64_t> shared_offset_value(const std::string& layout, int64_t row, int64_t col);
 // The C type of a register tensor's values: float (f16, bf16 and f32 alike: rounded on the way),
 // int (index, i32), bool (i1); empty for the others.
 std::string register_c_type(ScalarKind k);
@@ -332,6 +339,8 @@ class Emitter {
   // shared buffer read into a register tensor by the threads (ld.shared of the atom's width).
   void copy_async_1d(const Operation& op, int64_t extent);
   void shared_to_register(const Operation& op);
+  void packed4_to_register(const Operation& op, const SharedTile& s);
+  bool packed_elementwise(const Operation& op);
   // "&bars[index]" for an op whose operands i, i + 1 are an mbarrier array and an index.
   std::string barrier(const Operation& op, int i);
   // sm_80 (emit_cp_async_mma.cpp): cp.async (or plain) copies, ldmatrix, mma.sync.

@@ -41,6 +41,7 @@ void Emitter::shared_to_register(const Operation& op) {
                         ", which is not a shared buffer (an aref slot or an alloc)");
   }
   const SharedTile& s = it->second;
+  if (s.element == ScalarKind::u4 || s.element == ScalarKind::i4) return packed4_to_register(op, s);
   static const std::regex atom_re(R"(ld\.shared\.b(\d+))");
   std::smatch m;
   const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
@@ -147,6 +148,127 @@ void Emitter::shared_to_register(const Operation& op) {
     } else {
       line(slot + " = " + (bytes == 2 ? "tsl_load(" + at + ", " + bf + ")" : "*(" + at + ")") +
            ";");
+    }
+  }
+  --indent_;
+  line("}");
+}
+
+// Packed 4-bit values (two a byte, value 2k in the low nibble of byte k, as TMA copies them from
+// global memory) into registers: each thread loads the bytes of its pairs of values consecutive
+// along the buffer's contiguous dimension (ld.shared.b8, the atom synthesis chose). The buffer is
+// row-major, optionally swizzled (TMA's 32-, 64- or 128-byte modes). A swizzle makes each byte's
+// offset a non-linear function of the thread, but mostly only through the thread's part: the
+// pairs fall into classes whose offsets differ from one representative's by the same constant
+// in every thread (checked over all threads), so each class costs one run-time swizzle and its
+// loads use immediate offsets.
+//
+// Unpacking: when every use of the values is a cast to f16, each byte becomes one f16x2 word of
+// its two values — OR-ing the nibbles into the mantissa of 1024.0 (0x6400) and subtracting 1024
+// in one packed instruction — and the register tensor is held packed (16-bit pairs, as the RS
+// wgmma and the packed elementwise ops take them). Otherwise each value becomes the float of its
+// value, by the same trick with 2^23 (I2F would run at a quarter of the rate on sm_90). i4 takes
+// the nibble's sign: its value is (n ^ 8) - 8.
+void Emitter::packed4_to_register(const Operation& op, const SharedTile& s) {
+  const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+  if (atom != "ld.shared.b8") {
+    unsupported(op, "reads packed 4-bit values with atom '" + atom +
+                        "'; they are read from shared memory a byte (two values) at a time "
+                        "(ld.shared.b8)");
+  }
+  const Value* result = op.result();
+  bool to_f16 = true;
+  int uses = 0;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+    for (const Value* v : user->operands()) {
+      if (v != result) continue;
+      ++uses;
+      to_f16 = to_f16 && user->kind() == OpKind::cast &&
+               user->result()->type().element() == ScalarKind::f16 &&
+               user->result()->type().layout() == result->type().layout();
+    }
+  });
+  to_f16 = to_f16 && uses > 0;
+  const Plan* plan_p = plan_for(op, result->type());
+  if (plan_p->tile != s.shape || plan_p->tile.size() != 2)
+    unsupported(op, "between tiles of different shapes (or not 2-D)");
+  if (result->type().element() != s.element) unsupported(op, "changes the element type; cast instead");
+  const Plan& plan = *plan_p;
+  if (plan.values % 2 != 0) unsupported(op, "holds an odd number of values per thread");
+  // Each thread's values pair up along the columns: value v and v + 1 are columns 2j, 2j + 1.
+  const int64_t pairs = plan.values / 2;
+  std::vector<std::vector<int64_t>> offset(static_cast<size_t>(pairs));
+  for (int64_t j = 0; j < pairs; ++j) {
+    for (int64_t t = 0; t < plan.threads; ++t) {
+      const std::vector<int64_t> a = plan.coord(t, 2 * j), b = plan.coord(t, 2 * j + 1);
+      if (a[1] % 2 != 0 || b[0] != a[0] || b[1] != a[1] + 1) {
+        unsupported(op, "has a register layout " + plan.text +
+                            " whose values do not come in pairs of one byte (columns 2j, 2j + 1)");
+      }
+      std::optional<int64_t> o = shared_offset_value(s.layout, a[0], a[1]);
+      if (!o) {
+        unsupported(op, "reads a shared buffer in layout " + s.layout +
+                            "; packed 4-bit values are read from row-major (optionally swizzled) "
+                            "buffers");
+      }
+      offset[static_cast<size_t>(j)].push_back(*o);
+    }
+  }
+  // Classes: pair j joins the first representative r whose offsets differ from its own by one
+  // constant (even: whole bytes) in every thread.
+  std::vector<int64_t> rep_of(static_cast<size_t>(pairs), -1), delta(static_cast<size_t>(pairs), 0);
+  std::vector<int64_t> reps;
+  for (int64_t j = 0; j < pairs; ++j) {
+    const auto& oj = offset[static_cast<size_t>(j)];
+    for (int64_t r : reps) {
+      const auto& orr = offset[static_cast<size_t>(r)];
+      const int64_t d = oj[0] - orr[0];
+      bool same = d % 2 == 0;
+      for (size_t t = 1; same && t < oj.size(); ++t) same = oj[t] - orr[t] == d;
+      if (same) {
+        rep_of[static_cast<size_t>(j)] = r;
+        delta[static_cast<size_t>(j)] = d;
+        break;
+      }
+    }
+    if (rep_of[static_cast<size_t>(j)] < 0) {
+      rep_of[static_cast<size_t>(j)] = j;
+      reps.push_back(j);
+    }
+  }
+  const bool is_signed = s.element == ScalarKind::i4;
+  // Packed: the words are f16x2 of the values (value_expr reads them as f16, which they are).
+  const Reg& r = to_f16 ? (regs_[result] = Reg{fresh(result->name()), plan_p, s.element, true})
+                        : new_reg(op);
+  if (to_f16) line("unsigned " + r.name + "[" + std::to_string(pairs) + "];  // f16x2 pairs");
+  line("{  // load " + r.name + " <- shared %" + op.operand(0)->name() + " (" + atom + ", " +
+       std::to_string(reps.size()) + " address class(es), unpacked to " +
+       (to_f16 ? "f16x2)" : "floats)"));
+  ++indent_;
+  for (int64_t rep : reps) {
+    const std::vector<int64_t>& c = plan.value_coord[static_cast<size_t>(2 * rep)];
+    std::optional<std::string> e = shared_offset_expr(
+        s.layout, "(" + plan.var[0] + ") + " + std::to_string(c[0]),
+        "(" + plan.var[1] + ") + " + std::to_string(c[1]));
+    line("const unsigned char* p" + std::to_string(rep) + " = " + s.base + " + ((" + *e +
+         ") >> 1);");
+  }
+  const std::string flip = is_signed ? " ^ 0x88u" : "";
+  for (int64_t j = 0; j < pairs; ++j) {
+    const std::string byte = "p" + std::to_string(rep_of[static_cast<size_t>(j)]) + "[" +
+                             std::to_string(delta[static_cast<size_t>(j)] / 2) + "]";
+    if (to_f16) {
+      line(r.name + "[" + std::to_string(j) + "] = tessel::device::u4x2_to_f16x2(" + byte + flip +
+           (is_signed ? ", true" : ", false") + ");");
+    } else {
+      const std::string b = "b" + std::to_string(j);
+      auto value = [&](const std::string& nibble) {
+        return "(__uint_as_float(0x4B000000u | (" + nibble + ")) - " +
+               (is_signed ? "8388616.0f" : "8388608.0f") + ")";
+      };
+      line("{ const unsigned " + b + " = " + byte + flip + "; " + r.name + "[" +
+           std::to_string(2 * j) + "] = " + value(b + " & 15u") + "; " + r.name + "[" +
+           std::to_string(2 * j + 1) + "] = " + value(b + " >> 4") + "; }");
     }
   }
   --indent_;

@@ -16,10 +16,7 @@
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
-namespace {
 
-// The shared buffer layout "Sw<B,M,S> o 0 o (R,C):(s0,s1)" or "(R,C):(s0,s1)" as a C expression
-// of the element offset of (row, col).
 std::optional<std::string> shared_offset_expr(const std::string& layout, const std::string& row,
                                               const std::string& col) {
   static const std::regex swizzled(
@@ -39,7 +36,19 @@ std::optional<std::string> shared_offset_expr(const std::string& layout, const s
   return std::nullopt;
 }
 
-}  // namespace
+std::optional<int64_t> shared_offset_value(const std::string& layout, int64_t row, int64_t col) {
+  static const std::regex swizzled(
+      R"(^Sw<(\d+),(\d+),(\d+)> o 0 o \((\d+),(\d+)\):\((\d+),(\d+)\)$)");
+  static const std::regex plain(R"(^\((\d+),(\d+)\):\((\d+),(\d+)\)$)");
+  std::smatch m;
+  if (std::regex_match(layout, m, swizzled)) {
+    const int64_t o = row * std::stoll(m[6]) + col * std::stoll(m[7]);
+    const int64_t b = std::stoll(m[1]), mm = std::stoll(m[2]), s = std::stoll(m[3]);
+    return o ^ ((o >> s) & (((int64_t{1} << b) - 1) << mm));
+  }
+  if (std::regex_match(layout, m, plain)) return row * std::stoll(m[3]) + col * std::stoll(m[4]);
+  return std::nullopt;
+}
 
 void Emitter::slice(const Operation& op) {
   const Reg& src = reg_words(op, op.operand(0));

@@ -82,7 +82,8 @@ std::optional<bool> grid_flag(const Operation& kernel, const std::string& key) {
 // How one loop splits (the header's H and U).
 struct Plan {
   Operation* loop = nullptr;
-  Operation* t = nullptr;                 // the first mma: its result is worked on
+  Operation* t = nullptr;                 // the first mma: its result is worked on (null: the
+                                          // operand form, U's A computed by the head)
   Operation* u = nullptr;                 // the last mma: its result only carried
   int yield_pos = 0;                      // U's result's position in the yield
   std::set<const Operation*> tail;        // U, its aref waits, their views, their releases
@@ -111,22 +112,36 @@ std::optional<Plan> match(const Operation& loop_op) {
     });
     if (nested) return std::nullopt;
   }
-  if (mmas.size() != 2 || !is_wgmma(*mmas[0]) || !is_wgmma(*mmas[1])) return std::nullopt;
-  p.t = mmas[0];
-  p.u = mmas[1];
-  // T's result is worked on in the iteration.
-  bool worked_on = false;
-  for (const auto& [user, index] : uses_in(p.t->result(), body))
-    worked_on = worked_on || (user != yield && !(user->kind() == OpKind::mma && index == 2));
-  if (!worked_on) return std::nullopt;
+  const bool operand_form = mmas.size() == 1 && is_wgmma(*mmas[0]) &&
+                            mmas[0]->operand(0)->type().space() == MemorySpace::reg &&
+                            mmas[0]->operand(0)->def() &&
+                            mmas[0]->operand(0)->owner_block() == body;
+  if (operand_form) {
+    p.u = mmas[0];
+  } else {
+    if (mmas.size() != 2 || !is_wgmma(*mmas[0]) || !is_wgmma(*mmas[1])) return std::nullopt;
+    p.t = mmas[0];
+    p.u = mmas[1];
+    // T's result is worked on in the iteration.
+    bool worked_on = false;
+    for (const auto& [user, index] : uses_in(p.t->result(), body))
+      worked_on = worked_on || (user != yield && !(user->kind() == OpKind::mma && index == 2));
+    if (!worked_on) return std::nullopt;
+  }
   // U's result is only carried.
   const auto u_uses = uses_in(p.u->result(), body);
   if (u_uses.size() != 1 || u_uses[0].first != yield) return std::nullopt;
   p.yield_pos = u_uses[0].second;
   const Value* carried = body->argument(p.yield_pos + 1);
-  const size_t t_at = ir::position_in_block(*p.t);
-  for (size_t i = 0; i <= t_at; ++i)
-    if (reads(*body->ops()[i], carried)) return std::nullopt;
+  if (operand_form) {
+    // The carried accumulator is U's alone.
+    for (const auto& [user, index] : uses_in(carried, body))
+      if (user != p.u || index != 2) return std::nullopt;
+  } else {
+    const size_t t_at = ir::position_in_block(*p.t);
+    for (size_t i = 0; i <= t_at; ++i)
+      if (reads(*body->ops()[i], carried)) return std::nullopt;
+  }
   // The aref waits: U's (read only by U) or the head's (not read by U).
   std::set<const Value*> u_rings, t_only_rings;
   for (const auto& op : body->ops()) {
@@ -150,8 +165,8 @@ std::optional<Plan> match(const Operation& loop_op) {
       p.tail.insert(op.get());
       for (const Operation* v : views) p.tail.insert(v);
       u_rings.insert(op->operand(0));
-    } else if (readers.size() == 1 && readers.count(p.t)) {
-      t_only_rings.insert(op->operand(0));
+    } else if (operand_form || (readers.size() == 1 && readers.count(p.t))) {
+      t_only_rings.insert(op->operand(0));  // (the operand form: read by the head only)
     }
   }
   if (u_rings.empty()) return std::nullopt;
@@ -170,14 +185,20 @@ std::optional<Plan> match(const Operation& loop_op) {
   for (int i = 0; i < p.u->num_operands(); ++i) {
     Value* v = p.u->operand(i);
     if (v->owner_block() != body && !ir::defined_inside(v, *loop)) continue;
-    if (!v->def()) return std::nullopt;  // a carried value or the index itself
+    if (!v->def()) {
+      if (operand_form && v == carried && i == 2) continue;  // the accumulator, carried on
+      return std::nullopt;  // a carried value or the index itself
+    }
     if (p.tail.count(v->def())) continue;
     if (v->def()->parent_block() != body) return std::nullopt;
     if (std::find(p.u_inputs.begin(), p.u_inputs.end(), v) == p.u_inputs.end())
       p.u_inputs.push_back(v);
   }
   const Value* acc = p.u->operand(2);
-  if (std::find(p.u_inputs.begin(), p.u_inputs.end(), acc) == p.u_inputs.end()) return std::nullopt;
+  if (!operand_form &&
+      std::find(p.u_inputs.begin(), p.u_inputs.end(), acc) == p.u_inputs.end())
+    return std::nullopt;
+  if (operand_form && p.u_inputs.empty()) return std::nullopt;
   // The tail's other needs from the head: index arithmetic only (recomputed for its iteration).
   std::function<bool(const Value*)> recomputable = [&](const Value* v) {
     if (!ir::defined_inside(v, *loop) && v->owner_block() != body) return true;
@@ -209,6 +230,7 @@ class Rotator {
   explicit Rotator(const Plan& p) : p_(p), body_(p.loop->region(0)) {}
 
   void run() {
+    if (!p_.t) return run_operand_form();
     Operation* loop = p_.loop;
     const SourceLocation loc = loop->loc();
     Value* lo = loop->operand(0);
@@ -332,6 +354,172 @@ class Rotator {
     loop->parent_block()->remove(loop);
   }
 
+  // The operand form (header): U(j) with A computed by the previous iteration's head, then the
+  // head of j + 1 beside it, then U(j) drained — unrolled by two, so that the A a step computes
+  // is never the register array its in-flight wgmma reads (ptxas serializes the wgmma when a
+  // loop-carried A is redefined inside its own group's window, C7513); an odd step runs after.
+  struct Carried {
+    Value* acc = nullptr;
+    std::vector<Value*> others;  // the loop's other carried values, in order
+    std::vector<Value*> inputs;  // U's operands computed by the head (p_.u_inputs order)
+  };
+
+  // U of iteration `j` on `in`, the head of j + 1 beside it, then U drained.
+  Carried step(ir::OpBuilder& b, Value* j, const Carried& in, const SourceLocation& loc) {
+    const Operation* yield = body_->terminator();
+    const int n_args = static_cast<int>(body_->arguments().size()) - 1;
+    Mapping head, tail;
+    tail[body_->argument(0)] = j;
+    tail[body_->argument(p_.yield_pos + 1)] = in.acc;
+    for (size_t k = 0; k < p_.u_inputs.size(); ++k) tail[p_.u_inputs[k]] = in.inputs[k];
+    head[body_->argument(0)] = b.index_op(OpKind::add, j, b.index_constant(1, loc),
+                                          body_->argument(0)->name() + "_next", loc);
+    for (int i = 0, o = 0; i < n_args; ++i)
+      if (i != p_.yield_pos) head[body_->argument(i + 1)] = in.others[o++];
+    Operation* u = emit_tail_mma(b, tail);
+    u->set_attr("fence_a", Attribute::unit());  // A stays live until the drain (emit_async.cpp)
+    b.create(OpKind::mma_commit, {}, {}, p_.u->loc());
+    for (const auto& op : body_->ops())
+      if (op.get() != yield && !p_.tail.count(op.get())) b.insert(ir::clone(*op, head));
+    drain_tail(b, tail, loc);
+    Carried out;
+    out.acc = u->result();
+    for (int i = 0; i < n_args; ++i)
+      if (i != p_.yield_pos) out.others.push_back(mapped(head, yield->operand(i)));
+    for (Value* v : p_.u_inputs) out.inputs.push_back(mapped(head, v));
+    return out;
+  }
+
+  static std::vector<Value*> flat(const Carried& c) {
+    std::vector<Value*> out{c.acc};
+    out.insert(out.end(), c.others.begin(), c.others.end());
+    out.insert(out.end(), c.inputs.begin(), c.inputs.end());
+    return out;
+  }
+  Carried unflat(const std::vector<Value*>& v) const {
+    Carried c;
+    c.acc = v[0];
+    const size_t others = body_->arguments().size() - 2;
+    c.others.assign(v.begin() + 1, v.begin() + 1 + static_cast<long>(others));
+    c.inputs.assign(v.begin() + 1 + static_cast<long>(others), v.end());
+    return c;
+  }
+
+  void run_operand_form() {
+    Operation* loop = p_.loop;
+    const SourceLocation loc = loop->loc();
+    Value* lo = loop->operand(0);
+    Value* hi = loop->operand(1);
+    Value* iv = body_->argument(0);
+    const Operation* yield = body_->terminator();
+    const int n_args = static_cast<int>(body_->arguments().size()) - 1;
+    Value* carried = body_->argument(p_.yield_pos + 1);
+
+    ir::OpBuilder b(loop->parent_block());
+    b.set_insertion_point_before(loop);
+    Value* any = b.compare("gt", hi, lo, "any_tile", loc);
+    std::vector<Type> result_types;
+    for (const auto& r : loop->results()) result_types.push_back(r->type());
+    Operation* branch = b.create(OpKind::if_, {any}, result_types, loc);
+    Block* then_block = branch->add_region();
+    Block* else_block = branch->add_region();
+
+    // The prologue: the head of iteration `lo` (its A; its arefs released once read).
+    ir::OpBuilder tb(then_block);
+    Mapping pro;
+    pro[iv] = lo;
+    for (int i = 0; i < n_args; ++i) pro[body_->argument(i + 1)] = loop->operand(3 + i);
+    for (const auto& op : body_->ops())
+      if (op.get() != yield && !p_.tail.count(op.get())) tb.insert(ir::clone(*op, pro));
+    Carried first;
+    first.acc = loop->operand(3 + p_.yield_pos);
+    for (int i = 0; i < n_args; ++i)
+      if (i != p_.yield_pos) first.others.push_back(mapped(pro, yield->operand(i)));
+    for (Value* v : p_.u_inputs) first.inputs.push_back(mapped(pro, v));
+
+    // The steady state: iterations lo .. hi - 2, two a trip.
+    Value* c1 = tb.index_constant(1, loc);
+    Value* c2 = tb.index_constant(2, loc);
+    Value* span = tb.index_op(OpKind::sub, hi, lo, "span", loc);
+    Value* steps = tb.index_op(OpKind::sub, span, c1, "steady_steps", loc);
+    Value* pairs = tb.index_op(OpKind::div, steps, c2, "steady_pairs", loc);
+    std::vector<Value*> operands{tb.index_constant(0, loc), pairs, c1};
+    std::vector<Type> types;
+    for (Value* v : flat(first)) {
+      operands.push_back(v);
+      types.push_back(v->type());
+    }
+    Operation* steady = tb.create(OpKind::for_, operands, types, loc);
+    for (const auto& [key, value] : loop->attributes()) steady->set_attr(key, value);
+    Block* sb = steady->add_region();
+    Value* pair = sb->add_argument(iv->type(), "pair");
+    // Named as the loop's: its carried values, then U's operands (%w_prev).
+    std::vector<std::string> names{carried->name()};
+    for (int i = 0; i < n_args; ++i)
+      if (i != p_.yield_pos) names.push_back(body_->argument(i + 1)->name());
+    for (Value* v : p_.u_inputs) names.push_back(v->name() + "_prev");
+    std::vector<Value*> args;
+    for (Value* v : flat(first)) args.push_back(sb->add_argument(v->type(), names[args.size()]));
+    ir::OpBuilder lb(sb);
+    Value* twice = lb.index_op(OpKind::mul, pair, c2, "pair_first", loc);
+    Value* j0 = lb.index_op(OpKind::add, lo, twice, iv->name(), loc);
+    Carried mid = step(lb, j0, unflat(args), loc);
+    Value* j1 = lb.index_op(OpKind::add, j0, c1, iv->name() + "_odd", loc);
+    Carried end = step(lb, j1, mid, loc);
+    lb.create(OpKind::yield, flat(end), {}, yield->loc());
+    std::vector<Value*> after;
+    for (int i = 0; i < steady->num_results(); ++i) {
+      steady->result(i)->set_name(args[static_cast<size_t>(i)]->name() + "_steady");
+      after.push_back(steady->result(i));
+    }
+
+    // An odd number of steady iterations: the last one (hi - 2) on its own, as a loop of zero or
+    // one trips (an `if` would read the accumulator twice, once per branch, and wgmma updates
+    // its accumulator in place).
+    Value* odd = tb.index_op(OpKind::rem, steps, c2, "steady_odd", loc);
+    std::vector<Value*> rest_operands{tb.index_constant(0, loc), odd, c1};
+    for (Value* v : after) rest_operands.push_back(v);
+    Operation* rest = tb.create(OpKind::for_, rest_operands, types, loc);
+    Block* rb = rest->add_region();
+    rb->add_argument(iv->type(), "odd_step");
+    std::vector<Value*> rest_args;
+    for (Value* v : args) rest_args.push_back(rb->add_argument(v->type(), v->name() + "_odd"));
+    ir::OpBuilder ob(rb);
+    Value* j_last = ob.index_op(OpKind::sub, hi, c2, iv->name() + "_last_step", loc);
+    ob.create(OpKind::yield, flat(step(ob, j_last, unflat(rest_args), loc)), {}, loc);
+    std::vector<Value*> before_last;
+    for (int i = 0; i < rest->num_results(); ++i) {
+      rest->result(i)->set_name(args[static_cast<size_t>(i)]->name() + "_last");
+      before_last.push_back(rest->result(i));
+    }
+    const Carried ready = unflat(before_last);
+
+    // The epilogue: U of the last iteration.
+    Mapping last;
+    last[iv] = tb.index_op(OpKind::sub, hi, c1, "last_tile", loc);
+    last[carried] = ready.acc;
+    for (size_t k = 0; k < p_.u_inputs.size(); ++k) last[p_.u_inputs[k]] = ready.inputs[k];
+    Operation* u_last = emit_tail_mma(tb, last);
+    tb.create(OpKind::mma_commit, {}, {}, p_.u->loc());
+    drain_tail(tb, last, loc);
+    std::vector<Value*> results;
+    for (int i = 0, o = 0; i < n_args; ++i)
+      results.push_back(i == p_.yield_pos ? u_last->result() : ready.others[o++]);
+    tb.create(OpKind::yield, results, {}, loc);
+
+    ir::OpBuilder eb(else_block);
+    std::vector<Value*> initial;
+    for (int i = 0; i < n_args; ++i) initial.push_back(loop->operand(3 + i));
+    eb.create(OpKind::yield, initial, {}, loc);
+
+    for (int i = 0; i < loop->num_results(); ++i) {
+      branch->result(i)->set_name(loop->result(i)->name());
+      ir::replace_all_uses(*const_cast<Operation*>(kernel_of(*loop)), loop->result(i),
+                           branch->result(i));
+    }
+    loop->parent_block()->remove(loop);
+  }
+
  private:
   static Value* mapped(const Mapping& map, Value* v) {
     auto it = map.find(v);
@@ -400,10 +588,14 @@ void coarse_pipeline(ir::Module& module) {
       if (report_enabled("pipeline")) {
         report("pipeline", "for " + ir::value_ref(loop->region(0)->argument(0)) + " at " +
                                loop->loc().str() + ": coarse-pipelined (" +
-                               ir::value_ref(plan->t->result()) +
-                               " of iteration j + 1 issued before " +
-                               ir::value_ref(plan->u->result()) + " of iteration j; " +
-                               std::to_string(plan->u_inputs.size()) + " value(s) carried for it)");
+                               (plan->t ? ir::value_ref(plan->t->result()) +
+                                              " of iteration j + 1 issued before " +
+                                              ir::value_ref(plan->u->result()) + " of iteration j"
+                                        : "the operands of " + ir::value_ref(plan->u->result()) +
+                                              " for iteration j + 1 computed while it runs for "
+                                              "iteration j") +
+                               "; " + std::to_string(plan->u_inputs.size()) +
+                               " value(s) carried for it)");
       }
       Rotator(*plan).run();
     }

@@ -43,6 +43,29 @@
 // false is an error. With `pingpong = true` too, pingpong-consumers (after this pass) gives one
 // turn to S of j + 1 and P·V of j together, FA3's pairing.
 //
+// The operand form (no T). A consumer loop whose one wgmma U takes its A operand from registers
+// the body computes (a W4A16 GEMM: weights dequantized from the tiles of one aref, the wgmma's B
+// from another; warp-specialize splits them so) is rotated so that A of iteration j + 1 is
+// computed while U(j) runs:
+//   if n > 0 {
+//     H(0)                                     prologue: the aref waits, A(0), the early releases
+//     for %pair = 0 to (n - 1) / 2 iter(acc, A) {    two steps a trip, then (n - 1) % 2 steps
+//       step(j):  U(j) {async, fence_a} on the carried A; mma_commit
+//                 H(j + 1): its aref's wait, A(j + 1), that aref's release
+//                 mma_wait {pending = 0}; U(j)'s releases
+//     }
+//     U(n - 1); mma_commit; mma_wait {pending = 0}; its releases   epilogue
+//   } else { the loop's initial values }
+// Unrolled by two because the A a step computes must not be the register array its in-flight
+// wgmma reads (PTX: A's registers may not be written before the wgmma retires; ptxas serializes
+// the wgmma, C7513, when a loop-carried A is redefined in its own group's window); `fence_a`
+// keeps A's registers live until the drain (emit_async.cpp). The odd step is a loop of 0 or 1
+// trips rather than an `if` (the accumulator may have one reader: wgmma updates it in place).
+// Which loops: a `for` with step 1 in a role whose body holds exactly one mma, a wgmma whose A
+// is a register tensor the body defines, whose result only the yield reads, into the position
+// of the carried value that is its accumulator and read by nothing else; every aref wait either
+// read only by U or not read by U at all.
+//
 // Registers. U's inputs from H live across the back edge (attention: P as packed 16-bit pairs,
 // 32 registers per thread at 64x128 per warpgroup, beside S and O): the cost of the overlap.
 //

@@ -232,8 +232,40 @@ class Pipeliner {
       } else {
         StageBudget::choose_in_flight(r);
         if (siblings.size() > 1) r.in_flight = 0;  // one release per aref: left at the end
+        std::string why_sync;
+        if (coarse_pipeline_applies(*s.loop)) {
+          // The operand form: the rotated loop computes A of j + 1 beside the wgmma of j.
+          if (r.pinned_in_flight) {
+            user_error(s.loop->loc(), loop_str(*s.loop), ": mma_in_flight = ",
+                       *r.pinned_in_flight,
+                       " is pinned but coarse-pipeline rotates this loop (the A operand of the "
+                       "next iteration computed beside the wgmma of this one); pin "
+                       "coarse_pipeline = false on the block_grid to pipeline it by groups in "
+                       "flight instead");
+          }
+          in_flight_of_[s.loop] = "by coarse-pipeline (A of the next iteration computed beside "
+                                  "the wgmma of this one)";
+          report_ring(s, r, budget, in_flight_of_[s.loop]);
+          return;
+        }
+        if (const Operation* rs = register_operand_in_iteration(s, mmas)) {
+          // wgmma's RS form reads A's registers until its group retires (PTX ISA, wgmma: the
+          // registers of A must not be written before wgmma.wait_group): the next iteration
+          // computes its A into the same registers, so the group must retire in this one.
+          const std::string what = ir::op_where(*rs) + " takes A from registers " +
+                                   ir::value_ref(rs->operand(0)) +
+                                   " computed in the iteration, which the next iteration "
+                                   "overwrites while a pending wgmma reads them";
+          if (r.pinned_in_flight && *r.pinned_in_flight > 0) {
+            user_error(s.loop->loc(), loop_str(*s.loop), ": mma_in_flight = ",
+                       *r.pinned_in_flight, " is pinned but ", what);
+          }
+          r.in_flight = 0;
+          why_sync = " (" + what + ")";
+        }
         pipeline_mmas(s, mmas, r.in_flight, r.trip);
-        in_flight = std::to_string(r.in_flight) + (r.pinned_in_flight ? " (pinned)" : "");
+        in_flight =
+            std::to_string(r.in_flight) + (r.pinned_in_flight ? " (pinned)" : "") + why_sync;
       }
     }
     in_flight_of_[s.loop] = in_flight;
@@ -462,6 +494,20 @@ class Pipeliner {
     Operation* num = then.create(OpKind::sub, {x, y}, {Type::scalar(ScalarKind::index)}, loc);
     num->result()->set_name(num_name);
     then.create(OpKind::aref_release, {ring, num->result()}, {}, loc);
+  }
+
+  // The first mma of `mmas` whose A operand is a register tensor computed in the loop body (not
+  // carried in: a carried A, coarse-pipeline's P, is rewritten only at the back edge).
+  static const Operation* register_operand_in_iteration(const Site& s,
+                                                        const std::vector<Operation*>& mmas) {
+    const Block* body = s.loop->region(0);
+    for (const Operation* mma : mmas) {
+      const Value* a = mma->operand(0);
+      if (a->type().is_tensor() && a->type().space() == ir::MemorySpace::reg && a->def() &&
+          a->owner_block() == body)
+        return mma;
+    }
+    return nullptr;
   }
 
   // An async mma's result may feed only the next async mma's accumulator or the yield, and the

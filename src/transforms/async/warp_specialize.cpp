@@ -261,11 +261,29 @@ class Specializer {
     return false;
   }
 
+  // The wgmma of `body` in RS form whose A operand the body computes (a W4A16 GEMM's
+  // dequantized weights), if any.
+  static const Operation* rs_operand_mma(const Block* body) {
+    for (const auto& op : body->ops()) {
+      if (op->kind() != OpKind::mma || !is_wgmma(*op)) continue;
+      const Value* a = op->operand(0);
+      if (a->type().is_tensor() && a->type().space() == MemorySpace::reg && a->def() &&
+          a->owner_block() == body)
+        return op.get();
+    }
+    return nullptr;
+  }
+
   // Which aref each load goes through. Tiles consumed by the same mmas share one tuple aref (one
   // barrier pair; they are released together). When the loop reads an mma's result in its own
   // iteration (attention), loads consumed by different mmas get arefs of their own: their slots
   // are released at different times (K once S = Q Kᵀ retired, V once P V did), which
   // pipeline-arefs and coarse-pipeline exploit; one tuple would hold K's slot until P V is done.
+  // When an RS wgmma takes A from registers the body computes from some of the loads (W4A16:
+  // weights and scales dequantized), the tiles it reads from shared memory (its B) go through an
+  // aref of their own and the others through another: coarse-pipeline then computes A of the
+  // next iteration (its aref waited for and released) while the wgmma still reads this
+  // iteration's B slot.
   static void group_loads(Mainloop& m) {
     const size_t n = m.loads.size();
     std::vector<size_t> parent(n);
@@ -275,7 +293,16 @@ class Specializer {
       return i;
     };
     const Block* body = m.loop->region(0);
-    if (!reads_mma_in_iteration(body)) {
+    const Operation* rs = rs_operand_mma(body);
+    if (rs && !reads_mma_in_iteration(body)) {
+      std::optional<size_t> b_group, a_group;
+      for (size_t i = 0; i < n; ++i) {
+        const bool b_tile = readers(m.loads[i]->result(), body).count(rs) > 0;
+        std::optional<size_t>& g = b_tile ? b_group : a_group;
+        if (!g) g = i;
+        parent[i] = *g;
+      }
+    } else if (!reads_mma_in_iteration(body)) {
       for (size_t i = 0; i < n; ++i) parent[i] = 0;
     } else {
       std::vector<std::set<const Operation*>> users;

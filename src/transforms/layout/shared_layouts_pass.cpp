@@ -65,8 +65,9 @@ class SharedSynthesis {
         Value* v = r.get();
         if (!v->type().is_tensor() || v->type().space() != MemorySpace::shared) continue;
         if (op->kind() == OpKind::transpose || op->kind() == OpKind::tile) continue;  // views
-        if (!ir::is_static(v->type().shape()) || v->type().rank() != 2) continue;
-        solve(v);
+        if (!ir::is_static(v->type().shape())) continue;
+        if (v->type().rank() == 1) solve_vector(v);
+        if (v->type().rank() == 2) solve(v);
       }
     }
   }
@@ -246,7 +247,18 @@ class SharedSynthesis {
     std::stable_sort(out.begin(), out.end(), [](const Option& x, const Option& y) {
       return x.instructions * x.issue_cycles < y.instructions * y.issue_cycles;
     });
-    if (out.size() > 3) out.resize(3);
+    // Keep the three cheapest, and always the plain vector access: ldmatrix's variants alone
+    // would fill the three places, and each needs a layout that only a thread copy writes (a
+    // packed int4 operand's permuted rows), which leaves a TMA writer no reader to pair with.
+    if (out.size() > 3) {
+      auto plain = std::find_if(out.begin() + 3, out.end(), [](const Option& o) {
+        return o.atom.rfind("ld.shared", 0) == 0 || o.atom.rfind("st.shared", 0) == 0;
+      });
+      std::optional<Option> keep;
+      if (plain != out.end()) keep = *plain;
+      out.resize(3);
+      if (keep) out.push_back(*keep);
+    }
     return out;
   }
 
@@ -266,6 +278,69 @@ class SharedSynthesis {
       }
     }
     return true;
+  }
+
+  // ---- vectors ----
+
+  // A rank-1 shared tile (a row of per-column scales a mainloop reads each K step, say): written
+  // by a 1-D TMA box of the whole tile when one fits (16-byte multiple, at most 256 elements, a
+  // plain global tensor whose rows are 16-byte multiples, zero padding), and then read by the
+  // threads in the widest vectors their register layout allows; it stays row-major ("N:1"),
+  // since one-dimensional reads of a few values per thread meet no bank conflicts worth a
+  // swizzle. Tiles written or read any other way keep no layout (and the emitter says so).
+  void solve_vector(Value* root) {
+    Operation* def = root->def();
+    if (!def || def->kind() != OpKind::copy || def->num_results() != 1 ||
+        def->operand(0)->type().space() != MemorySpace::global || root->type().has_layout())
+      return;
+    const int64_t n = root->type().static_shape()[0];
+    const int bits = bits_of(root);
+    bool odd_pad = false;
+    Value* g = global_root(def->operand(0), &odd_pad);
+    const bool plain_global =
+        !g->def() && g->type().space() == MemorySpace::global && !g->type().has_layout();
+    if (target_.sm() < 90 || !plain_global || odd_pad || n > 256 || (n * bits) % 128 != 0) return;
+    if (g->type().rank() >= 2 && !divisible(g->type().shape().back(), 128 / bits)) return;
+    std::vector<std::pair<Operation*, std::string>> readers;
+    std::vector<Reach> uses;
+    reach(
+        root, [](int64_t i) { return i; }, {}, uses);
+    for (const Reach& r : uses) {
+      const bool read = r.op->kind() == OpKind::copy && r.index == 0 && r.op->num_results() == 1 &&
+                        r.op->result()->type().space() == MemorySpace::reg &&
+                        r.op->result()->type().has_layout();
+      if (!read) return;
+      const ir::Type& rt = r.op->result()->type();
+      TVLayout tv(layout::parse_layout(rt.layout()), IntTuple::tuple({IntTuple(n)}));
+      const std::vector<int64_t> table = tv_table(tv);
+      const int64_t T = tv.num_threads(), V = tv.num_values();
+      int64_t w = std::min<int64_t>(V, 128 / bits);
+      for (; w > 1; w /= 2) {
+        if (V % w != 0) continue;
+        bool runs = true;
+        for (int64_t t = 0; runs && t < T; ++t) {
+          for (int64_t v = 0; runs && v < V; v += w) {
+            const int64_t base = table[size_t(t + T * v)];
+            runs = base % w == 0;
+            for (int64_t u = 1; runs && u < w; ++u) runs = table[size_t(t + T * (v + u))] == base + u;
+          }
+        }
+        if (runs) break;
+      }
+      const int width_bytes = static_cast<int>(std::max<int64_t>(1, w * bits / 8));
+      readers.push_back({r.op, target::cuda::vector_copy(MemorySpace::shared, MemorySpace::reg,
+                                                         width_bytes, bits < 8 ? 8 : bits)
+                                   .name});
+    }
+    root->set_type(root->type().with_layout(std::to_string(n) + ":1"));
+    const std::string tma = target::cuda::tma_copy_1d(true, n, bits).name;
+    def->set_attr("atom", ir::Attribute::string(tma));
+    report("banks", "banks " + ir::value_ref(root) + " " + root->type().str() +
+                        ": row-major, written by " + tma);
+    for (auto& [op, atom] : readers) {
+      op->set_attr("atom", ir::Attribute::string(atom));
+      report("banks", "  " + ir::op_where(*op) + " (" + atom + "): vector reads");
+    }
   }
 
   // ---- solving ----

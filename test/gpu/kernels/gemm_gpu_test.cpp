@@ -244,6 +244,77 @@ TEST_F(GemmGpuTest, Fp8) {
   }
 }
 
+// W4A16 (examples/kernels/gemm_w4a16.tir): Q [N,K] uint4 packed two a byte, group scales
+// S [K/G, N] f16, Y = X · ((Q - 8) · S)ᵀ; against float64 products of X and the dequantized
+// weights (each rounded to f16 once, as the kernel packs them for wgmma) on sampled rows, the
+// output poisoned. Shapes ragged in M and N (the tokens and weight rows of partial tiles), group
+// sizes 64 and 128.
+double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group) {
+  auto module =
+      ir::parse_module(examples::lowered_kernels().at("gemm_w4a16"), "gemm_w4a16.tir");
+  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
+  const uint64_t seed = runtime::fresh_seed();
+  SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " g" +
+               std::to_string(group) + " seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> real(-1.0, 1.0), scale(0.005, 0.02);
+  std::uniform_int_distribution<int> nibble(0, 15);
+  const int64_t groups = k / group;
+  interp::HostTensor x(ir::ScalarKind::f16, {m, k}), q(ir::ScalarKind::u4, {n, k}),
+      sc(ir::ScalarKind::f16, {groups, n});
+  for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, real(rng));
+  for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));
+  for (int64_t i = 0; i < sc.size(); ++i) sc.set_float(i, scale(rng));
+  auto upload = [](const interp::HostTensor& t) {
+    runtime::DeviceBuffer buffer(std::max<size_t>(t.bytes().size(), 16));
+    buffer.upload(t.bytes().data(), t.bytes().size());
+    return buffer;
+  };
+  runtime::DeviceBuffer dx = upload(x), dq = upload(q), ds = upload(sc);
+  runtime::DeviceBuffer dy(std::max<int64_t>(m * n, 1) * 2);
+  dy.fill_bytes(0xFF);
+  kernel.launch({TensorArg{dx.ptr(), {m, k}, ir::ScalarKind::f16},
+                 TensorArg{dq.ptr(), {n, k}, ir::ScalarKind::u4},
+                 TensorArg{ds.ptr(), {groups, n}, ir::ScalarKind::f16},
+                 TensorArg{dy.ptr(), {m, n}, ir::ScalarKind::f16}});
+  runtime::context().synchronize();
+  auto y = runtime::to_floats(runtime::HostFloat::f16, dy.to_host<uint8_t>());
+  std::vector<double> w(static_cast<size_t>(n * k)), xs(static_cast<size_t>(m * k));
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const double v = (static_cast<double>(q.get_int(j * k + kk)) - 8.0) *
+                       sc.get_float((kk / group) * n + j);
+      w[j * k + kk] = interp::round_to(ir::ScalarKind::f16, v);
+    }
+  }
+  for (int64_t i = 0; i < x.size(); ++i) xs[i] = x.get_float(i);
+  std::vector<float> got;
+  std::vector<double> want;
+  for (int64_t r = 0; r < m; ++r) {
+    if (!(r < 80 || r >= m - 80 || r % 61 == 0)) continue;
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk) sum += xs[r * k + kk] * w[j * k + kk];
+      want.push_back(sum);
+      got.push_back(y[r * n + j]);
+    }
+  }
+  return runtime::relative_error(got, want);
+}
+
+TEST_F(GemmGpuTest, W4A16) {
+  struct Case {
+    int64_t m, n, k, group;
+  };
+  for (Case c : std::vector<Case>{{1, 200, 256, 128},
+                                  {16, 4096, 1024, 64},
+                                  {70, 328, 640, 64},
+                                  {300, 1000, 1024, 128},
+                                  {1, 8192, 4096, 128}}) {
+    EXPECT_LT(run_w4a16_gemm(c.m, c.n, c.k, c.group), 3e-3);
+  }
+}
+
 TEST_F(GemmGpuTest, EmptyKIsAUserError) {
   try {
     run_gemm("gemm", runtime::HostFloat::f16, {100, 200, 0});

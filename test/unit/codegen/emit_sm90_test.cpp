@@ -361,6 +361,37 @@ TEST(EmitSm90, Fp8GemmUsesK32WgmmaOverByteTiles) {
   }
 }
 
+// W4A16 (examples/kernels/gemm_w4a16.tir): the consumer reads the u4 tile a byte (a pair of
+// weights) at a time through two address classes of the 32-byte swizzle (one run-time swizzle
+// each, immediate offsets for the rest), unpacks each byte into an f16x2 word, subtracts the zero
+// point and scales in packed f16 arithmetic, and hands the words to wgmma's RS form unchanged;
+// the TMA coordinates of the u4 tile count bytes. Nothing spills, nothing is serialized.
+TEST(EmitSm90, W4A16DequantizesPackedIntoTheRsOperand) {
+  auto module = ir::parse_module(examples::lowered_kernels().at("gemm_w4a16"), "gemm_w4a16.tir");
+  CompileOptions options;
+  options.compile_cubin = false;
+  const std::string cuda =
+      compile(*module->kernels.front(), target::cuda::Target::sm90a(), options).cuda_source();
+  EXPECT_NE(cuda.find("2 address class(es), unpacked to f16x2"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("q[1] = tessel::device::u4x2_to_f16x2(p0[256], false);"), std::string::npos)
+      << cuda;
+  EXPECT_NE(cuda.find("tessel::device::sub_x2(q[p], splat, false)"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("tessel::device::mul_x2(qc[p], "), std::string::npos) << cuda;
+  // coarse-pipeline's operand form: the first step of a pair reads the carried A, the second the
+  // A the first computed; both keep A live until their drain; no serialization (C7513).
+  EXPECT_NE(cuda.find("const unsigned frag0_0[4] = {w_prev[0], w_prev[1], w_prev[2], w_prev[3]};"),
+            std::string::npos)
+      << cuda;
+  EXPECT_NE(cuda.find("const unsigned frag0_0[4] = {w_1[0], w_1[1], w_1[2], w_1[3]};"),
+            std::string::npos)
+      << cuda;
+  EXPECT_NE(cuda.find("tessel::device::wgmma_fence_operand(w_prev);"), std::string::npos) << cuda;
+  EXPECT_EQ(ptxas_log("gemm_w4a16").find("C7513"), std::string::npos);
+  EXPECT_NE(cuda.find("(k * 64) / 2, bn * 128);"), std::string::npos) << cuda;
+  const std::string log = ptxas_log("gemm_w4a16");
+  EXPECT_NE(log.find(", 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << log;
+}
+
 // FlashAttention from a tile program: the producer loads Q (once per tile, the %prologue aref),
 // K and V (an aref each); the consumer's softmax runs over the first wgmma's accumulator (row max
 // and sum by shuffles within the quad, masks from iota), and the second GEMM takes P from
