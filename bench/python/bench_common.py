@@ -38,11 +38,15 @@ def repository_root():
 
 
 def provenance(script):
-    """The fields every record carries: date (UTC), device, commit (empty outside a git checkout)
-    and the command, `python3 bench/python/<script>` with this run's arguments."""
+    """The fields every record carries: date (UTC), device, commit (TESSEL_COMMIT when set, as the
+    C++ harness reads it: a tree carried to the device without its .git would otherwise report the
+    commit of whatever checkout encloses it; else git's HEAD, empty outside a git checkout) and the
+    command, `python3 bench/python/<script>` with this run's arguments."""
+    commit = os.environ.get("TESSEL_COMMIT", "")
     try:
-        commit = subprocess.run(["git", "-C", repository_root(), "rev-parse", "HEAD"],
-                                capture_output=True, text=True).stdout.strip()
+        if not commit:
+            commit = subprocess.run(["git", "-C", repository_root(), "rev-parse", "HEAD"],
+                                    capture_output=True, text=True).stdout.strip()
     except OSError:
         commit = ""
     return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

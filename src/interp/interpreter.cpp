@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "interp/machine.h"
+#include "interp/numerics.h"
 
 namespace tessel::interp {
 namespace detail {
@@ -250,14 +251,41 @@ void Machine::check_retired(const Operation& op, const View& v) {
   }
 }
 
+namespace {
+
+// What the interpreter reads past the window of an `over_read = finite` tile (src/ir/grouped.h):
+// the largest finite value of a float element type, so that a read that reaches a stored value
+// other than through a product with zero shows as a gross error. Integer elements read as 0.
+Element largest_finite(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::f16:
+      return Element{65504.0, 0};
+    case ScalarKind::bf16:
+      return Element{decode_float(ScalarKind::bf16, 0x7f7f), 0};
+    case ScalarKind::f32:
+      return Element{std::numeric_limits<float>::max(), 0};
+    case ScalarKind::f64:
+      return Element{std::numeric_limits<double>::max(), 0};
+    case ScalarKind::f8e4m3:
+      return Element{448.0, 0};
+    case ScalarKind::f8e5m2:
+      return Element{57344.0, 0};
+    default:
+      return Element{0, 0};
+  }
+}
+
+}  // namespace
+
 Element Machine::read(const Operation& op, const View& v, const std::vector<int64_t>& c) {
   check_retired(op, v);
   if (!inside(v, c)) {
     if (v.masked) return v.pad;
     out_of_bounds(op, v, c, "reading");
   }
-  if (v.over_dim >= 0 && c[v.over_dim] >= v.over_valid) {
-    return Element{std::numeric_limits<double>::quiet_NaN(), 0};  // unspecified: grouped.h
+  if (v.over_dim >= 0 && c[v.over_dim] >= v.over_valid) {  // unspecified: grouped.h
+    if (v.over_finite) return largest_finite(v.element);
+    return Element{std::numeric_limits<double>::quiet_NaN(), 0};
   }
   int64_t a = address(op, v, c);
   const Storage& s = *v.storage;

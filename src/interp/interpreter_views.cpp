@@ -47,8 +47,11 @@ void Machine::tile(const Operation& op) {
     if (static_cast<int>(d) == window) {
       const int64_t in_window = std::clamp<int64_t>(window_end - start[d], 0, shape[d]);
       if (op.has_attr("over_read")) {
-        t.over_dim = window;  // reads past the window's end are unspecified (NaN here)
+        // Reads past the window's end are unspecified: NaN here, or the largest finite value
+        // for over_read = finite.
+        t.over_dim = window;
         t.over_valid = in_window;
+        t.over_finite = ir::tile_over_read(op) == ir::OverRead::finite;
       } else {
         t.valid[d] = std::min(t.valid[d], in_window);
       }

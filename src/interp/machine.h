@@ -59,9 +59,11 @@ struct View {
   bool masked = false;
   Element pad;
   // A tile with a window and `over_read` (src/ir/grouped.h): along dimension over_dim, elements at
-  // or past over_valid (and inside the tensor) read as NaN and take no writes. -1: none.
+  // or past over_valid (and inside the tensor) read as NaN — or, for `over_read = finite`
+  // (over_finite), as the element type's largest finite value — and take no writes. -1: none.
   int over_dim = -1;
   int64_t over_valid = 0;
+  bool over_finite = false;
   std::string root_name;
   std::vector<int64_t> root_shape, origin;
   std::vector<int> dim_map;  // view dim -> root dim

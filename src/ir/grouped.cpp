@@ -16,4 +16,11 @@ GroupTile find_group_tile(int64_t groups, int64_t t, int64_t tile_rows,
   return {groups, 0, start, 0};
 }
 
+OverRead tile_over_read(const Operation& tile) {
+  const Attribute* a = tile.attr("over_read");
+  if (!a) return OverRead::none;
+  return a->kind == Attribute::Kind::ident && a->s == "finite" ? OverRead::finite
+                                                               : OverRead::unused;
+}
+
 }  // namespace tessel::ir

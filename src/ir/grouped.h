@@ -25,12 +25,31 @@
 //       feeds C's row r, which the window of C masks). That is what lets a TMA load, which clips
 //       only at the tensor's bounds, serve the tile. The interpreter reads them as NaN, so a tile
 //       program that breaks the promise shows NaN in its output.
+//   `over_read = finite` (finite over-read): reads past the window's end are unspecified but
+//       finite, and the tile program promises that a stored value depends on them only through
+//       a product with an exact zero or the discarded operand of a `select`. Variable-length
+//       attention needs this weaker promise: a key tile of sequence b that runs past the
+//       sequence's end reads the next sequence's K and V rows (or, past the tensor, TMA's zero
+//       fill); the masked score columns make P exactly 0 there (select to -inf, exp2(-inf) =
+//       +0), but O += P·V still multiplies those zeros by the V rows read, so NaN there would
+//       reach O, while any finite value adds exactly 0. Why the values are finite on the GPU:
+//       inside the tensor they are other rows of the same input (finite when the inputs are —
+//       the kernel's contract on its inputs, as for every kernel), past it TMA writes zeros.
+//       The interpreter reads them as the element type's largest finite value (65504 in f16),
+//       so a program that uses them in any other way shows a grossly wrong output against a
+//       reference, and one that multiplies them by zeros gives the same bits as with the true
+//       rows.
+//   A store into a tile with either over_read is refused (reads past the window are
+//   unspecified; writes must be dropped there).
 //
-// Interpreter, protocol check and emitter share the semantics below (find_group_tile).
+// Interpreter, protocol check and emitter share the semantics below (find_group_tile,
+// tile_over_read).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+
+#include "ir/ir.h"
 
 namespace tessel::ir {
 
@@ -46,5 +65,14 @@ struct GroupTile {
 // choosing: this returns rows < 0 for it, and callers report it.
 GroupTile find_group_tile(int64_t groups, int64_t t, int64_t tile_rows,
                           const std::function<int64_t(int64_t)>& end);
+
+// What a tile promises about reads past its window's end (the attribute `over_read`).
+enum class OverRead {
+  none,    // no over_read: the window's end masks reads (the pad) and writes
+  unused,  // `over_read`: unspecified values (NaN in the interpreter) that reach no store
+  finite,  // `over_read = finite`: unspecified finite values, multiplied by zeros or discarded
+};
+// The tile's over_read, assuming the verifier accepted it (a bare flag or the word `finite`).
+OverRead tile_over_read(const Operation& tile);
 
 }  // namespace tessel::ir

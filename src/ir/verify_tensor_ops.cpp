@@ -42,8 +42,16 @@ void Verifier::tile(const Operation& op) {
           extra ? ", then the window's first element and extent," : ",", " not ",
           op.num_operands() - 1, " operand(s)");
   }
-  if (op.has_attr("over_read") && (window < 0 || !op.has_attr("masked"))) {
-    error(op, "over_read is only meaningful on a masked tile with a window");
+  if (const Attribute* o = op.attr("over_read")) {
+    if (window < 0 || !op.has_attr("masked")) {
+      error(op, "over_read is only meaningful on a masked tile with a window");
+    }
+    // src/ir/grouped.h: a bare flag (reads past the window reach no store) or `finite` (they
+    // are finite and reach a store only multiplied by zeros or discarded by a select).
+    if (o->kind != Attribute::Kind::unit &&
+        !(o->kind == Attribute::Kind::ident && o->s == "finite")) {
+      error(op, "over_read is a bare flag or `over_read = finite`, not over_read = ", o->str());
+    }
   }
   for (int i = 1; i < op.num_operands(); ++i) need_index(op, i);
   for (int64_t e : shape) {

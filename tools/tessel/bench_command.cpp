@@ -2,6 +2,7 @@
 // prints a table (and JSON records for bench/results/).
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -83,12 +84,16 @@ constexpr const char* kUsage =
     "\n"
     "usage: tessel bench attention [--causal] [--shapes B,H,L,D[,HKV] ...] [--dtype f16|bf16]\n"
     "                              [--kernel FILE.tir] [--json FILE] [--iterations N]\n"
-    "Runs the FlashAttention examples (examples/kernels/flash_attention*.tir, by head dim and\n"
-    "--causal; HKV < H: the GQA kernel) against cuDNN and FlashAttention-2 through PyTorch's\n"
-    "scaled_dot_product_attention (SDPA backends) in one process: the suite is\n"
+    "                              [--varlen L1,L2,... H]\n"
+    "Runs the FlashAttention examples (examples/kernels/flash_attention*.tir, by head dim (64,\n"
+    "128, 256) and --causal; HKV < H: the GQA kernel) against cuDNN and FlashAttention-2\n"
+    "through PyTorch's scaled_dot_product_attention (SDPA backends) in one process: the suite is\n"
     "bench/python/attention.py of the source tree this tool was built from, run by python3 with\n"
     "the Python extension (<build>/python, else PYTHONPATH or an installed tessel) and torch.\n"
-    "Default shapes 4,32,1024,128 4,32,4096,128 4,32,16384,128; ratio = SDPA time / tessel time.\n";
+    "Default shapes 4,32,1024,128 4,32,4096,128 4,32,16384,128; ratio = SDPA time / tessel time.\n"
+    "--varlen: one batch of sequences of lengths L1,L2,... with H heads (D = 128) through\n"
+    "flash_attention_varlen*.tir, against torch's variable-length FlashAttention-2 and cuDNN on\n"
+    "the padded batch.\n";
 
 struct BenchArgs {
   std::string suite;
@@ -134,11 +139,24 @@ std::string shell_quote(const std::string& s) {
 // `tessel bench attention`: the baselines live in PyTorch (cuDNN and FlashAttention-2 through
 // SDPA), so the suite is the Python benchmark; this checks the options and runs it.
 int run_attention_bench(const std::vector<std::string>& args) {
-  std::vector<std::string> forwarded;
+  std::vector<std::string> forwarded, shapes;
+  bool causal = false, kernel = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--causal") {
+      causal = true;
       forwarded.push_back(a);
+    } else if (a == "--varlen") {
+      if (i + 2 >= args.size())
+        user_error(SourceLocation::unknown(), "bench attention: --varlen needs L1,L2,... and H");
+      const std::string& lengths = args[i + 1];
+      const std::string& heads = args[i + 2];
+      if (lengths.empty() || lengths.find_first_not_of("0123456789,") != std::string::npos ||
+          heads.empty() || heads.find_first_not_of("0123456789") != std::string::npos)
+        user_error(SourceLocation::unknown(), "bench attention: --varlen takes lengths L1,L2,... ",
+                   "and a head count H, not '", lengths, " ", heads, "'");
+      forwarded.insert(forwarded.end(), {a, lengths, heads});
+      i += 2;
     } else if (a == "--shapes") {
       forwarded.push_back(a);
       size_t n = 0;
@@ -150,6 +168,7 @@ int run_attention_bench(const std::vector<std::string>& args) {
           user_error(SourceLocation::unknown(), "bench attention: shape '", shape,
                      "' is not B,H,L,D or B,H,L,D,HKV");
         forwarded.push_back(shape);
+        shapes.push_back(shape);
       }
       if (n == 0)
         user_error(SourceLocation::unknown(),
@@ -160,12 +179,33 @@ int run_attention_bench(const std::vector<std::string>& args) {
       if (a == "--dtype" && args[i + 1] != "f16" && args[i + 1] != "bf16")
         user_error(SourceLocation::unknown(), "bench attention: --dtype must be f16 or bf16, not '",
                    args[i + 1], "'");
+      kernel = kernel || a == "--kernel";
       forwarded.push_back(a);
       forwarded.push_back(args[++i]);
     } else {
       user_error(SourceLocation::unknown(), "bench attention: unknown option '", a,
                  "' (see `tessel help bench`)");
     }
+  }
+  // Without --kernel each shape runs the example its head dim, --causal and HKV name (the rule of
+  // bench/python/attention.py); a shape no example serves is refused here, before torch starts.
+  for (const std::string& shape : shapes) {
+    if (kernel) break;
+    std::vector<std::string> parts;
+    for (size_t at = 0, next; at <= shape.size(); at = next + 1) {
+      next = shape.find(',', at);
+      if (next == std::string::npos) next = shape.size();
+      parts.push_back(shape.substr(at, next - at));
+    }
+    const bool gqa = parts.size() == 5;
+    const std::string name = std::string("flash_attention") + (causal ? "_causal" : "") +
+                             (gqa ? "_gqa" : "") + (parts[3] == "128" ? "" : "_d" + parts[3]);
+    const std::string file = std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/" + name + ".tir";
+    if (!std::ifstream(file))
+      user_error(SourceLocation::unknown(), "bench attention: no example kernel serves shape '",
+                 shape, "' (", causal ? "causal, " : "", gqa ? "grouped-query, " : "", "head dim ",
+                 parts[3], ": examples/kernels/", name,
+                 ".tir does not exist); pass --kernel FILE.tir");
   }
   std::string command = "PYTHONPATH=" + shell_quote(std::string(TESSEL_BINARY_DIR) + "/python") +
                         "${PYTHONPATH:+:$PYTHONPATH} python3 " +

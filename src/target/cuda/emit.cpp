@@ -492,8 +492,9 @@ void Emitter::tile(const Operation& op) {
   if (v.masked) v.pad = op.has_attr("pad") ? op.real_attr("pad") : 0.0;
   const Type& root = op.operand(0)->type();
   // A window (src/ir/grouped.h): the origin moves to its first element and, unless reads past
-  // it are unspecified (`over_read`), its end bounds the tile as the tensor's does. The bound is
-  // the tensor's end for over_read: every load of such a tile is allowed to read there.
+  // it are unspecified (`over_read`, either kind), its end bounds the tile as the tensor's does.
+  // The bound is the tensor's end for over_read: every load of such a tile is allowed to read
+  // there (the other groups' rows, finite when the inputs are: `over_read = finite` relies on it).
   const int window = ir::tile_window_dim(op);
   if (window >= 0 && src.is_tile) unsupported(op, "has a window on a tile of a tile");
   std::vector<std::string> origin0 = src.origin;

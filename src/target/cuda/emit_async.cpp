@@ -440,7 +440,8 @@ const Operation& Emitter::tma_source_tile(const Operation& op) {
     unsupported(op,
                 "loads a tile with a window by TMA, which clips at the tensor's bounds, not "
                 "the window's: mark the tile over_read if the rows past the window reach no "
-                "store (src/ir/grouped.h)");
+                "store, or over_read = finite if they reach one only multiplied by zeros "
+                "(src/ir/grouped.h)");
   }
   return *tile;
 }

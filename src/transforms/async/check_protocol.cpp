@@ -24,6 +24,12 @@ using ir::Value;
 
 struct SlotState {
   int64_t issued = 0, landed = 0, reads_started = 0, reads_done = 0;
+  // Views of this buffer (uses_ indices, made by aref_slot) that nothing has read or loaded into
+  // yet. A consumer may take a view of a landed load and release the slot without reading it (a
+  // varlen attention tile past the last sequence: Q loaded, no key tile to multiply it with);
+  // such a view is settled as a finished read when the next load into the buffer is issued, or
+  // at the block's end (Run::settle_views).
+  std::vector<size_t> views;
 };
 // One buffer of one slot of a ring: its state is rings_[ring][slot * buffers + buffer].
 struct SlotRef {
@@ -236,6 +242,8 @@ class Run {
 
   // Every role has ended: the loads still in flight land, and every load was read.
   void finish() {
+    for (auto& [ring, slots] : rings_)
+      for (SlotState& s : slots) settle_views(s);
     while (!loads_.empty()) land_next();
     for (const auto& [ring, slots] : rings_) {
       int64_t buffers = static_cast<int64_t>(ring->type().buffers().size());
@@ -476,13 +484,45 @@ class Run {
     SlotRef ref;
     bool started = false;
     int outstanding = 0;
+    int64_t landed_at_view = 0;  // loads of the buffer landed when the view was taken
+    bool settled = false;        // left unread, settled by settle_views: no read may follow
   };
+
+  // The views of `s` nobody read (the new load's own destination view excepted: the caller drops
+  // it first). A view taken after the load it shows landed (its consumer waited for it) and left
+  // unread counts as a finished read of that load: the consumer released it unread, which is no
+  // hazard; no read may follow through it. A view taken before the unread load landed settles
+  // nothing and stays, so a load nobody waited for still fails (at the end of the block: written
+  // but not read).
+  void settle_views(SlotState& s) {
+    std::vector<size_t> kept;
+    for (size_t u : s.views) {
+      Use& use = uses_[u];
+      if (s.reads_started < s.issued && use.landed_at_view > s.reads_started) {
+        use.settled = true;
+        ++s.reads_started;
+        ++s.reads_done;
+      } else {
+        kept.push_back(u);
+      }
+    }
+    s.views = std::move(kept);
+  }
+
+  static void drop_view(SlotState& s, size_t use_index) {
+    s.views.erase(std::remove(s.views.begin(), s.views.end(), use_index), s.views.end());
+  }
 
   void read(const Operation& op, size_t use_index, Role& r, bool async) {
     visible_ = true;
     Use& use = uses_[use_index];
     const SlotRef& ref = use.ref;
     SlotState& s = rings_[ref.ring][ref.at()];
+    if (use.settled) {
+      fail(op, "reads " + ref.str() + " through a view its role took and left unread until a " +
+                   "newer TMA load into it was issued: the slot was released before this read");
+    }
+    drop_view(s, use_index);
     if (use.started) {
       if (async) {
         ++use.outstanding;
@@ -655,7 +695,11 @@ class Run {
         if (ring == rings_.end() || s < 0 || s >= static_cast<int64_t>(ring->second.size()))
           fail(op, "names slot " + std::to_string(s) + " of " + ir::value_ref(op.operand(0)));
         for (int b = 0; b < op.num_results(); ++b) {
-          uses_.push_back(Use{SlotRef{op.operand(0), s, b, op.num_results()}});
+          const SlotRef ref{op.operand(0), s, b, op.num_results()};
+          SlotState& state = ring->second[ref.at()];
+          uses_.push_back(Use{ref});
+          uses_.back().landed_at_view = state.landed;
+          state.views.push_back(uses_.size() - 1);
           buffers_[op.result(b)] = uses_.size() - 1;
         }
         ++f.pc;
@@ -673,6 +717,8 @@ class Run {
         if (!found) return true;
         const SlotRef* dst = &uses_[*found].ref;
         SlotState& s = rings_[dst->ring][dst->at()];
+        drop_view(s, *found);
+        settle_views(s);
         int64_t j = s.issued + 1;
         if (s.reads_done < j - 1) {
           fail(op, "loads into " + dst->str() + " (use " + std::to_string(j) + ") while use " +

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "compile/compile.h"
 #include "gpu/gpu_test.h"
@@ -126,6 +128,91 @@ double run_attention(const std::string& kernel_name, int64_t heads, int64_t leng
 // f16 inputs and P rounded to f16 before the second GEMM: errors near 3e-4 (measured).
 constexpr double kTolerance = 2e-3;
 
+// The variable-length kernels (flash_attention_varlen{,_causal}.tir): sequences of `lengths`
+// packed [T, H, 128], the cumulative lengths (int32, cu_seqlens without its leading 0) on the
+// device; every sequence's sampled rows (the first and last 64 and a stride) of every head against
+// float64, O poisoned. Returns ||O - ref|| / ||ref||.
+double run_varlen(const std::string& kernel_name, const std::vector<int64_t>& lengths,
+                  int64_t heads, bool causal) {
+  constexpr int64_t d = 128;
+  int64_t total = 0;
+  for (int64_t l : lengths) total += l;
+  auto module = ir::parse_module(examples::lowered_kernels().at(kernel_name), kernel_name + ".tir");
+  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
+  const uint64_t seed = runtime::fresh_seed();
+  std::string what = kernel_name + " H=" + std::to_string(heads) + " lengths";
+  for (int64_t l : lengths) what += " " + std::to_string(l);
+  what += " seed " + std::to_string(seed);
+  std::fprintf(stderr, "  %s\n", what.c_str());
+  SCOPED_TRACE(what);
+  const auto format = runtime::HostFloat::f16;
+  const int64_t n = total * heads * d;
+  std::vector<std::vector<float>> values;
+  std::vector<runtime::DeviceBuffer> buffers;
+  for (int i = 0; i < 3; ++i) {
+    const auto bits = runtime::random_values(format, n, seed + i);
+    values.push_back(runtime::to_floats(format, bits));
+    buffers.emplace_back(bits.size());
+    buffers.back().upload(bits.data(), bits.size());
+  }
+  std::vector<int32_t> ends;
+  for (int64_t l : lengths)
+    ends.push_back(static_cast<int32_t>((ends.empty() ? 0 : ends.back()) + l));
+  runtime::DeviceBuffer ends_buffer(ends.size() * 4);
+  ends_buffer.upload(ends.data(), ends.size() * 4);
+  runtime::DeviceBuffer out(n * 2);
+  out.fill_bytes(0xFF);  // NaN in f16: a row the kernel misses fails the check
+  const std::vector<int64_t> shape = {total, heads, d};
+  std::vector<KernelArg> args;
+  for (auto& b : buffers) args.push_back(TensorArg{b.ptr(), shape, ir::ScalarKind::f16});
+  args.push_back(TensorArg{out.ptr(), shape, ir::ScalarKind::f16});
+  args.push_back(
+      TensorArg{ends_buffer.ptr(), {static_cast<int64_t>(ends.size())}, ir::ScalarKind::i32});
+  kernel.launch(args);
+  runtime::context().synchronize();
+  const auto o = runtime::to_floats(format, out.to_host<uint8_t>());
+  const bool finite = std::all_of(o.begin(), o.end(), [](float x) { return std::isfinite(x); });
+  EXPECT_TRUE(finite) << "a non-finite output: some element was not written";
+  const auto& q = values[0];
+  const auto& k = values[1];
+  const auto& v = values[2];
+  auto at = [&](int64_t token, int64_t h) { return (token * heads + h) * d; };
+  std::vector<float> got;
+  std::vector<double> want;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  int64_t first = 0;
+  for (int64_t len : lengths) {
+    std::vector<double> s(len), acc(d);
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t r = 0; r < len; ++r) {
+        if (!(r < 64 || r >= len - 64 || r % 37 == 0)) continue;
+        const int64_t keys = causal ? r + 1 : len;
+        double m = -INFINITY;
+        for (int64_t j = 0; j < keys; ++j) {
+          double dot = 0;
+          for (int64_t c = 0; c < d; ++c)
+            dot += double(q[at(first + r, h) + c]) * k[at(first + j, h) + c];
+          s[j] = dot * scale;
+          m = std::max(m, s[j]);
+        }
+        double l = 0;
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t j = 0; j < keys; ++j) {
+          const double p = std::exp(s[j] - m);
+          l += p;
+          for (int64_t c = 0; c < d; ++c) acc[c] += p * v[at(first + j, h) + c];
+        }
+        for (int64_t c = 0; c < d; ++c) {
+          want.push_back(acc[c] / l);
+          got.push_back(o[at(first + r, h) + c]);
+        }
+      }
+    }
+    first += len;
+  }
+  return runtime::relative_error(got, want);
+}
+
 TEST_F(AttentionGpuTest, HeadDim128RaggedLengths) {
   for (auto [heads, length] :
        {std::pair<int64_t, int64_t>{2, 200}, {3, 1000}, {1, 4097}, {5, 128}, {1, 1}})
@@ -135,6 +222,28 @@ TEST_F(AttentionGpuTest, HeadDim128RaggedLengths) {
 TEST_F(AttentionGpuTest, HeadDim64RaggedLengths) {
   for (auto [heads, length] : {std::pair<int64_t, int64_t>{2, 200}, {3, 1000}, {1, 4097}})
     EXPECT_LT(run_attention("flash_attention_d64", heads, length, 64), kTolerance);
+}
+
+// Head dim 256: 64-key tiles (Q plus two K/V stages fit shared memory), the 128 x 256 output
+// accumulator over two consumer warpgroups; lengths that are no multiple of 64 or 128, and more
+// (head, query tile) pairs than SMs (the persistent tile loop).
+TEST_F(AttentionGpuTest, HeadDim256RaggedLengths) {
+  for (auto [heads, length] :
+       {std::pair<int64_t, int64_t>{2, 200}, {3, 1000}, {1, 4097}, {1, 1}, {48, 1100}})
+    EXPECT_LT(run_attention("flash_attention_d256", heads, length, 256), kTolerance);
+}
+
+TEST_F(AttentionGpuTest, HeadDim256Causal) {
+  for (auto [heads, length] : {std::pair<int64_t, int64_t>{2, 200}, {3, 1000}, {1, 4097}})
+    EXPECT_LT(run_attention("flash_attention_causal_d256", heads, length, 256, {.causal = true}),
+              kTolerance);
+}
+
+TEST_F(AttentionGpuTest, HeadDim256Bf16) {
+  EXPECT_LT(run_attention("flash_attention_d256", 2, 1000, 256, {.bf16 = true}), 1e-2);
+  EXPECT_LT(
+      run_attention("flash_attention_causal_d256", 2, 1000, 256, {.causal = true, .bf16 = true}),
+      1e-2);
 }
 
 // Causal: key tiles past the query tile's last row skipped, the diagonal tile masked.
@@ -156,6 +265,20 @@ TEST_F(AttentionGpuTest, GroupedQueryHeads) {
 TEST_F(AttentionGpuTest, LogSumExp) {
   for (auto [heads, length] : {std::pair<int64_t, int64_t>{2, 200}, {3, 1000}})
     EXPECT_LT(run_attention("flash_attention_lse", heads, length, 128, {.lse = true}), kTolerance);
+}
+
+// Variable lengths in one batch: one token, a sequence ending inside its first key tile (its
+// last tile reads the next sequence's keys: the finite over-read), a long ragged one, and the
+// last ending inside a tile at the tensor's end (TMA's zero fill); an empty sequence; more
+// (head, query tile) pairs than SMs with 16 heads.
+TEST_F(AttentionGpuTest, VariableLengths) {
+  EXPECT_LT(run_varlen("flash_attention_varlen", {1, 17, 1000, 4097}, 4, false), kTolerance);
+  EXPECT_LT(run_varlen("flash_attention_varlen", {300, 0, 129, 5}, 16, false), kTolerance);
+}
+
+TEST_F(AttentionGpuTest, VariableLengthsCausal) {
+  EXPECT_LT(run_varlen("flash_attention_varlen_causal", {1, 17, 1000, 4097}, 4, true), kTolerance);
+  EXPECT_LT(run_varlen("flash_attention_varlen_causal", {300, 0, 129, 5}, 16, true), kTolerance);
 }
 
 // bf16 inputs and output (P rounded to bf16 for the second GEMM: a looser bound).
