@@ -13,6 +13,9 @@
 // the same layout). Threads that hold the same elements (a bias row broadcast over the
 // accumulator's rows: stride-0 thread modes) read the same addresses, which shared memory serves
 // as one broadcast.
+//
+// Packed 4-bit tiles (a W4A16 GEMM's weights) are read a byte (two values) at a time and
+// unpacked on the way: packed4_to_register, below.
 #include <optional>
 #include <regex>
 
