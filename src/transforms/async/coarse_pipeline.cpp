@@ -112,10 +112,7 @@ std::optional<Plan> match(const Operation& loop_op) {
     });
     if (nested) return std::nullopt;
   }
-  const bool operand_form = mmas.size() == 1 && is_wgmma(*mmas[0]) &&
-                            mmas[0]->operand(0)->type().space() == MemorySpace::reg &&
-                            mmas[0]->operand(0)->def() &&
-                            mmas[0]->operand(0)->owner_block() == body;
+  const bool operand_form = mmas.size() == 1 && takes_a_computed_in(*mmas[0], body);
   if (operand_form) {
     p.u = mmas[0];
   } else {
@@ -239,14 +236,8 @@ class Rotator {
     const Operation* yield = body_->terminator();
     const int n_args = static_cast<int>(body_->arguments().size()) - 1;
 
-    ir::OpBuilder b(loop->parent_block());
-    b.set_insertion_point_before(loop);
-    Value* any = b.compare("gt", hi, lo, "any_tile", loc);
-    std::vector<Type> result_types;
-    for (const auto& r : loop->results()) result_types.push_back(r->type());
-    Operation* branch = b.create(OpKind::if_, {any}, result_types, loc);
-    Block* then_block = branch->add_region();
-    Block* else_block = branch->add_region();
+    Operation* branch = guard_loop();
+    Block* then_block = branch->region(0);
 
     // The prologue: the head of iteration `lo` (T synchronous).
     ir::OpBuilder tb(then_block);
@@ -341,17 +332,7 @@ class Rotator {
                                       : p_.u_inputs[i - new_args.size()]->name() + "_last");
     }
 
-    ir::OpBuilder eb(else_block);
-    std::vector<Value*> initial;
-    for (int i = 0; i < n_args; ++i) initial.push_back(loop->operand(3 + i));
-    eb.create(OpKind::yield, initial, {}, loc);
-
-    for (int i = 0; i < loop->num_results(); ++i) {
-      branch->result(i)->set_name(loop->result(i)->name());
-      ir::replace_all_uses(*const_cast<Operation*>(kernel_of(*loop)), loop->result(i),
-                           branch->result(i));
-    }
-    loop->parent_block()->remove(loop);
+    replace_loop(branch);
   }
 
   // The operand form (header): U(j) with A computed by the previous iteration's head, then the
@@ -415,14 +396,8 @@ class Rotator {
     const int n_args = static_cast<int>(body_->arguments().size()) - 1;
     Value* carried = body_->argument(p_.yield_pos + 1);
 
-    ir::OpBuilder b(loop->parent_block());
-    b.set_insertion_point_before(loop);
-    Value* any = b.compare("gt", hi, lo, "any_tile", loc);
-    std::vector<Type> result_types;
-    for (const auto& r : loop->results()) result_types.push_back(r->type());
-    Operation* branch = b.create(OpKind::if_, {any}, result_types, loc);
-    Block* then_block = branch->add_region();
-    Block* else_block = branch->add_region();
+    Operation* branch = guard_loop();
+    Block* then_block = branch->region(0);
 
     // The prologue: the head of iteration `lo` (its A; its arefs released once read).
     ir::OpBuilder tb(then_block);
@@ -507,11 +482,32 @@ class Rotator {
       results.push_back(i == p_.yield_pos ? u_last->result() : ready.others[o++]);
     tb.create(OpKind::yield, results, {}, loc);
 
-    ir::OpBuilder eb(else_block);
-    std::vector<Value*> initial;
-    for (int i = 0; i < n_args; ++i) initial.push_back(loop->operand(3 + i));
-    eb.create(OpKind::yield, initial, {}, loc);
+    replace_loop(branch);
+  }
 
+ private:
+  // `if lo < hi` before the loop, with the loop's result types; its else branch yields the
+  // loop's initial values (no iteration). The rotated loop goes into its then branch.
+  Operation* guard_loop() {
+    Operation* loop = p_.loop;
+    const SourceLocation loc = loop->loc();
+    ir::OpBuilder b(loop->parent_block());
+    b.set_insertion_point_before(loop);
+    Value* any = b.compare("gt", loop->operand(1), loop->operand(0), "any_tile", loc);
+    std::vector<Type> result_types;
+    for (const auto& r : loop->results()) result_types.push_back(r->type());
+    Operation* branch = b.create(OpKind::if_, {any}, result_types, loc);
+    branch->add_region();
+    ir::OpBuilder eb(branch->add_region());
+    std::vector<Value*> initial;
+    for (int i = 3; i < loop->num_operands(); ++i) initial.push_back(loop->operand(i));
+    eb.create(OpKind::yield, initial, {}, loc);
+    return branch;
+  }
+
+  // The guard's results replace the loop's, and the loop goes.
+  void replace_loop(Operation* branch) {
+    Operation* loop = p_.loop;
     for (int i = 0; i < loop->num_results(); ++i) {
       branch->result(i)->set_name(loop->result(i)->name());
       ir::replace_all_uses(*const_cast<Operation*>(kernel_of(*loop)), loop->result(i),
@@ -520,7 +516,6 @@ class Rotator {
     loop->parent_block()->remove(loop);
   }
 
- private:
   static Value* mapped(const Mapping& map, Value* v) {
     auto it = map.find(v);
     return it == map.end() ? v : it->second;

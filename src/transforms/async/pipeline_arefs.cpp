@@ -248,7 +248,11 @@ class Pipeliner {
           report_ring(s, r, budget, in_flight_of_[s.loop]);
           return;
         }
-        if (const Operation* rs = register_operand_in_iteration(s, mmas)) {
+        const auto rs_it = std::find_if(mmas.begin(), mmas.end(), [&](const Operation* m) {
+          return takes_a_computed_in(*m, s.loop->region(0));
+        });
+        if (rs_it != mmas.end()) {
+          const Operation* rs = *rs_it;
           // wgmma's RS form reads A's registers until its group retires (PTX ISA, wgmma: the
           // registers of A must not be written before wgmma.wait_group): the next iteration
           // computes its A into the same registers, so the group must retire in this one.
@@ -494,20 +498,6 @@ class Pipeliner {
     Operation* num = then.create(OpKind::sub, {x, y}, {Type::scalar(ScalarKind::index)}, loc);
     num->result()->set_name(num_name);
     then.create(OpKind::aref_release, {ring, num->result()}, {}, loc);
-  }
-
-  // The first mma of `mmas` whose A operand is a register tensor computed in the loop body (not
-  // carried in: a carried A, coarse-pipeline's P, is rewritten only at the back edge).
-  static const Operation* register_operand_in_iteration(const Site& s,
-                                                        const std::vector<Operation*>& mmas) {
-    const Block* body = s.loop->region(0);
-    for (const Operation* mma : mmas) {
-      const Value* a = mma->operand(0);
-      if (a->type().is_tensor() && a->type().space() == ir::MemorySpace::reg && a->def() &&
-          a->owner_block() == body)
-        return mma;
-    }
-    return nullptr;
   }
 
   // An async mma's result may feed only the next async mma's accumulator or the yield, and the

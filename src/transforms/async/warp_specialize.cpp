@@ -261,19 +261,6 @@ class Specializer {
     return false;
   }
 
-  // The wgmma of `body` in RS form whose A operand the body computes (a W4A16 GEMM's
-  // dequantized weights), if any.
-  static const Operation* rs_operand_mma(const Block* body) {
-    for (const auto& op : body->ops()) {
-      if (op->kind() != OpKind::mma || !is_wgmma(*op)) continue;
-      const Value* a = op->operand(0);
-      if (a->type().is_tensor() && a->type().space() == MemorySpace::reg && a->def() &&
-          a->owner_block() == body)
-        return op.get();
-    }
-    return nullptr;
-  }
-
   // Which aref each load goes through. Tiles consumed by the same mmas share one tuple aref (one
   // barrier pair; they are released together). When the loop reads an mma's result in its own
   // iteration (attention), loads consumed by different mmas get arefs of their own: their slots
@@ -293,7 +280,9 @@ class Specializer {
       return i;
     };
     const Block* body = m.loop->region(0);
-    const Operation* rs = rs_operand_mma(body);
+    const Operation* rs = nullptr;
+    for (const auto& op : body->ops())
+      if (!rs && takes_a_computed_in(*op, body)) rs = op.get();
     if (rs && !reads_mma_in_iteration(body)) {
       std::optional<size_t> b_group, a_group;
       for (size_t i = 0; i < n; ++i) {
