@@ -39,41 +39,26 @@ __device__ __forceinline__ unsigned u4x2_to_f16x2(unsigned byte, bool minus8) {
 }
 
 // Packed 16-bit arithmetic, each result rounded to the format as the tile IR's ops on f16 and
-// bf16 values are (add/sub/mul/fma .rn; max/min exact). `bf` picks bf16x2 (sm_90) over f16x2.
-__device__ __forceinline__ unsigned add_x2(unsigned a, unsigned b, bool bf) {
-  unsigned d;
-  if (bf) asm("add.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  else asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-__device__ __forceinline__ unsigned sub_x2(unsigned a, unsigned b, bool bf) {
-  unsigned d;
-  if (bf) asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  else asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-__device__ __forceinline__ unsigned mul_x2(unsigned a, unsigned b, bool bf) {
-  unsigned d;
-  if (bf) asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  else asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
+// bf16 values are (add/sub/mul/fma .rn; max/min exact). `bf` picks bf16x2 (sm_90) over f16x2;
+// it is a constant at every call, so one instruction remains.
+#define TESSEL_X2_BINARY(name, op)                                                 \
+  __device__ __forceinline__ unsigned name(unsigned a, unsigned b, bool bf) {      \
+    unsigned d;                                                                    \
+    if (bf) asm(op ".bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));              \
+    else asm(op ".f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));                  \
+    return d;                                                                      \
+  }
+TESSEL_X2_BINARY(add_x2, "add.rn")
+TESSEL_X2_BINARY(sub_x2, "sub.rn")
+TESSEL_X2_BINARY(mul_x2, "mul.rn")
+TESSEL_X2_BINARY(max_x2, "max")
+TESSEL_X2_BINARY(min_x2, "min")
+#undef TESSEL_X2_BINARY
+
 __device__ __forceinline__ unsigned fma_x2(unsigned a, unsigned b, unsigned c, bool bf) {
   unsigned d;
   if (bf) asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
   else asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-}
-__device__ __forceinline__ unsigned max_x2(unsigned a, unsigned b, bool bf) {
-  unsigned d;
-  if (bf) asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  else asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-__device__ __forceinline__ unsigned min_x2(unsigned a, unsigned b, bool bf) {
-  unsigned d;
-  if (bf) asm("min.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  else asm("min.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
   return d;
 }
 
