@@ -231,7 +231,8 @@ void Emitter::packed4_to_register(const Operation& op, const SharedTile& s) {
   const Plan* plan_p = plan_for(op, result->type());
   if (plan_p->tile != s.shape || plan_p->tile.size() != 2)
     unsupported(op, "between tiles of different shapes (or not 2-D)");
-  if (result->type().element() != s.element) unsupported(op, "changes the element type; cast instead");
+  if (result->type().element() != s.element)
+    unsupported(op, "changes the element type; cast instead");
   const Plan& plan = *plan_p;
   if (plan.values % 2 != 0) unsupported(op, "holds an odd number of values per thread");
   // Each thread's values pair up along the columns: value v and v + 1 are columns 2j, 2j + 1.
@@ -277,8 +278,8 @@ void Emitter::packed4_to_register(const Operation& op, const SharedTile& s) {
   }
   const bool is_signed = s.element == ScalarKind::i4;
   // Packed: the words are f16x2 of the values (value_expr reads them as f16, which they are).
-  const Reg& r = to_f16 ? (regs_[result] = Reg{fresh(result->name()), plan_p, s.element, true})
-                        : new_reg(op);
+  const Reg& r =
+      to_f16 ? (regs_[result] = Reg{fresh(result->name()), plan_p, s.element, true}) : new_reg(op);
   if (to_f16) line("unsigned " + r.name + "[" + std::to_string(pairs) + "];  // f16x2 pairs");
   line("{  // load " + r.name + " <- shared %" + op.operand(0)->name() + " (" + atom + ", " +
        std::to_string(reps.size()) + " address class(es), unpacked to " +
@@ -286,9 +287,9 @@ void Emitter::packed4_to_register(const Operation& op, const SharedTile& s) {
   ++indent_;
   for (int64_t rep : reps) {
     const std::vector<int64_t>& c = plan.value_coord[static_cast<size_t>(2 * rep)];
-    std::optional<std::string> e = shared_offset_expr(
-        s.layout, "(" + plan.var[0] + ") + " + std::to_string(c[0]),
-        "(" + plan.var[1] + ") + " + std::to_string(c[1]));
+    std::optional<std::string> e =
+        shared_offset_expr(s.layout, "(" + plan.var[0] + ") + " + std::to_string(c[0]),
+                           "(" + plan.var[1] + ") + " + std::to_string(c[1]));
     line("const unsigned char* p" + std::to_string(rep) + " = " + s.base + " + ((" + *e +
          ") >> 1);");
   }

@@ -28,7 +28,6 @@ using ir::Type;
 using ir::Value;
 using Mapping = std::unordered_map<const Value*, Value*>;
 
-
 bool is_shared_view(const Operation& op) {
   return op.regions().empty() && op.num_results() == 1 && op.result()->type().is_tensor() &&
          op.result()->type().space() == MemorySpace::shared;
@@ -184,7 +183,7 @@ std::optional<Plan> match(const Operation& loop_op) {
     if (v->owner_block() != body && !ir::defined_inside(v, *loop)) continue;
     if (!v->def()) {
       if (operand_form && v == carried && i == 2) continue;  // the accumulator, carried on
-      return std::nullopt;  // a carried value or the index itself
+      return std::nullopt;                                   // a carried value or the index itself
     }
     if (p.tail.count(v->def())) continue;
     if (v->def()->parent_block() != body) return std::nullopt;
@@ -192,8 +191,7 @@ std::optional<Plan> match(const Operation& loop_op) {
       p.u_inputs.push_back(v);
   }
   const Value* acc = p.u->operand(2);
-  if (!operand_form &&
-      std::find(p.u_inputs.begin(), p.u_inputs.end(), acc) == p.u_inputs.end())
+  if (!operand_form && std::find(p.u_inputs.begin(), p.u_inputs.end(), acc) == p.u_inputs.end())
     return std::nullopt;
   if (operand_form && p.u_inputs.empty()) return std::nullopt;
   // The tail's other needs from the head: index arithmetic only (recomputed for its iteration).
@@ -581,16 +579,16 @@ void coarse_pipeline(ir::Module& module) {
       std::optional<Plan> plan = match(*loop);
       if (!plan) continue;
       if (report_enabled("pipeline")) {
-        report("pipeline", "for " + ir::value_ref(loop->region(0)->argument(0)) + " at " +
-                               loop->loc().str() + ": coarse-pipelined (" +
-                               (plan->t ? ir::value_ref(plan->t->result()) +
-                                              " of iteration j + 1 issued before " +
-                                              ir::value_ref(plan->u->result()) + " of iteration j"
-                                        : "the operands of " + ir::value_ref(plan->u->result()) +
-                                              " for iteration j + 1 computed while it runs for "
-                                              "iteration j") +
-                               "; " + std::to_string(plan->u_inputs.size()) +
-                               " value(s) carried for it)");
+        report(
+            "pipeline",
+            "for " + ir::value_ref(loop->region(0)->argument(0)) + " at " + loop->loc().str() +
+                ": coarse-pipelined (" +
+                (plan->t ? ir::value_ref(plan->t->result()) + " of iteration j + 1 issued before " +
+                               ir::value_ref(plan->u->result()) + " of iteration j"
+                         : "the operands of " + ir::value_ref(plan->u->result()) +
+                               " for iteration j + 1 computed while it runs for "
+                               "iteration j") +
+                "; " + std::to_string(plan->u_inputs.size()) + " value(s) carried for it)");
       }
       Rotator(*plan).run();
     }

@@ -27,8 +27,6 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
-
-
 // Every (op, operand index) in `block` and the regions nested in it that reads `v`.
 std::vector<std::pair<Operation*, int>> uses(const Value* v, const Block* block) {
   std::vector<std::pair<Operation*, int>> out;
@@ -236,15 +234,15 @@ class Pipeliner {
         if (coarse_pipeline_applies(*s.loop)) {
           // The operand form: the rotated loop computes A of j + 1 beside the wgmma of j.
           if (r.pinned_in_flight) {
-            user_error(s.loop->loc(), loop_str(*s.loop), ": mma_in_flight = ",
-                       *r.pinned_in_flight,
+            user_error(s.loop->loc(), loop_str(*s.loop), ": mma_in_flight = ", *r.pinned_in_flight,
                        " is pinned but coarse-pipeline rotates this loop (the A operand of the "
                        "next iteration computed beside the wgmma of this one); pin "
                        "coarse_pipeline = false on the block_grid to pipeline it by groups in "
                        "flight instead");
           }
-          in_flight_of_[s.loop] = "by coarse-pipeline (A of the next iteration computed beside "
-                                  "the wgmma of this one)";
+          in_flight_of_[s.loop] =
+              "by coarse-pipeline (A of the next iteration computed beside "
+              "the wgmma of this one)";
           report_ring(s, r, budget, in_flight_of_[s.loop]);
           return;
         }
@@ -261,8 +259,8 @@ class Pipeliner {
                                    " computed in the iteration, which the next iteration "
                                    "overwrites while a pending wgmma reads them";
           if (r.pinned_in_flight && *r.pinned_in_flight > 0) {
-            user_error(s.loop->loc(), loop_str(*s.loop), ": mma_in_flight = ",
-                       *r.pinned_in_flight, " is pinned but ", what);
+            user_error(s.loop->loc(), loop_str(*s.loop), ": mma_in_flight = ", *r.pinned_in_flight,
+                       " is pinned but ", what);
           }
           r.in_flight = 0;
           why_sync = " (" + what + ")";
@@ -439,8 +437,8 @@ class Pipeliner {
         for (size_t a = 0; a < sites.size(); ++a) {
           if (released_after[a]) continue;
           Value* c1 = index_const(1);
-          guarded_release(b, body->argument(0), c1, "ge", "has_prev", body->argument(0), c1,
-                          "prev", sites[a].aref->result(), s.loop->loc());
+          guarded_release(b, body->argument(0), c1, "ge", "has_prev", body->argument(0), c1, "prev",
+                          sites[a].aref->result(), s.loop->loc());
         }
       }
     }

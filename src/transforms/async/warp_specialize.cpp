@@ -14,6 +14,7 @@
 #include "target/cuda/target.h"
 #include "transforms/async/atom_queries.h"
 #include "transforms/async/stage_budget.h"
+#include "transforms/async/warp_specialize_groups.h"
 #include "transforms/async/warp_specialize_operands.h"
 #include "transforms/report.h"
 
@@ -215,102 +216,8 @@ class Specializer {
       m.consumer.insert(op);
       for (Value* v : reads(op)) used.insert(v);
     }
-    group_loads(m);
+    m.group = group_loads(*loop, m.loads);
     return m;
-  }
-
-  // The ops of `body` that read shared tile `v`, looking through the views of it (a transpose,
-  // a slice): the mmas and copies that consume the loaded data.
-  static std::set<const Operation*> readers(const Value* v, const Block* body) {
-    std::set<const Operation*> out;
-    std::vector<const Value*> work{v};
-    while (!work.empty()) {
-      const Value* u = work.back();
-      work.pop_back();
-      ir::walk(const_cast<Block*>(body)->parent(), [&](Operation* op) {
-        if (std::find(op->operands().begin(), op->operands().end(), u) == op->operands().end())
-          return;
-        if (op->num_results() == 1 && op->result()->type().is_tensor() &&
-            op->result()->type().space() == MemorySpace::shared) {
-          work.push_back(op->result());  // a view
-        } else {
-          out.insert(op);
-        }
-      });
-    }
-    return out;
-  }
-
-  // Whether an mma of the loop body has its result read in the same iteration by an op other than
-  // the next mma (as its accumulator) or the yield (attention's S, read by the softmax).
-  static bool reads_mma_in_iteration(const Block* body) {
-    for (const auto& op : body->ops()) {
-      if (op->kind() != OpKind::mma) continue;
-      bool read = false;
-      for (const auto& top : body->ops()) {
-        if (top.get() == body->terminator()) continue;
-        ir::walk(top.get(), [&](Operation* user) {
-          for (int i = 0; i < user->num_operands(); ++i) {
-            if (user->operand(i) == op->result() && !(user->kind() == OpKind::mma && i == 2))
-              read = true;
-          }
-        });
-      }
-      if (read) return true;
-    }
-    return false;
-  }
-
-  // Which aref each load goes through. Tiles consumed by the same mmas share one tuple aref (one
-  // barrier pair; they are released together). When the loop reads an mma's result in its own
-  // iteration (attention), loads consumed by different mmas get arefs of their own: their slots
-  // are released at different times (K once S = Q Kᵀ retired, V once P V did), which
-  // pipeline-arefs and coarse-pipeline exploit; one tuple would hold K's slot until P V is done.
-  // When an RS wgmma takes A from registers the body computes from some of the loads (W4A16:
-  // weights and scales dequantized), the tiles it reads from shared memory (its B) go through an
-  // aref of their own and the others through another: coarse-pipeline then computes A of the
-  // next iteration (its aref waited for and released) while the wgmma still reads this
-  // iteration's B slot.
-  static void group_loads(Mainloop& m) {
-    const size_t n = m.loads.size();
-    std::vector<size_t> parent(n);
-    for (size_t i = 0; i < n; ++i) parent[i] = i;
-    auto find = [&](size_t i) {
-      while (parent[i] != i) i = parent[i] = parent[parent[i]];
-      return i;
-    };
-    const Block* body = m.loop->region(0);
-    const Operation* rs = nullptr;
-    for (const auto& op : body->ops())
-      if (!rs && takes_a_computed_in(*op, body)) rs = op.get();
-    if (rs && !reads_mma_in_iteration(body)) {
-      std::optional<size_t> b_group, a_group;
-      for (size_t i = 0; i < n; ++i) {
-        const bool b_tile = readers(m.loads[i]->result(), body).count(rs) > 0;
-        std::optional<size_t>& g = b_tile ? b_group : a_group;
-        if (!g) g = i;
-        parent[i] = *g;
-      }
-    } else if (!reads_mma_in_iteration(body)) {
-      for (size_t i = 0; i < n; ++i) parent[i] = 0;
-    } else {
-      std::vector<std::set<const Operation*>> users;
-      for (const Operation* load : m.loads) users.push_back(readers(load->result(), body));
-      for (size_t i = 0; i < n; ++i) {
-        for (size_t j = i + 1; j < n; ++j) {
-          bool shared = std::any_of(users[i].begin(), users[i].end(),
-                                    [&](const Operation* op) { return users[j].count(op) > 0; });
-          if (shared) parent[find(j)] = find(i);
-        }
-      }
-    }
-    std::vector<size_t> root_group(n, n);
-    size_t groups = 0;
-    for (size_t i = 0; i < n; ++i) {
-      size_t r = find(i);
-      if (root_group[r] == n) root_group[r] = groups++;
-      m.group.push_back(root_group[r]);
-    }
   }
 
   // The loads of group `g` of `m`, in body order.
