@@ -171,6 +171,17 @@ class EpilogueCompiler {
         return add(step);
       case OpKind::rearrange:
         return compile(def->operand(0));
+      case OpKind::transpose: {
+        // Swapped operands (GemmRoles::swapped): the transposed accumulator is the GEMM's C tile.
+        const ir::Value* product = def->operand(0);
+        while (product->def() != nullptr && product->def()->kind() == OpKind::rearrange)
+          product = product->def()->operand(0);
+        if (!roles_.swapped || !products_.count(product)) {
+          unsupported(*def, "transposes %" + def->operand(0)->name() +
+                                "; the bench replays only the transpose of a swapped product");
+        }
+        return compile(product);
+      }
       case OpKind::broadcast: {
         int arg = compile(def->operand(0));
         const Step& src = out_.steps[arg];
@@ -310,6 +321,27 @@ GemmKernelInfo::GemmKernelInfo(const ir::Operation& kernel) : kernel_(kernel) {
   roles_.k = a_type.shape()[a_k].symbol;
   if (roles_.m.empty() || roles_.n.empty() || roles_.k.empty())
     fail("M, N and K must be size parameters (the bench picks them)");
+  // Swapped operands: a kernel that computes Cᵀ = B·Aᵀ (the weights as wgmma's M, few tokens as
+  // its N) and stores its accumulator through a register transpose into an [M,N] tensor whose
+  // extents are the mma's [N,M]. The GEMM's A is then the mma's B and the other way round.
+  for (const auto& op : body.ops()) {
+    if (op->kind() != OpKind::copy || op->num_operands() != 2 || roles_.b.size() != 1) continue;
+    const int out = traced_param(body, op->operand(1));
+    if (out < 0 || op->operand(1)->def() == nullptr ||
+        op->operand(1)->def()->kind() != OpKind::tile)
+      continue;
+    const ir::Type& t = body.argument(out)->type();
+    if (t.rank() == 2 + lead && roles_.m != roles_.n && t.shape()[lead].symbol == roles_.n &&
+        t.shape()[lead + 1].symbol == roles_.m) {
+      std::swap(roles_.a, roles_.b[0]);
+      std::swap(roles_.m, roles_.n);
+      const bool a_k_major = roles_.a_k_major;
+      roles_.a_k_major = roles_.b_k_major;
+      roles_.b_k_major = a_k_major;
+      roles_.swapped = true;
+      break;
+    }
+  }
 
   // Outputs: top-level stores into tiles of [M,N] parameters; the tile's coordinates say which
   // block index runs along the rows and which along the columns.

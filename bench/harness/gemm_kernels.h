@@ -44,6 +44,10 @@ struct GemmRoles {
   // independent product per index (their tiles squeeze it); empty for a single product.
   std::string batch;
   ir::ScalarKind element = ir::ScalarKind::f16;  // A's element type (B's must match)
+  // The kernel computes Cᵀ = B·Aᵀ: its mma reads B as its first operand and A as its second, and
+  // the epilogue stores the accumulator's transpose (the roles above are the GEMM's, not the
+  // mma's).
+  bool swapped = false;
 };
 
 // The operand layout in BLAS letters on row-major data: "nt" for A [M,K], B [N,K] (C = A·Bᵀ),

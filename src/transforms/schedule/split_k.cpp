@@ -143,13 +143,28 @@ class Splitter {
       });
     }
     const std::vector<int64_t> shape = acc_->type().static_shape();
+    // A kernel that computes Cᵀ (swapped operands: the weights as wgmma's M, few tokens as its N)
+    // stores its accumulator through a register transpose, a view; the partials are then tiles
+    // of the output's shape, written and read through the same view.
+    for (size_t i = ir::position_in_block(*epilogue_); i < body.ops().size() && !transpose_; ++i) {
+      Operation* op = body.ops()[i].get();
+      if (op->kind() == OpKind::transpose && op->operand(0) == acc_ &&
+          op->result()->type().space() == MemorySpace::reg) {
+        transpose_ = op;
+      }
+    }
     for (size_t i = ir::position_in_block(*epilogue_); i < body.ops().size(); ++i) {
       ir::walk(body.ops()[i].get(), [&](Operation* op) {
         if (op->kind() != OpKind::copy || op->num_operands() != 2) return;
         const Type& r = op->operand(0)->type();
         const Operation* t = op->operand(1)->def();
+        // Transposed when the stored value comes through the transpose (a square tile has the
+        // same shape either way).
+        const bool transposed = transpose_ && ir::depends_on(op->operand(0), transpose_->result());
+        const std::vector<int64_t> want =
+            transposed ? std::vector<int64_t>{shape[1], shape[0]} : shape;
         if (!r.is_tensor() || r.space() != MemorySpace::reg || r.rank() != 2 ||
-            r.static_shape() != shape || !t || t->kind() != OpKind::tile ||
+            r.static_shape() != want || !t || t->kind() != OpKind::tile ||
             t->num_operands() != 3 || t->operand(0)->type().rank() != 2 ||
             !ir::depends_on(op->operand(0), acc_)) {
           return;
@@ -160,6 +175,7 @@ class Splitter {
                      "split-k reduces one");
         }
         output_tile_ = t;
+        stored_transposed_ = transposed;
       });
     }
     if (!output_tile_) {
@@ -285,16 +301,19 @@ class Splitter {
     const std::vector<int64_t> shape = acc_type.static_shape();
     Value* row = output_tile_->operand(1);
     Value* col = output_tile_->operand(2);
+    // The partial tile has the output tile's shape: the accumulator's, or its transpose's.
+    const Type stored_type = stored_transposed_ ? transpose_->result()->type() : acc_type;
+    const std::vector<int64_t> tile_shape = stored_type.static_shape();
     auto partial_tile = [&](OpBuilder& b, Value* index, const std::string& name) {
       Value* part =
           b.create(OpKind::workspace_part, {partials_, index}, {partial_type_}, loc)->result();
       part->set_name(name);
-      Operation* t =
-          b.create(OpKind::tile, {part, row, col},
-                   {Type::tensor(ScalarKind::f32, {ir::Extent(shape[0]), ir::Extent(shape[1])},
-                                 MemorySpace::global)},
-                   loc);
-      t->set_attr("shape", Attribute::ints(shape));
+      Operation* t = b.create(
+          OpKind::tile, {part, row, col},
+          {Type::tensor(ScalarKind::f32, {ir::Extent(tile_shape[0]), ir::Extent(tile_shape[1])},
+                        MemorySpace::global)},
+          loc);
+      t->set_attr("shape", Attribute::ints(tile_shape));
       t->set_attr("masked", Attribute::unit());
       t->set_attr("pad", Attribute::real(0.0));
       t->result()->set_name(name + "_tile");
@@ -302,7 +321,12 @@ class Splitter {
     };
     OpBuilder b(&body);
     b.set_insertion_point_before(epilogue_);
-    b.create(OpKind::copy, {acc_, partial_tile(b, part_, "partial")}, {}, loc);
+    Value* written = acc_;
+    if (stored_transposed_) {
+      written = b.create(OpKind::transpose, {acc_}, {stored_type}, loc)->result();
+      written->set_name("acc_transposed");
+    }
+    b.create(OpKind::copy, {written, partial_tile(b, part_, "partial")}, {}, loc);
     Value* tile_row = b.index_op(OpKind::mul, bm_, tiles_n_, "tile_row", loc);
     Value* tile = b.index_op(OpKind::add, tile_row, bn_, "tile_index", loc);
     Value* counter =
@@ -332,8 +356,12 @@ class Splitter {
     s.insert(std::move(loop));
     OpBuilder l(lb);
     Value* t = partial_tile(l, index, "partial_s");
-    Value* loaded = l.create(OpKind::copy, {t}, {acc_type}, loc)->result();
+    Value* loaded = l.create(OpKind::copy, {t}, {stored_type}, loc)->result();
     loaded->set_name("partial_value");
+    if (stored_transposed_) {
+      loaded = l.create(OpKind::transpose, {loaded}, {acc_type}, loc)->result();
+      loaded->set_name("partial_acc");
+    }
     Value* added = l.create(OpKind::add, {running, loaded}, {acc_type}, loc)->result();
     added->set_name("running_next");
     l.create(OpKind::yield, {added}, {}, loc);
@@ -354,6 +382,8 @@ class Splitter {
   Value* acc_ = nullptr;
   Operation* epilogue_ = nullptr;
   const Operation* output_tile_ = nullptr;
+  Operation* transpose_ = nullptr;  // the epilogue's register transpose of the accumulator
+  bool stored_transposed_ = false;  // the output tile holds the accumulator transposed
   Value* splits_ = nullptr;
   Value* last_part_ = nullptr;
   Value* partials_ = nullptr;

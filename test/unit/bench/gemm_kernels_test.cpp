@@ -347,6 +347,59 @@ TEST(GemmKernels, CheckAcceptsTheInterpreterAndCatchesCorruption) {
             0.05);
 }
 
+// C = A·Bᵀ computed as Cᵀ = B·Aᵀ (bench/kernel-variants/gemm_swap_*): the mma's first operand is
+// B, and the accumulator is stored through a register transpose.
+const char* kSwappedGemm = R"(kernel @s[M, N, K](%A: global<f16>[M,K], %B: global<f16>[N,K], %C: global<f16>[M,N]) facts(K % 8 == 0) {
+  %M = size {name = M} : index
+  %N = size {name = N} : index
+  %K = size {name = K} : index
+  %rows = const {value = 64} : index
+  %tokens = const {value = 16} : index
+  %c64 = const {value = 64} : index
+  %c0 = const {value = 0} : index
+  %c1 = const {value = 1} : index
+  %tiles_n = cdiv %N, %rows : index
+  %tiles_m = cdiv %M, %tokens : index
+  %bn, %bm = block_grid %tiles_n, %tiles_m : index, index
+  %zero = fill {value = 0.0} : register<f32>[64,16]
+  %tiles_k = cdiv %K, %c64 : index
+  %acc = for %k = %c0 to %tiles_k step %c1 iter(%c = %zero) : register<f32>[64,16] {
+    %B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [64,64]} : global<f16>[64,64]
+    %sW = copy %B_tile : shared<f16>[64,64]
+    %A_tile = tile %A, %bm, %k {masked, pad = 0.0, shape = [16,64]} : global<f16>[16,64]
+    %sA = copy %A_tile : shared<f16>[16,64]
+    %sAt = transpose %sA : shared<f16>[64,16]
+    %c_next = mma %sW, %sAt, %c : register<f32>[64,16]
+    yield %c_next
+  }
+  %accT = transpose %acc : register<f32>[16,64]
+  %C_tile = tile %C, %bm, %bn {masked, pad = 0.0, shape = [16,64]} : global<f16>[16,64]
+  %out = cast %accT : register<f16>[16,64]
+  copy %out, %C_tile
+})";
+
+TEST(GemmKernels, SwappedOperandsAreReadAsTheGemm) {
+  auto module = ir::parse_module(kSwappedGemm, "swap.tir");
+  GemmKernelInfo info(*module->kernels.front());
+  EXPECT_TRUE(info.roles().swapped);
+  EXPECT_EQ(info.roles().a, 0);
+  EXPECT_EQ(info.roles().b, std::vector<int>{1});
+  EXPECT_EQ(info.roles().m + info.roles().n + info.roles().k, "MNK");
+  EXPECT_EQ(info.describe(), "A=%A B=%B; %C = f16((A·%B^T))");
+  GemmShape shape{37, 136, 200};  // partial tiles both ways, a partial K block
+  HostRun run = run_in_interpreter(kSwappedGemm, shape);
+  EXPECT_LT(check_gemm(*run.info, shape, run.values, run.products, run.outputs, 5).rel_err, 1e-3);
+  // A transpose in a kernel whose operands are not swapped is named, not replayed wrongly.
+  const std::string twice = analysis_error(
+      gemm_text("", "  %t = transpose %acc : register<f32>[256,128]\n"
+                    "  %t2 = transpose %t : register<f32>[128,256]\n"
+                    "  %out = cast %t2 : register<f16>[128,256]"));
+  EXPECT_NE(twice.find("transposes %t; the bench replays only the transpose of a swapped "
+                       "product"),
+            std::string::npos)
+      << twice;
+}
+
 TEST(GemmKernels, DualCheckNeedsTheProductsInOrder) {
   GemmShape shape{129, 130, 72};
   HostRun run = run_in_interpreter(kDual, shape);

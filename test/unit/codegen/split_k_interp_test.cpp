@@ -60,13 +60,11 @@ std::vector<float> split_reference(const HostTensor& A, const HostTensor& B, boo
   return out;
 }
 
-void check_split(const std::string& name, const std::string& pin, bool b_kn,
-                 std::map<std::string, int64_t> sizes, int64_t sm_count, int64_t parts,
-                 std::vector<const char*> schedules = {"round-robin", "producer-first",
-                                                       "consumer-first", "random:11"}) {
-  SCOPED_TRACE(name + " split_k = " + pin + " M = " + std::to_string(sizes["M"]) +
-               " N = " + std::to_string(sizes["N"]) + " K = " + std::to_string(sizes["K"]));
-  auto module = with_split(name, pin);
+void check_split_module(std::unique_ptr<ir::Module> module, const std::string& label, bool b_kn,
+                        std::map<std::string, int64_t> sizes, int64_t sm_count, int64_t parts,
+                        std::vector<const char*> schedules) {
+  SCOPED_TRACE(label + " M = " + std::to_string(sizes["M"]) + " N = " +
+               std::to_string(sizes["N"]) + " K = " + std::to_string(sizes["K"]));
   pipeline::lower(*module);
   const ir::Operation& kernel = *module->kernels.front();
   bool counts = false;
@@ -103,6 +101,49 @@ void check_split(const std::string& name, const std::string& pin, bool b_kn,
   }
 }
 
+void check_split(const std::string& name, const std::string& pin, bool b_kn,
+                 std::map<std::string, int64_t> sizes, int64_t sm_count, int64_t parts,
+                 std::vector<const char*> schedules = {"round-robin", "producer-first",
+                                                       "consumer-first", "random:11"}) {
+  check_split_module(with_split(name, pin), name + " split_k = " + pin, b_kn, sizes, sm_count,
+                     parts, schedules);
+}
+
+// C = A·Bᵀ computed as Cᵀ = B·Aᵀ (bench/kernel-variants/gemm_swap_*: the weights B as wgmma's M
+// of `rows`, `tokens` of A as its N), the accumulator stored through a register transpose.
+std::string swapped_gemm(int rows, int tokens, bool b_kn, const std::string& pin) {
+  const std::string r = std::to_string(rows), t = std::to_string(tokens);
+  const std::string b_load =
+      b_kn ? "    %B_tile = tile %B, %k, %bn {masked, pad = 0.0, shape = [64," + r +
+                 "]} : global<f16>[64," + r + "]\n    %sB = copy %B_tile : shared<f16>[64," + r +
+                 "]\n    %sW = transpose %sB : shared<f16>[" + r + ",64]\n"
+           : "    %B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [" + r +
+                 ",64]} : global<f16>[" + r + ",64]\n    %sW = copy %B_tile : shared<f16>[" + r +
+                 ",64]\n";
+  return "kernel @gemm_swap[M, N, K](%A: global<f16>[M,K], %B: global<f16>" +
+         std::string(b_kn ? "[K,N]" : "[N,K]") +
+         ", %C: global<f16>[M,N]) facts(K % 8 == 0, N % 8 == 0) {\n"
+         "  %M = size {name = M} : index\n  %N = size {name = N} : index\n"
+         "  %K = size {name = K} : index\n  %rows = const {value = " + r + "} : index\n"
+         "  %tokens = const {value = " + t + "} : index\n  %c64 = const {value = 64} : index\n"
+         "  %c0 = const {value = 0} : index\n  %c1 = const {value = 1} : index\n"
+         "  %tiles_n = cdiv %N, %rows : index\n  %tiles_m = cdiv %M, %tokens : index\n"
+         "  %bn, %bm = block_grid %tiles_n, %tiles_m {split_k = " + pin + "} : index, index\n"
+         "  %zero = fill {value = 0.0} : register<f32>[" + r + "," + t + "]\n"
+         "  %tiles_k = cdiv %K, %c64 : index\n"
+         "  %acc = for %k = %c0 to %tiles_k step %c1 iter(%c = %zero) : register<f32>[" + r + "," +
+         t + "] {\n" + b_load +
+         "    %A_tile = tile %A, %bm, %k {masked, pad = 0.0, shape = [" + t + ",64]} : global<f16>[" +
+         t + ",64]\n    %sA = copy %A_tile : shared<f16>[" + t + ",64]\n"
+         "    %sAt = transpose %sA : shared<f16>[64," + t + "]\n"
+         "    %c_next = mma %sW, %sAt, %c : register<f32>[" + r + "," + t + "]\n"
+         "    yield %c_next\n  }\n"
+         "  %accT = transpose %acc : register<f32>[" + t + "," + r + "]\n"
+         "  %C_tile = tile %C, %bm, %bn {masked, pad = 0.0, shape = [" + t + "," + r +
+         "]} : global<f16>[" + t + "," + r + "]\n"
+         "  %out = cast %accT : register<f16>[" + t + "," + r + "]\n  copy %out, %C_tile\n}\n";
+}
+
 // Three parts of 1, 1 and 2 K blocks (K = 200: 4 blocks, the last partial), of 3 blocks each
 // (K = 520), and of 0, 0 and 1 blocks (K = 8: two parts add nothing); ragged M and N, more than
 // one tile in each, N % 8 != 0 (the stores TMA cannot take).
@@ -119,6 +160,23 @@ TEST(SplitK, AutomaticPartsFollowTheCostModel) {
   check_split("gemm", "auto", false, {{"M", 129}, {"N", 264}, {"K", 520}}, 20, 2,
               {"producer-first", "random:3"});
   check_split("gemm", "auto", false, {{"M", 129}, {"N", 264}, {"K", 520}}, 1, 1, {"round-robin"});
+}
+
+// Swapped operands: the parts' partials are tiles of C's shape, written and read through the
+// accumulator's transpose — also for a square tile (64x64), whose shape does not tell. Ragged M
+// and N with several tiles each way; K blocks split 3 ways (2, 2 and 3 blocks of K = 392).
+TEST(SplitK, SwappedOperandsStoreTheirPartialsTransposed) {
+  struct Case {
+    int rows, tokens;
+    bool b_kn;
+  };
+  for (const Case& c : {Case{64, 16, false}, Case{64, 64, false}, Case{128, 16, false},
+                        Case{64, 64, true}}) {
+    check_split_module(ir::parse_module(swapped_gemm(c.rows, c.tokens, c.b_kn, "3"), "swap.tir"),
+                       "swap " + std::to_string(c.rows) + "x" + std::to_string(c.tokens) +
+                           (c.b_kn ? " B [K,N]" : " B [N,K]"),
+                       c.b_kn, {{"M", 40}, {"N", 136}, {"K", 392}}, 5, 3, {"random:5"});
+  }
 }
 
 // The lowered kernel (workspaces, counter_arrive, the 3-D grid walked as units) prints and parses
