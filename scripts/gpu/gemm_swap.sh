@@ -16,7 +16,7 @@ for f in $SWAP; do
 done
 for f in $V/gemm_swap_r64_t16_s12_split_k.tir $V/gemm_nn_swap_r64_t32_s12_split_k.tir; do
   for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool $T run $f --gpu --size M=20,N=300,K=1000 > $OUT/san.log 2>&1
+    compute-sanitizer --tool $tool $T run $f --gpu --size M=20,N=304,K=1000 > $OUT/san.log 2>&1
     echo "$(basename $f .tir) $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
   done
 done
@@ -31,9 +31,10 @@ rows = collections.defaultdict(dict)
 for f in sys.argv[1:]:
     for line in open(f):
         r = json.loads(line)
+        if "shape" not in r: continue
         k = r.get("name", "?")
-        rows[(f.split("/")[-1], r["shape"])][k] = (r.get("ratio"), r.get("ms"), r.get("passed"))
+        rows[(f.split("/")[-1][:7], r["shape"])][k] = (r.get("ratio"), r.get("ms"), r.get("passed"))
 for s, ks in rows.items():
     best = sorted(ks.items(), key=lambda kv: -(kv[1][0] or 0))
-    print(*s, " | ".join("%s %.3f %.1fus%s" % (k, v[0] or 0, 1000 * (v[1] or 0), "" if v[2] else " BAD") for k, v in best[:5]))
+    print(*s, " | ".join("%s %.3f %.1fus%s" % (k.replace("gemm_", ""), v[0] or 0, 1000 * (v[1] or 0), "" if v[2] else " BAD") for k, v in best[:5]))
 PY

@@ -40,24 +40,29 @@ std::optional<GemmTraits> gemm_traits(const ir::Operation& kernel) {
   const ir::Type& a = mmas[0]->operand(0)->type();
   if (acc.rank() != 2 || a.rank() != 2) return std::nullopt;
   GemmTraits t;
-  t.tile_m = acc.static_shape()[0];
-  t.tile_n = acc.static_shape()[1];
+  const int64_t rows = acc.static_shape()[0], cols = acc.static_shape()[1];
   t.tile_k = a.static_shape()[1];
-  // The output: a global tile of the accumulator's shape that a register tensor is copied to.
+  t.mma_rows = rows;
+  // The output: a global tile of the accumulator's shape (or of its transpose's, for swapped
+  // operands) that a register tensor is copied to.
   ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
     if (op->kind() != OpKind::copy || op->num_operands() != 2 || !t.m.empty()) return;
     const Operation* tile = op->operand(1)->def();
     if (op->operand(0)->type().space() != ir::MemorySpace::reg || !tile ||
-        tile->kind() != OpKind::tile ||
-        tile->ints_attr("shape") != std::vector<int64_t>{t.tile_m, t.tile_n}) {
+        tile->kind() != OpKind::tile) {
       return;
     }
+    const std::vector<int64_t>& shape = tile->ints_attr("shape");
+    if (shape != std::vector<int64_t>{rows, cols} && shape != std::vector<int64_t>{cols, rows})
+      return;
     const ir::Type& root = tile->operand(0)->type();
     if (root.rank() != 2) return;
     auto m = symbol(root.shape()[0]), n = symbol(root.shape()[1]);
     if (m && n) {
       t.m = *m;
       t.n = *n;
+      t.tile_m = shape[0];
+      t.tile_n = shape[1];
     }
   });
   if (t.m.empty()) return std::nullopt;
@@ -100,7 +105,8 @@ double gemm_cost(const GemmTraits& t, const std::map<std::string, int64_t>& size
   const int64_t blocks = std::max<int64_t>(1, std::min(units, sms));
   const double per_block = static_cast<double>(cdiv(units, blocks));
   const double k_per_unit = static_cast<double>(cdiv(blocks_k, parts));
-  const double rate = c.flops_per_sm * (t.tile_m >= 128 ? 1.0 : c.one_warpgroup);
+  const int64_t mma_rows = t.mma_rows > 0 ? t.mma_rows : t.tile_m;
+  const double rate = c.flops_per_sm * (mma_rows >= 128 ? 1.0 : c.one_warpgroup);
   const double compute = 2.0 * t.tile_m * t.tile_n * t.tile_k / rate;
   const double bandwidth = std::min(c.bandwidth / static_cast<double>(blocks), c.bandwidth_per_sm);
   const double load = 2.0 * (t.tile_m + t.tile_n) * t.tile_k / bandwidth;

@@ -30,14 +30,17 @@
 namespace tessel {
 
 struct GemmTraits {
-  int64_t tile_m = 0, tile_n = 0, tile_k = 0;
+  int64_t tile_m = 0, tile_n = 0, tile_k = 0;  // the output tile [tile_m, tile_n] of C [M,N]
+  // The rows of the wgmma's accumulator (its M, which sets the consumer warpgroups): tile_m, or
+  // tile_n for swapped operands (Cᵀ = B·Aᵀ stored through a register transpose).
+  int64_t mma_rows = 0;
   bool split_k = false;  // the grid pins split_k (auto or a count)
   int64_t parts = 0;     // a pinned count of parts; 0 for auto
   std::string m, n, k;   // the size symbols of M, N and K
 };
 
 // The traits of a tile program with one mma whose accumulator is stored to a global tile of its
-// shape (a GEMM with any epilogue); nullopt for anything else (two mmas, no output tile, an
+// shape or of its transpose's (a GEMM with any epilogue, or swapped operands); nullopt for anything else (two mmas, no output tile, an
 // extent that is not a size symbol).
 std::optional<GemmTraits> gemm_traits(const ir::Operation& kernel);
 

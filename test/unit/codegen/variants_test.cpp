@@ -120,6 +120,34 @@ std::unique_ptr<ir::Module> variant(int64_t rows, int64_t cols, bool split) {
   return ir::parse_module(text, "variant.tir");
 }
 
+// A swapped-operand variant as bench/kernel-variants/gemm_swap_r64_t16_s12_split_k.tir is: Cᵀ =
+// B·Aᵀ with `rows` of B as the wgmma's M and `tokens` of A as its N.
+std::unique_ptr<ir::Module> swapped(int64_t rows, int64_t tokens, bool split) {
+  const std::string r = std::to_string(rows), t = std::to_string(tokens);
+  const std::string text =
+      "kernel @swap[M, N, K](%A: global<f16>[M,K], %B: global<f16>[N,K], %C: global<f16>[M,N]) "
+      "facts(K % 8 == 0) {\n  %M = size {name = M} : index\n  %N = size {name = N} : index\n"
+      "  %K = size {name = K} : index\n  %rows = const {value = " + r + "} : index\n"
+      "  %tokens = const {value = " + t + "} : index\n  %c64 = const {value = 64} : index\n"
+      "  %c0 = const {value = 0} : index\n  %c1 = const {value = 1} : index\n"
+      "  %tiles_n = cdiv %N, %rows : index\n  %tiles_m = cdiv %M, %tokens : index\n"
+      "  %bn, %bm = block_grid %tiles_n, %tiles_m" + std::string(split ? " {split_k = auto}" : "") +
+      " : index, index\n  %zero = fill {value = 0.0} : register<f32>[" + r + "," + t + "]\n"
+      "  %tiles_k = cdiv %K, %c64 : index\n"
+      "  %acc = for %k = %c0 to %tiles_k step %c1 iter(%c = %zero) : register<f32>[" + r + "," + t +
+      "] {\n    %B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [" + r +
+      ",64]} : global<f16>[" + r + ",64]\n    %sW = copy %B_tile : shared<f16>[" + r + ",64]\n"
+      "    %A_tile = tile %A, %bm, %k {masked, pad = 0.0, shape = [" + t + ",64]} : global<f16>[" +
+      t + ",64]\n    %sA = copy %A_tile : shared<f16>[" + t + ",64]\n"
+      "    %sAt = transpose %sA : shared<f16>[64," + t + "]\n"
+      "    %c_next = mma %sW, %sAt, %c : register<f32>[" + r + "," + t + "]\n"
+      "    yield %c_next\n  }\n  %accT = transpose %acc : register<f32>[" + t + "," + r + "]\n"
+      "  %C_tile = tile %C, %bm, %bn {masked, pad = 0.0, shape = [" + t + "," + r +
+      "]} : global<f16>[" + t + "," + r + "]\n  %out = cast %accT : register<f16>[" + t + "," +
+      r + "]\n  copy %out, %C_tile\n}\n";
+  return ir::parse_module(text, "swap.tir");
+}
+
 TEST(GemmCost, ReadsTheTileTheSplitAndTheSizesOfAGemm) {
   auto gemm = ir::parse_module(examples::lowered_kernels().at("gemm"), "gemm.tir");
   std::optional<GemmTraits> t = gemm_traits(*gemm->kernels.front());
@@ -139,6 +167,15 @@ TEST(GemmCost, ReadsTheTileTheSplitAndTheSizesOfAGemm) {
   EXPECT_EQ(s->tile_n, 128);
   EXPECT_TRUE(s->split_k);
   EXPECT_EQ(s->parts, 0);
+  // Swapped operands: the output tile is [tokens, rows] of C [M,N]; the wgmma's M is the rows.
+  auto swap = swapped(128, 16, true);
+  std::optional<GemmTraits> w = gemm_traits(*swap->kernels.front());
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->tile_m, 16);
+  EXPECT_EQ(w->tile_n, 128);
+  EXPECT_EQ(w->mma_rows, 128);
+  EXPECT_EQ(w->m + w->n + w->k, "MNK");
+  EXPECT_TRUE(w->split_k);
   // Two mmas (the dual GEMM): not a GEMM the model knows.
   auto dual = ir::parse_module(examples::lowered_kernels().at("dual_gemm"), "dual_gemm.tir");
   EXPECT_FALSE(gemm_traits(*dual->kernels.front()));
@@ -167,6 +204,15 @@ TEST(GemmCost, PicksWhatTheSweepMeasuredFastest) {
   EXPECT_EQ(pick(16, 4096, 11008), 3u);
   EXPECT_EQ(pick(64, 4096, 14336), 3u);
   EXPECT_EQ(pick(1024, 1024, 1024), 2u);
+  // With a swapped 64x16 split variant in the family (bench/results/2026-11-26-gemm-swap-h100.md):
+  // it at 16 tokens, where it measured 1.0x cuBLAS against 0.63x for the 64x128 split; not at
+  // 256 tokens or at the large shapes.
+  auto swap = swapped(64, 16, true);
+  all.push_back(*gemm_traits(*swap->kernels.front()));
+  EXPECT_EQ(pick(16, 4096, 4096), 4u);
+  EXPECT_EQ(pick(16, 4096, 11008), 4u);
+  EXPECT_NE(pick(256, 4096, 4096), 4u);
+  EXPECT_EQ(pick(4096, 4096, 4096), 0u);
 }
 
 }  // namespace
