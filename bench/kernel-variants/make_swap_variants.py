@@ -14,23 +14,28 @@ usage: make_swap_variants.py OUT_DIR [--bf16]
 """
 import sys
 
-# name suffix: (rows, tokens, stages, split_k)
+# name suffix: (rows, tokens, stages, split_k, cluster): a 2x1 cluster pairs blocks of adjacent
+# weight rows, which share (multicast) the token tile
 CONFIGS = {
-    "r64_t16_s12": (64, 16, 12, False),
-    "r64_t16_s12_split_k": (64, 16, 12, True),
-    "r64_t32_s12_split_k": (64, 32, 12, True),
-    "r64_t64_s8_split_k": (64, 64, 8, True),
-    "r64_t64_s12_split_k": (64, 64, 12, True),
-    "r128_t16_s8": (128, 16, 8, False),
-    "r128_t16_s12_split_k": (128, 16, 12, True),
-    "r128_t64_s8_split_k": (128, 64, 8, True),
+    "r64_t16_s12": (64, 16, 12, False, False),
+    "r64_t16_s12_split_k": (64, 16, 12, True, False),
+    "r64_t32_s12_split_k": (64, 32, 12, True, False),
+    "r64_t64_s8_split_k": (64, 64, 8, True, False),
+    "r64_t64_s12_split_k": (64, 64, 12, True, False),
+    "r128_t16_s8": (128, 16, 8, False, False),
+    "r128_t16_s12_split_k": (128, 16, 12, True, False),
+    "r128_t64_s8_split_k": (128, 64, 8, True, False),
+    "r64_t64_s8_cluster2x1": (64, 64, 8, False, True),
+    "r64_t64_s8_cluster2x1_split_k": (64, 64, 8, True, True),
+    "r64_t32_s12_cluster2x1_split_k": (64, 32, 12, True, True),
+    "r64_t16_s12_cluster2x1_split_k": (64, 16, 12, True, True),
 }
 
 # layout prefix: (A stored [K,M], B stored [K,N]) in BLAS letters on row-major data
 LAYOUTS = {"": (False, False), "nn_": (False, True), "tn_": (True, True), "tt_": (True, False)}
 
 
-def program(name, rows, tokens, stages, split, a_km, b_kn, dtype):
+def program(name, rows, tokens, stages, split, cluster, a_km, b_kn, dtype):
     R, T, E = str(rows), str(tokens), dtype
     if b_kn:
         b = ("    %B_tile = tile %B, %k, %bn {masked, pad = 0.0, shape = [64,R]} : global<E>[64,R]\n"
@@ -46,6 +51,8 @@ def program(name, rows, tokens, stages, split, a_km, b_kn, dtype):
         a = ("    %A_tile = tile %A, %bm, %k {masked, pad = 0.0, shape = [T,64]} : global<E>[T,64]\n"
              "    %sA = copy %A_tile : shared<E>[T,64]\n"
              "    %sAt = transpose %sA : shared<E>[64,T]\n")
+    pins = ", ".join((["cluster = [2,1]"] if cluster else []) + (["split_k = auto"] if split else []))
+    pins = " {" + pins + "}" if pins else ""
     facts = ["K % 8 == 0"] + (["M % 8 == 0"] if a_km else []) + (["N % 8 == 0"] if b_kn else [])
     text = (
         "kernel @NAME[M, N, K](%A: global<E>" + ("[K,M]" if a_km else "[M,K]") +
@@ -56,7 +63,7 @@ def program(name, rows, tokens, stages, split, a_km, b_kn, dtype):
         "  %c64 = const {value = 64} : index\n  %c0 = const {value = 0} : index\n"
         "  %c1 = const {value = 1} : index\n"
         "  %tiles_n = cdiv %N, %rows : index\n  %tiles_m = cdiv %M, %tokens : index\n"
-        "  %bn, %bm = block_grid %tiles_n, %tiles_m" + (" {split_k = auto}" if split else "") +
+        "  %bn, %bm = block_grid %tiles_n, %tiles_m" + pins +
         " : index, index\n"
         "  %zero = fill {value = 0.0} : register<f32>[R,T]\n  %tiles_k = cdiv %K, %c64 : index\n"
         "  %acc = for %k = %c0 to %tiles_k step %c1 iter(%c = %zero) {stages = " + str(stages) +
@@ -76,16 +83,17 @@ def main():
     if len(args) != 1:
         sys.exit(__doc__)
     for prefix, (a_km, b_kn) in LAYOUTS.items():
-        for suffix, (rows, tokens, stages, split) in CONFIGS.items():
+        for suffix, (rows, tokens, stages, split, cluster) in CONFIGS.items():
             if a_km and tokens % 64:
                 continue  # A [K,M] is wgmma's B MN-major, which takes N in multiples of 64 only
             name = "gemm_%s%sswap_%s" % (prefix, "bf16_" if bf16 else "", suffix)
             with open("%s/%s.tir" % (args[0], name), "w") as f:
                 f.write("// C = A·B%s as Cᵀ = B·Aᵀ, %dx%d accumulator tiles (weights x tokens), "
-                        "%d stages%s%s (written by bench/kernel-variants/make_swap_variants.py)\n" % (
-                            "" if b_kn else "ᵀ", rows, tokens, stages,
+                        "%d stages%s%s%s (written by bench/kernel-variants/make_swap_variants.py)\n" % (
+                            "" if b_kn else "ᵀ", rows, tokens, stages, ", 2x1 clusters" if cluster else "",
                             ", split_k = auto" if split else "", ", bf16" if bf16 else ""))
-                f.write(program(name, rows, tokens, stages, split, a_km, b_kn, "bf16" if bf16 else "f16"))
+                f.write(program(name, rows, tokens, stages, split, cluster, a_km, b_kn,
+                                "bf16" if bf16 else "f16"))
             print(name)
 
 

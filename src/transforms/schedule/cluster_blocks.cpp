@@ -37,12 +37,16 @@ void cluster_kernel(Operation& kernel) {
       grid->remove_attr("cluster");
       return;
     }
-    if (pin.list.size() == 2 && blocks == 2) want = pin.list[0] == 2 ? 0 : 1;
+    // split-k's grid has a third dimension, the parts of a tile, with one block along it.
+    const bool parts_alone = pin.list.size() == 3 && pin.list[2] == 1;
+    if ((pin.list.size() == 2 || parts_alone) && blocks == 2) want = pin.list[0] == 2 ? 0 : 1;
   }
+  const bool split_parts = grid->num_results() == 3 && grid->has_attr("split_parts");
   const bool persistent =
       !grid->has_attr("persistent") || grid->attr("persistent")->kind != Attribute::Kind::integer ||
       grid->int_attr("persistent") != 0;
-  if ((!automatic && want < 0) || producers.empty() || !persistent || grid->num_results() != 2) {
+  if ((!automatic && want < 0) || producers.empty() || !persistent ||
+      (grid->num_results() != 2 && !split_parts)) {
     user_error(grid->loc(), "cluster-blocks: `cluster = ", pin.str(),
                "` needs a warp-specialized persistent kernel with a 2-D grid, and a cluster of "
                "[2, 1], [1, 2], [1, 1] or auto");
@@ -82,8 +86,9 @@ void cluster_kernel(Operation& kernel) {
     }
     best = want;
   }
-  grid->set_attr("cluster", Attribute::ints(best == 0 ? std::vector<int64_t>{2, 1}
-                                                     : std::vector<int64_t>{1, 2}));
+  std::vector<int64_t> shape = best == 0 ? std::vector<int64_t>{2, 1} : std::vector<int64_t>{1, 2};
+  if (split_parts) shape.push_back(1);
+  grid->set_attr("cluster", Attribute::ints(shape));
 }
 
 }  // namespace

@@ -137,7 +137,9 @@ void make_kernel_persistent(Operation& kernel) {
     tiles_n = top.index_op(OpKind::cdiv, tiles_n, top.index_constant(cluster[1], loc),
                            "cluster_cols", loc);
   }
-  if (three_d && cluster_dim >= 0) {
+  // split-k's parts vary fastest within the cluster's tiles: both blocks of a cluster take the
+  // same part (the same K blocks) of adjacent tiles. A batch dimension in clusters is not done.
+  if (three_d && cluster_dim >= 0 && (!parts_fastest || cluster_dim == 2)) {
     user_error(grid->loc(),
                "persistent: a grid of three dimensions in clusters is not made "
                "persistent (pin cluster = [1, 1, 1] or persistent = 0)");

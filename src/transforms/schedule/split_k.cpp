@@ -225,7 +225,13 @@ class Splitter {
     Operation* grid = b.create(OpKind::block_grid, {grid_.operand(0), grid_.operand(1), splits_},
                                {kIndex, kIndex, kIndex}, loc_);
     for (const auto& [key, value] : grid_.attributes()) {
-      if (key != "split_k") grid->set_attr(key, value);
+      if (key == "split_k") continue;
+      Attribute copied = value;
+      // A pinned cluster gets one block along the parts: the blocks of a cluster then take the
+      // same part of adjacent tiles, the same K blocks, and can multicast what they share.
+      if (key == "cluster" && copied.kind == Attribute::Kind::int_list && copied.list.size() == 2)
+        copied.list.push_back(1);
+      grid->set_attr(key, copied);
     }
     // Tells persistent that dimension 2 counts the parts of one tile (taken together), not a
     // batch (taken one after another).
@@ -238,7 +244,9 @@ class Splitter {
     part_ = grid->result(2);
     bm_ = grid->result(0);
     bn_ = grid->result(1);
+    tiles_m_ = grid_.operand(0);
     tiles_n_ = grid_.operand(1);
+    grid_has_cluster_ = grid_.has_attr("cluster");
     top_.remove(&grid_);
   }
 
@@ -321,6 +329,7 @@ class Splitter {
     };
     OpBuilder b(&body);
     b.set_insertion_point_before(epilogue_);
+    const size_t first_new = ir::position_in_block(*epilogue_);
     Value* written = acc_;
     if (stored_transposed_) {
       written = b.create(OpKind::transpose, {acc_}, {stored_type}, loc)->result();
@@ -372,6 +381,27 @@ class Splitter {
     while (body.ops().size() > from) moved.push_back(body.remove(body.ops()[from].get()));
     for (auto& op : moved) s.insert(std::move(op));
     ir::replace_all_uses(*guard, acc_, sum);
+    if (grid_has_cluster_) guard_tiles_in_range(body, first_new, loc);
+  }
+
+  // In clusters the last cluster along a dimension of an odd tile count has a block past the
+  // grid. Its tile index bm * tiles_n + bn would alias another tile's counter (or run past the
+  // counters), so the partial, the arrival and the epilogue run only for tiles inside the grid.
+  void guard_tiles_in_range(Block& body, size_t first, const SourceLocation& loc) {
+    std::vector<std::unique_ptr<Operation>> moved;
+    while (body.ops().size() > first) moved.push_back(body.remove(body.ops()[first].get()));
+    OpBuilder b(&body);
+    Value* in_m = b.compare("lt", bm_, tiles_m_, "in_grid_0", loc);
+    Operation* outer = b.create(OpKind::if_, {in_m}, {}, loc);
+    Block* outer_then = outer->add_region();
+    outer->add_region();
+    OpBuilder o(outer_then);
+    Value* in_n = o.compare("lt", bn_, tiles_n_, "in_grid_1", loc);
+    Operation* inner = o.create(OpKind::if_, {in_n}, {}, loc);
+    Block* inner_then = inner->add_region();
+    inner->add_region();
+    OpBuilder i(inner_then);
+    for (auto& op : moved) i.insert(std::move(op));
   }
 
   Operation& kernel_;
@@ -392,7 +422,9 @@ class Splitter {
   Value* part_ = nullptr;
   Value* bm_ = nullptr;
   Value* bn_ = nullptr;
+  Value* tiles_m_ = nullptr;
   Value* tiles_n_ = nullptr;
+  bool grid_has_cluster_ = false;  // a cluster is pinned: guard the tiles past the grid
 };
 
 }  // namespace

@@ -179,6 +179,15 @@ TEST(SplitK, SwappedOperandsStoreTheirPartialsTransposed) {
   }
 }
 
+// In 2x1 clusters (the A tile multicast to two blocks of adjacent weight rows, which take the
+// same part): three row tiles of N = 136 leave the second block of the last cluster past the
+// grid; it must neither write a partial nor arrive on another tile's counter.
+TEST(SplitK, ClustersTakeOnePartOfAdjacentTiles) {
+  auto module = ir::parse_module(swapped_gemm(64, 16, false, "3, cluster = [2,1]"), "swap.tir");
+  check_split_module(std::move(module), "swap 64x16 in 2x1 clusters", false,
+                     {{"M", 40}, {"N", 136}, {"K", 392}}, 4, 3, {"random:7", "consumer-first"});
+}
+
 // The lowered kernel (workspaces, counter_arrive, the 3-D grid walked as units) prints and parses
 // back to the same text: what the kernel cache stores.
 TEST(SplitK, TheLoweredTextRoundTrips) {
