@@ -214,7 +214,12 @@ class Splitter {
     if (fixed > 0) splits_->set_name("splits");
     last_part_ = b.index_op(OpKind::sub, splits_, b.index_constant(1, loc_), "last_part", loc_);
     const Type& out = output_tile_->operand(0)->type();
-    partial_type_ = Type::tensor(ScalarKind::f32, out.shape(), MemorySpace::global);
+    // The partials are kept in the accumulator's orientation: the output's shape, or its
+    // transpose for an accumulator stored transposed (each thread then writes and reads its
+    // fragment's adjacent columns as one vector, not scattered over the output's rows).
+    std::vector<ir::Extent> partial_shape = out.shape();
+    if (stored_transposed_) std::swap(partial_shape[0], partial_shape[1]);
+    partial_type_ = Type::tensor(ScalarKind::f32, partial_shape, MemorySpace::global);
     partials_ = b.create(OpKind::workspace, {splits_}, {partial_type_}, loc_)->result();
     partials_->set_name("partials");
     counters_ =
@@ -307,11 +312,9 @@ class Splitter {
     const SourceLocation loc = epilogue_->loc();
     const Type acc_type = acc_->type();
     const std::vector<int64_t> shape = acc_type.static_shape();
-    Value* row = output_tile_->operand(1);
-    Value* col = output_tile_->operand(2);
-    // The partial tile has the output tile's shape: the accumulator's, or its transpose's.
-    const Type stored_type = stored_transposed_ ? transpose_->result()->type() : acc_type;
-    const std::vector<int64_t> tile_shape = stored_type.static_shape();
+    Value* row = output_tile_->operand(stored_transposed_ ? 2 : 1);
+    Value* col = output_tile_->operand(stored_transposed_ ? 1 : 2);
+    const std::vector<int64_t>& tile_shape = shape;
     auto partial_tile = [&](OpBuilder& b, Value* index, const std::string& name) {
       Value* part =
           b.create(OpKind::workspace_part, {partials_, index}, {partial_type_}, loc)->result();
@@ -330,12 +333,7 @@ class Splitter {
     OpBuilder b(&body);
     b.set_insertion_point_before(epilogue_);
     const size_t first_new = ir::position_in_block(*epilogue_);
-    Value* written = acc_;
-    if (stored_transposed_) {
-      written = b.create(OpKind::transpose, {acc_}, {stored_type}, loc)->result();
-      written->set_name("acc_transposed");
-    }
-    b.create(OpKind::copy, {written, partial_tile(b, part_, "partial")}, {}, loc);
+    b.create(OpKind::copy, {acc_, partial_tile(b, part_, "partial")}, {}, loc);
     Value* tile_row = b.index_op(OpKind::mul, bm_, tiles_n_, "tile_row", loc);
     Value* tile = b.index_op(OpKind::add, tile_row, bn_, "tile_index", loc);
     Value* counter =
@@ -365,12 +363,8 @@ class Splitter {
     s.insert(std::move(loop));
     OpBuilder l(lb);
     Value* t = partial_tile(l, index, "partial_s");
-    Value* loaded = l.create(OpKind::copy, {t}, {stored_type}, loc)->result();
+    Value* loaded = l.create(OpKind::copy, {t}, {acc_type}, loc)->result();
     loaded->set_name("partial_value");
-    if (stored_transposed_) {
-      loaded = l.create(OpKind::transpose, {loaded}, {acc_type}, loc)->result();
-      loaded->set_name("partial_acc");
-    }
     Value* added = l.create(OpKind::add, {running, loaded}, {acc_type}, loc)->result();
     added->set_name("running_next");
     l.create(OpKind::yield, {added}, {}, loc);

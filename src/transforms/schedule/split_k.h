@@ -37,8 +37,9 @@
 // The partial tiles are masked like the output tile: only the elements inside the output tensor
 // travel (M = 16 moves 16 rows of each 128-row tile, not 128). A kernel with swapped operands
 // (Cᵀ = B·Aᵀ: the weights as wgmma's M, a few tokens as its N) stores `transpose %acc`, a register
-// view; its partials are tiles of the output's shape, written through the same transpose and read
-// back through its inverse, so the sum again has the accumulator's shape and layout.
+// view; its partials keep the accumulator's orientation — a workspace shaped like the output's
+// transpose, tiles at the swapped coordinates — so each thread writes and reads its fragment's
+// adjacent columns as vectors, and the sum has the accumulator's shape and layout.
 //
 // The cost model (`auto`): S = max(1, min(SMs / tiles, K / 4, 16)) — enough parts to give every
 // SM a unit, no part shorter than 4 K blocks, at most 16 partials per tile. With as many tiles as
