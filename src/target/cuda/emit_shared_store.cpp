@@ -124,9 +124,14 @@ void Emitter::stmatrix_store(const Operation& op) {
   }
   const SharedTile& buf = dst->second;
   std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
-  if (atom != "stmatrix.x4.b16") {
-    unsupported(op, "has atom '" + atom + "'; registers go to shared memory by stmatrix.x4.b16");
+  if (atom != "stmatrix.x4.b16" && atom != "stmatrix.x4.trans.b16") {
+    unsupported(op, "has atom '" + atom +
+                        "'; registers go to shared memory by stmatrix.x4.b16 or "
+                        "stmatrix.x4.trans.b16");
   }
+  // .trans writes each 8x8 matrix transposed: a thread's register pair holds two rows of one
+  // column of the tile (a transposed accumulator's), not two columns of one row.
+  const bool trans = atom == "stmatrix.x4.trans.b16";
   if (r.element != ScalarKind::f16 && r.element != ScalarKind::bf16) {
     unsupported(op, "stores " + std::string(ir::to_string(r.element)) + "; stmatrix moves 16-bit");
   }
@@ -135,7 +140,8 @@ void Emitter::stmatrix_store(const Operation& op) {
   }
   // Blocks of lane 0 of warp 0: first value and the eight values in register order
   // (matrix j = 0..3, then the pair).
-  auto offset_of = [](int j, int e) -> std::pair<int64_t, int64_t> {
+  auto offset_of = [trans](int j, int e) -> std::pair<int64_t, int64_t> {
+    if (trans) return {8 * (j & 1) + e, 8 * (j >> 1)};
     return {8 * (j & 1), 8 * (j >> 1) + e};
   };
   std::map<std::vector<int64_t>, int64_t> where;
@@ -168,8 +174,10 @@ void Emitter::stmatrix_store(const Operation& op) {
       for (int j = 0; j < 4; ++j) {
         for (int e = 0; e < 2; ++e) {
           auto [dr, dc] = offset_of(j, e);
-          std::vector<int64_t> expect = {origin[0] + lane / 4 + dr,
-                                         origin[1] + 2 * (lane % 4) + dc};
+          std::vector<int64_t> expect =
+              trans ? std::vector<int64_t>{origin[0] + 2 * (lane % 4) + dr, origin[1] + lane / 4 + dc}
+                    : std::vector<int64_t>{origin[0] + lane / 4 + dr,
+                                           origin[1] + 2 * (lane % 4) + dc};
           if (plan.coord(t, vals[2 * j + e]) != expect) {
             unsupported(op, "register layout " + plan.text +
                                 " does not hold 16x16 blocks in stmatrix's fragment order");
@@ -189,7 +197,8 @@ void Emitter::stmatrix_store(const Operation& op) {
     }
     return e;
   };
-  line("{  // " + r.name + " -> " + buf.base + " by stmatrix.x4: " + std::to_string(blocks.size()) +
+  line("{  // " + r.name + " -> " + buf.base + " by stmatrix.x4" + (trans ? ".trans" : "") +
+       ": " + std::to_string(blocks.size()) +
        " block(s) of 16x16 per warp");
   ++indent_;
   line("const int lane = tid % 32;");
@@ -203,7 +212,8 @@ void Emitter::stmatrix_store(const Operation& op) {
     }
     std::string regs;
     for (int j = 0; j < 4; ++j) regs += ", " + pair_expr(r, vals[2 * j], vals[2 * j + 1]);
-    line("tessel::device::stmatrix_x4(" + buf.base + " + 2 * " + *offset + regs + ");");
+    line(std::string("tessel::device::stmatrix_x4") + (trans ? "_trans(" : "(") + buf.base +
+         " + 2 * " + *offset + regs + ");");
   }
   --indent_;
   line("}");

@@ -61,6 +61,7 @@ std::optional<std::array<std::string, 4>> split_tv(const std::string& text) {
 // every c: the value leaf that steps through the columns (stride R * step, covering C) keeps
 // 64 / step of its extent. Checked element by element; nullopt when the parts are not like that.
 std::optional<std::string> part_layout(const std::string& text, int64_t rows, int64_t cols) {
+  if (cols == kPartColumns) return text;  // one part: the whole
   auto parts = split_tv(text);
   if (!parts) return std::nullopt;
   auto strip = [](std::string s) {
@@ -123,6 +124,15 @@ class Stager {
       if (op->kind() == OpKind::mma && op->has_attr("atom") &&
           op->str_attr("atom").rfind("wgmma.", 0) == 0) {
         accumulator_layouts_.insert(op->result()->type().layout());
+      }
+    });
+    // The register transpose of an accumulator (a view: swapped operands store Cᵀ = B·Aᵀ into
+    // C) holds 16x16 blocks transposed: stmatrix's .trans form writes them.
+    ir::walk(&kernel_, [&](Operation* op) {
+      if (op->kind() == OpKind::transpose && op->result()->type().space() == MemorySpace::reg &&
+          op->operand(0)->type().has_layout() && op->result()->type().has_layout() &&
+          accumulator_layouts_.count(op->operand(0)->type().layout())) {
+        transposed_layouts_.insert(op->result()->type().layout());
       }
     });
     // A column block of an accumulator (the gates of an LSTM cell's [128,256] one, sliced by the
@@ -188,7 +198,8 @@ class Stager {
     if (tile->has_attr("pad") && tile->real_attr("pad") != 0.0) return false;
     std::vector<int64_t> shape = r.static_shape();
     if (shape[0] > 256 || shape[1] % kPartColumns != 0) return false;
-    if (!accumulator_layouts_.count(r.layout())) return false;
+    if (!accumulator_layouts_.count(r.layout()) && !transposed_layouts_.count(r.layout()))
+      return false;
     return part_layout(r.layout(), shape[0], shape[1]).has_value();
   }
 
@@ -311,8 +322,9 @@ class Stager {
       b.create(OpKind::copy_async_wait, {}, {}, loc)
           ->set_attr("pending", Attribute::integer(pending));
       b.create(OpKind::role_sync, {}, {}, loc);
+      const bool trans = transposed_layouts_.count(rt.layout()) > 0;
       b.create(OpKind::copy, {sl->result(), buf}, {}, loc)
-          ->set_attr("atom", Attribute::string("stmatrix.x4.b16"));
+          ->set_attr("atom", Attribute::string(trans ? "stmatrix.x4.trans.b16" : "stmatrix.x4.b16"));
       b.create(OpKind::fence_proxy_async, {}, {}, loc);
       b.create(OpKind::role_sync, {}, {}, loc);
       Value* col = b.index_op(OpKind::add, first_col, top_constant(c), "part_col", loc);
@@ -349,6 +361,7 @@ class Stager {
   Block* top_;
   Operation* first_role_ = nullptr;
   std::set<std::string> accumulator_layouts_;
+  std::set<std::string> transposed_layouts_;  // of register transposes of accumulators
   std::map<int64_t, Value*> constants_;
   std::map<std::pair<int64_t, ScalarKind>, std::pair<Value*, Value*>> buffers_;
   std::map<const Operation*, int64_t> next_part_;  // per role: its parts staged so far

@@ -42,6 +42,12 @@
 // the buffer out themselves (`copy %stage, %C_c`, bounds-checked 2-byte stores; the next part's
 // role_sync orders those reads before the buffer is written again). Only the send is guarded,
 // so the register side (slice, stmatrix) is one piece of code.
+// A register transpose of an accumulator (swapped operands: Cᵀ = B·Aᵀ stored into C) matches
+// too when it is one part wide (64 columns: one consumer warpgroup's rows): its 16x16 blocks are
+// transposed, so its part goes into the buffer by `stmatrix.x4.trans.b16`, which writes each 8x8
+// matrix transposed (test/lit/transforms/stage_stores_transposed.tir). Wider transposed tiles
+// (two warpgroups' rows side by side) are left alone: their parts would be held by one
+// warpgroup each.
 // Stores that do not match are left alone, and so is a store pinned `{staged = false}`: its
 // registers go straight to global memory, and the two buffers' shared memory goes to the rings
 // (attention with 176-key tiles stores its output once per tile and needs the bytes for two
