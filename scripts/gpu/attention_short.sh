@@ -1,56 +1,83 @@
 #!/bin/bash
 # Attention at short L (issue 12's 1K / 4K bar) on the lent H100, one device call from the
-# repository root: builds tessel and the Python extension, makes the variants below by sed, checks
-# each against the interpreter (BH = 3, S = 1000) and under compute-sanitizer, times them against
-# cuDNN in the same process (bench/python/attention.py, B = 4, H = 32, D = 128, L = 1K / 4K,
-# causal and not), and with PROFILE=1 takes an ncu profile of flash_attention at BH = 128,
-# L = 1024 with per-SASS stall samples ($OUT/fa1k_sass.csv).
-# Variants: _recip = the output divided by the row sum as o * (1 / l) (one division per row
-# instead of one per element). KERNELS (default "flash_attention flash_attention_causal").
+# repository root: builds tessel and the Python extension, runs the carried attention_gpu_test
+# (strip -o .carry-gpu/attention_gpu_test build/test/attention_gpu_test), checks every attention
+# example and each variant against the interpreter on the GPU, compute-sanitizer on the D = 128
+# kernels, then times the examples and the variants against cuDNN in the same process
+# (bench/python/attention.py, B = 4, H = 32, D = 128, SHAPES, causal and not). With PROFILE=1, an
+# ncu profile of PROFILE_KERNEL (default flash_attention) at BH = 128, L = 1024 with per-SASS stall
+# samples ($OUT/fa1k_sass.csv). EXTRA=1 adds D = 64, GQA, bf16 and D = 256.
+# Variants (VARIANTS, made by sed from the examples): pingpong = `pingpong = true` on the grid;
+# g4 = raster groups of 4 heads; divide = the output divided per element as the examples did
+# before 827a8f6 (`div %o, %lb`). CAUSAL_KERNELS: more .tir files, checked and timed causal.
+# CHECK / SANITIZE: the examples to check / run under compute-sanitizer.
 set -u
 source "$(dirname "$0")/common.sh"
 export OUT
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
 build_tool &
 build_python &
+if [ -x .carry-gpu/attention_gpu_test ]; then
+  (timeout 250 .carry-gpu/attention_gpu_test > $OUT/attention_gpu_test.log 2>&1; echo "attention_gpu_test rc=$?" >> $OUT/attention_gpu_test.log) &
+fi
 wait
+grep -E "^\[  (FAILED|PASSED)|Failure|rc=" $OUT/attention_gpu_test.log 2>/dev/null | head -12
 ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
 mkdir -p build-dev/variants
-for f in ${KERNELS:-flash_attention flash_attention_causal}; do
-  sed -e 's/^  %lb = broadcast %l {dims = \[1\]} : register<f32>\[128,\([0-9]*\)\]/  %one = fill {value = 1.0} : register<f32>[128]\n  %linv = div %one, %l : register<f32>[128]\n  %lb = broadcast %linv {dims = [1]} : register<f32>[128,\1]/' \
-      -e 's/^  %out = div %o, %lb/  %out = mul %o, %lb/' examples/kernels/$f.tir > build-dev/variants/${f}_recip.tir
-done
-for f in build-dev/variants/*.tir ${CHECK_EXAMPLES:-}; do
-  echo "$(basename $f) check: $(build-dev/bin/tessel run $f --gpu --check --size BH=3,S=1000 2>&1 | grep -i 'error\|relative\|mismatch' | head -2)"
-  for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool build-dev/bin/tessel run $f --gpu --size BH=3,S=300 > $OUT/san.log 2>&1
-    echo "  $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
+for f in flash_attention flash_attention_causal; do
+  for v in ${VARIANTS:-pingpong}; do
+    case $v in
+      pingpong) sed 's/block_grid %BH, %tiles_q\( {[^}]*}\)\? :/block_grid %BH, %tiles_q {pingpong = true} :/' examples/kernels/$f.tir ;;
+      g4) sed 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {raster_group = 4} :/' examples/kernels/$f.tir ;;
+      divide) sed -e '/^  %one = fill {value = 1.0}/d' -e '/^  %linv = div %one, %l/d' -e 's/^  %lb = broadcast %linv/  %lb = broadcast %l/' -e 's/^  %out = mul %o, %lb/  %out = div %o, %lb/' examples/kernels/$f.tir ;;
+    esac > build-dev/variants/${f}_$v.tir
   done
 done
+for f in ${CHECK:-examples/kernels/flash_attention*.tir} build-dev/variants/*.tir ${CAUSAL_KERNELS:-}; do
+  size="BH=3,S=1000"; case $f in *varlen*) size="T=700,H=3,B=4";; *gqa*) size="BH=4,BHK=2,S=1000";; *d256*) size="BH=2,S=300";; esac
+  echo "$(basename $f) $size: $(timeout 120 build-dev/bin/tessel run $f --gpu --check --size $size 2>&1 | grep -i 'error\|relative\|mismatch' | head -2)"
+done
+if [ -z "${NO_SANITIZE:-}" ]; then
+  for f in ${SANITIZE:-examples/kernels/flash_attention.tir examples/kernels/flash_attention_causal.tir build-dev/variants/flash_attention_pingpong.tir}; do
+    for tool in memcheck racecheck synccheck; do
+      timeout 100 compute-sanitizer --tool $tool build-dev/bin/tessel run $f --gpu --size BH=3,S=300 > $OUT/san.log 2>&1
+      echo "$(basename $f) $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
+    done
+  done
+fi
 export PYTHONPATH=$PWD/build-py/python
 B="python3 bench/python/attention.py --iterations ${ITER:-20} --json $OUT/attention.jsonl"
-S="${SHAPES:-4,32,1024,128 4,32,4096,128}"
-for v in "" ${VARIANTS:-recip}; do
+S="${SHAPES:-4,32,1024,128 4,32,4096,128 4,32,16384,128}"
+for v in "" ${VARIANTS:-pingpong}; do
   k=""; [ -n "$v" ] && k="--kernel build-dev/variants/flash_attention_$v.tir"
   kc=""; [ -n "$v" ] && kc="--kernel build-dev/variants/flash_attention_causal_$v.tir"
-  echo "== variant '${v:-example}'"
-  timeout 150 $B $k --shapes $S 2>&1 | tail -2
-  timeout 150 $B --causal $kc --shapes $S 2>&1 | tail -2
+  echo "== ${v:-examples}"
+  timeout 200 $B $k --shapes $S 2>&1 | tail -3
+  timeout 200 $B --causal $kc --shapes $S 2>&1 | tail -3
 done
+for f in ${CAUSAL_KERNELS:-}; do
+  echo "== $f"
+  timeout 200 $B --causal --kernel $f --shapes $S 2>&1 | tail -3
+done
+if [ -n "${EXTRA:-}" ]; then
+  timeout 100 $B --shapes 4,32,4096,64 4,32,16384,64 2>&1 | tail -2
+  timeout 100 $B --shapes 4,32,4096,128,8 4,32,16384,128,8 2>&1 | tail -2
+  timeout 100 $B --dtype bf16 --shapes 4,32,1024,128 4,32,4096,128 2>&1 | tail -2
+  timeout 100 $B --shapes 4,32,1024,256 4,32,4096,256 2>&1 | tail -2
+fi
 if [ -n "${PROFILE:-}" ]; then
   timeout 200 ncu --kernel-name regex:flash --launch-count 1 --import-source no \
     --section SpeedOfLight --section WarpStateStats --section SourceCounters --section SchedulerStats \
     -o $OUT/fa1k build-dev/bin/tessel run ${PROFILE_KERNEL:-examples/kernels/flash_attention.tir} --gpu --size BH=128,S=1024 > $OUT/ncu_run.log 2>&1
   ncu -i $OUT/fa1k.ncu-rep --page source --csv --print-source sass > $OUT/fa1k_sass.csv 2>&1
   ncu -i $OUT/fa1k.ncu-rep > $OUT/fa1k.txt 2>&1
-  grep -E "Duration|SM Busy|Issue Slots|Eligible|Active Warps|No Eligible|Stall" $OUT/fa1k.txt | head -20
-  wc -c $OUT/fa1k_sass.csv
+  grep -E "Duration|Eligible|Active Warps" $OUT/fa1k.txt | head -6
 fi
 python3 - <<'PY'
 import json, os
-print("%-36s %-15s %-6s %8s %8s %7s %9s" % ("kernel", "shape", "causal", "ms", "cudnn_ms", "ratio", "rel_err"))
-for l in open(os.environ.get("OUT", "/tmp/out") + "/attention.jsonl"):
+print("%-34s %-17s %-6s %8s %8s %7s %9s" % ("kernel", "shape", "causal", "ms", "cudnn_ms", "ratio", "rel_err"))
+for l in open(os.environ["OUT"] + "/attention.jsonl"):
     r = json.loads(l)
-    print("%-36s %-15s %-6s %8.4f %8.4f %7.3f %9.2e" % (r["name"], r["shape"], r["causal"], r["ms"],
+    print("%-34s %-17s %-6s %8.4f %8.4f %7.3f %9.2e" % (r["name"] + ("_bf16" if r["dtype"] == "bf16" else ""), r["shape"], r["causal"], r["ms"],
           r.get("cudnn_ms", 0), r.get("cudnn_ratio", 0), r["rel_err"]))
 PY
