@@ -10,6 +10,7 @@
 # Variants (VARIANTS, made by sed from the examples): pingpong = `pingpong = true` on the grid;
 # g4 = raster groups of 4 heads; divide = the output divided per element as the examples did
 # before 827a8f6 (`div %o, %lb`). CAUSAL_KERNELS: more .tir files, checked and timed causal.
+# D256_KERNELS: causal D = 256 files, timed beside the D = 256 causal example.
 # CHECK / SANITIZE: the examples to check / run under compute-sanitizer.
 set -u
 source "$(dirname "$0")/common.sh"
@@ -33,7 +34,7 @@ for f in flash_attention flash_attention_causal; do
     esac > build-dev/variants/${f}_$v.tir
   done
 done
-for f in ${CHECK:-examples/kernels/flash_attention*.tir} build-dev/variants/*.tir ${CAUSAL_KERNELS:-}; do
+for f in ${CHECK:-examples/kernels/flash_attention*.tir} build-dev/variants/*.tir ${CAUSAL_KERNELS:-} ${D256_KERNELS:-}; do
   size="BH=3,S=1000"; case $f in *varlen*) size="T=700,H=3,B=4";; *gqa*) size="BH=4,BHK=2,S=1000";; *d256*) size="BH=2,S=300";; esac
   echo "$(basename $f) $size: $(timeout 120 build-dev/bin/tessel run $f --gpu --check --size $size 2>&1 | grep -i 'error\|relative\|mismatch' | head -2)"
 done
@@ -59,6 +60,12 @@ for f in ${CAUSAL_KERNELS:-}; do
   echo "== $f"
   timeout 200 $B --causal --kernel $f --shapes $S 2>&1 | tail -3
 done
+if [ -n "${D256_KERNELS:-}" ]; then  # causal D = 256: the example, then each file (B = 4, H = 16)
+  for f in examples/kernels/flash_attention_causal_d256.tir $D256_KERNELS; do
+    echo "== $f"
+    timeout 200 $B --causal --kernel $f --shapes 4,16,1024,256 4,16,4096,256 4,16,16384,256 2>&1 | tail -3
+  done
+fi
 if [ -n "${EXTRA:-}" ]; then
   timeout 100 $B --shapes 4,32,4096,64 4,32,16384,64 2>&1 | tail -2
   timeout 100 $B --shapes 4,32,4096,128,8 4,32,16384,128,8 2>&1 | tail -2
