@@ -28,7 +28,7 @@ mkdir -p build-dev/variants
 for f in flash_attention flash_attention_causal; do
   for v in ${VARIANTS:-pingpong}; do
     case $v in
-      pingpong) sed 's/block_grid %BH, %tiles_q\( {[^}]*}\)\? :/block_grid %BH, %tiles_q {pingpong = true} :/' examples/kernels/$f.tir ;;
+      pingpong) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, pingpong = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {pingpong = true} :/' examples/kernels/$f.tir ;;
       g4) sed 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {raster_group = 4} :/' examples/kernels/$f.tir ;;
       divide) sed -e '/^  %one = fill {value = 1.0}/d' -e '/^  %linv = div %one, %l/d' -e 's/^  %lb = broadcast %linv/  %lb = broadcast %l/' -e 's/^  %out = mul %o, %lb/  %out = div %o, %lb/' examples/kernels/$f.tir ;;
     esac > build-dev/variants/${f}_$v.tir
