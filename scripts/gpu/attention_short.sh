@@ -13,7 +13,8 @@
 # already, g4 is the example again and g4pp the pingpong variant); divide = the output divided
 # per element as the examples did before 827a8f6 (`div %o, %lb`). CAUSAL_KERNELS: more .tir files, checked and timed causal.
 # D256_KERNELS: causal D = 256 files, timed beside the D = 256 causal example.
-# CHECK / SANITIZE: the examples to check / run under compute-sanitizer.
+# CHECK / SANITIZE / SANITIZE_MEM: the examples to check / run under compute-sanitizer's memcheck,
+# racecheck and synccheck / under memcheck only.
 set -u
 source "$(dirname "$0")/common.sh"
 export OUT
@@ -48,6 +49,10 @@ if [ -z "${NO_SANITIZE:-}" ]; then
       timeout 100 compute-sanitizer --tool $tool build-dev/bin/tessel run $f --gpu --size BH=3,S=300 > $OUT/san.log 2>&1
       echo "$(basename $f) $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
     done
+  done
+  for f in ${SANITIZE_MEM:-}; do  # memcheck only
+    timeout 100 compute-sanitizer --tool memcheck build-dev/bin/tessel run $f --gpu --size BH=3,S=300 > $OUT/san.log 2>&1
+    echo "$(basename $f) memcheck rc=$? $(grep -E 'ERROR SUMMARY' $OUT/san.log)"
   done
 fi
 export PYTHONPATH=$PWD/build-py/python
