@@ -8,8 +8,8 @@
 # ncu profile of PROFILE_KERNEL (default flash_attention) at BH = 128, L = 1024 with per-SASS stall
 # samples ($OUT/fa1k_sass.csv). EXTRA=1 adds D = 64, GQA, bf16 and D = 256.
 # Variants (VARIANTS, made by sed from the examples): pingpong = `pingpong = true` on the grid;
-# nodefer = `defer_stores = false` (the output stored at the end of its tile, before 2026-11-26's
-# defer-stores pass); g4 = raster groups of 4 heads (g4pp: and pingpong; on the causal examples, which have groups of 4
+# defer = `defer_stores = true` (the opt-in defer-stores pass: tile t's output stored beside tile
+# t+1's first wgmma; not measured yet); g4 = raster groups of 4 heads (g4pp: and pingpong; on the causal examples, which have groups of 4
 # already, g4 is the example again and g4pp the pingpong variant); divide = the output divided
 # per element as the examples did before 827a8f6 (`div %o, %lb`). CAUSAL_KERNELS: more .tir files, checked and timed causal.
 # D256_KERNELS: causal D = 256 files, timed beside the D = 256 causal example.
@@ -32,7 +32,7 @@ for f in flash_attention flash_attention_causal; do
   for v in ${VARIANTS:-pingpong}; do
     case $v in
       pingpong) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, pingpong = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {pingpong = true} :/' examples/kernels/$f.tir ;;
-      nodefer) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, defer_stores = false} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {defer_stores = false} :/' examples/kernels/$f.tir ;;
+      defer) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, defer_stores = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {defer_stores = true} :/' examples/kernels/$f.tir ;;
       g4) sed 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {raster_group = 4} :/' examples/kernels/$f.tir ;;
       g4pp) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, pingpong = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {raster_group = 4, pingpong = true} :/' examples/kernels/$f.tir ;;
       divide) sed -e '/^  %one = fill {value = 1.0}/d' -e '/^  %linv = div %one, %l/d' -e 's/^  %lb = broadcast %linv/  %lb = broadcast %l/' -e 's/^  %out = mul %o, %lb/  %out = div %o, %lb/' examples/kernels/$f.tir ;;

@@ -154,7 +154,7 @@ void register_passes() {
   ir::register_pass({"defer-stores",
                      "in a persistent consumer whose tile starts with a synchronous wgmma "
                      "(attention's S of the first key tile), tile t's staged stores run in tile "
-                     "t+1 beside that wgmma",
+                     "t+1 beside that wgmma (opt-in: defer_stores = true on the grid)",
                      [](ir::Module& m) { defer_stores(m); }});
   ir::register_pass({"lower-arefs",
                      "arefs to mbarriers with phase parity, arrive counts and transaction bytes; "
