@@ -7,7 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "ir/async.h"
+#include "transforms/async/store_parts.h"
 #include "transforms/report.h"
 
 namespace tessel::transforms {
@@ -28,50 +28,12 @@ bool is_16bit(ScalarKind k) {
   return k == ScalarKind::f16 || k == ScalarKind::bf16;
 }
 
-// Ops that may move from the end of a tile into the next tile: the staged stores and the index
-// arithmetic around them (as overlap-epilogue's). Nothing that talks to an aref, a barrier or the
-// wgmma groups.
-bool movable(const Operation& op) {
-  switch (op.kind()) {
-    case OpKind::slice:
-    case OpKind::copy:
-    case OpKind::copy_async:
-    case OpKind::copy_async_wait:
-    case OpKind::copy_async_commit:
-    case OpKind::role_sync:
-    case OpKind::fence_proxy_async:
-    case OpKind::tile:
-    case OpKind::constant:
-    case OpKind::cmp:
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div:
-    case OpKind::rem:
-    case OpKind::min:
-    case OpKind::max:
-    case OpKind::cdiv:
-      return op.kind() != OpKind::copy_async || op.num_operands() == 2;  // stores, not loads
-    case OpKind::if_:
-      return op.num_results() == 0;
-    default:
-      return false;
-  }
-}
-
-bool pure_scalar(const Operation& op) {
-  return op.regions().empty() && op.num_results() == 1 && op.result()->type().is_scalar() &&
-         movable(op) && op.kind() != OpKind::copy_async_wait &&
-         op.kind() != OpKind::copy_async_commit && op.kind() != OpKind::role_sync &&
-         op.kind() != OpKind::fence_proxy_async;
-}
-
 struct Plan {
   Operation* loop = nullptr;
-  Operation* guard = nullptr;     // the `if` whose then block issues the first wgmma
+  Operation* guard = nullptr;      // the `if` whose then block issues the first wgmma
   Operation* first_mma = nullptr;  // that wgmma (synchronous)
-  std::vector<Operation*> moved;  // the parts' ops, in program order
-  std::vector<Value*> carried;    // values of the tile body the parts use (the tile first)
+  std::vector<Operation*> moved;   // the parts' ops, in program order
+  std::vector<Value*> carried;     // values of the tile body the parts use (the tile first)
 };
 
 // The first mma at the top level of `block`, or null.
@@ -126,7 +88,8 @@ std::string analyze(Operation& loop, Plan& plan) {
     for (const Value* v : o->operands()) read_in_registers = read_in_registers || v == mma.result();
   });
   if (!read_in_registers) {
-    return ir::op_where(mma) + "'s result is not worked on in registers (not an attention prologue)";
+    return ir::op_where(mma) +
+           "'s result is not worked on in registers (not an attention prologue)";
   }
 
   // Ops from the first slice to the yield: those the yield needs stay (pure index arithmetic),
@@ -139,7 +102,7 @@ std::string analyze(Operation& loop, Plan& plan) {
     bool needs = false;
     for (const auto& r : ops[i]->results()) needs = needs || needed.count(r.get());
     if (!needs) continue;
-    if (!pure_scalar(*ops[i])) {
+    if (!pure_index_op(*ops[i])) {
       return "the tile loop's yield needs " + ir::op_where(*ops[i]) + " among the stores";
     }
     kept[i] = true;
@@ -149,7 +112,7 @@ std::string analyze(Operation& loop, Plan& plan) {
     if (kept[i]) continue;
     bool ok = true;
     ir::walk(ops[i].get(), [&](Operation* o) {
-      ok = ok && (movable(*o) || (o != ops[i].get() && o->kind() == OpKind::yield));
+      ok = ok && (movable_store_op(*o) || (o != ops[i].get() && o->kind() == OpKind::yield));
     });
     if (!ok) return ir::op_where(*ops[i]) + " stands among the stores but cannot move";
     plan.moved.push_back(ops[i].get());
@@ -190,15 +153,6 @@ std::string analyze(Operation& loop, Plan& plan) {
   std::rotate(plan.carried.begin(), tile_first, tile_first + 1);
   plan.loop = &loop;
   return "";
-}
-
-// `if %cond { }` at the builder's insertion point; returns its then block.
-Block* make_if(OpBuilder& b, Value* cond, SourceLocation loc) {
-  auto branch = std::make_unique<Operation>(OpKind::if_, loc);
-  branch->add_operand(cond);
-  branch->add_region();
-  branch->add_region();
-  return b.insert(std::move(branch))->region(0);
 }
 
 // Copies the moved ops to the end of `into`, the carried values replaced by `carried_as`.
@@ -306,7 +260,8 @@ void defer_stores(ir::Module& module) {
     for (const auto& role : kernel->region(0)->ops()) {
       if (role->kind() != OpKind::warp_group) continue;
       bool issues_mma = false;  // a consumer role
-      ir::walk(role.get(), [&](Operation* op) { issues_mma = issues_mma || op->kind() == OpKind::mma; });
+      ir::walk(role.get(),
+               [&](Operation* op) { issues_mma = issues_mma || op->kind() == OpKind::mma; });
       if (!issues_mma) continue;
       std::vector<Operation*> loops;  // collected first: the rewrite inserts ops beside them
       tile_loops(*role->region(0), loops);
