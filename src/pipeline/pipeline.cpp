@@ -66,6 +66,10 @@ std::vector<std::string> lowering_passes() {
   // second, and the register work runs beside the second (after persistent: it keeps the tile
   // loop's sequence numbers).
   passes.push_back("coarse-pipeline");
+  // A persistent consumer whose tile starts with a synchronous wgmma (attention's S of the first
+  // key tile, in coarse-pipeline's prologue) stores the previous tile's output beside it (opt-in:
+  // `defer_stores = true` on the grid, until measured on the GPU).
+  passes.push_back("defer-stores");
   // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; a TMA
   // mainloop left without warp specialization becomes the same level-2 ops (one thread loading
   // ahead into a ring the block reads). After this the IR names every wait and arrive, which the

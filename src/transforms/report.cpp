@@ -9,6 +9,7 @@
 #include "transforms/async/check_protocol.h"
 #include "transforms/async/lower_arefs.h"
 #include "transforms/async/coarse_pipeline.h"
+#include "transforms/async/defer_stores.h"
 #include "transforms/async/pingpong_consumers.h"
 #include "transforms/async/lower_mainloops.h"
 #include "transforms/async/multicast_loads.h"
@@ -150,6 +151,11 @@ void register_passes() {
                      "in a persistent consumer, the stores of tile t's output parts run during "
                      "tile t+1's first K blocks, beside their wgmma groups",
                      [](ir::Module& m) { overlap_epilogue(m); }});
+  ir::register_pass({"defer-stores",
+                     "in a persistent consumer whose tile starts with a synchronous wgmma "
+                     "(attention's S of the first key tile), tile t's staged stores run in tile "
+                     "t+1 beside that wgmma (opt-in: defer_stores = true on the grid)",
+                     [](ir::Module& m) { defer_stores(m); }});
   ir::register_pass({"lower-arefs",
                      "arefs to mbarriers with phase parity, arrive counts and transaction bytes; "
                      "setmaxnreg for the register split",

@@ -9,6 +9,7 @@
 
 #include "ir/async.h"
 #include "ir/layout_text.h"
+#include "transforms/async/store_parts.h"
 
 namespace tessel::transforms {
 namespace {
@@ -53,45 +54,6 @@ bool is_16bit(ScalarKind k) {
 int64_t values_per_thread(const Type& t, int64_t role_threads) {
   if (!t.has_layout()) return numel(t) / role_threads;
   return ir::register_tv_layout(t).num_values();
-}
-
-// Ops that may move from the end of a tile into the next tile's mainloop: the staged stores and
-// the index arithmetic around them. Anything that talks to an aref, a barrier or the wgmma groups
-// stays where it is.
-bool movable(const Operation& op) {
-  switch (op.kind()) {
-    case OpKind::slice:
-    case OpKind::copy:
-    case OpKind::copy_async:
-    case OpKind::copy_async_wait:
-    case OpKind::copy_async_commit:
-    case OpKind::role_sync:
-    case OpKind::fence_proxy_async:
-    case OpKind::tile:
-    case OpKind::constant:
-    case OpKind::cmp:
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div:
-    case OpKind::rem:
-    case OpKind::min:
-    case OpKind::max:
-    case OpKind::cdiv:
-      return op.kind() != OpKind::copy_async || op.num_operands() == 2;  // stores, not loads
-    case OpKind::if_:
-      return op.num_results() == 0;
-    default:
-      return false;
-  }
-}
-
-// Index arithmetic that may stay in the tile body when the yield needs it.
-bool pure_scalar(const Operation& op) {
-  return op.regions().empty() && op.num_results() == 1 && op.result()->type().is_scalar() &&
-         movable(op) && op.kind() != OpKind::copy_async_wait &&
-         op.kind() != OpKind::copy_async_commit && op.kind() != OpKind::role_sync &&
-         op.kind() != OpKind::fence_proxy_async;
 }
 
 // What the rewrite of one tile loop needs.
@@ -155,7 +117,7 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
     bool needs = false;
     for (const auto& r : ops[i]->results()) needs = needs || needed.count(r.get());
     if (!needs) continue;
-    if (!pure_scalar(*ops[i])) {
+    if (!pure_index_op(*ops[i])) {
       return "the tile loop's yield needs " + ir::op_where(*ops[i]) + " among the stores";
     }
     kept[i] = true;
@@ -184,7 +146,7 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
           if (!why.empty() || it == made_by.end() || it->second == i || kept[it->second]) continue;
           const size_t def = it->second;
           if (!kept[i] && part[def] == part[i]) continue;
-          if (!pure_scalar(*ops[def])) {
+          if (!pure_index_op(*ops[def])) {
             why = ir::op_where(*ops[def]) + " makes " + ir::value_ref(v) + ", which " +
                   ir::op_where(*o) + " uses outside its part";
             return;
@@ -200,7 +162,7 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
     if (kept[i]) continue;
     bool ok = true;
     ir::walk(ops[i].get(), [&](Operation* o) {
-      ok = ok && (movable(*o) || (o != ops[i].get() && o->kind() == OpKind::yield));
+      ok = ok && (movable_store_op(*o) || (o != ops[i].get() && o->kind() == OpKind::yield));
     });
     if (!ok) return ir::op_where(*ops[i]) + " stands among the stores but cannot move";
     // A part the role's threads copy out of shared memory themselves (rows TMA cannot store,
@@ -277,15 +239,6 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
   }
   plan.loop = &loop;
   return "";
-}
-
-// `if %cond { }` at the builder's insertion point; returns its then block.
-Block* make_if(OpBuilder& b, Value* cond, SourceLocation loc) {
-  auto branch = std::make_unique<Operation>(OpKind::if_, loc);
-  branch->add_operand(cond);
-  branch->add_region();
-  branch->add_region();
-  return b.insert(std::move(branch))->region(0);
 }
 
 // Copies part `part` of the moved ops to the end of `into`, the carried values replaced as
