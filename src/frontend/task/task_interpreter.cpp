@@ -25,10 +25,11 @@ double round_element(ScalarKind element, double value) {
 namespace {
 
 // A window of a host array: `shape` elements from `offset`; outside the array reads give 0 and
-// writes are dropped.
+// writes are dropped. `declared` is the extent the program gave the tensor (a piece's block),
+// of which `shape` is the part inside its parent (less at a ragged edge).
 struct View {
   HostArray* array = nullptr;
-  std::vector<int64_t> offset, shape;
+  std::vector<int64_t> offset, shape, declared;
 
   bool locate(const std::vector<int64_t>& c, int64_t& index) const {
     index = 0;
@@ -64,13 +65,20 @@ void for_each(const std::vector<int64_t>& shape,
   }
 }
 
+// f32 arithmetic, as the tile interpreter and the GPU compute (the result converted to the
+// destination's element type when it is stored).
 double apply_elementwise(const std::string& op, const std::vector<double>& x) {
+  auto f = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   if (op == "add") return x[0] + x[1];
   if (op == "sub") return x[0] - x[1];
   if (op == "mul") return x[0] * x[1];
+  if (op == "div") return x[0] / x[1];
   if (op == "max") return std::max(x[0], x[1]);
   if (op == "min") return std::min(x[0], x[1]);
+  if (op == "fma") return std::fma(x[0], x[1], x[2]);
+  if (op == "neg") return -x[0];
   if (op == "exp") return std::exp(x[0]);
+  if (op == "exp2") return std::exp2(f(x[0]));
   if (op == "relu") return std::max(x[0], 0.0);
   if (op == "sigmoid") return 1.0 / (1.0 + std::exp(-x[0]));
   if (op == "silu") return x[0] / (1.0 + std::exp(-x[0]));
@@ -131,7 +139,7 @@ class Interpreter {
         int64_t count = 1;
         for (int64_t s : a.shape) count *= s;
         a.data.assign(count, 0.0);
-        tensors[id] = {&a, std::vector<int64_t>(a.shape.size(), 0), a.shape};
+        tensors[id] = {&a, std::vector<int64_t>(a.shape.size(), 0), a.shape, a.shape};
       }
       return tensors[id];
     }
@@ -143,6 +151,7 @@ class Interpreter {
       out.offset[d] += c * b;
       // A piece never reaches past its source's own extent (a local's or a parent piece's).
       out.shape[d] = std::max<int64_t>(0, std::min(b, src.shape[d] - c * b));
+      out.declared[d] = b;
     }
     return out;
   }
@@ -168,6 +177,53 @@ class Interpreter {
     }
   }
 
+  // Element `c` of dst's index space read from `src`: where src's declared extent is 1 and
+  // dst's is not, src is broadcast along that dimension.
+  static double get_broadcast(const View& src, const View& dst, const std::vector<int64_t>& c,
+                              std::vector<int64_t>& sc) {
+    sc = c;
+    for (size_t d = 0; d < sc.size(); ++d)
+      if (src.declared[d] == 1 && dst.declared[d] != 1) sc[d] = 0;
+    return src.get(sc);
+  }
+
+  // c += a·bᵀ (b [n, k]) or a·b (b [k, n]) over the last two dimensions (leading extents 1).
+  static void mma(const View& dst, const View& a, const View& b, bool b_kn) {
+    const size_t r = dst.shape.size();
+    int64_t K = a.declared.at(r - 1);
+    std::vector<int64_t> ac(r, 0), bc(r, 0);
+    for_each(dst.shape, [&](std::vector<int64_t>& c) {
+      double sum = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        ac[r - 2] = c[r - 2];
+        ac[r - 1] = k;
+        bc[r - 2] = b_kn ? k : c[r - 1];
+        bc[r - 1] = b_kn ? c[r - 1] : k;
+        sum += a.get(ac) * b.get(bc);
+      }
+      dst.set(c, dst.get(c) + sum);
+    });
+  }
+
+  // dst = fold(dst, fold over dimension `dim` of src), fold a sum or a max.
+  static void reduce(const View& dst, const View& src, int dim, bool max) {
+    std::vector<int64_t> sc;
+    for_each(dst.shape, [&](std::vector<int64_t>& c) {
+      double acc = max ? -INFINITY : 0.0;
+      for (int64_t k = 0; k < src.shape.at(dim); ++k) {
+        sc = c;
+        // dst has src's other dimensions, or all of them with `dim` of extent 1.
+        if (dst.shape.size() == src.shape.size()) {
+          sc[dim] = k;
+        } else {
+          sc.insert(sc.begin() + dim, k);
+        }
+        acc = max ? std::max(acc, src.get(sc)) : acc + src.get(sc);
+      }
+      dst.set(c, max ? std::max(dst.get(c), acc) : dst.get(c) + acc);
+    });
+  }
+
   void leaf(const Variant& v, const std::vector<View>& args) {
     for (const LeafOp& op : v.ops) {
       const View& dst = args[op.operands[0]];
@@ -181,44 +237,31 @@ class Interpreter {
           break;
         }
         case LeafOp::Kind::elementwise: {
+          // Sources read before dst is written, element by element (dst may be a source).
           std::vector<double> x(op.operands.size() - 1);
+          std::vector<int64_t> sc;
           for_each(dst.shape, [&](std::vector<int64_t>& c) {
-            for (size_t i = 1; i < op.operands.size(); ++i) x[i - 1] = args[op.operands[i]].get(c);
+            for (size_t i = 1; i < op.operands.size(); ++i) {
+              int p = op.operands[i];
+              x[i - 1] = p < 0 ? static_cast<double>(static_cast<float>(op.scalars.at(-1 - p)))
+                               : get_broadcast(args[p], dst, c, sc);
+            }
             dst.set(c, apply_elementwise(op.op, x));
           });
           break;
         }
-        case LeafOp::Kind::mma: {
-          const View &a = args[op.operands[1]], &b = args[op.operands[2]];
-          int64_t K = a.shape.at(1);
-          std::vector<int64_t> ac(2), bc(2);
-          for_each(dst.shape, [&](std::vector<int64_t>& c) {
-            double sum = 0;
-            for (int64_t k = 0; k < K; ++k) {
-              ac = {c[0], k};
-              bc = {c[1], k};
-              sum += a.get(ac) * b.get(bc);
-            }
-            dst.set(c, dst.get(c) + sum);
-          });
+        case LeafOp::Kind::mma:
+          mma(dst, args[op.operands[1]], args[op.operands[2]], op.b_kn);
           break;
-        }
-        case LeafOp::Kind::reduce_sum: {
-          const View& src = args[op.operands[1]];
-          std::vector<int64_t> sc;
+        case LeafOp::Kind::reduce_sum:
+        case LeafOp::Kind::reduce_max:
+          reduce(dst, args[op.operands[1]], op.dim, op.kind == LeafOp::Kind::reduce_max);
+          break;
+        case LeafOp::Kind::mask: {
+          // The elements of ref along ref_dim inside its tensor: its extent within its parents.
+          int64_t inside = args[op.operands[1]].shape.at(op.ref_dim);
           for_each(dst.shape, [&](std::vector<int64_t>& c) {
-            double sum = 0;
-            for (int64_t k = 0; k < src.shape.at(op.dim); ++k) {
-              sc = c;
-              // dst has src's other dimensions, or all of them with `dim` of extent 1.
-              if (dst.shape.size() == src.shape.size()) {
-                sc[op.dim] = k;
-              } else {
-                sc.insert(sc.begin() + op.dim, k);
-              }
-              sum += src.get(sc);
-            }
-            dst.set(c, dst.get(c) + sum);
+            if (c[op.dim] >= inside) dst.set(c, op.value);
           });
           break;
         }
@@ -244,7 +287,7 @@ void interpret(const Instantiation& inst, const std::map<std::string, int64_t>& 
     for (const std::string& s : t.shape) shape.push_back(global_extent(s, sizes));
     if (it->second.shape != shape)
       user_error(SourceLocation::unknown(), "tensor '", t.name, "' has the wrong shape");
-    args.push_back({&it->second, std::vector<int64_t>(shape.size(), 0), shape});
+    args.push_back({&it->second, std::vector<int64_t>(shape.size(), 0), shape, shape});
   }
   Interpreter(sizes).run(*inst.root, args);
 }
