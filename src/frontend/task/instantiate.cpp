@@ -331,10 +331,15 @@ class Instantiator {
             for (size_t j = 0; j < ok.size(); ++j)
               where += std::string(j ? (j + 1 == ok.size() ? " or " : ", ") : "") +
                        std::string(memory_name(ok[j]));
+            if (i == 0)
+              user_error(inst.mems[p].loc, "instance '", inst.name, "': the mma at ",
+                         op.loc.str(), " accumulates into '", n.task->params[p].name, "' in ",
+                         memory_name(n.mems[p]), " memory, but the tensor cores of ", machine_.name,
+                         " accumulate in ", where, " memory");
             user_error(inst.mems[p].loc, "instance '", inst.name, "': the mma at ", op.loc.str(),
                        " reads its ", role[i], " '", n.task->params[p].name, "' from ",
                        memory_name(n.mems[p]), " memory, but the tensor cores of ", machine_.name,
-                       " take it from ", where, " memory");
+                       " read it from ", where, " memory");
           }
           break;
         }

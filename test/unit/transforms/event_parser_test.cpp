@@ -35,11 +35,13 @@ std::vector<Case> cases() {
     out.push_back({e.name, e.mapping_text, e.mapping_file});
   // The lit tests' mappings (other tile sizes, stages, the mma partition).
   for (const char* f :
-       {"dual_gemm", "gemm_mma_partition", "gemm_rowsum", "gemm_small_tiles", "gemm_stages"}) {
+       {"dual_gemm", "gemm_mma_partition", "gemm_rowsum", "gemm_small_tiles", "gemm_stages",
+        "flash_attention"}) {
     std::string path = std::string(TESSEL_SOURCE_DIR) + "/test/lit/task/" + f + ".tmap";
-    std::string program = std::string(f).find("dual") != std::string::npos     ? "dual_gemm"
-                          : std::string(f).find("rowsum") != std::string::npos ? "gemm_rowsum"
-                                                                               : "gemm";
+    std::string program = std::string(f).find("dual") != std::string::npos      ? "dual_gemm"
+                          : std::string(f).find("rowsum") != std::string::npos  ? "gemm_rowsum"
+                          : std::string(f).find("attention") != std::string::npos ? "flash_attention"
+                                                                                : "gemm";
     out.push_back({program, read(path), path});
   }
   return out;
@@ -79,7 +81,7 @@ TEST(EventParser, EveryStageOfEveryExampleRoundTripsAndRunsTheSame) {
       }
     }
   }
-  EXPECT_EQ(checked, 5 * 8);
+  EXPECT_EQ(checked, 5 * 10);
 }
 
 // Expressions print with the parentheses that make them read back as the same tree.
