@@ -26,8 +26,10 @@ PartitionRef rows_of(Inner& b, const TensorRef& t, const Expr& parts) {
 
 }  // namespace
 
-TaskProgram attention_tasks(ScalarKind element) {
-  TaskProgram p("flash_attention");
+namespace {
+
+TaskProgram attention(ScalarKind element, bool causal) {
+  TaskProgram p(causal ? "flash_attention_causal" : "flash_attention");
   p.global("Q", element, {"BH", "S", "128"});
   p.global("K", element, {"BH", "S", "128"});
   p.global("V", element, {"BH", "S", "128"});
@@ -41,6 +43,10 @@ TaskProgram attention_tasks(ScalarKind element) {
   p.task("scores", {{"s", Privilege::write}, {"q", Privilege::read}, {"k", Privilege::read}});
   // The scores of keys past the sequence's end set to -inf (k: the key tile, only its position).
   p.task("mask_keys", {{"s", Privilege::read_write}, {"k", Privilege::read}});
+  // Causal: the scores of keys after the query set to -inf (q, k: only their positions); this
+  // also masks keys past the sequence's end for every query row that is stored.
+  p.task("mask_causal",
+         {{"s", Privilege::read_write}, {"q", Privilege::read}, {"k", Privilege::read}});
   // One step of the online softmax: m = max(m, rowmax s); p = exp2(s·scale - m·scale);
   // alpha = exp2((m_old - m)·scale); l = l·alpha + rowsum p; o = o·alpha. alpha and neg_m are
   // scratch row vectors.
@@ -64,6 +70,9 @@ TaskProgram attention_tasks(ScalarKind element) {
   });
   p.leaf("mask_keys", "mask_leaf",
          [](Leaf& b) { b.mask(b.param("s"), b.param("k"), 2, 1, -INFINITY); });
+  p.leaf("mask_causal", "causal_leaf", [](Leaf& b) {
+    b.mask_causal(b.param("s"), b.param("q"), b.param("k"), 1, -INFINITY);
+  });
   p.leaf("online_softmax", "softmax_leaf", [](Leaf& b) {
     int m = b.param("m"), l = b.param("l"), o = b.param("o"), pr = b.param("p"), s = b.param("s");
     int alpha = b.param("alpha"), neg_m = b.param("neg_m");
@@ -100,21 +109,23 @@ TaskProgram attention_tasks(ScalarKind element) {
     b.prange({"w"}, {WGS}, [&](const Indices& w) { b.launch("pv", {op({0, w[0], 0}), pp({0, w[0], 0}), v}); });
   });
 
-  // The grid: one block per (head, U-row query tile), with its head's keys and values.
-  p.inner("attention", "attn_grid", [](Inner& b) {
+  // The grid: one block per (head, U-row query tile), with its head's keys and values (causal:
+  // those up to the query tile's last row, a piece whose extent grows with i).
+  p.inner("attention", "attn_grid", [causal](Inner& b) {
     auto [O, Q, K, V] = b.params<4>();
     auto U = b.tunable("U");
     auto Op = b.blocks(O, {1, U, O.dim(2)});
     auto Qp = b.blocks(Q, {1, U, Q.dim(2)});
-    auto Kp = b.blocks(K, {1, K.dim(1), K.dim(2)});
-    auto Vp = b.blocks(V, {1, V.dim(1), V.dim(2)});
     b.prange({"h", "i"}, {Q.dim(0), cdiv(Q.dim(1), U)}, [&](const Indices& hi) {
+      Expr keys = causal ? (hi[1] + 1) * U : K.dim(1);
+      auto Kp = b.blocks(K, {1, keys, K.dim(2)});
+      auto Vp = b.blocks(V, {1, keys, V.dim(2)});
       b.launch("attention", {Op({hi[0], hi[1], 0}), Qp({hi[0], hi[1], 0}), Kp({hi[0], 0, 0}),
                              Vp({hi[0], 0, 0})});
     });
   });
   // A block: the online softmax over W-key tiles (FlashAttention-2's loop).
-  p.inner("attention", "attn_block", [element](Inner& b) {
+  p.inner("attention", "attn_block", [element, causal](Inner& b) {
     auto [O, Q, K, V] = b.params<4>();
     auto W = b.tunable("W");
     Expr U = O.dim(1), D = O.dim(2);
@@ -132,7 +143,11 @@ TaskProgram attention_tasks(ScalarKind element) {
     b.launch("clear", {o});
     b.srange("j", cdiv(K.dim(1), W), [&](const Expr& j) {
       b.launch("scores", {s, Q, Kp({0, j, 0})});
-      b.launch("mask_keys", {s, Kp({0, j, 0})});
+      if (causal) {
+        b.launch("mask_causal", {s, Q, Kp({0, j, 0})});
+      } else {
+        b.launch("mask_keys", {s, Kp({0, j, 0})});
+      }
       b.launch("online_softmax", {m, l, o, pr, s, alpha, neg_m});
       b.launch("pv", {o, pr, Vp({0, j, 0})});
     });
@@ -140,6 +155,15 @@ TaskProgram attention_tasks(ScalarKind element) {
   });
   p.entry("attention", {"O", "Q", "K", "V"});
   return p;
+}
+
+}  // namespace
+
+TaskProgram attention_tasks(ScalarKind element) {
+  return attention(element, false);
+}
+TaskProgram attention_causal_tasks(ScalarKind element) {
+  return attention(element, true);
 }
 
 }  // namespace tessel::examples

@@ -31,6 +31,10 @@ task::TaskProgram gemm_rowsum_tasks(ScalarKind element);
 // O = softmax(Q Kᵀ / sqrt(128)) V per head, Q/K/V/O [BH, S, 128] (FlashAttention-2's schedule;
 // examples/kernels/flash_attention.tir as a task program): the online softmax over key tiles.
 task::TaskProgram attention_tasks(ScalarKind element);
+// The causal variant (examples/kernels/flash_attention_causal.tir as a task program): each query
+// tile's keys and values only up to its last row (pieces whose extent grows with the tile's
+// index, so the key loop ends at the diagonal), keys after the query masked.
+task::TaskProgram attention_causal_tasks(ScalarKind element);
 
 const std::vector<TaskExample>& task_examples();
 const TaskExample* find_task_example(const std::string& name);

@@ -17,6 +17,11 @@ const std::vector<TaskExample>& task_examples() {
       {"flash_attention",
        "O = softmax(Q K^T / sqrt(128)) V, Q/K/V/O [BH,S,128], the online softmax (FlashAttention-2)",
        &attention_tasks, "flash_attention.tmap", embedded_task_mapping("flash_attention.tmap")},
+      {"flash_attention_causal",
+       "the causal FlashAttention-2: keys after the query masked, the key loop ending at the "
+       "diagonal",
+       &attention_causal_tasks, "flash_attention_causal.tmap",
+       embedded_task_mapping("flash_attention_causal.tmap")},
   };
   return table;
 }

@@ -164,8 +164,20 @@ struct Stmt {
 //                `ref_dim` that lies outside the tensor `ref` is a piece of (keys past a ragged
 //                sequence length: the scores of a partial key tile set to -inf); ref's data is
 //                not read
+//   mask_causal: dst[.., r, c] = value wherever column c's position in the tensor `cols` is a
+//                piece of (along `ref_dim`) is after row r's position in the tensor of `rows`
+//                (keys after the query: causal attention); operands {dst, rows, cols}
 struct LeafOp {
-  enum class Kind { fill, copy, mma, elementwise, reduce_sum, reduce_max, mask } kind = Kind::fill;
+  enum class Kind {
+    fill,
+    copy,
+    mma,
+    elementwise,
+    reduce_sum,
+    reduce_max,
+    mask,
+    mask_causal
+  } kind = Kind::fill;
   // Parameters: dst first. An elementwise source < 0 is the number scalars[-1 - operand].
   std::vector<int> operands;
   std::string op;             // elementwise
@@ -174,7 +186,7 @@ struct LeafOp {
   SourceLocation loc;
   std::vector<double> scalars;  // elementwise
   bool b_kn = false;            // mma: b is [k, n]
-  int ref_dim = 0;              // mask: the dimension of ref that dst's `dim` walks
+  int ref_dim = 0;              // mask, mask_causal: the dimension of the refs that dst walks
 };
 
 struct Param {
@@ -345,6 +357,9 @@ class Leaf {
   void reduce_max(int dst, int src, int dim, Loc loc = Loc::current());
   // dst[c] = value where c[dim] indexes an element of ref along ref_dim outside ref's tensor.
   void mask(int dst, int ref, int dim, int ref_dim, double value, Loc loc = Loc::current());
+  // dst[.., r, c] = value where c's position in cols' tensor (along ref_dim) > r's in rows'.
+  void mask_causal(int dst, int rows, int cols, int ref_dim, double value,
+                   Loc loc = Loc::current());
 
  private:
   // Privileges: the destination writable; every source readable, or a write-only parameter

@@ -2,6 +2,8 @@
 """Prints a CUDA or IR file with its names renamed in order of first appearance (v0, v1, ...),
 and comments dropped, so that two generated kernels that differ only in names diff empty:
   diff <(canonical_names.py a.cu) <(canonical_names.py b.cu)
+With --calls, prints only the sequence of tessel::device:: calls (barriers, TMA, wgmma,
+setmaxnreg, ...): two kernels whose independent ops are ordered differently still compare.
 Used to compare a task program's lowered kernel with its tile program's (docs/TASKS.md)."""
 import re
 import sys
@@ -28,5 +30,11 @@ def canonical(text):
 
 
 if __name__ == "__main__":
-    for path in sys.argv[1:]:
-        sys.stdout.write(canonical(open(path).read()))
+    calls = "--calls" in sys.argv[1:]
+    for path in [a for a in sys.argv[1:] if a != "--calls"]:
+        text = open(path).read()
+        if calls:
+            for m in re.finditer(r"tessel::device::[a-z_0-9]+(<[^>]*>)?", text):
+                print(m.group(0))
+        else:
+            sys.stdout.write(canonical(text))

@@ -303,6 +303,19 @@ class Instantiator {
                  op.ref_dim, " of ", name(1), " ", shape_str(ref), ", whose extents differ");
           break;
         }
+        case LeafOp::Kind::mask_causal: {
+          std::vector<Expr> rows = shape(1), cols = shape(2);
+          const size_t r = dst.size();
+          if (r < 2 || op.ref_dim < 0 || op.ref_dim >= static_cast<int>(rows.size()) ||
+              op.ref_dim >= static_cast<int>(cols.size()))
+            fail("masks ", name(0), " ", shape_str(dst), " by dimension ", op.ref_dim, " of ",
+                 name(1), " ", shape_str(rows), " and ", name(2), " ", shape_str(cols));
+          if (differ(dst[r - 2], rows[op.ref_dim]) || differ(dst[r - 1], cols[op.ref_dim]))
+            fail("masks ", name(0), " ", shape_str(dst), " by dimension ", op.ref_dim, " of ",
+                 name(1), " ", shape_str(rows), " (its rows) and ", name(2), " ",
+                 shape_str(cols), " (its columns), whose extents differ");
+          break;
+        }
         case LeafOp::Kind::mma: {
           std::vector<Expr> a = shape(1), b = shape(2);
           if (dst.size() < 2 || a.size() != dst.size() || b.size() != dst.size())

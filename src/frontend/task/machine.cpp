@@ -31,6 +31,7 @@ const Machine& h100() {
           {K::reduce_sum, P::block, P::thread},
           {K::reduce_max, P::block, P::thread},
           {K::mask, P::block, P::thread},
+          {K::mask_causal, P::block, P::thread},
           // wgmma: issued by a warpgroup; a block-level mma is spread over its warpgroups.
           {K::mma, P::block, P::warpgroup},
       },
@@ -109,6 +110,8 @@ std::string_view leaf_op_name(LeafOp::Kind k) {
       return "reduce_max";
     case LeafOp::Kind::mask:
       return "mask";
+    case LeafOp::Kind::mask_causal:
+      return "mask_causal";
   }
   return "?";
 }

@@ -561,5 +561,16 @@ void Leaf::mask(int dst, int ref, int dim, int ref_dim, double value, Loc loc) {
   l.ref_dim = ref_dim;
   v_->ops.push_back(std::move(l));
 }
+void Leaf::mask_causal(int dst, int rows, int cols, int ref_dim, double value, Loc loc) {
+  bool keeps = dst >= 0 && dst < static_cast<int>(task_->params.size()) && readable(dst);
+  check({dst, rows, cols}, at(loc));
+  if (!keeps)
+    user_error(at(loc), "leaf '", v_->name, "': mask_causal keeps the other elements of '",
+               task_->params[dst].name, "', which needs read-write privilege (or a value this "
+               "leaf wrote)");
+  LeafOp l = leaf_op(LeafOp::Kind::mask_causal, {dst, rows, cols}, at(loc), "", value, 0);
+  l.ref_dim = ref_dim;
+  v_->ops.push_back(std::move(l));
+}
 
 }  // namespace tessel::task

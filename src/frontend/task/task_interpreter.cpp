@@ -89,8 +89,11 @@ class Interpreter {
  public:
   explicit Interpreter(const std::map<std::string, int64_t>& sizes) : sizes_(sizes) {}
 
-  void run(const Node& n, const std::vector<View>& args) {
-    std::map<std::string, int64_t> vars;
+  // `outer`: the caller's loop indices, which the extents of the pieces it passed may name (a
+  // key range that grows with the query tile's index).
+  void run(const Node& n, const std::vector<View>& args,
+           const std::map<std::string, int64_t>& outer = {}) {
+    std::map<std::string, int64_t> vars = outer;
     if (n.variant->kind == VariantKind::leaf) {
       leaf(*n.variant, args);
       return;
@@ -162,7 +165,7 @@ class Interpreter {
       if (s.kind == Stmt::Kind::launch) {
         std::vector<View> args;
         for (int a : s.args) args.push_back(view(n, a, tensors, vars));
-        run(n.callee(s), args);
+        run(n.callee(s), args, vars);
         continue;
       }
       // srange and prange run in order: a prange's launches write disjoint pieces (checked at
@@ -257,6 +260,16 @@ class Interpreter {
         case LeafOp::Kind::reduce_max:
           reduce(dst, args[op.operands[1]], op.dim, op.kind == LeafOp::Kind::reduce_max);
           break;
+        case LeafOp::Kind::mask_causal: {
+          // Positions in the refs' tensors: the row's in rows_ref, the column's in cols_ref.
+          const View &rows = args[op.operands[1]], &cols = args[op.operands[2]];
+          const size_t r = dst.shape.size();
+          int64_t row0 = rows.offset.at(op.ref_dim), col0 = cols.offset.at(op.ref_dim);
+          for_each(dst.shape, [&](std::vector<int64_t>& c) {
+            if (col0 + c[r - 1] > row0 + c[r - 2]) dst.set(c, op.value);
+          });
+          break;
+        }
         case LeafOp::Kind::mask: {
           // The elements of ref along ref_dim inside its tensor: its extent within its parents.
           int64_t inside = args[op.operands[1]].shape.at(op.ref_dim);

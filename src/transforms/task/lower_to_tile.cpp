@@ -329,6 +329,24 @@ class Lowering {
                           : max(acc, b.reduce_max(x, dims)));
           break;
         }
+        case LeafOp::Kind::mask_causal: {
+          // As the causal tile program masks: rows' and columns' positions (iotas plus the
+          // pieces' starts) compared, keys after the query set to `value`.
+          std::vector<int64_t> full = static_shape(dst, "the masked tensor");
+          std::vector<int64_t> shape = register_shape(full);
+          int64_t rd = register_dim(full, static_cast<int>(full.size()) - 2);
+          int64_t cd = register_dim(full, static_cast<int>(full.size()) - 1);
+          Index row0 = edge(arg(l, 1), l.ref_dim, l.loc).first;
+          Index col0 = edge(arg(l, 2), l.ref_dim, l.loc).first;
+          TensorValue rows = b.iota(ScalarKind::index, shape, static_cast<int>(rd)) +
+                             TensorOperand(b.as_tensor(row0));
+          TensorValue cols = b.iota(ScalarKind::index, shape, static_cast<int>(cd)) +
+                             TensorOperand(b.as_tensor(col0));
+          TensorValue inside = compare(cols, rows, "le");
+          TensorValue outside = b.fill(ScalarKind::f32, shape, l.value);
+          assign(dst, select(inside, in_registers(dst, ScalarKind::f32), outside));
+          break;
+        }
         case LeafOp::Kind::mask: {
           // As a tile program masks the keys of a partial tile: the columns' global indices
           // (iota plus the piece's start) compared with the tensor's extent.

@@ -37,9 +37,10 @@ HostArray random_array(ScalarKind element, std::vector<int64_t> shape, std::mt19
 
 // The attention program's interpreter against softmax(Q Kᵀ / sqrt(128)) V in float64 (the only
 // rounding in the program: P to f16 before the second product, and f32 arithmetic).
-void check_attention(int64_t BH, int64_t S) {
-  TaskProgram p = examples::attention_tasks(ScalarKind::f16);
-  const auto* e = examples::find_task_example("flash_attention");
+void check_attention(int64_t BH, int64_t S, bool causal = false) {
+  TaskProgram p = causal ? examples::attention_causal_tasks(ScalarKind::f16)
+                         : examples::attention_tasks(ScalarKind::f16);
+  const auto* e = examples::find_task_example(causal ? "flash_attention_causal" : "flash_attention");
   Mapping m = parse_mapping(e->mapping_text, e->mapping_file);
   Instantiation inst = instantiate(p, m);
   std::mt19937 rng(11);
@@ -51,9 +52,10 @@ void check_attention(int64_t BH, int64_t S) {
   double worst = 0;
   for (int64_t h = 0; h < BH; ++h) {
     for (int64_t i = 0; i < S; ++i) {
-      std::vector<double> s(S);
+      const int64_t keys = causal ? i + 1 : S;
+      std::vector<double> s(keys);
       double mx = -INFINITY;
-      for (int64_t j = 0; j < S; ++j) {
+      for (int64_t j = 0; j < keys; ++j) {
         double dot = 0;
         for (int64_t d = 0; d < D; ++d)
           dot += in["Q"].data[(h * S + i) * D + d] * in["K"].data[(h * S + j) * D + d];
@@ -64,18 +66,24 @@ void check_attention(int64_t BH, int64_t S) {
       for (double& x : s) sum += (x = std::exp(x - mx));
       for (int64_t d = 0; d < D; ++d) {
         double o = 0;
-        for (int64_t j = 0; j < S; ++j) o += s[j] * in["V"].data[(h * S + j) * D + d];
+        for (int64_t j = 0; j < keys; ++j) o += s[j] * in["V"].data[(h * S + j) * D + d];
         worst = std::max(worst, std::abs(o / sum - data["O"].data[(h * S + i) * D + d]));
       }
     }
   }
-  EXPECT_LT(worst, 2e-3) << "BH=" << BH << " S=" << S;
+  EXPECT_LT(worst, 2e-3) << "BH=" << BH << " S=" << S << (causal ? " causal" : "");
 }
 
 TEST(TaskAttention, InterpreterIsSoftmaxAttentionOnRaggedLengths) {
   check_attention(2, 300);  // three key tiles, the last with 44 keys: the mask matters
   check_attention(1, 77);   // one partial tile
   check_attention(1, 256);  // whole tiles
+}
+
+// Causal: query tile i reads keys and values up to its last row only (i + 1 key tiles).
+TEST(TaskAttention, CausalInterpreterIsMaskedSoftmaxAttention) {
+  check_attention(2, 300, true);
+  check_attention(1, 77, true);
 }
 
 // A small program of the new ops: C = exp2(-(A·B) · 0.5 + r) / r with B [K, N] (mma_kn) and the
@@ -171,6 +179,14 @@ TEST(TaskProgram, LeafScratchAndFoldPrivileges) {
             std::string::npos)
       << msg;
   msg = error_of([&] {
+    p.leaf("t", "d2", [](Leaf& b) {
+      b.mask_causal(b.param("Y"), b.param("X"), b.param("X"), 1, -1.0);
+    });
+  });
+  EXPECT_NE(msg.find("leaf 'd2': mask_causal keeps the other elements of 'Y', which needs"),
+            std::string::npos)
+      << msg;
+  msg = error_of([&] {
     p.leaf("t", "e", [](Leaf& b) { b.elementwise(b.param("Z"), "exp3", {b.param("X")}); });
   });
   EXPECT_NE(msg.find("leaf elementwise: unknown operation 'exp3'"), std::string::npos) << msg;
@@ -234,6 +250,12 @@ TEST(Instantiate, LeafOperandShapes) {
   msg = instantiate_error([](Leaf& b) { b.mask(b.param("Y"), b.param("X"), 1, 1, 0.0); });
   EXPECT_NE(msg.find("masks dimension 1 of 'Y' [64, 128] by dimension 1 of 'X' [64, 64], whose "
                      "extents differ"),
+            std::string::npos)
+      << msg;
+  msg = instantiate_error(
+      [](Leaf& b) { b.mask_causal(b.param("Y"), b.param("X"), b.param("X"), 0, 0.0); });
+  EXPECT_NE(msg.find("masks 'Y' [64, 128] by dimension 0 of 'X' [64, 64] (its rows) and 'X' "
+                     "[64, 64] (its columns), whose extents differ"),
             std::string::npos)
       << msg;
   msg = instantiate_error([](Leaf& b) { b.copy(b.param("X"), b.param("Y")); });

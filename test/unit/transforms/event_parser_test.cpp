@@ -81,7 +81,7 @@ TEST(EventParser, EveryStageOfEveryExampleRoundTripsAndRunsTheSame) {
       }
     }
   }
-  EXPECT_EQ(checked, 5 * 10);
+  EXPECT_EQ(checked, 5 * 11);
 }
 
 // Expressions print with the parentheses that make them read back as the same tree.

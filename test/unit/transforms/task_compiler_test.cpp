@@ -294,5 +294,31 @@ TEST(TaskAttention, DefaultMappingIsTheTileProgramsKernel) {
   }
 }
 
+// The causal task program: its lowered kernel and the tile program flash_attention_causal.tir give
+// the task interpreter's results; it compiles with the tile program's roles.
+TEST(TaskAttention, CausalAgreesWithTheTileProgram) {
+  const auto* e = examples::find_task_example("flash_attention_causal");
+  ASSERT_NE(e, nullptr);
+  task::TaskProgram program = examples::attention_causal_tasks(ScalarKind::f16);
+  task::Mapping mapping = task::parse_mapping(e->mapping_text, e->mapping_file);
+  task::Instantiation inst = task::instantiate(program, mapping);
+  TileKernel kernel = compile_task_program(inst);
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/flash_attention_causal.tir");
+  std::stringstream text;
+  text << in.rdbuf();
+  TileKernel tile(ir::parse_module(text.str(), "flash_attention_causal.tir"));
+  for (auto sizes : std::vector<std::map<std::string, int64_t>>{{{"BH", 2}, {"S", 300}},
+                                                                {{"BH", 1}, {"S", 77}}}) {
+    for (const TileKernel* k : {&kernel, &tile}) {
+      TaskCheckResult r = check_against_task_interpreter(inst, *k, sizes, 4);
+      EXPECT_LT(r.max_error, 1e-3 * std::max(1.0, r.max_reference)) << r.worst;
+    }
+  }
+  pipeline::lower(kernel.module());
+  target::cuda::EmittedKernel cuda = target::cuda::emit_cuda(*kernel.module().kernels.at(0));
+  EXPECT_EQ(cuda.threads, 384);
+  EXPECT_NE(cuda.source.find("wgmma_rs<"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessel::transforms
