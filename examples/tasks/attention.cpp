@@ -19,7 +19,8 @@ namespace {
 // 1/sqrt(128) with log2(e) folded in: the softmax's exponent is exp2 of one fma.
 const double kScale = 1.0 / std::sqrt(128.0) * 1.4426950408889634;
 
-// The rows of a [1, rows, cols] tensor split over `parts` warpgroups (pieces [1, rows/parts, cols]).
+// The rows of a [1, rows, cols] tensor split over `parts` warpgroups (pieces [1, rows/parts,
+// cols]).
 PartitionRef rows_of(Inner& b, const TensorRef& t, const Expr& parts) {
   return b.blocks(t, {1, t.dim(1) / parts, t.dim(2)});
 }
@@ -34,9 +35,10 @@ TaskProgram attention(ScalarKind element, bool causal) {
   p.global("K", element, {"BH", "S", "128"});
   p.global("V", element, {"BH", "S", "128"});
   p.global("O", element, {"BH", "S", "128"});
-  p.task("attention",
-         {{"O", Privilege::write}, {"Q", Privilege::read}, {"K", Privilege::read},
-          {"V", Privilege::read}});
+  p.task("attention", {{"O", Privilege::write},
+                       {"Q", Privilege::read},
+                       {"K", Privilege::read},
+                       {"V", Privilege::read}});
   p.task("clear", {{"C", Privilege::write}});
   p.task("init_max", {{"m", Privilege::write}});
   // s = q · kᵀ for one key tile (s [1,U,W], q [1,U,D], k [1,W,D]).
@@ -70,9 +72,8 @@ TaskProgram attention(ScalarKind element, bool causal) {
   });
   p.leaf("mask_keys", "mask_leaf",
          [](Leaf& b) { b.mask(b.param("s"), b.param("k"), 2, 1, -INFINITY); });
-  p.leaf("mask_causal", "causal_leaf", [](Leaf& b) {
-    b.mask_causal(b.param("s"), b.param("q"), b.param("k"), 1, -INFINITY);
-  });
+  p.leaf("mask_causal", "causal_leaf",
+         [](Leaf& b) { b.mask_causal(b.param("s"), b.param("q"), b.param("k"), 1, -INFINITY); });
   p.leaf("online_softmax", "softmax_leaf", [](Leaf& b) {
     int m = b.param("m"), l = b.param("l"), o = b.param("o"), pr = b.param("p"), s = b.param("s");
     int alpha = b.param("alpha"), neg_m = b.param("neg_m");
@@ -91,8 +92,9 @@ TaskProgram attention(ScalarKind element, bool causal) {
     b.copy(s, pr);  // P in the inputs' element type, the A operand of the second mma
   });
   p.leaf("pv", "pv_leaf", [](Leaf& b) { b.mma_kn(b.param("o"), b.param("p"), b.param("v")); });
-  p.leaf("normalize", "normalize_leaf",
-         [](Leaf& b) { b.elementwise(b.param("O"), "div", {b.param("o"), b.param("l")}); });
+  p.leaf("normalize", "normalize_leaf", [](Leaf& b) {
+    b.elementwise(b.param("O"), "div", {b.param("o"), b.param("l")});
+  });
 
   // The two mmas split by rows over WGS warpgroups (each warpgroup its 64 rows of the scores and
   // of o: FlashAttention's consumer warpgroups).
@@ -100,13 +102,17 @@ TaskProgram attention(ScalarKind element, bool causal) {
     auto [s, q, k] = b.params<3>();
     auto WGS = b.tunable("WGS");
     auto sp = rows_of(b, s, WGS), qp = rows_of(b, q, WGS);
-    b.prange({"w"}, {WGS}, [&](const Indices& w) { b.launch("scores", {sp({0, w[0], 0}), qp({0, w[0], 0}), k}); });
+    b.prange({"w"}, {WGS}, [&](const Indices& w) {
+      b.launch("scores", {sp({0, w[0], 0}), qp({0, w[0], 0}), k});
+    });
   });
   p.inner("pv", "pv_rows", [](Inner& b) {
     auto [o, pr, v] = b.params<3>();
     auto WGS = b.tunable("WGS");
     auto op = rows_of(b, o, WGS), pp = rows_of(b, pr, WGS);
-    b.prange({"w"}, {WGS}, [&](const Indices& w) { b.launch("pv", {op({0, w[0], 0}), pp({0, w[0], 0}), v}); });
+    b.prange({"w"}, {WGS}, [&](const Indices& w) {
+      b.launch("pv", {op({0, w[0], 0}), pp({0, w[0], 0}), v});
+    });
   });
 
   // The grid: one block per (head, U-row query tile), with its head's keys and values (causal:

@@ -15,7 +15,8 @@ const std::vector<TaskExample>& task_examples() {
       {"gemm_rowsum", "C = A B^T and y = row sums of A, in the GEMM's K loop (Cypress 5.2)",
        &gemm_rowsum_tasks, "gemm_rowsum.tmap", embedded_task_mapping("gemm_rowsum.tmap")},
       {"flash_attention",
-       "O = softmax(Q K^T / sqrt(128)) V, Q/K/V/O [BH,S,128], the online softmax (FlashAttention-2)",
+       "O = softmax(Q K^T / sqrt(128)) V, Q/K/V/O [BH,S,128], the online softmax "
+       "(FlashAttention-2)",
        &attention_tasks, "flash_attention.tmap", embedded_task_mapping("flash_attention.tmap")},
       {"flash_attention_causal",
        "the causal FlashAttention-2: keys after the query masked, the key loop ending at the "

@@ -187,15 +187,17 @@ class Eliminator {
       if (ops[a]->kind != Op::Kind::alloc) continue;
       int t = ops[a]->tensor;
       int in = -1, out = -1, last = -1;
-      bool whole_only = true;
+      bool whole_only = true, read_into_other = false, written = false;
       for (size_t j = a + 1; j < ops.size(); ++j) {
         const Op& o = *ops[j];
         if (!touches(p_, o, t)) continue;
         last = static_cast<int>(j);
+        if (static_cast<int>(j) != in && o.kind != Op::Kind::copy && writes(o, t)) written = true;
         if (o.kind == Op::Kind::copy && o.dst == t && in < 0 && out < 0) {
           in = static_cast<int>(j);
         } else if (o.kind == Op::Kind::copy && o.src == t && in >= 0 && o.dst != ops[in]->src) {
           // A read of t into another tensor (Q's tile into shared memory), not a copy back.
+          read_into_other = true;
         } else if (o.kind == Op::Kind::copy && o.src == t && out < 0) {
           out = static_cast<int>(j);
         } else if (o.kind == Op::Kind::copy && (o.src == t || o.dst == t)) {
@@ -203,6 +205,8 @@ class Eliminator {
         }
       }
       if (!whole_only || (in < 0 && out < 0)) continue;
+      // t read into another tensor stands for v only while t holds v's data unchanged.
+      if (read_into_other && written) continue;
       if (out >= 0 && out != last) continue;  // used after it is copied back
       int v = in >= 0 ? ops[in]->src : ops[out]->dst;
       if (in >= 0 && out >= 0 && ops[out]->dst != v) continue;

@@ -40,12 +40,14 @@ HostArray random_array(ScalarKind element, std::vector<int64_t> shape, std::mt19
 void check_attention(int64_t BH, int64_t S, bool causal = false) {
   TaskProgram p = causal ? examples::attention_causal_tasks(ScalarKind::f16)
                          : examples::attention_tasks(ScalarKind::f16);
-  const auto* e = examples::find_task_example(causal ? "flash_attention_causal" : "flash_attention");
+  const auto* e =
+      examples::find_task_example(causal ? "flash_attention_causal" : "flash_attention");
   Mapping m = parse_mapping(e->mapping_text, e->mapping_file);
   Instantiation inst = instantiate(p, m);
   std::mt19937 rng(11);
   std::map<std::string, HostArray> data;
-  for (const char* t : {"Q", "K", "V", "O"}) data[t] = random_array(ScalarKind::f16, {BH, S, 128}, rng);
+  for (const char* t : {"Q", "K", "V", "O"})
+    data[t] = random_array(ScalarKind::f16, {BH, S, 128}, rng);
   std::map<std::string, HostArray> in = data;
   interpret(inst, {{"BH", BH}, {"S", S}}, data);
   const int64_t D = 128;
@@ -120,7 +122,8 @@ TEST(TaskInterpreter, MmaKnBroadcastAndNumbers) {
   });
   p.entry("ops", {"C", "y", "A", "B", "r"});
   Mapping m = parse_mapping(
-      "instance g { variant = ops_grid proc = grid mems = [global, global, global, global, global]\n"
+      "instance g { variant = ops_grid proc = grid mems = [global, global, global, global, "
+      "global]\n"
       "  entrypoint = true calls = [l] }\n"
       "instance l { variant = ops_leaf proc = block mems = [register, register, register, shared,"
       " register] }\n",
@@ -155,7 +158,9 @@ TEST(TaskProgram, LeafScratchAndFoldPrivileges) {
   TaskProgram p("bad");
   p.task("t", {{"X", Privilege::read}, {"Y", Privilege::write}, {"Z", Privilege::read_write}});
   std::string msg = error_of([&] {
-    p.leaf("t", "a", [](Leaf& b) { b.elementwise(b.param("Z"), "add", {b.param("X"), b.param("Y")}); });
+    p.leaf("t", "a", [](Leaf& b) {
+      b.elementwise(b.param("Z"), "add", {b.param("X"), b.param("Y")});
+    });
   });
   EXPECT_NE(msg.find("leaf 'a' reads 'Y', which task 't' only writes (and this leaf has not "
                      "written yet)"),
@@ -169,7 +174,8 @@ TEST(TaskProgram, LeafScratchAndFoldPrivileges) {
               });
             }),
             "(no error)");
-  msg = error_of([&] { p.leaf("t", "c", [](Leaf& b) { b.reduce_max(b.param("Y"), b.param("X"), 1); }); });
+  msg = error_of(
+      [&] { p.leaf("t", "c", [](Leaf& b) { b.reduce_max(b.param("Y"), b.param("X"), 1); }); });
   EXPECT_NE(msg.find("leaf 'c': reduce_max folds into 'Y', which needs read-write privilege"),
             std::string::npos)
       << msg;
@@ -179,9 +185,8 @@ TEST(TaskProgram, LeafScratchAndFoldPrivileges) {
             std::string::npos)
       << msg;
   msg = error_of([&] {
-    p.leaf("t", "d2", [](Leaf& b) {
-      b.mask_causal(b.param("Y"), b.param("X"), b.param("X"), 1, -1.0);
-    });
+    p.leaf("t", "d2",
+           [](Leaf& b) { b.mask_causal(b.param("Y"), b.param("X"), b.param("X"), 1, -1.0); });
   });
   EXPECT_NE(msg.find("leaf 'd2': mask_causal keeps the other elements of 'Y', which needs"),
             std::string::npos)
@@ -199,7 +204,9 @@ TEST(TaskProgram, LeafScratchAndFoldPrivileges) {
             std::string::npos)
       << msg;
   msg = error_of([&] {
-    p.leaf("t", "g", [](Leaf& b) { b.elementwise(b.param("Z"), "fma", {b.param("X"), Leaf::number(2.0)}); });
+    p.leaf("t", "g", [](Leaf& b) {
+      b.elementwise(b.param("Z"), "fma", {b.param("X"), Leaf::number(2.0)});
+    });
   });
   EXPECT_NE(msg.find("leaf elementwise fma takes 3 operands"), std::string::npos) << msg;
 }
@@ -229,9 +236,11 @@ std::string instantiate_error(const std::function<void(Leaf&)>& leaf) {
 }
 
 TEST(Instantiate, LeafOperandShapes) {
-  std::string msg = instantiate_error(
-      [](Leaf& b) { b.elementwise(b.param("Y"), "mul", {b.param("Y"), b.param("X")}); });
-  EXPECT_NE(msg.find("shapes.tmap:3:10: error: instance 'l': the elementwise at"), std::string::npos)
+  std::string msg = instantiate_error([](Leaf& b) {
+    b.elementwise(b.param("Y"), "mul", {b.param("Y"), b.param("X")});
+  });
+  EXPECT_NE(msg.find("shapes.tmap:3:10: error: instance 'l': the elementwise at"),
+            std::string::npos)
       << msg;
   EXPECT_NE(msg.find("reads 'X' [64, 64] into 'Y' [64, 128]: extent 64 of dimension 1 is neither "
                      "128 nor 1"),

@@ -38,10 +38,11 @@ std::vector<Case> cases() {
        {"dual_gemm", "gemm_mma_partition", "gemm_rowsum", "gemm_small_tiles", "gemm_stages",
         "flash_attention"}) {
     std::string path = std::string(TESSEL_SOURCE_DIR) + "/test/lit/task/" + f + ".tmap";
-    std::string program = std::string(f).find("dual") != std::string::npos      ? "dual_gemm"
-                          : std::string(f).find("rowsum") != std::string::npos  ? "gemm_rowsum"
-                          : std::string(f).find("attention") != std::string::npos ? "flash_attention"
-                                                                                : "gemm";
+    const std::string name = f;
+    std::string program = "gemm";
+    if (name.find("dual") != std::string::npos) program = "dual_gemm";
+    if (name.find("rowsum") != std::string::npos) program = "gemm_rowsum";
+    if (name.find("attention") != std::string::npos) program = "flash_attention";
     out.push_back({program, read(path), path});
   }
   return out;

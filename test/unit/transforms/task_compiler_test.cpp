@@ -185,7 +185,8 @@ struct AttentionMapping {
   bool warpgroups;
   std::string name() const {
     std::ostringstream s;
-    s << "W" << W << "_p" << pipeline << "_ws" << (warp_specialize < 0 ? "x" : std::to_string(warp_specialize))
+    s << "W" << W << "_p" << pipeline << "_ws"
+      << (warp_specialize < 0 ? "x" : std::to_string(warp_specialize))
       << (warpgroups ? "_wg2" : "_block");
     return s.str();
   }
