@@ -211,27 +211,37 @@ TEST(TaskProgram, LeafScratchAndFoldPrivileges) {
   EXPECT_NE(msg.find("leaf elementwise fma takes 3 operands"), std::string::npos) << msg;
 }
 
-// Shapes the instance gives a leaf's operands are checked at instantiation.
-std::string instantiate_error(const std::function<void(Leaf&)>& leaf) {
+// Shapes the instance gives a leaf's operands are checked at instantiation: Y [64, 128] f32,
+// X [64, 64] f16 (pieces of 64 rows), W [128, 64] f16, Z [2, 64, 128] f32 and R [64] f16 whole.
+const char* kShapesMapping =
+    "instance g { variant = t_grid proc = grid mems = [global, global, global, global, global]\n"
+    "  entrypoint = true calls = [l] }\n"
+    "instance l { variant = t_leaf proc = block mems = [register, shared, shared, register, "
+    "register] }\n";
+
+std::string instantiate_error(const std::function<void(Leaf&)>& leaf,
+                              const std::string& mapping = kShapesMapping) {
   TaskProgram p("shapes");
   p.global("X", ScalarKind::f16, {"M", "64"});
   p.global("Y", ScalarKind::f32, {"M", "128"});
-  p.global("W", ScalarKind::f16, {"128", "128"});
-  p.task("t", {{"Y", Privilege::read_write}, {"X", Privilege::read}, {"W", Privilege::read}});
+  p.global("W", ScalarKind::f16, {"128", "64"});
+  p.global("Z", ScalarKind::f32, {"2", "64", "128"});
+  p.global("R", ScalarKind::f16, {"64"});
+  p.task("t", {{"Y", Privilege::read_write},
+               {"X", Privilege::read},
+               {"W", Privilege::read},
+               {"Z", Privilege::reduce},  // reduce: the same Z for every block
+               {"R", Privilege::read}});
   p.leaf("t", "t_leaf", leaf);
   p.inner("t", "t_grid", [](Inner& b) {
-    auto [Y, X, W] = b.params<3>();
+    auto [Y, X, W, Z, R] = b.params<5>();
     auto Yp = b.blocks(Y, {64, Y.dim(1)}), Xp = b.blocks(X, {64, X.dim(1)});
     b.prange({"i"}, {cdiv(Y.dim(0), 64)}, [&](const Indices& i) {
-      b.launch("t", {Yp({i[0], 0}), Xp({i[0], 0}), W});
+      b.launch("t", {Yp({i[0], 0}), Xp({i[0], 0}), W, Z, R});
     });
   });
-  p.entry("t", {"Y", "X", "W"});
-  Mapping m = parse_mapping(
-      "instance g { variant = t_grid proc = grid mems = [global, global, global]\n"
-      "  entrypoint = true calls = [l] }\n"
-      "instance l { variant = t_leaf proc = block mems = [register, shared, shared] }\n",
-      "shapes.tmap");
+  p.entry("t", {"Y", "X", "W", "Z", "R"});
+  Mapping m = parse_mapping(mapping, "shapes.tmap");
   return error_of([&] { instantiate(p, m); });
 }
 
@@ -247,7 +257,7 @@ TEST(Instantiate, LeafOperandShapes) {
             std::string::npos)
       << msg;
   msg = instantiate_error([](Leaf& b) { b.mma_kn(b.param("Y"), b.param("X"), b.param("W")); });
-  EXPECT_NE(msg.find("multiplies 'X' [64, 64] and 'W' [128, 128] ([k, n]) into 'Y' [64, 128]: "
+  EXPECT_NE(msg.find("multiplies 'X' [64, 64] and 'W' [128, 64] ([k, n]) into 'Y' [64, 128]: "
                      "the extents do not agree"),
             std::string::npos)
       << msg;
@@ -273,11 +283,45 @@ TEST(Instantiate, LeafOperandShapes) {
   EXPECT_NE(msg.find("multiplies 'X' [64, 64] and 'X' [64, 64] ([n, k]) into 'Y' [64, 128]"),
             std::string::npos)
       << msg;
-  // B [k, n] = [128, 128] with A [64, 128]: the extents agree.
-  EXPECT_EQ(instantiate_error([](Leaf& b) {
-              b.mma_kn(b.param("Y"), b.param("Y"), b.param("W"));
-            }).find("the extents do not agree"),
-            std::string::npos);
+  // B [n, k] = [128, 64] with A [64, 64]: the extents agree.
+  EXPECT_EQ(instantiate_error([](Leaf& b) { b.mma(b.param("Y"), b.param("X"), b.param("W")); }),
+            "(no error)");
+  msg = instantiate_error(
+      [](Leaf& b) { b.elementwise(b.param("Y"), "add", {b.param("Y"), b.param("R")}); });
+  EXPECT_NE(msg.find("reads 'R' [64] into 'Y' [64, 128] (operands have the rank of the "
+                     "destination)"),
+            std::string::npos)
+      << msg;
+  msg = instantiate_error([](Leaf& b) { b.reduce_max(b.param("Y"), b.param("X"), 2); });
+  EXPECT_NE(msg.find("reduces dimension 2 of 'X' [64, 64]"), std::string::npos) << msg;
+  msg = instantiate_error([](Leaf& b) { b.mask(b.param("Y"), b.param("X"), 5, 0, 0.0); });
+  EXPECT_NE(msg.find("masks dimension 5 of 'Y' [64, 128] by dimension 0 of 'X' [64, 64]"),
+            std::string::npos)
+      << msg;
+  msg = instantiate_error(
+      [](Leaf& b) { b.mask_causal(b.param("Y"), b.param("X"), b.param("X"), 3, 0.0); });
+  EXPECT_NE(msg.find("masks 'Y' [64, 128] by dimension 3 of 'X' [64, 64] and 'X' [64, 64]"),
+            std::string::npos)
+      << msg;
+  msg = instantiate_error([](Leaf& b) { b.mma(b.param("Y"), b.param("R"), b.param("X")); });
+  EXPECT_NE(msg.find("multiplies 'R' [64] and 'X' [64, 64] into 'Y' [64, 128] (matrices of one "
+                     "rank, at least 2)"),
+            std::string::npos)
+      << msg;
+  msg = instantiate_error([](Leaf& b) { b.mma(b.param("Z"), b.param("Z"), b.param("Z")); });
+  EXPECT_NE(msg.find("multiplies tensors of rank 3 whose leading extents are not 1"),
+            std::string::npos)
+      << msg;
+  // The machine's operand memories: A from global memory is refused at its `mems` item.
+  std::string global_a = kShapesMapping;
+  global_a.replace(global_a.find("[register, shared, shared,"), 26, "[register, global, shared,");
+  msg = instantiate_error([](Leaf& b) { b.mma(b.param("Y"), b.param("X"), b.param("W")); },
+                          global_a);
+  EXPECT_NE(msg.find("shapes.tmap:3:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("reads its A operand 'X' from global memory, but the tensor cores of H100 "
+                     "(sm_90a) read it from shared or register memory"),
+            std::string::npos)
+      << msg;
 }
 
 }  // namespace

@@ -323,3 +323,40 @@ TEST(TaskAttention, CausalAgreesWithTheTileProgram) {
 
 }  // namespace
 }  // namespace tessel::transforms
+
+namespace tessel::transforms {
+namespace {
+
+// lower-to-tile refuses a reduction over a dimension of extent 1 (the tile language has no such
+// dimension: register tensors drop extents of 1), naming the leaf op.
+TEST(LowerToTile, ReductionOverAnExtentOfOne) {
+  task::TaskProgram p("red");
+  p.global("X", ScalarKind::f32, {"M", "1"});
+  p.global("y", ScalarKind::f32, {"M", "1"});
+  p.task("t", {{"y", task::Privilege::read_write}, {"X", task::Privilege::read}});
+  p.leaf("t", "t_leaf", [](task::Leaf& b) { b.reduce_max(b.param("y"), b.param("X"), 1); });
+  p.inner("t", "t_grid", [](task::Inner& b) {
+    auto [y, X] = b.params<2>();
+    auto yp = b.blocks(y, {64, 1}), Xp = b.blocks(X, {64, 1});
+    b.prange({"i"}, {task::cdiv(y.dim(0), 64)}, [&](const task::Indices& i) {
+      b.launch("t", {yp({i[0], 0}), Xp({i[0], 0})});
+    });
+  });
+  p.entry("t", {"y", "X"});
+  task::Mapping m = task::parse_mapping(
+      "instance g { variant = t_grid proc = grid mems = [global, global] entrypoint = true "
+      "calls = [l] }\ninstance l { variant = t_leaf proc = block mems = [register, register] }\n",
+      "red.tmap");
+  task::Instantiation inst = task::instantiate(p, m);
+  std::string msg;
+  try {
+    compile_task_program(inst);
+  } catch (const UserError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("lower-to-tile: reduce_max over a dimension of extent 1"), std::string::npos)
+      << msg;
+}
+
+}  // namespace
+}  // namespace tessel::transforms
