@@ -65,8 +65,9 @@ void for_each(const std::vector<int64_t>& shape,
   }
 }
 
-// f32 arithmetic, as the tile interpreter and the GPU compute (the result converted to the
-// destination's element type when it is stored).
+// Computed in double; the destination rounds the result to its element type when it is stored
+// (f32 for the attention's scores and row vectors). exp2 takes its argument rounded to f32 first,
+// as the tile program's exp2 of an f32 fma does.
 double apply_elementwise(const std::string& op, const std::vector<double>& x) {
   auto f = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   if (op == "add") return x[0] + x[1];
@@ -271,8 +272,10 @@ class Interpreter {
           break;
         }
         case LeafOp::Kind::mask: {
-          // The elements of ref along ref_dim inside its tensor: its extent within its parents.
-          int64_t inside = args[op.operands[1]].shape.at(op.ref_dim);
+          // The elements of ref along ref_dim inside the tensor it is a piece of (its root
+          // array; a parent piece's own end does not count).
+          const View& ref = args[op.operands[1]];
+          int64_t inside = ref.array->shape.at(op.ref_dim) - ref.offset.at(op.ref_dim);
           for_each(dst.shape, [&](std::vector<int64_t>& c) {
             if (c[op.dim] >= inside) dst.set(c, op.value);
           });

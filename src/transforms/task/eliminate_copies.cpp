@@ -91,11 +91,16 @@ class Eliminator {
   // ---- loop-invariant copy-in: a copy into a fresh tensor of data the loop does not change ----
   // (Q's tile of attention, read by every key step): the allocation and the copy move out of the
   // loop, to be done once, as early as the source's data allows.
+  // Whether piece t (or a piece it is part of) names one of `vars` in its coordinates or block
+  // extents (textually: a longer name that starts the same counts too, which only hoists less).
   bool mentions_var(int t, const std::vector<std::string>& vars) {
-    for (; t >= 0; t = p_.tensors[t].kind == Tensor::Kind::piece ? p_.tensors[t].parent : -1)
-      for (const task::Expr& c : p_.tensors[t].coords)
+    for (; t >= 0; t = p_.tensors[t].kind == Tensor::Kind::piece ? p_.tensors[t].parent : -1) {
+      std::vector<task::Expr> exprs = p_.tensors[t].coords;
+      exprs.insert(exprs.end(), p_.tensors[t].block.begin(), p_.tensors[t].block.end());
+      for (const task::Expr& c : exprs)
         for (const std::string& v : vars)
           if (c.str().find("%" + v) != std::string::npos) return true;
+    }
     return false;
   }
 
@@ -170,7 +175,7 @@ class Eliminator {
       if (p_.tensors[t].kind != Tensor::Kind::allocation) continue;
       for (size_t j = i + 1; j < ops.size(); ++j) {
         const Op& o = *ops[j];
-        if (o.kind == Op::Kind::copy && o.dst == t && o.src != t) {
+        if (o.kind == Op::Kind::copy && o.dst == t && !part_of(p_, o.src, t)) {
           erase_op(p_, ops, i);
           return true;
         }
