@@ -14,6 +14,15 @@ const std::vector<TaskExample>& task_examples() {
        &dual_gemm_tasks, "dual_gemm.tmap", embedded_task_mapping("dual_gemm.tmap")},
       {"gemm_rowsum", "C = A B^T and y = row sums of A, in the GEMM's K loop (Cypress 5.2)",
        &gemm_rowsum_tasks, "gemm_rowsum.tmap", embedded_task_mapping("gemm_rowsum.tmap")},
+      {"flash_attention",
+       "O = softmax(Q K^T / sqrt(128)) V, Q/K/V/O [BH,S,128], the online softmax "
+       "(FlashAttention-2)",
+       &attention_tasks, "flash_attention.tmap", embedded_task_mapping("flash_attention.tmap")},
+      {"flash_attention_causal",
+       "the causal FlashAttention-2: keys after the query masked, the key loop ending at the "
+       "diagonal",
+       &attention_causal_tasks, "flash_attention_causal.tmap",
+       embedded_task_mapping("flash_attention_causal.tmap")},
   };
   return table;
 }

@@ -10,7 +10,7 @@
 //    one launch, a sequential `srange` of launches, or a parallel `prange` whose launches must not
 //    write the same piece (aliasing writes are an error);
 //  - a *leaf* variant computes on its tensors with the tile language's operations (fill, copy,
-//    mma, elementwise, reduce) and launches nothing.
+//    mma, elementwise, reduce, mask) and launches nothing.
 // Variants read *tunables* (`b.tunable("U")`): integers the mapping fixes, such as tile sizes.
 //
 // Variant bodies are C++ functions of a builder, called once when the program is made: they
@@ -144,21 +144,49 @@ struct Stmt {
   SourceLocation loc;
 };
 
-// An operation of a leaf variant, on its parameters (tile-language semantics, in place):
+// An operation of a leaf variant, on its parameters (tile-language semantics, in place). Tensors
+// are matrices or vectors written with the rank of the pieces they are (a [1, U, D] piece of a
+// [BH, S, D] tensor is a U×D matrix): extents of 1 are no dimension of their own.
 //   fill:        dst = value
 //   copy:        dst = src (converted to dst's element type)
-//   mma:         dst += a · bᵀ  (dst [m,n], a [m,k], b [n,k]; products summed in f32)
-//   elementwise: dst = op(src...)  with op one of add, sub, mul, max, min, exp, relu, sigmoid,
-//                silu (x·sigmoid(x)); computed in f32, then converted to dst's element type
+//   mma:         dst += a · bᵀ  (dst [m,n], a [m,k], b [n,k]; products summed in f32); with
+//                `b_kn`, dst += a · b (b [k,n]: the P·V of attention with V [keys, d]). Leading
+//                extents, if any, are 1.
+//   elementwise: dst = op(src...)  with op one of add, sub, mul, div, max, min, fma (a·b + c),
+//                neg, exp, exp2, relu, sigmoid, silu (x·sigmoid(x)); computed in f32, then
+//                converted to dst's element type. A source is a tensor of dst's rank whose every
+//                extent is dst's or 1 (an extent of 1 is broadcast: a [U, 1] column of row
+//                values along a [U, W] tile's columns), or a number (`Leaf::number`).
 //   reduce_sum:  dst += Σ over dimension `dim` of src (dst has src's other dimensions, or all
 //                of them with `dim` of extent 1)
+//   reduce_max:  dst = max(dst, max over dimension `dim` of src) (the running row max)
+//   mask:        dst[c] = value wherever c[dim] is the index of an element of `ref` along
+//                `ref_dim` that lies outside the tensor `ref` is a piece of (keys past a ragged
+//                sequence length: the scores of a partial key tile set to -inf); ref's data is
+//                not read
+//   mask_causal: dst[.., r, c] = value wherever column c's position in the tensor `cols` is a
+//                piece of (along `ref_dim`) is after row r's position in the tensor of `rows`
+//                (keys after the query: causal attention); operands {dst, rows, cols}
 struct LeafOp {
-  enum class Kind { fill, copy, mma, elementwise, reduce_sum } kind = Kind::fill;
-  std::vector<int> operands;  // parameters: dst first
+  enum class Kind {
+    fill,
+    copy,
+    mma,
+    elementwise,
+    reduce_sum,
+    reduce_max,
+    mask,
+    mask_causal
+  } kind = Kind::fill;
+  // Parameters: dst first. An elementwise source < 0 is the number scalars[-1 - operand].
+  std::vector<int> operands;
   std::string op;             // elementwise
-  double value = 0;           // fill
-  int dim = 0;                // reduce_sum
+  double value = 0;           // fill, mask
+  int dim = 0;                // reduce_sum, reduce_max, mask (of dst)
   SourceLocation loc;
+  std::vector<double> scalars;  // elementwise
+  bool b_kn = false;            // mma: b is [k, n]
+  int ref_dim = 0;              // mask, mask_causal: the dimension of the refs that dst walks
 };
 
 struct Param {
@@ -300,20 +328,48 @@ class Inner {
   std::vector<std::vector<Stmt>*> stack_;
 };
 
+// A source of a leaf's elementwise op: a parameter (its number, `b.param("x")`) or a number.
+struct LeafArg {
+  int param = -1;
+  double value = 0;
+  bool is_number = false;
+  LeafArg(int p) : param(p) {}  // NOLINT: {b.param("x"), b.param("y")}
+  static LeafArg number(double v) {
+    LeafArg a(-1);
+    a.value = v;
+    a.is_number = true;
+    return a;
+  }
+};
+
 class Leaf {
  public:
   Leaf(Variant* v, const TaskDecl* task) : v_(v), task_(task) {}
   int param(const std::string& name, Loc loc = Loc::current()) const;
+  static LeafArg number(double v) { return LeafArg::number(v); }
   void fill(int dst, double value, Loc loc = Loc::current());
   void copy(int src, int dst, Loc loc = Loc::current());
-  void mma(int c, int a, int b, Loc loc = Loc::current());
-  void elementwise(int dst, const std::string& op, std::vector<int> srcs, Loc loc = Loc::current());
+  void mma(int c, int a, int b, Loc loc = Loc::current());     // c += a·bᵀ, b [n, k]
+  void mma_kn(int c, int a, int b, Loc loc = Loc::current());  // c += a·b,  b [k, n]
+  void elementwise(int dst, const std::string& op, std::vector<LeafArg> srcs,
+                   Loc loc = Loc::current());
   void reduce_sum(int dst, int src, int dim, Loc loc = Loc::current());
+  void reduce_max(int dst, int src, int dim, Loc loc = Loc::current());
+  // dst[c] = value where c[dim] indexes an element of ref along ref_dim outside ref's tensor.
+  void mask(int dst, int ref, int dim, int ref_dim, double value, Loc loc = Loc::current());
+  // dst[.., r, c] = value where c's position in cols' tensor (along ref_dim) > r's in rows'.
+  void mask_causal(int dst, int rows, int cols, int ref_dim, double value,
+                   Loc loc = Loc::current());
 
  private:
-  void check(const std::vector<int>& operands, const SourceLocation& loc) const;
+  // Privileges: the destination writable; every source readable, or a write-only parameter
+  // this leaf has already written (a scratch tensor). Records the destination as written.
+  void check(const std::vector<int>& operands, const SourceLocation& loc);
+  // Whether parameter `p`'s value can be read here: read privilege, or written by an earlier op.
+  bool readable(int p) const;
   Variant* v_;
   const TaskDecl* task_;
+  std::vector<int> written_;
 };
 
 }  // namespace tessel::task

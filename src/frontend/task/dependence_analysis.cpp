@@ -126,8 +126,10 @@ class Analysis {
     return f.tensors[id];
   }
 
+  // `renames`: the caller's loop variables, which the extents of its pieces may name.
   void lower_node(const Node& n, const std::vector<int>& args,
-                  std::vector<std::unique_ptr<Op>>& ops, State& state) {
+                  std::vector<std::unique_ptr<Op>>& ops, State& state,
+                  const std::map<std::string, std::string>& renames = {}) {
     if (n.variant->kind == VariantKind::leaf) {
       auto op = p_.make_op(Op::Kind::call);
       op->leaf = n.variant;
@@ -147,6 +149,7 @@ class Analysis {
     }
     Frame f;
     f.node = &n;
+    f.renames = renames;
     f.tensors.assign(n.variant->tensors.size(), -1);
     for (size_t i = 0; i < args.size(); ++i) f.tensors[i] = args[i];
     // Locals first, so that they are in scope of every statement of the body.
@@ -265,7 +268,7 @@ class Analysis {
       access(*copy, {{args[i], false}, {fresh[i], true}}, state);
       ops.push_back(std::move(copy));
     }
-    lower_node(callee, fresh, ops, state);
+    lower_node(callee, fresh, ops, state, f.renames);
     for (size_t i = 0; i < args.size(); ++i) {
       if (!writes(callee.task->params[i].privilege)) continue;
       auto copy = p_.make_op(Op::Kind::copy);

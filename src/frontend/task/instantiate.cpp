@@ -151,6 +151,7 @@ class Instantiator {
     }
     check_level(*node, parent);
     check_memories(*node);
+    if (node->variant->kind == VariantKind::leaf) check_leaf_shapes(*node);
     if (node->variant->kind == VariantKind::inner) {
       check_partitions(*node);
       std::vector<const Stmt*> pranges;
@@ -183,8 +184,9 @@ class Instantiator {
       for (const LeafOp& op : n.variant->ops) {
         if (op.kind != LeafOp::Kind::mma) continue;
         const ArgInfo& c = n.args[op.operands[0]];
+        const Expr rows = c.shape.size() >= 2 ? c.shape[c.shape.size() - 2] : Expr(0);
         if (n.proc == Processor::warpgroup && machine_.mma_warpgroup_rows > 0 && !c.shape.empty() &&
-            c.shape[0].is_constant() && c.shape[0].value() % machine_.mma_warpgroup_rows != 0)
+            rows.is_constant() && rows.value() % machine_.mma_warpgroup_rows != 0)
           user_error(inst.proc.loc, "instance '", inst.name, "': a warpgroup's mma covers ",
                      machine_.mma_warpgroup_rows, " rows at a time, but its accumulator '",
                      n.task->params[op.operands[0]].name, "' is ", shape_str(c.shape),
@@ -192,9 +194,9 @@ class Instantiator {
         for (int i = 1; i <= 2; ++i) {
           int p = op.operands[i];
           const ArgInfo& a = n.args[p];
-          if (n.mems[p] != Memory::shared || a.shape.size() != 2 || !a.shape[1].is_constant())
+          if (n.mems[p] != Memory::shared || a.shape.size() < 2 || !a.shape.back().is_constant())
             continue;
-          int64_t row = a.shape[1].value() * element_bytes(a.element);
+          int64_t row = a.shape.back().value() * element_bytes(a.element);
           if (row % machine_.mma_shared_row_bytes != 0)
             user_error(inst.mems[p].loc, "instance '", inst.name, "': mma operand '",
                        n.task->params[p].name, "' ", shape_str(a.shape),
@@ -231,6 +233,129 @@ class Instantiator {
                      shape_str(n.args[p].shape), " needs ", bytes, " bytes of registers, ",
                      per_thread / 4, " registers in ", over, ", more than the ",
                      mem.capacity_bytes / 4, " a thread has");
+      }
+    }
+  }
+
+  // The leaf ops' operands as this instance gives them: ranks and extents that fit each op, the
+  // memories the machine's mma reads. Extents that are not constants are not compared.
+  void check_leaf_shapes(const Node& n) {
+    const MappingInstance& inst = *n.instance;
+    for (const LeafOp& op : n.variant->ops) {
+      auto name = [&](int i) { return "'" + n.task->params[op.operands[i]].name + "'"; };
+      auto shape = [&](int i) { return n.args[op.operands[i]].shape; };
+      auto fail = [&](const auto&... what) {
+        user_error(inst.loc, "instance '", inst.name, "': the ", leaf_op_name(op.kind), " at ",
+                   op.loc.str(), " of variant '", n.variant->name, "' ", what...);
+      };
+      auto is = [](const Expr& e, int64_t v) { return e.is_constant() && e.value() == v; };
+      auto differ = [](const Expr& a, const Expr& b) {
+        return a.is_constant() && b.is_constant() && a.value() != b.value();
+      };
+      const std::vector<Expr> dst = shape(0);
+      switch (op.kind) {
+        case LeafOp::Kind::fill:
+          break;
+        case LeafOp::Kind::copy:
+        case LeafOp::Kind::elementwise:
+          for (size_t i = 1; i < op.operands.size(); ++i) {
+            if (op.operands[i] < 0) continue;  // a number
+            std::vector<Expr> src = shape(static_cast<int>(i));
+            if (src.size() != dst.size())
+              fail("reads ", name(static_cast<int>(i)), " ", shape_str(src), " into ", name(0), " ",
+                   shape_str(dst), " (operands have the rank of the destination)");
+            for (size_t d = 0; d < src.size(); ++d) {
+              bool broadcast = op.kind == LeafOp::Kind::elementwise && is(src[d], 1);
+              if (!broadcast && differ(src[d], dst[d]))
+                fail("reads ", name(static_cast<int>(i)), " ", shape_str(src), " into ", name(0),
+                     " ", shape_str(dst), ": extent ", src[d].str(), " of dimension ", d,
+                     " is neither ", dst[d].str(), " nor 1",
+                     op.kind == LeafOp::Kind::copy ? " (a copy does not broadcast)" : "");
+            }
+          }
+          break;
+        case LeafOp::Kind::reduce_sum:
+        case LeafOp::Kind::reduce_max: {
+          std::vector<Expr> src = shape(1);
+          if (op.dim < 0 || op.dim >= static_cast<int>(src.size()))
+            fail("reduces dimension ", op.dim, " of ", name(1), " ", shape_str(src));
+          std::vector<Expr> want = src;
+          if (dst.size() == src.size()) {
+            want[op.dim] = Expr(1);
+          } else {
+            want.erase(want.begin() + op.dim);
+          }
+          bool ok = want.size() == dst.size();
+          for (size_t d = 0; ok && d < want.size(); ++d) ok = !differ(want[d], dst[d]);
+          if (!ok)
+            fail("reduces ", name(1), " ", shape_str(src), " along dimension ", op.dim, " into ",
+                 name(0), " ", shape_str(dst), ", which should be ", shape_str(want));
+          break;
+        }
+        case LeafOp::Kind::mask: {
+          std::vector<Expr> ref = shape(1);
+          if (op.dim < 0 || op.dim >= static_cast<int>(dst.size()) || op.ref_dim < 0 ||
+              op.ref_dim >= static_cast<int>(ref.size()))
+            fail("masks dimension ", op.dim, " of ", name(0), " ", shape_str(dst), " by dimension ",
+                 op.ref_dim, " of ", name(1), " ", shape_str(ref));
+          if (differ(dst[op.dim], ref[op.ref_dim]))
+            fail("masks dimension ", op.dim, " of ", name(0), " ", shape_str(dst), " by dimension ",
+                 op.ref_dim, " of ", name(1), " ", shape_str(ref), ", whose extents differ");
+          break;
+        }
+        case LeafOp::Kind::mask_causal: {
+          std::vector<Expr> rows = shape(1), cols = shape(2);
+          const size_t r = dst.size();
+          if (r < 2 || op.ref_dim < 0 || op.ref_dim >= static_cast<int>(rows.size()) ||
+              op.ref_dim >= static_cast<int>(cols.size()))
+            fail("masks ", name(0), " ", shape_str(dst), " by dimension ", op.ref_dim, " of ",
+                 name(1), " ", shape_str(rows), " and ", name(2), " ", shape_str(cols));
+          if (differ(dst[r - 2], rows[op.ref_dim]) || differ(dst[r - 1], cols[op.ref_dim]))
+            fail("masks ", name(0), " ", shape_str(dst), " by dimension ", op.ref_dim, " of ",
+                 name(1), " ", shape_str(rows), " (its rows) and ", name(2), " ",
+                 shape_str(cols), " (its columns), whose extents differ");
+          break;
+        }
+        case LeafOp::Kind::mma: {
+          std::vector<Expr> a = shape(1), b = shape(2);
+          if (dst.size() < 2 || a.size() != dst.size() || b.size() != dst.size())
+            fail("multiplies ", name(1), " ", shape_str(a), " and ", name(2), " ", shape_str(b),
+                 " into ", name(0), " ", shape_str(dst), " (matrices of one rank, at least 2)");
+          const size_t r = dst.size();
+          for (size_t d = 0; d + 2 < r; ++d)
+            if (!is(dst[d], 1) || !is(a[d], 1) || !is(b[d], 1))
+              fail("multiplies tensors of rank ", r, " whose leading extents are not 1");
+          const Expr &m = dst[r - 2], &nn = dst[r - 1], &k = a[r - 1];
+          const Expr& bk = op.b_kn ? b[r - 2] : b[r - 1];
+          const Expr& bn = op.b_kn ? b[r - 1] : b[r - 2];
+          if (differ(a[r - 2], m) || differ(bn, nn) || differ(bk, k))
+            fail("multiplies ", name(1), " ", shape_str(a), " and ", name(2), " ", shape_str(b),
+                 op.b_kn ? " ([k, n])" : " ([n, k])", " into ", name(0), " ", shape_str(dst),
+                 ": the extents do not agree");
+          // Where the tensor cores read and accumulate.
+          const std::vector<Memory>* allowed[3] = {
+              &machine_.mma_c_memories, &machine_.mma_a_memories, &machine_.mma_b_memories};
+          const char* role[3] = {"accumulator", "A operand", "B operand"};
+          for (int i = 0; i < 3; ++i) {
+            int p = op.operands[i];
+            const std::vector<Memory>& ok = *allowed[i];
+            if (ok.empty() || std::find(ok.begin(), ok.end(), n.mems[p]) != ok.end()) continue;
+            std::string where;
+            for (size_t j = 0; j < ok.size(); ++j)
+              where += std::string(j ? (j + 1 == ok.size() ? " or " : ", ") : "") +
+                       std::string(memory_name(ok[j]));
+            if (i == 0)
+              user_error(inst.mems[p].loc, "instance '", inst.name, "': the mma at ",
+                         op.loc.str(), " accumulates into '", n.task->params[p].name, "' in ",
+                         memory_name(n.mems[p]), " memory, but the tensor cores of ", machine_.name,
+                         " accumulate in ", where, " memory");
+            user_error(inst.mems[p].loc, "instance '", inst.name, "': the mma at ", op.loc.str(),
+                       " reads its ", role[i], " '", n.task->params[p].name, "' from ",
+                       memory_name(n.mems[p]), " memory, but the tensor cores of ", machine_.name,
+                       " read it from ", where, " memory");
+          }
+          break;
+        }
       }
     }
   }

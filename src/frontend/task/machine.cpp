@@ -29,11 +29,19 @@ const Machine& h100() {
           {K::copy, P::block, P::thread},
           {K::elementwise, P::block, P::thread},
           {K::reduce_sum, P::block, P::thread},
+          {K::reduce_max, P::block, P::thread},
+          {K::mask, P::block, P::thread},
+          {K::mask_causal, P::block, P::thread},
           // wgmma: issued by a warpgroup; a block-level mma is spread over its warpgroups.
           {K::mma, P::block, P::warpgroup},
       },
       128,
       64,
+      // wgmma: A from shared memory or registers (the RS form), B from shared memory only, the
+      // accumulator in registers.
+      {M::shared, M::reg},
+      {M::shared},
+      {M::reg},
   };
   return machine;
 }
@@ -98,6 +106,12 @@ std::string_view leaf_op_name(LeafOp::Kind k) {
       return "elementwise";
     case LeafOp::Kind::reduce_sum:
       return "reduce_sum";
+    case LeafOp::Kind::reduce_max:
+      return "reduce_max";
+    case LeafOp::Kind::mask:
+      return "mask";
+    case LeafOp::Kind::mask_causal:
+      return "mask_causal";
   }
   return "?";
 }

@@ -52,6 +52,8 @@ struct Machine {
   int64_t mma_shared_row_bytes = 0;
   // The rows of the accumulator one warpgroup's mma covers at a time (wgmma's M = 64; 0: no rule).
   int64_t mma_warpgroup_rows = 0;
+  // The memories each mma operand may be read from (A, B) or accumulated in (C); empty: any.
+  std::vector<Memory> mma_a_memories, mma_b_memories, mma_c_memories;
 
   const ProcessorInfo& processor(Processor p) const;
   const MemoryInfo& memory(Memory m) const;

@@ -240,6 +240,17 @@ namespace {
 SourceLocation at(const Loc& loc) {
   return SourceLocation::from(loc);
 }
+LeafOp leaf_op(LeafOp::Kind kind, std::vector<int> operands, const SourceLocation& loc,
+               std::string op = {}, double value = 0, int dim = 0) {
+  LeafOp l;
+  l.kind = kind;
+  l.operands = std::move(operands);
+  l.op = std::move(op);
+  l.value = value;
+  l.dim = dim;
+  l.loc = loc;
+  return l;
+}
 }  // namespace
 
 void TaskProgram::global(const std::string& name, ScalarKind element,
@@ -460,52 +471,106 @@ int Leaf::param(const std::string& name, Loc loc) const {
   user_error(at(loc), "task '", task_->name, "' has no parameter '", name, "'");
 }
 
-void Leaf::check(const std::vector<int>& operands, const SourceLocation& loc) const {
+bool Leaf::readable(int p) const {
+  return reads(task_->params[p].privilege) ||
+         std::find(written_.begin(), written_.end(), p) != written_.end();
+}
+
+void Leaf::check(const std::vector<int>& operands, const SourceLocation& loc) {
   for (size_t i = 0; i < operands.size(); ++i) {
     int p = operands[i];
+    if (i > 0 && p < 0) continue;  // a number
     if (p < 0 || p >= static_cast<int>(task_->params.size()))
       user_error(loc, "leaf '", v_->name, "': no parameter number ", p);
     Privilege priv = task_->params[p].privilege;
     if (i == 0 && !writes(priv))
       user_error(loc, "leaf '", v_->name, "' writes '", task_->params[p].name, "', which task '",
                  task_->name, "' only reads");
-    if (i > 0 && !reads(priv))
+    if (i > 0 && !readable(p))
       user_error(loc, "leaf '", v_->name, "' reads '", task_->params[p].name, "', which task '",
-                 task_->name, "' only writes");
+                 task_->name, "' only writes (and this leaf has not written yet)");
   }
+  if (!operands.empty()) written_.push_back(operands[0]);
 }
 
 void Leaf::fill(int dst, double value, Loc loc) {
   check({dst}, at(loc));
-  v_->ops.push_back({LeafOp::Kind::fill, {dst}, "", value, 0, at(loc)});
+  v_->ops.push_back(leaf_op(LeafOp::Kind::fill, {dst}, at(loc), "", value, 0));
 }
 void Leaf::copy(int src, int dst, Loc loc) {
   check({dst, src}, at(loc));
-  v_->ops.push_back({LeafOp::Kind::copy, {dst, src}, "", 0, 0, at(loc)});
+  v_->ops.push_back(leaf_op(LeafOp::Kind::copy, {dst, src}, at(loc), "", 0, 0));
 }
 void Leaf::mma(int c, int a, int b, Loc loc) {
+  bool accumulates = c >= 0 && c < static_cast<int>(task_->params.size()) && readable(c);
   check({c, a, b}, at(loc));
-  if (!reads(task_->params[c].privilege))
+  if (!accumulates)
     user_error(at(loc), "leaf '", v_->name, "': mma accumulates into '", task_->params[c].name,
-               "', which needs read-write or reduce privilege");
-  v_->ops.push_back({LeafOp::Kind::mma, {c, a, b}, "", 0, 0, at(loc)});
+               "', which needs read-write or reduce privilege (or a value this leaf wrote)");
+  v_->ops.push_back(leaf_op(LeafOp::Kind::mma, {c, a, b}, at(loc), "", 0, 0));
 }
-void Leaf::elementwise(int dst, const std::string& op, std::vector<int> srcs, Loc loc) {
+void Leaf::mma_kn(int c, int a, int b, Loc loc) {
+  mma(c, a, b, loc);
+  v_->ops.back().b_kn = true;
+}
+void Leaf::elementwise(int dst, const std::string& op, std::vector<LeafArg> srcs, Loc loc) {
   static const std::vector<std::pair<std::string, size_t>> known = {
-      {"add", 2}, {"sub", 2},  {"mul", 2},     {"max", 2}, {"min", 2},
-      {"exp", 1}, {"relu", 1}, {"sigmoid", 1}, {"silu", 1}};
+      {"add", 2}, {"sub", 2},  {"mul", 2},  {"div", 2},  {"max", 2},     {"min", 2},
+      {"fma", 3}, {"neg", 1},  {"exp", 1},  {"exp2", 1}, {"relu", 1},    {"sigmoid", 1},
+      {"silu", 1}};
   auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.first == op; });
   if (it == known.end()) user_error(at(loc), "leaf elementwise: unknown operation '", op, "'");
   if (srcs.size() != it->second)
     user_error(at(loc), "leaf elementwise ", op, " takes ", it->second, " operands");
-  std::vector<int> operands = {dst};
-  operands.insert(operands.end(), srcs.begin(), srcs.end());
-  check(operands, at(loc));
-  v_->ops.push_back({LeafOp::Kind::elementwise, operands, op, 0, 0, at(loc)});
+  LeafOp l = leaf_op(LeafOp::Kind::elementwise, {dst}, at(loc), op, 0, 0);
+  bool tensor = false;
+  for (const LeafArg& a : srcs) {
+    if (a.is_number) {
+      l.scalars.push_back(a.value);
+      l.operands.push_back(-static_cast<int>(l.scalars.size()));
+    } else {
+      l.operands.push_back(a.param);
+      tensor = true;
+    }
+  }
+  if (!tensor)
+    user_error(at(loc), "leaf elementwise ", op, ": every operand is a number (give a tensor)");
+  check(l.operands, at(loc));
+  v_->ops.push_back(std::move(l));
 }
 void Leaf::reduce_sum(int dst, int src, int dim, Loc loc) {
   check({dst, src}, at(loc));
-  v_->ops.push_back({LeafOp::Kind::reduce_sum, {dst, src}, "", 0, dim, at(loc)});
+  v_->ops.push_back(leaf_op(LeafOp::Kind::reduce_sum, {dst, src}, at(loc), "", 0, dim));
+}
+void Leaf::reduce_max(int dst, int src, int dim, Loc loc) {
+  bool folds = dst >= 0 && dst < static_cast<int>(task_->params.size()) && readable(dst);
+  check({dst, src}, at(loc));
+  if (!folds)
+    user_error(at(loc), "leaf '", v_->name, "': reduce_max folds into '", task_->params[dst].name,
+               "', which needs read-write privilege (or a value this leaf wrote)");
+  v_->ops.push_back(leaf_op(LeafOp::Kind::reduce_max, {dst, src}, at(loc), "", 0, dim));
+}
+void Leaf::mask(int dst, int ref, int dim, int ref_dim, double value, Loc loc) {
+  bool keeps = dst >= 0 && dst < static_cast<int>(task_->params.size()) && readable(dst);
+  check({dst, ref}, at(loc));
+  if (!keeps)
+    user_error(at(loc), "leaf '", v_->name, "': mask keeps the other elements of '",
+               task_->params[dst].name, "', which needs read-write privilege (or a value this "
+               "leaf wrote)");
+  LeafOp l = leaf_op(LeafOp::Kind::mask, {dst, ref}, at(loc), "", value, dim);
+  l.ref_dim = ref_dim;
+  v_->ops.push_back(std::move(l));
+}
+void Leaf::mask_causal(int dst, int rows, int cols, int ref_dim, double value, Loc loc) {
+  bool keeps = dst >= 0 && dst < static_cast<int>(task_->params.size()) && readable(dst);
+  check({dst, rows, cols}, at(loc));
+  if (!keeps)
+    user_error(at(loc), "leaf '", v_->name, "': mask_causal keeps the other elements of '",
+               task_->params[dst].name, "', which needs read-write privilege (or a value this "
+               "leaf wrote)");
+  LeafOp l = leaf_op(LeafOp::Kind::mask_causal, {dst, rows, cols}, at(loc), "", value, 0);
+  l.ref_dim = ref_dim;
+  v_->ops.push_back(std::move(l));
 }
 
 }  // namespace tessel::task

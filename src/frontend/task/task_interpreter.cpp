@@ -25,10 +25,11 @@ double round_element(ScalarKind element, double value) {
 namespace {
 
 // A window of a host array: `shape` elements from `offset`; outside the array reads give 0 and
-// writes are dropped.
+// writes are dropped. `declared` is the extent the program gave the tensor (a piece's block),
+// of which `shape` is the part inside its parent (less at a ragged edge).
 struct View {
   HostArray* array = nullptr;
-  std::vector<int64_t> offset, shape;
+  std::vector<int64_t> offset, shape, declared;
 
   bool locate(const std::vector<int64_t>& c, int64_t& index) const {
     index = 0;
@@ -64,13 +65,21 @@ void for_each(const std::vector<int64_t>& shape,
   }
 }
 
+// Computed in double; the destination rounds the result to its element type when it is stored
+// (f32 for the attention's scores and row vectors). exp2 takes its argument rounded to f32 first,
+// as the tile program's exp2 of an f32 fma does.
 double apply_elementwise(const std::string& op, const std::vector<double>& x) {
+  auto f = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   if (op == "add") return x[0] + x[1];
   if (op == "sub") return x[0] - x[1];
   if (op == "mul") return x[0] * x[1];
+  if (op == "div") return x[0] / x[1];
   if (op == "max") return std::max(x[0], x[1]);
   if (op == "min") return std::min(x[0], x[1]);
+  if (op == "fma") return std::fma(x[0], x[1], x[2]);
+  if (op == "neg") return -x[0];
   if (op == "exp") return std::exp(x[0]);
+  if (op == "exp2") return std::exp2(f(x[0]));
   if (op == "relu") return std::max(x[0], 0.0);
   if (op == "sigmoid") return 1.0 / (1.0 + std::exp(-x[0]));
   if (op == "silu") return x[0] / (1.0 + std::exp(-x[0]));
@@ -81,8 +90,11 @@ class Interpreter {
  public:
   explicit Interpreter(const std::map<std::string, int64_t>& sizes) : sizes_(sizes) {}
 
-  void run(const Node& n, const std::vector<View>& args) {
-    std::map<std::string, int64_t> vars;
+  // `outer`: the caller's loop indices, which the extents of the pieces it passed may name (a
+  // key range that grows with the query tile's index).
+  void run(const Node& n, const std::vector<View>& args,
+           const std::map<std::string, int64_t>& outer = {}) {
+    std::map<std::string, int64_t> vars = outer;
     if (n.variant->kind == VariantKind::leaf) {
       leaf(*n.variant, args);
       return;
@@ -131,7 +143,7 @@ class Interpreter {
         int64_t count = 1;
         for (int64_t s : a.shape) count *= s;
         a.data.assign(count, 0.0);
-        tensors[id] = {&a, std::vector<int64_t>(a.shape.size(), 0), a.shape};
+        tensors[id] = {&a, std::vector<int64_t>(a.shape.size(), 0), a.shape, a.shape};
       }
       return tensors[id];
     }
@@ -143,6 +155,7 @@ class Interpreter {
       out.offset[d] += c * b;
       // A piece never reaches past its source's own extent (a local's or a parent piece's).
       out.shape[d] = std::max<int64_t>(0, std::min(b, src.shape[d] - c * b));
+      out.declared[d] = b;
     }
     return out;
   }
@@ -153,7 +166,7 @@ class Interpreter {
       if (s.kind == Stmt::Kind::launch) {
         std::vector<View> args;
         for (int a : s.args) args.push_back(view(n, a, tensors, vars));
-        run(n.callee(s), args);
+        run(n.callee(s), args, vars);
         continue;
       }
       // srange and prange run in order: a prange's launches write disjoint pieces (checked at
@@ -166,6 +179,53 @@ class Interpreter {
       });
       for (const std::string& v : s.vars) vars.erase(v);
     }
+  }
+
+  // Element `c` of dst's index space read from `src`: where src's declared extent is 1 and
+  // dst's is not, src is broadcast along that dimension.
+  static double get_broadcast(const View& src, const View& dst, const std::vector<int64_t>& c,
+                              std::vector<int64_t>& sc) {
+    sc = c;
+    for (size_t d = 0; d < sc.size(); ++d)
+      if (src.declared[d] == 1 && dst.declared[d] != 1) sc[d] = 0;
+    return src.get(sc);
+  }
+
+  // c += a·bᵀ (b [n, k]) or a·b (b [k, n]) over the last two dimensions (leading extents 1).
+  static void mma(const View& dst, const View& a, const View& b, bool b_kn) {
+    const size_t r = dst.shape.size();
+    int64_t K = a.declared.at(r - 1);
+    std::vector<int64_t> ac(r, 0), bc(r, 0);
+    for_each(dst.shape, [&](std::vector<int64_t>& c) {
+      double sum = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        ac[r - 2] = c[r - 2];
+        ac[r - 1] = k;
+        bc[r - 2] = b_kn ? k : c[r - 1];
+        bc[r - 1] = b_kn ? c[r - 1] : k;
+        sum += a.get(ac) * b.get(bc);
+      }
+      dst.set(c, dst.get(c) + sum);
+    });
+  }
+
+  // dst = fold(dst, fold over dimension `dim` of src), fold a sum or a max.
+  static void reduce(const View& dst, const View& src, int dim, bool max) {
+    std::vector<int64_t> sc;
+    for_each(dst.shape, [&](std::vector<int64_t>& c) {
+      double acc = max ? -INFINITY : 0.0;
+      for (int64_t k = 0; k < src.shape.at(dim); ++k) {
+        sc = c;
+        // dst has src's other dimensions, or all of them with `dim` of extent 1.
+        if (dst.shape.size() == src.shape.size()) {
+          sc[dim] = k;
+        } else {
+          sc.insert(sc.begin() + dim, k);
+        }
+        acc = max ? std::max(acc, src.get(sc)) : acc + src.get(sc);
+      }
+      dst.set(c, max ? std::max(dst.get(c), acc) : dst.get(c) + acc);
+    });
   }
 
   void leaf(const Variant& v, const std::vector<View>& args) {
@@ -181,44 +241,43 @@ class Interpreter {
           break;
         }
         case LeafOp::Kind::elementwise: {
+          // Sources read before dst is written, element by element (dst may be a source).
           std::vector<double> x(op.operands.size() - 1);
+          std::vector<int64_t> sc;
           for_each(dst.shape, [&](std::vector<int64_t>& c) {
-            for (size_t i = 1; i < op.operands.size(); ++i) x[i - 1] = args[op.operands[i]].get(c);
+            for (size_t i = 1; i < op.operands.size(); ++i) {
+              int p = op.operands[i];
+              x[i - 1] = p < 0 ? static_cast<double>(static_cast<float>(op.scalars.at(-1 - p)))
+                               : get_broadcast(args[p], dst, c, sc);
+            }
             dst.set(c, apply_elementwise(op.op, x));
           });
           break;
         }
-        case LeafOp::Kind::mma: {
-          const View &a = args[op.operands[1]], &b = args[op.operands[2]];
-          int64_t K = a.shape.at(1);
-          std::vector<int64_t> ac(2), bc(2);
+        case LeafOp::Kind::mma:
+          mma(dst, args[op.operands[1]], args[op.operands[2]], op.b_kn);
+          break;
+        case LeafOp::Kind::reduce_sum:
+        case LeafOp::Kind::reduce_max:
+          reduce(dst, args[op.operands[1]], op.dim, op.kind == LeafOp::Kind::reduce_max);
+          break;
+        case LeafOp::Kind::mask_causal: {
+          // Positions in the refs' tensors: the row's in rows_ref, the column's in cols_ref.
+          const View &rows = args[op.operands[1]], &cols = args[op.operands[2]];
+          const size_t r = dst.shape.size();
+          int64_t row0 = rows.offset.at(op.ref_dim), col0 = cols.offset.at(op.ref_dim);
           for_each(dst.shape, [&](std::vector<int64_t>& c) {
-            double sum = 0;
-            for (int64_t k = 0; k < K; ++k) {
-              ac = {c[0], k};
-              bc = {c[1], k};
-              sum += a.get(ac) * b.get(bc);
-            }
-            dst.set(c, dst.get(c) + sum);
+            if (col0 + c[r - 1] > row0 + c[r - 2]) dst.set(c, op.value);
           });
           break;
         }
-        case LeafOp::Kind::reduce_sum: {
-          const View& src = args[op.operands[1]];
-          std::vector<int64_t> sc;
+        case LeafOp::Kind::mask: {
+          // The elements of ref along ref_dim inside the tensor it is a piece of (its root
+          // array; a parent piece's own end does not count).
+          const View& ref = args[op.operands[1]];
+          int64_t inside = ref.array->shape.at(op.ref_dim) - ref.offset.at(op.ref_dim);
           for_each(dst.shape, [&](std::vector<int64_t>& c) {
-            double sum = 0;
-            for (int64_t k = 0; k < src.shape.at(op.dim); ++k) {
-              sc = c;
-              // dst has src's other dimensions, or all of them with `dim` of extent 1.
-              if (dst.shape.size() == src.shape.size()) {
-                sc[op.dim] = k;
-              } else {
-                sc.insert(sc.begin() + op.dim, k);
-              }
-              sum += src.get(sc);
-            }
-            dst.set(c, dst.get(c) + sum);
+            if (c[op.dim] >= inside) dst.set(c, op.value);
           });
           break;
         }
@@ -244,7 +303,7 @@ void interpret(const Instantiation& inst, const std::map<std::string, int64_t>& 
     for (const std::string& s : t.shape) shape.push_back(global_extent(s, sizes));
     if (it->second.shape != shape)
       user_error(SourceLocation::unknown(), "tensor '", t.name, "' has the wrong shape");
-    args.push_back({&it->second, std::vector<int64_t>(shape.size(), 0), shape});
+    args.push_back({&it->second, std::vector<int64_t>(shape.size(), 0), shape, shape});
   }
   Interpreter(sizes).run(*inst.root, args);
 }

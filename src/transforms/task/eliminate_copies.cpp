@@ -1,6 +1,9 @@
 // EliminateCopies (eliminate_copies.h).
 #include "transforms/task/eliminate_copies.h"
 
+#include <algorithm>
+#include <set>
+
 #include "transforms/task/task_ir_utils.h"
 
 namespace tessel::transforms {
@@ -25,8 +28,8 @@ class Eliminator {
   explicit Eliminator(Program& p) : p_(p) {}
 
   void run() {
-    while (hoist(p_.body) || alias(p_.body) || duplicate(p_.body) || forward(p_.body) ||
-           dead(p_.body)) {
+    while (hoist(p_.body) || hoist_invariant(p_.body) || alias(p_.body) || duplicate(p_.body) ||
+           forward(p_.body) || dead(p_.body) || overwritten(p_.body)) {
     }
   }
 
@@ -85,6 +88,103 @@ class Eliminator {
     return false;
   }
 
+  // ---- loop-invariant copy-in: a copy into a fresh tensor of data the loop does not change ----
+  // (Q's tile of attention, read by every key step): the allocation and the copy move out of the
+  // loop, to be done once, as early as the source's data allows.
+  // Whether piece t (or a piece it is part of) names one of `vars` in its coordinates or block
+  // extents (textually: a longer name that starts the same counts too, which only hoists less).
+  bool mentions_var(int t, const std::vector<std::string>& vars) {
+    for (; t >= 0; t = p_.tensors[t].kind == Tensor::Kind::piece ? p_.tensors[t].parent : -1) {
+      std::vector<task::Expr> exprs = p_.tensors[t].coords;
+      exprs.insert(exprs.end(), p_.tensors[t].block.begin(), p_.tensors[t].block.end());
+      for (const task::Expr& c : exprs)
+        for (const std::string& v : vars)
+          if (c.str().find("%" + v) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  bool hoist_invariant(OpList& ops) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Op& loop = *ops[i];
+      if (hoist_invariant(loop.body)) return true;
+      if (loop.kind != Op::Kind::for_loop) continue;
+      OpList& body = loop.body;
+      for (size_t a = 0; a < body.size(); ++a) {
+        if (body[a]->kind != Op::Kind::alloc) continue;
+        int t = body[a]->tensor;
+        // The first op touching t copies x into it; no other op of the body writes t.
+        size_t first = 0;
+        bool found = false, written = false;
+        for (size_t j = a + 1; j < body.size(); ++j) {
+          if (!touches(p_, *body[j], t)) continue;
+          if (!found) {
+            first = j;
+            found = true;
+          } else if (writes(*body[j], t)) {
+            written = true;
+          }
+        }
+        if (!found || written) continue;
+        Op& in = *body[first];
+        if (in.kind != Op::Kind::copy || in.dst != t) continue;
+        int x = in.src, root = p_.root(x);
+        if (mentions_var(x, loop.vars)) continue;
+        bool x_written = false, x_local = false;
+        for (const auto& o : body) x_written |= writes(*o, root);
+        walk(body, [&](Op& o) { x_local |= is_alloc_of(o, root); });
+        if (x_written || x_local) continue;
+        std::unique_ptr<Op> in_op = std::move(body[first]);
+        body.erase(body.begin() + static_cast<long>(first));
+        std::unique_ptr<Op> alloc_op = std::move(body[a]);
+        body.erase(body.begin() + static_cast<long>(a));
+        // Ops of the body that waited for the copy wait for the loop's start instead.
+        int id = in_op->id;
+        walk(body, [&](Op& o) {
+          o.after.erase(std::remove_if(o.after.begin(), o.after.end(),
+                                       [&](const EventRef& e) { return e.op == id; }),
+                        o.after.end());
+        });
+        // As early as its source allows: after the last op before the loop that touches x's
+        // data, waiting for what the loop waited for among the ops up to there.
+        size_t at = i;
+        while (at > 0 && !touches(p_, *ops[at - 1], root) && !is_alloc_of(*ops[at - 1], root)) --at;
+        std::set<int> before;
+        for (size_t k = 0; k < at; ++k) before.insert(ops[k]->id);
+        in_op->after.clear();
+        for (const EventRef& e : loop.after)
+          if (before.count(e.op)) in_op->after.push_back(e);
+        loop.after.push_back({in_op->id, {}});
+        ops.insert(ops.begin() + static_cast<long>(at), std::move(in_op));
+        ops.insert(ops.begin() + static_cast<long>(at), std::move(alloc_op));
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ---- a copy into a tensor that a later copy of the same op list overwrites unread ----
+  // (the accumulator copied back after each of two tasks of one loop step: only the last copy
+  // counts).
+  bool overwritten(OpList& ops) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (overwritten(ops[i]->body)) return true;
+      Op& first = *ops[i];
+      if (first.kind != Op::Kind::copy) continue;
+      int t = first.dst;
+      if (p_.tensors[t].kind != Tensor::Kind::allocation) continue;
+      for (size_t j = i + 1; j < ops.size(); ++j) {
+        const Op& o = *ops[j];
+        if (o.kind == Op::Kind::copy && o.dst == t && !part_of(p_, o.src, t)) {
+          erase_op(p_, ops, i);
+          return true;
+        }
+        if (touches(p_, o, t)) break;
+      }
+    }
+    return false;
+  }
+
   // ---- alias a fresh allocation with the tensor it is copied from / into ----
   bool alias(OpList& ops) {
     for (size_t a = 0; a < ops.size(); ++a) {
@@ -92,13 +192,17 @@ class Eliminator {
       if (ops[a]->kind != Op::Kind::alloc) continue;
       int t = ops[a]->tensor;
       int in = -1, out = -1, last = -1;
-      bool whole_only = true;
+      bool whole_only = true, read_into_other = false, written = false;
       for (size_t j = a + 1; j < ops.size(); ++j) {
         const Op& o = *ops[j];
         if (!touches(p_, o, t)) continue;
         last = static_cast<int>(j);
+        if (static_cast<int>(j) != in && o.kind != Op::Kind::copy && writes(o, t)) written = true;
         if (o.kind == Op::Kind::copy && o.dst == t && in < 0 && out < 0) {
           in = static_cast<int>(j);
+        } else if (o.kind == Op::Kind::copy && o.src == t && in >= 0 && o.dst != ops[in]->src) {
+          // A read of t into another tensor (Q's tile into shared memory), not a copy back.
+          read_into_other = true;
         } else if (o.kind == Op::Kind::copy && o.src == t && out < 0) {
           out = static_cast<int>(j);
         } else if (o.kind == Op::Kind::copy && (o.src == t || o.dst == t)) {
@@ -106,6 +210,8 @@ class Eliminator {
         }
       }
       if (!whole_only || (in < 0 && out < 0)) continue;
+      // t read into another tensor stands for v only while t holds v's data unchanged.
+      if (read_into_other && written) continue;
       if (out >= 0 && out != last) continue;  // used after it is copied back
       int v = in >= 0 ? ops[in]->src : ops[out]->dst;
       if (in >= 0 && out >= 0 && ops[out]->dst != v) continue;

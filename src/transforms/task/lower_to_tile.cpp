@@ -128,6 +128,12 @@ class Lowering {
     if (out.empty()) out.push_back(1);
     return out;
   }
+  // The dimension of the register tensor that dimension `dim` of a task tensor of `shape` is.
+  static int64_t register_dim(const std::vector<int64_t>& shape, int dim) {
+    int64_t r = 0;
+    for (int d = 0; d < dim; ++d) r += shape[d] != 1;
+    return r;
+  }
   static std::vector<int64_t> unit_dims(const std::vector<int64_t>& shape) {
     std::vector<int64_t> out;
     for (size_t d = 0; d < shape.size(); ++d)
@@ -163,6 +169,37 @@ class Lowering {
     return globals_.at(p_.root(id)).tile(shape, tile_coords, options);
   }
   bool is_global(int id) const { return p_.tensors[p_.root(id)].kind == EvTensor::Kind::argument; }
+
+  // Where a global piece starts along dimension `d` (in elements) and the extent of its tensor
+  // there: the piece of a tensor of static shape `id` is, or the piece it was copied from.
+  std::pair<Index, Index> edge(int id, int d, const SourceLocation& loc) {
+    auto from = origins_.find(id);
+    if (!is_global(id) && from != origins_.end()) id = from->second;
+    if (!is_global(id) || p_.tensors[id].kind != EvTensor::Kind::piece)
+      user_error(loc, "lower-to-tile: mask: ", p_.tensor_ref(id),
+                 " is not a piece of a global tensor, nor copied from one");
+    Expr offset(0);
+    int cur = id;
+    for (; p_.tensors[cur].kind == EvTensor::Kind::piece; cur = p_.tensors[cur].parent)
+      offset = task::simplify(offset + p_.tensors[cur].coords.at(d) * p_.tensors[cur].block.at(d));
+    return {index(offset), index(p_.tensors[cur].shape.at(d))};
+  }
+
+  // `v`, the register value of tensor `src`, broadcast to the register shape of tensor `dst`
+  // along the dimensions where src has extent 1 and dst has not.
+  TensorValue broadcast_to(TensorValue v, int src, int dst) {
+    std::vector<int64_t> ss = static_shape(src, "the broadcast tensor"),
+                         ds = static_shape(dst, "the destination");
+    std::vector<int64_t> new_dims;
+    int64_t r = 0;
+    for (size_t d = 0; d < ds.size(); ++d) {
+      if (ds[d] == 1) continue;
+      if (ss[d] == 1) new_dims.push_back(r);
+      ++r;
+    }
+    if (new_dims.empty()) return v;
+    return b_->broadcast(v, register_shape(ds), new_dims);
+  }
 
   TensorValue value(int id) {
     if (is_global(id)) return tile_of(id);
@@ -222,12 +259,15 @@ class Lowering {
           assign(dst, value(arg(l, 1)));
           break;
         case LeafOp::Kind::mma: {
+          // C += A·Bᵀ with B [n, k] as wgmma reads it (K-major), or C += A·B with B [k, n].
           TensorValue a = value(arg(l, 1)), w = value(arg(l, 2));
-          TensorValue r = b.mma(a, transpose(w), in_registers(dst, ScalarKind::f32));
+          TensorValue r = b.mma(a, l.b_kn ? w : transpose(w), in_registers(dst, ScalarKind::f32));
           for (const Lane& lane : op.lanes) {
             if (lane.level != task::Processor::warpgroup) continue;
             std::vector<int64_t> tiling = {1, 1};
-            tiling[lane.dim == 0 ? 0 : 1] = lane.count;
+            // The lane's dimension among the accumulator's matrix dimensions (rows or columns).
+            std::vector<int64_t> shape = static_shape(dst, "the accumulator");
+            tiling[register_dim(shape, lane.dim) == 0 ? 0 : 1] = lane.count;
             r.value()->def()->set_attr("tiling", ir::Attribute::ints(tiling));
             threads_ = std::max<int64_t>(threads_, 128 * lane.count);
           }
@@ -236,8 +276,15 @@ class Lowering {
         }
         case LeafOp::Kind::elementwise: {
           std::vector<TensorValue> x;
-          for (size_t i = 1; i < l.operands.size(); ++i)
-            x.push_back(in_registers(arg(l, static_cast<int>(i)), ScalarKind::f32));
+          for (size_t i = 1; i < l.operands.size(); ++i) {
+            int o = l.operands[i];
+            if (o < 0) {
+              x.push_back(b.constant(l.scalars.at(-1 - o), ScalarKind::f32));
+            } else {
+              int src = op.args.at(o);
+              x.push_back(broadcast_to(in_registers(src, ScalarKind::f32), src, dst));
+            }
+          }
           TensorValue r;
           if (l.op == "add")
             r = x[0] + TensorOperand(x[1]);
@@ -245,12 +292,20 @@ class Lowering {
             r = x[0] - TensorOperand(x[1]);
           else if (l.op == "mul")
             r = x[0] * TensorOperand(x[1]);
+          else if (l.op == "div")
+            r = x[0] / TensorOperand(x[1]);
           else if (l.op == "max")
             r = max(x[0], x[1]);
           else if (l.op == "min")
             r = min(x[0], x[1]);
+          else if (l.op == "fma")
+            r = fma(x[0], x[1], x[2]);
+          else if (l.op == "neg")
+            r = -x[0];
           else if (l.op == "exp")
             r = exp(x[0]);
+          else if (l.op == "exp2")
+            r = exp2(x[0]);
           else if (l.op == "sigmoid")
             r = sigmoid(x[0]);
           else if (l.op == "silu")
@@ -260,12 +315,49 @@ class Lowering {
           assign(dst, r);
           break;
         }
-        case LeafOp::Kind::reduce_sum: {
+        case LeafOp::Kind::reduce_sum:
+        case LeafOp::Kind::reduce_max: {
           std::vector<int64_t> src_shape = static_shape(arg(l, 1), "the reduced tensor");
-          if (register_shape(src_shape).size() != src_shape.size())
-            user_error(l.loc, "lower-to-tile: reduce_sum of a tensor with extents of 1");
-          TensorValue s = b.reduce_sum(in_registers(arg(l, 1), ScalarKind::f32), {l.dim});
-          assign(dst, in_registers(dst, ScalarKind::f32) + TensorOperand(s));
+          if (src_shape.at(l.dim) == 1)
+            user_error(l.loc, "lower-to-tile: ", task::leaf_op_name(l.kind),
+                       " over a dimension of extent 1");
+          std::vector<int64_t> dims = {register_dim(src_shape, l.dim)};
+          TensorValue x = in_registers(arg(l, 1), ScalarKind::f32);
+          TensorValue acc = in_registers(dst, ScalarKind::f32);
+          assign(dst, l.kind == LeafOp::Kind::reduce_sum
+                          ? acc + TensorOperand(b.reduce_sum(x, dims))
+                          : max(acc, b.reduce_max(x, dims)));
+          break;
+        }
+        case LeafOp::Kind::mask_causal: {
+          // As the causal tile program masks: rows' and columns' positions (iotas plus the
+          // pieces' starts) compared, keys after the query set to `value`.
+          std::vector<int64_t> full = static_shape(dst, "the masked tensor");
+          std::vector<int64_t> shape = register_shape(full);
+          int64_t rd = register_dim(full, static_cast<int>(full.size()) - 2);
+          int64_t cd = register_dim(full, static_cast<int>(full.size()) - 1);
+          Index row0 = edge(arg(l, 1), l.ref_dim, l.loc).first;
+          Index col0 = edge(arg(l, 2), l.ref_dim, l.loc).first;
+          TensorValue rows = b.iota(ScalarKind::index, shape, static_cast<int>(rd)) +
+                             TensorOperand(b.as_tensor(row0));
+          TensorValue cols = b.iota(ScalarKind::index, shape, static_cast<int>(cd)) +
+                             TensorOperand(b.as_tensor(col0));
+          TensorValue inside = compare(cols, rows, "le");
+          TensorValue outside = b.fill(ScalarKind::f32, shape, l.value);
+          assign(dst, select(inside, in_registers(dst, ScalarKind::f32), outside));
+          break;
+        }
+        case LeafOp::Kind::mask: {
+          // As a tile program masks the keys of a partial tile: the columns' global indices
+          // (iota plus the piece's start) compared with the tensor's extent.
+          std::vector<int64_t> shape = register_shape(static_shape(dst, "the masked tensor"));
+          int64_t rd = register_dim(static_shape(dst, "the masked tensor"), l.dim);
+          auto [start, extent] = edge(arg(l, 1), l.ref_dim, l.loc);
+          TensorValue cols = b.iota(ScalarKind::index, shape, static_cast<int>(rd));
+          TensorValue at = cols + TensorOperand(b.as_tensor(start));
+          TensorValue inside = compare(at, b.as_tensor(extent), "lt");
+          TensorValue outside = b.fill(ScalarKind::f32, shape, l.value);
+          assign(dst, select(inside, in_registers(dst, ScalarKind::f32), outside));
           break;
         }
       }
@@ -284,6 +376,7 @@ class Lowering {
                        "map the tasks that use it so that it need not exist");
           break;
         case Op::Kind::copy:
+          if (is_global(op->src) && !is_global(op->dst)) origins_[op->dst] = op->src;
           assign(op->dst, value(op->src));
           break;
         case Op::Kind::call:
@@ -346,6 +439,7 @@ class Lowering {
   std::map<int, TensorValue> globals_;
   std::map<std::string, Index> vars_;
   std::map<int, TensorValue> values_;
+  std::map<int, int> origins_;  // an on-chip tensor -> the global piece it was copied from
   ir::Operation* grid_ = nullptr;
   int64_t threads_ = 0;
   int warp_specialize_ = -1;

@@ -77,17 +77,21 @@ void erase_op(Program& p, OpList& ops, size_t i, const std::vector<EventRef>& in
   if (id < 0) return;
   walk(p.body, [&](Op& op) {
     std::vector<EventRef> after;
+    auto add = [&](const EventRef& r) {
+      bool seen = std::any_of(after.begin(), after.end(), [&](const EventRef& x) {
+        return x.op == r.op && x.index == r.index;
+      });
+      if (!seen) after.push_back(r);
+    };
+    bool waited = false;
+    for (const EventRef& e : op.after) waited |= e.op == id;
+    if (!waited) return;
     for (const EventRef& e : op.after) {
       if (e.op != id) {
-        after.push_back(e);
+        add(e);
         continue;
       }
-      for (const EventRef& r : instead) {
-        bool seen = std::any_of(after.begin(), after.end(), [&](const EventRef& x) {
-          return x.op == r.op && x.index == r.index;
-        });
-        if (!seen) after.push_back(r);
-      }
+      for (const EventRef& r : instead) add(r);
     }
     op.after = std::move(after);
   });

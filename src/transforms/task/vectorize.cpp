@@ -24,6 +24,22 @@ class Vectorizer {
       if (loop.kind != Op::Kind::pfor || loop.level <= Processor::block) continue;
       OpList body = std::move(loop.body);
       for (auto& op : body) flatten(loop, *op);
+      // Who waited for the loop's event waits for the events of the ops it became.
+      const int loop_id = loop.id;
+      std::vector<int> ids;
+      for (const auto& op : body)
+        if (op->id >= 0) ids.push_back(op->id);
+      walk(p_.body, [&](Op& o) {
+        std::vector<EventRef> after;
+        for (const EventRef& e : o.after) {
+          if (e.op != loop_id) {
+            after.push_back(e);
+            continue;
+          }
+          for (int id : ids) after.push_back({id, e.index});
+        }
+        o.after = std::move(after);
+      });
       ops.erase(ops.begin() + static_cast<long>(i));
       for (size_t k = 0; k < body.size(); ++k)
         ops.insert(ops.begin() + static_cast<long>(i + k), std::move(body[k]));

@@ -35,11 +35,14 @@ std::vector<Case> cases() {
     out.push_back({e.name, e.mapping_text, e.mapping_file});
   // The lit tests' mappings (other tile sizes, stages, the mma partition).
   for (const char* f :
-       {"dual_gemm", "gemm_mma_partition", "gemm_rowsum", "gemm_small_tiles", "gemm_stages"}) {
+       {"dual_gemm", "gemm_mma_partition", "gemm_rowsum", "gemm_small_tiles", "gemm_stages",
+        "flash_attention"}) {
     std::string path = std::string(TESSEL_SOURCE_DIR) + "/test/lit/task/" + f + ".tmap";
-    std::string program = std::string(f).find("dual") != std::string::npos     ? "dual_gemm"
-                          : std::string(f).find("rowsum") != std::string::npos ? "gemm_rowsum"
-                                                                               : "gemm";
+    const std::string name = f;
+    std::string program = "gemm";
+    if (name.find("dual") != std::string::npos) program = "dual_gemm";
+    if (name.find("rowsum") != std::string::npos) program = "gemm_rowsum";
+    if (name.find("attention") != std::string::npos) program = "flash_attention";
     out.push_back({program, read(path), path});
   }
   return out;
@@ -79,7 +82,7 @@ TEST(EventParser, EveryStageOfEveryExampleRoundTripsAndRunsTheSame) {
       }
     }
   }
-  EXPECT_EQ(checked, 5 * 8);
+  EXPECT_EQ(checked, 5 * 11);
 }
 
 // Expressions print with the parentheses that make them read back as the same tree.

@@ -4,9 +4,11 @@
 // against the task interpreter, on ragged shapes).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "frontend/task/dependence_analysis.h"
+#include "ir/parser.h"
 #include "pipeline/pipeline.h"
 #include "target/cuda/emit.h"
 #include "tasks/programs.h"
@@ -165,6 +167,195 @@ TEST(TaskDualGemm, MappingsAgreeWithTheInterpreter) {
     pipeline::lower(kernel.module());
     EXPECT_NO_THROW(target::cuda::emit_cuda(*kernel.module().kernels.at(0)));
   }
+}
+
+}  // namespace
+}  // namespace tessel::transforms
+
+namespace tessel::transforms {
+namespace {
+
+// FlashAttention-2 as a task program under several mappings: key tile W, pipeline depth (0: not
+// pinned), warp specialization (-1: not pinned), the mmas on the block or split by rows over two
+// warpgroups. The kernel follows the mapping; the results are the task interpreter's on ragged
+// sequence lengths.
+struct AttentionMapping {
+  int64_t W, pipeline;
+  int warp_specialize;
+  bool warpgroups;
+  std::string name() const {
+    std::ostringstream s;
+    s << "W" << W << "_p" << pipeline << "_ws"
+      << (warp_specialize < 0 ? "x" : std::to_string(warp_specialize))
+      << (warpgroups ? "_wg2" : "_block");
+    return s.str();
+  }
+  std::string text() const {
+    std::ostringstream s;
+    s << "instance attn_grid { variant = attn_grid proc = grid mems = [global, global, global, "
+         "global]\n  tunables = {U = 128} entrypoint = true calls = [attn_block] }\n"
+      << "instance attn_block { variant = attn_block proc = block mems = [global, global, global, "
+         "global]\n  tunables = {W = "
+      << W << "} calls = [init_max, clear, scores, mask_keys, softmax, pv, normalize]\n";
+    if (warp_specialize >= 0) s << "  warp_specialize = " << (warp_specialize ? "true" : "false");
+    if (pipeline > 0) s << " pipeline = " << pipeline;
+    s << " }\n"
+      << "instance init_max { variant = init_max_leaf proc = block mems = [register] }\n"
+      << "instance clear { variant = clear_leaf proc = block mems = [register] }\n"
+      << "instance mask_keys { variant = mask_leaf proc = block mems = [register, global] }\n"
+      << "instance softmax { variant = softmax_leaf proc = block mems = [register, register, "
+         "register, register, register, register, register] }\n"
+      << "instance normalize { variant = normalize_leaf proc = block mems = [global, register, "
+         "register] }\n";
+    if (warpgroups) {
+      s << "instance scores { variant = scores_rows proc = block mems = [register, shared, shared] "
+           "tunables = {WGS = 2} calls = [scores_wg] }\n"
+        << "instance scores_wg { variant = scores_leaf proc = warpgroup mems = [register, shared, "
+           "shared] }\n"
+        << "instance pv { variant = pv_rows proc = block mems = [register, register, shared] "
+           "tunables = {WGS = 2} calls = [pv_wg] }\n"
+        << "instance pv_wg { variant = pv_leaf proc = warpgroup mems = [register, register, "
+           "shared] }\n";
+    } else {
+      s << "instance scores { variant = scores_leaf proc = block mems = [register, shared, shared] "
+           "}\n"
+        << "instance pv { variant = pv_leaf proc = block mems = [register, register, shared] }\n";
+    }
+    return s.str();
+  }
+};
+
+const std::vector<AttentionMapping> kAttentionMappings = {
+    {128, 0, -1, false}, {128, 2, 1, true}, {64, 4, 1, true},
+    {64, 2, 1, false},   {128, 2, 0, true}, {64, 0, 0, false},
+};
+
+class TaskAttentionMappings : public ::testing::TestWithParam<AttentionMapping> {};
+
+TEST_P(TaskAttentionMappings, KernelFollowsTheMappingAndResultsDoNot) {
+  const AttentionMapping& g = GetParam();
+  task::TaskProgram program = examples::attention_tasks(ScalarKind::f16);
+  task::Mapping mapping = task::parse_mapping(g.text(), g.name());
+  task::Instantiation inst = task::instantiate(program, mapping);
+  TileKernel kernel = compile_task_program(inst);
+  std::string text = kernel.text();
+  auto has = [&](const std::string& s) { return text.find(s) != std::string::npos; };
+  EXPECT_TRUE(has("shape = [1," + std::to_string(g.W) + ",128]")) << text;
+  EXPECT_EQ(has("stages = " + std::to_string(g.pipeline)), g.pipeline > 0) << text;
+  EXPECT_EQ(has("tiling = [2,1]"), g.warpgroups) << text;
+  EXPECT_EQ(has("threads = 256"), g.warpgroups) << text;
+  if (g.warp_specialize >= 0) {
+    EXPECT_TRUE(has(std::string("warp_specialize = ") + (g.warp_specialize ? "true" : "false")));
+  }
+  for (auto sizes : std::vector<std::map<std::string, int64_t>>{{{"BH", 2}, {"S", 300}},
+                                                                {{"BH", 1}, {"S", 77}}}) {
+    TaskCheckResult r = check_against_task_interpreter(inst, kernel, sizes, 3);
+    EXPECT_LT(r.max_error, 1e-3 * std::max(1.0, r.max_reference)) << r.worst;
+    EXPECT_GT(r.elements, 0);
+  }
+  // Warp-specialized (or left to the tile pipeline, which specializes it): the producer warpgroup
+  // and two consumers, P the register A operand of the second mma. Without warp specialization
+  // the tile pipeline does not lower this loop (nor the tile program's): not compiled here.
+  if (g.warp_specialize == 0) return;
+  pipeline::lower(kernel.module());
+  target::cuda::EmittedKernel cuda = target::cuda::emit_cuda(*kernel.module().kernels.at(0));
+  EXPECT_EQ(cuda.threads, 384) << g.name();
+  EXPECT_NE(cuda.source.find("wgmma_rs<"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Attention, TaskAttentionMappings, ::testing::ValuesIn(kAttentionMappings),
+                         [](const auto& info) { return info.param.name(); });
+
+// The default mapping and the one that spells out two consumer warpgroups, warp specialization
+// and 2 stages give one CUDA kernel; the tile program examples/kernels/flash_attention.tir gives
+// the task interpreter's results (its scale constant differs from the exact 1/sqrt(128)·log2(e)
+// in the sixth digit).
+TEST(TaskAttention, DefaultMappingIsTheTileProgramsKernel) {
+  const auto* e = examples::find_task_example("flash_attention");
+  task::TaskProgram program = examples::attention_tasks(ScalarKind::f16);
+  auto cuda_of = [&](const std::string& text) {
+    task::Mapping mapping = task::parse_mapping(text, "m.tmap");
+    task::Instantiation inst = task::instantiate(program, mapping);
+    TileKernel kernel = compile_task_program(inst);
+    pipeline::lower(kernel.module());
+    return target::cuda::emit_cuda(*kernel.module().kernels.at(0)).source;
+  };
+  EXPECT_EQ(cuda_of(e->mapping_text), cuda_of(AttentionMapping{128, 2, 1, true}.text()));
+
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/flash_attention.tir");
+  std::stringstream text;
+  text << in.rdbuf();
+  TileKernel tile(ir::parse_module(text.str(), "flash_attention.tir"));
+  task::Mapping mapping = task::parse_mapping(e->mapping_text, e->mapping_file);
+  task::Instantiation inst = task::instantiate(program, mapping);
+  for (auto sizes : std::vector<std::map<std::string, int64_t>>{{{"BH", 2}, {"S", 300}},
+                                                                {{"BH", 1}, {"S", 77}}}) {
+    TaskCheckResult r = check_against_task_interpreter(inst, tile, sizes, 9);
+    EXPECT_LT(r.max_error, 1e-3 * std::max(1.0, r.max_reference)) << r.worst;
+  }
+}
+
+// The causal task program: its lowered kernel and the tile program flash_attention_causal.tir give
+// the task interpreter's results; it compiles with the tile program's roles.
+TEST(TaskAttention, CausalAgreesWithTheTileProgram) {
+  const auto* e = examples::find_task_example("flash_attention_causal");
+  ASSERT_NE(e, nullptr);
+  task::TaskProgram program = examples::attention_causal_tasks(ScalarKind::f16);
+  task::Mapping mapping = task::parse_mapping(e->mapping_text, e->mapping_file);
+  task::Instantiation inst = task::instantiate(program, mapping);
+  TileKernel kernel = compile_task_program(inst);
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/flash_attention_causal.tir");
+  std::stringstream text;
+  text << in.rdbuf();
+  TileKernel tile(ir::parse_module(text.str(), "flash_attention_causal.tir"));
+  for (auto sizes : std::vector<std::map<std::string, int64_t>>{{{"BH", 2}, {"S", 300}},
+                                                                {{"BH", 1}, {"S", 77}}}) {
+    for (const TileKernel* k : {&kernel, &tile}) {
+      TaskCheckResult r = check_against_task_interpreter(inst, *k, sizes, 4);
+      EXPECT_LT(r.max_error, 1e-3 * std::max(1.0, r.max_reference)) << r.worst;
+    }
+  }
+  pipeline::lower(kernel.module());
+  target::cuda::EmittedKernel cuda = target::cuda::emit_cuda(*kernel.module().kernels.at(0));
+  EXPECT_EQ(cuda.threads, 384);
+  EXPECT_NE(cuda.source.find("wgmma_rs<"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessel::transforms
+
+namespace tessel::transforms {
+namespace {
+
+// lower-to-tile refuses a reduction over a dimension of extent 1 (the tile language has no such
+// dimension: register tensors drop extents of 1), naming the leaf op.
+TEST(LowerToTile, ReductionOverAnExtentOfOne) {
+  task::TaskProgram p("red");
+  p.global("X", ScalarKind::f32, {"M", "1"});
+  p.global("y", ScalarKind::f32, {"M", "1"});
+  p.task("t", {{"y", task::Privilege::read_write}, {"X", task::Privilege::read}});
+  p.leaf("t", "t_leaf", [](task::Leaf& b) { b.reduce_max(b.param("y"), b.param("X"), 1); });
+  p.inner("t", "t_grid", [](task::Inner& b) {
+    auto [y, X] = b.params<2>();
+    auto yp = b.blocks(y, {64, 1}), Xp = b.blocks(X, {64, 1});
+    b.prange({"i"}, {task::cdiv(y.dim(0), 64)}, [&](const task::Indices& i) {
+      b.launch("t", {yp({i[0], 0}), Xp({i[0], 0})});
+    });
+  });
+  p.entry("t", {"y", "X"});
+  task::Mapping m = task::parse_mapping(
+      "instance g { variant = t_grid proc = grid mems = [global, global] entrypoint = true "
+      "calls = [l] }\ninstance l { variant = t_leaf proc = block mems = [register, register] }\n",
+      "red.tmap");
+  task::Instantiation inst = task::instantiate(p, m);
+  std::string msg;
+  try {
+    compile_task_program(inst);
+  } catch (const UserError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("lower-to-tile: reduce_max over a dimension of extent 1"), std::string::npos)
+      << msg;
 }
 
 }  // namespace
