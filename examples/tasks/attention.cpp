@@ -2,7 +2,7 @@
 // program examples/kernels/flash_attention.tir written as tasks. Q, K, V, O are [BH, S, 128] (batch
 // and heads flattened); the program says what is computed, sequentially: for each 128-row (U)
 // query tile of each head, a loop over W-key tiles keeping the running row max m, row sum l and
-// output accumulator o (the online softmax), and O = o / l at the end. Which variant runs where,
+// output accumulator o (the online softmax), and O = o · (1 / l) at the end. Which variant runs where,
 // the tile sizes, the memories (the accumulators in registers, P in registers as the A operand of
 // the second mma, Q/K/V tiles in shared memory), warp specialization and pipeline depth are the
 // mapping's (flash_attention.tmap).
@@ -62,7 +62,10 @@ TaskProgram attention(ScalarKind element, bool causal) {
   // o += p · v (p [1,U,W], v [1,W,D]: B is [k, n]).
   p.task("pv", {{"o", Privilege::read_write}, {"p", Privilege::read}, {"v", Privilege::read}});
   // O = o / l.
-  p.task("normalize", {{"O", Privilege::write}, {"o", Privilege::read}, {"l", Privilege::read}});
+  // (l becomes its reciprocal: one division per row, then a product per element, as the tile
+  // program does.)
+  p.task("normalize",
+         {{"O", Privilege::write}, {"o", Privilege::read}, {"l", Privilege::read_write}});
 
   p.leaf("clear", "clear_leaf", [](Leaf& b) { b.fill(b.param("C"), 0.0); });
   p.leaf("init_max", "init_max_leaf", [](Leaf& b) { b.fill(b.param("m"), -INFINITY); });
@@ -93,7 +96,8 @@ TaskProgram attention(ScalarKind element, bool causal) {
   });
   p.leaf("pv", "pv_leaf", [](Leaf& b) { b.mma_kn(b.param("o"), b.param("p"), b.param("v")); });
   p.leaf("normalize", "normalize_leaf", [](Leaf& b) {
-    b.elementwise(b.param("O"), "div", {b.param("o"), b.param("l")});
+    b.elementwise(b.param("l"), "div", {Leaf::number(1.0), b.param("l")});
+    b.elementwise(b.param("O"), "mul", {b.param("o"), b.param("l")});
   });
 
   // The two mmas split by rows over WGS warpgroups (each warpgroup its 64 rows of the scores and
