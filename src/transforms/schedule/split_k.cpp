@@ -144,8 +144,8 @@ class Splitter {
     }
     const std::vector<int64_t> shape = acc_->type().static_shape();
     // A kernel that computes Cᵀ (swapped operands: the weights as wgmma's M, few tokens as its N)
-    // stores its accumulator through a register transpose, a view; the partials are then tiles
-    // of the output's shape, written and read through the same view.
+    // stores its accumulator through a register transpose, a view (reduce_partials keeps its
+    // partials in the accumulator's orientation).
     for (size_t i = ir::position_in_block(*epilogue_); i < body.ops().size() && !transpose_; ++i) {
       Operation* op = body.ops()[i].get();
       if (op->kind() == OpKind::transpose && op->operand(0) == acc_ &&
@@ -314,17 +314,16 @@ class Splitter {
     const std::vector<int64_t> shape = acc_type.static_shape();
     Value* row = output_tile_->operand(stored_transposed_ ? 2 : 1);
     Value* col = output_tile_->operand(stored_transposed_ ? 1 : 2);
-    const std::vector<int64_t>& tile_shape = shape;
     auto partial_tile = [&](OpBuilder& b, Value* index, const std::string& name) {
       Value* part =
           b.create(OpKind::workspace_part, {partials_, index}, {partial_type_}, loc)->result();
       part->set_name(name);
       Operation* t = b.create(
           OpKind::tile, {part, row, col},
-          {Type::tensor(ScalarKind::f32, {ir::Extent(tile_shape[0]), ir::Extent(tile_shape[1])},
+          {Type::tensor(ScalarKind::f32, {ir::Extent(shape[0]), ir::Extent(shape[1])},
                         MemorySpace::global)},
           loc);
-      t->set_attr("shape", Attribute::ints(tile_shape));
+      t->set_attr("shape", Attribute::ints(shape));
       t->set_attr("masked", Attribute::unit());
       t->set_attr("pad", Attribute::real(0.0));
       t->result()->set_name(name + "_tile");
