@@ -22,12 +22,6 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
-const Type kIndex = Type::scalar(ScalarKind::index);
-
-bool is_16bit(ScalarKind k) {
-  return k == ScalarKind::f16 || k == ScalarKind::bf16;
-}
-
 struct Plan {
   Operation* loop = nullptr;
   Operation* guard = nullptr;      // the `if` whose then block issues the first wgmma
@@ -49,24 +43,10 @@ std::string analyze(Operation& loop, Plan& plan) {
   const auto& ops = body.ops();
   if (ops.empty() || ops.back()->kind() != OpKind::yield) return "the tile loop carries nothing";
   // The output tile: a 16-bit register cast whose slices are stored.
-  Operation* cast = nullptr;
-  size_t cast_at = 0, first_slice = ops.size();
-  for (size_t i = 0; i < ops.size() && !cast; ++i) {
-    const Operation& op = *ops[i];
-    if (op.kind() != OpKind::cast || !op.result()->type().is_tensor() ||
-        op.result()->type().space() != ir::MemorySpace::reg ||
-        !is_16bit(op.result()->type().element()))
-      continue;
-    for (size_t j = i + 1; j < ops.size(); ++j) {
-      if (ops[j]->kind() == OpKind::slice && ops[j]->operand(0) == op.result()) {
-        cast = ops[i].get();
-        cast_at = i;
-        first_slice = j;
-        break;
-      }
-    }
-  }
-  if (!cast) return "no 16-bit output tile is stored in parts (stage-stores' slices)";
+  const std::optional<OutputTile> output = find_output_tile(body);
+  if (!output) return "no 16-bit output tile is stored in parts (stage-stores' slices)";
+  const Operation* cast = output->cast;
+  const size_t cast_at = output->cast_at, first_slice = output->first_slice;
   const Value* out = cast->result();
   // The first wgmma of the tile: synchronous, at the top of an `if`'s then block, its result
   // worked on in registers (read by an op other than an mma).
@@ -130,27 +110,8 @@ std::string analyze(Operation& loop, Plan& plan) {
     }
   }
   // The values of the tile body the moved ops use: the tile and index scalars are carried.
-  std::string why;
-  for (Operation* op : plan.moved) {
-    ir::walk(op, [&](Operation* o) {
-      for (Value* v : o->operands()) {
-        if (!why.empty() || !ir::defined_inside(v, loop)) continue;
-        if (v->def() && moved_set.count(v->def())) continue;
-        if (v->owner_block() && moved_set.count(v->owner_block()->parent())) continue;
-        if (std::find(plan.carried.begin(), plan.carried.end(), v) != plan.carried.end()) continue;
-        if (v == out || v->type() == kIndex) {
-          plan.carried.push_back(v);
-        } else {
-          why = ir::op_where(*o) + " uses " + ir::value_ref(v) + " (" + v->type().str() +
-                ") of the tile body, which is neither the output tile nor an index";
-        }
-      }
-    });
-    if (!why.empty()) return why;
-  }
-  auto tile_first = std::find(plan.carried.begin(), plan.carried.end(), out);
-  if (tile_first == plan.carried.end()) return "the stores do not use the output tile";
-  std::rotate(plan.carried.begin(), tile_first, tile_first + 1);
+  const std::string why = collect_carried(loop, plan.moved, out, plan.carried);
+  if (!why.empty()) return why;
   plan.loop = &loop;
   return "";
 }
@@ -168,27 +129,7 @@ void rewrite(const Plan& plan) {
   const SourceLocation loc = loop.loc();
 
   // The tile loop carries the tile and the scalars its stores use; the first tile has none.
-  OpBuilder before(loop.parent_block());
-  before.set_insertion_point_before(&loop);
-  std::vector<Value*> previous, last;
-  for (Value* v : plan.carried) {
-    Value* init = nullptr;
-    if (v->type().is_tensor()) {
-      Operation* zeros = before.create(OpKind::fill, {}, {v->type()}, loc);
-      zeros->set_attr("value", Attribute::real(0.0));
-      zeros->result()->set_name(v->name() + "_none");
-      init = zeros->result();
-    } else {
-      init = before.index_constant(0, loc);
-    }
-    loop.add_operand(init);
-    previous.push_back(body.add_argument(v->type(), "prev_" + v->name()));
-    last.push_back(loop.add_result(v->type(), "last_" + v->name()));
-    body.terminator()->add_operand(v);
-  }
-  OpBuilder top(&body);
-  top.set_insertion_point_before(body.ops().front().get());
-  Value* has_prev = top.compare("ne", body.argument(0), loop.operand(0), "has_prev_tile", loc);
+  const auto [previous, last, has_prev] = carry_across_tiles(loop, plan.carried);
 
   // The first wgmma runs while the previous tile's parts are stored.
   Operation& mma = *plan.first_mma;

@@ -37,8 +37,6 @@ constexpr int64_t kCarriedRegisterBudget = 192;
 // the overlapped loop instead (one loop, no copy) still cost 3% at K = 704 (0.952 against 0.982).
 constexpr int64_t kMinKBlocks = 16;
 
-const Type kIndex = Type::scalar(ScalarKind::index);
-
 int64_t numel(const Type& t) {
   int64_t n = 1;
   for (int64_t e : t.static_shape()) n *= e;
@@ -73,23 +71,10 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
   const auto& ops = body.ops();
   if (ops.empty() || ops.back()->kind() != OpKind::yield) return "the tile loop carries nothing";
   // The output tile: a 16-bit cast whose slices are stored.
-  Operation* cast = nullptr;
-  size_t first_slice = ops.size();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = *ops[i];
-    if (!cast && op.kind() == OpKind::cast && op.result()->type().is_tensor() &&
-        op.result()->type().space() == ir::MemorySpace::reg &&
-        is_16bit(op.result()->type().element())) {
-      for (size_t j = i + 1; j < ops.size(); ++j) {
-        if (ops[j]->kind() == OpKind::slice && ops[j]->operand(0) == op.result()) {
-          cast = ops[i].get();
-          first_slice = j;
-          break;
-        }
-      }
-    }
-  }
-  if (!cast) return "no 16-bit output tile is stored in parts (stage-stores' slices)";
+  const std::optional<OutputTile> output = find_output_tile(body);
+  if (!output) return "no 16-bit output tile is stored in parts (stage-stores' slices)";
+  const Operation* cast = output->cast;
+  const size_t first_slice = output->first_slice;
   const Value* out = cast->result();
   // The mainloop: the last loop before the cast that issues wgmma groups.
   for (size_t i = 0; i < ops.size() && ops[i].get() != cast; ++i) {
@@ -185,28 +170,8 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
     plan.moved.push_back(ops[i].get());
   }
   // The values of the tile body the moved ops use: the tile and index scalars are carried.
-  std::unordered_set<const Operation*> moved_set;
-  for (Operation* op : plan.moved) ir::walk(op, [&](Operation* o) { moved_set.insert(o); });
-  for (Operation* op : plan.moved) {
-    ir::walk(op, [&](Operation* o) {
-      for (Value* v : o->operands()) {
-        if (!why.empty() || !ir::defined_inside(v, loop)) continue;
-        if (v->def() && moved_set.count(v->def())) continue;
-        if (v->owner_block() && moved_set.count(v->owner_block()->parent())) continue;
-        if (std::find(plan.carried.begin(), plan.carried.end(), v) != plan.carried.end()) continue;
-        if (v == out || v->type() == kIndex) {
-          plan.carried.push_back(v);
-        } else {
-          why = ir::op_where(*o) + " uses " + ir::value_ref(v) + " (" + v->type().str() +
-                ") of the tile body, which is neither the output tile nor an index";
-        }
-      }
-    });
-    if (!why.empty()) return why;
-  }
-  auto tile_first = std::find(plan.carried.begin(), plan.carried.end(), out);
-  if (tile_first == plan.carried.end()) return "the stores do not use the output tile";
-  std::rotate(plan.carried.begin(), tile_first, tile_first + 1);
+  why = collect_carried(loop, plan.moved, out, plan.carried);
+  if (!why.empty()) return why;
 
   // Registers per thread. In the mainloop the accumulators live beside the carried tile's 16-bit
   // pairs; when the tile is converted (the previous tile stored by then) they live beside the
@@ -260,27 +225,7 @@ void rewrite(const Overlap& plan) {
   const size_t parts = plan.part_start.size();
 
   // The tile loop carries the tile and the scalars its stores use; the first tile has none.
-  OpBuilder before(loop.parent_block());
-  before.set_insertion_point_before(&loop);
-  std::vector<Value*> previous, last;
-  for (Value* v : plan.carried) {
-    Value* init = nullptr;
-    if (v->type().is_tensor()) {
-      Operation* zeros = before.create(OpKind::fill, {}, {v->type()}, loc);
-      zeros->set_attr("value", Attribute::real(0.0));
-      zeros->result()->set_name(v->name() + "_none");
-      init = zeros->result();
-    } else {
-      init = before.index_constant(0, loc);
-    }
-    loop.add_operand(init);
-    previous.push_back(body.add_argument(v->type(), "prev_" + v->name()));
-    last.push_back(loop.add_result(v->type(), "last_" + v->name()));
-    body.terminator()->add_operand(v);
-  }
-  OpBuilder top(&body);
-  top.set_insertion_point_before(body.ops().front().get());
-  Value* has_prev = top.compare("ne", body.argument(0), loop.operand(0), "has_prev_tile", loc);
+  const auto [previous, last, has_prev] = carry_across_tiles(loop, plan.carried);
 
   // The parts a mainloop of fewer than `parts` K blocks will not reach, before it: its trip count
   // is the same for every tile, so the parts keep their cyclic order (k..P-1, then 0..k-1 in the

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -58,5 +61,29 @@ inline ir::Block* make_if(ir::OpBuilder& b, ir::Value* cond, SourceLocation loc)
   branch->add_region();
   return b.insert(std::move(branch))->region(0);
 }
+
+// The output tile of a persistent consumer's tile body: the first 16-bit register cast whose
+// slices are stored (stage-stores' parts), with its position and that of its first slice.
+struct OutputTile {
+  ir::Operation* cast = nullptr;
+  size_t cast_at = 0;
+  size_t first_slice = 0;
+};
+std::optional<OutputTile> find_output_tile(const ir::Block& body);
+
+// The values of `loop`'s body that the `moved` ops use and must be carried into the next tile:
+// the output tile `out` (first) and index scalars. Appends them to `carried`; returns "" or why
+// the ops use something else of the body.
+std::string collect_carried(const ir::Operation& loop, const std::vector<ir::Operation*>& moved,
+                            const ir::Value* out, std::vector<ir::Value*>& carried);
+
+// Makes the tile loop carry `carried` to the next tile: each value becomes an iteration argument
+// (`prev_*`, zeros or 0 for the first tile) and a result (`last_*`), and `has_prev_tile` (the
+// tile is not the block's first) is computed at the top of the body.
+struct CarriedAcross {
+  std::vector<ir::Value*> previous, last;
+  ir::Value* has_prev = nullptr;
+};
+CarriedAcross carry_across_tiles(ir::Operation& loop, const std::vector<ir::Value*>& carried);
 
 }  // namespace tessel::transforms
