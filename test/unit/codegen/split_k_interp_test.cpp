@@ -16,6 +16,7 @@
 #include "ir/printer.h"
 #include "pipeline/pipeline.h"
 #include "tessel/example_kernels.h"
+#include "swapped_gemm_text.h"
 
 namespace tessel {
 namespace {
@@ -109,39 +110,8 @@ void check_split(const std::string& name, const std::string& pin, bool b_kn,
                      parts, schedules);
 }
 
-// C = A·Bᵀ computed as Cᵀ = B·Aᵀ (bench/kernel-variants/gemm_swap_*: the weights B as wgmma's M
-// of `rows`, `tokens` of A as its N), the accumulator stored through a register transpose.
 std::string swapped_gemm(int rows, int tokens, bool b_kn, const std::string& pin) {
-  const std::string r = std::to_string(rows), t = std::to_string(tokens);
-  const std::string b_load =
-      b_kn ? "    %B_tile = tile %B, %k, %bn {masked, pad = 0.0, shape = [64," + r +
-                 "]} : global<f16>[64," + r + "]\n    %sB = copy %B_tile : shared<f16>[64," + r +
-                 "]\n    %sW = transpose %sB : shared<f16>[" + r + ",64]\n"
-           : "    %B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [" + r +
-                 ",64]} : global<f16>[" + r + ",64]\n    %sW = copy %B_tile : shared<f16>[" + r +
-                 ",64]\n";
-  return "kernel @gemm_swap[M, N, K](%A: global<f16>[M,K], %B: global<f16>" +
-         std::string(b_kn ? "[K,N]" : "[N,K]") +
-         ", %C: global<f16>[M,N]) facts(K % 8 == 0, N % 8 == 0) {\n"
-         "  %M = size {name = M} : index\n  %N = size {name = N} : index\n"
-         "  %K = size {name = K} : index\n  %rows = const {value = " + r + "} : index\n"
-         "  %tokens = const {value = " + t + "} : index\n  %c64 = const {value = 64} : index\n"
-         "  %c0 = const {value = 0} : index\n  %c1 = const {value = 1} : index\n"
-         "  %tiles_n = cdiv %N, %rows : index\n  %tiles_m = cdiv %M, %tokens : index\n"
-         "  %bn, %bm = block_grid %tiles_n, %tiles_m {split_k = " + pin + "} : index, index\n"
-         "  %zero = fill {value = 0.0} : register<f32>[" + r + "," + t + "]\n"
-         "  %tiles_k = cdiv %K, %c64 : index\n"
-         "  %acc = for %k = %c0 to %tiles_k step %c1 iter(%c = %zero) : register<f32>[" + r + "," +
-         t + "] {\n" + b_load +
-         "    %A_tile = tile %A, %bm, %k {masked, pad = 0.0, shape = [" + t + ",64]} : global<f16>[" +
-         t + ",64]\n    %sA = copy %A_tile : shared<f16>[" + t + ",64]\n"
-         "    %sAt = transpose %sA : shared<f16>[64," + t + "]\n"
-         "    %c_next = mma %sW, %sAt, %c : register<f32>[" + r + "," + t + "]\n"
-         "    yield %c_next\n  }\n"
-         "  %accT = transpose %acc : register<f32>[" + t + "," + r + "]\n"
-         "  %C_tile = tile %C, %bm, %bn {masked, pad = 0.0, shape = [" + t + "," + r +
-         "]} : global<f16>[" + t + "," + r + "]\n"
-         "  %out = cast %accT : register<f16>[" + t + "," + r + "]\n  copy %out, %C_tile\n}\n";
+  return test_support::swapped_gemm_text(rows, tokens, b_kn, "split_k = " + pin);
 }
 
 // Three parts of 1, 1 and 2 K blocks (K = 200: 4 blocks, the last partial), of 3 blocks each

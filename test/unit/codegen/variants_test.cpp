@@ -9,6 +9,7 @@
 #include "compile/variants.h"
 #include "ir/parser.h"
 #include "tessel/example_kernels.h"
+#include "swapped_gemm_text.h"
 
 namespace tessel {
 namespace {
@@ -120,32 +121,13 @@ std::unique_ptr<ir::Module> variant(int64_t rows, int64_t cols, bool split) {
   return ir::parse_module(text, "variant.tir");
 }
 
-// A swapped-operand variant as bench/kernel-variants/gemm_swap_r64_t16_s12_split_k.tir is: Cᵀ =
-// B·Aᵀ with `rows` of B as the wgmma's M and `tokens` of A as its N.
+// A swapped-operand variant (Cᵀ = B·Aᵀ with `rows` of B as the wgmma's M and `tokens` of A as
+// its N), as bench/kernel-variants/make_swap_variants.py writes them.
 std::unique_ptr<ir::Module> swapped(int64_t rows, int64_t tokens, bool split) {
-  const std::string r = std::to_string(rows), t = std::to_string(tokens);
-  const std::string text =
-      "kernel @swap[M, N, K](%A: global<f16>[M,K], %B: global<f16>[N,K], %C: global<f16>[M,N]) "
-      "facts(K % 8 == 0) {\n  %M = size {name = M} : index\n  %N = size {name = N} : index\n"
-      "  %K = size {name = K} : index\n  %rows = const {value = " + r + "} : index\n"
-      "  %tokens = const {value = " + t + "} : index\n  %c64 = const {value = 64} : index\n"
-      "  %c0 = const {value = 0} : index\n  %c1 = const {value = 1} : index\n"
-      "  %tiles_n = cdiv %N, %rows : index\n  %tiles_m = cdiv %M, %tokens : index\n"
-      "  %bn, %bm = block_grid %tiles_n, %tiles_m" + std::string(split ? " {split_k = auto}" : "") +
-      " : index, index\n  %zero = fill {value = 0.0} : register<f32>[" + r + "," + t + "]\n"
-      "  %tiles_k = cdiv %K, %c64 : index\n"
-      "  %acc = for %k = %c0 to %tiles_k step %c1 iter(%c = %zero) : register<f32>[" + r + "," + t +
-      "] {\n    %B_tile = tile %B, %bn, %k {masked, pad = 0.0, shape = [" + r +
-      ",64]} : global<f16>[" + r + ",64]\n    %sW = copy %B_tile : shared<f16>[" + r + ",64]\n"
-      "    %A_tile = tile %A, %bm, %k {masked, pad = 0.0, shape = [" + t + ",64]} : global<f16>[" +
-      t + ",64]\n    %sA = copy %A_tile : shared<f16>[" + t + ",64]\n"
-      "    %sAt = transpose %sA : shared<f16>[64," + t + "]\n"
-      "    %c_next = mma %sW, %sAt, %c : register<f32>[" + r + "," + t + "]\n"
-      "    yield %c_next\n  }\n  %accT = transpose %acc : register<f32>[" + t + "," + r + "]\n"
-      "  %C_tile = tile %C, %bm, %bn {masked, pad = 0.0, shape = [" + t + "," + r +
-      "]} : global<f16>[" + t + "," + r + "]\n  %out = cast %accT : register<f16>[" + t + "," +
-      r + "]\n  copy %out, %C_tile\n}\n";
-  return ir::parse_module(text, "swap.tir");
+  return ir::parse_module(test_support::swapped_gemm_text(static_cast<int>(rows),
+                                                     static_cast<int>(tokens), false,
+                                                     split ? "split_k = auto" : ""),
+                          "swap.tir");
 }
 
 TEST(GemmCost, ReadsTheTileTheSplitAndTheSizesOfAGemm) {
