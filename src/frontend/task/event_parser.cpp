@@ -1,5 +1,5 @@
-// The event IR's parser (event_parser.h): a tokenizer and a recursive-descent parser over the
-// grammar Program::print writes:
+// The event IR's parser (event_parser.h): a recursive-descent parser over the task frontend's
+// lexer (lexer.h) and the grammar Program::print writes:
 //
 //   program  := 'tasks' '@' NAME '[' sizes ']' '(' args ')' '{' op* '}'
 //   arg      := '%' NAME ':' ELEMENT '[' exprs ']' MEMORY
@@ -26,25 +26,19 @@
 #include <map>
 #include <set>
 
+#include "frontend/task/lexer.h"
 #include "ir/type.h"
 
 namespace tessel::task::events {
 
 namespace {
 
-struct Token {
-  enum Kind { word, number, punct, end } kind = end;
-  std::string text;
-  SourceLocation loc;
-};
-
 class Parser {
  public:
   Parser(std::string_view text, std::string file,
          const std::function<const TaskProgram*(const std::string&)>& program_of)
-      : text_(text), file_(std::move(file)), program_of_(program_of) {
-    advance();
-  }
+      : lex_(text, std::move(file), {"{}[](),:=@%$.+-*/", false, true, "event IR: "}),
+        program_of_(program_of) {}
 
   Program parse() {
     expect_word("tasks");
@@ -479,68 +473,19 @@ class Parser {
   bool peek_is_word() { return peek_word(nullptr); }
   // Whether the token after the current one is the word `w` (any word when null).
   bool peek_word(const char* w) {
-    size_t pos = pos_;
-    int line = line_, col = col_;
-    Token saved = tok_;
+    Lexer::State saved = lex_.save();
     advance();
     bool yes = tok_.kind == Token::word && (!w || tok_.text == w);
-    pos_ = pos;
-    line_ = line;
-    col_ = col;
-    tok_ = saved;
+    lex_.restore(std::move(saved));
     return yes;
   }
 
-  void advance() {
-    while (pos_ < text_.size()) {
-      char c = text_[pos_];
-      if (c == '\n') {
-        ++line_;
-        col_ = 1;
-        ++pos_;
-      } else if (std::isspace(static_cast<unsigned char>(c))) {
-        ++pos_;
-        ++col_;
-      } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {
-        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
-      } else {
-        break;
-      }
-    }
-    tok_ = {};
-    tok_.loc = SourceLocation::at(file_, line_, col_);
-    if (pos_ >= text_.size()) return;
-    char c = text_[pos_];
-    size_t start = pos_;
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      while (pos_ < text_.size() &&
-             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
-        ++pos_;
-      tok_.kind = Token::word;
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-      if (pos_ - start > 15) fail(tok_.loc, "number too large");
-      tok_.kind = Token::number;
-    } else if (c == '-' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '>') {
-      pos_ += 2;
-      tok_.kind = Token::punct;
-    } else if (std::string_view("{}[](),:=@%$.+-*/").find(c) != std::string_view::npos) {
-      ++pos_;
-      tok_.kind = Token::punct;
-    } else {
-      fail(tok_.loc, "unexpected character '", std::string(1, c), "'");
-    }
-    tok_.text = std::string(text_.substr(start, pos_ - start));
-    col_ += static_cast<int>(pos_ - start);
-  }
+  void advance() { lex_.advance(); }
 
-  std::string_view text_;
-  std::string file_;
+  Lexer lex_;
+  const Token& tok_ = lex_.token();
   std::function<const TaskProgram*(const std::string&)> program_of_;
   const TaskProgram* program_ = nullptr;
-  size_t pos_ = 0;
-  int line_ = 1, col_ = 1;
-  Token tok_;
   Program p_;
   std::map<std::string, int> names_;   // tensor name -> id
   std::map<std::string, int> pieces_;  // parent|block|coords -> id

@@ -1,8 +1,8 @@
-// The mapping specification's text form (mapping.h): a small tokenizer and a recursive-descent
-// parser that keeps a line:column for every item.
+// The mapping specification's text form (mapping.h): a recursive-descent parser over the task
+// frontend's lexer (lexer.h) that keeps a line:column for every item.
 #include "frontend/task/mapping.h"
 
-#include <cctype>
+#include "frontend/task/lexer.h"
 
 namespace tessel::task {
 
@@ -73,21 +73,14 @@ MappingInstance instance(std::string name, std::string variant, Processor proc,
 
 namespace {
 
-struct Token {
-  enum Kind { word, number, punct, end } kind = end;
-  std::string text;
-  SourceLocation loc;
-};
-
 class Parser {
  public:
-  Parser(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
-    advance();
-  }
+  Parser(std::string_view text, std::string file)
+      : lex_(text, std::move(file), {"{}[]=,", true, false, ""}) {}
 
   Mapping parse() {
     Mapping m;
-    m.file = file_;
+    m.file = lex_.file();
     while (tok_.kind != Token::end) {
       expect_word("instance");
       MappingInstance inst;
@@ -230,52 +223,10 @@ class Parser {
     return tok_.kind == Token::end ? std::string("the end of the file") : "'" + tok_.text + "'";
   }
 
-  void advance() {
-    // Skip blanks and comments.
-    while (pos_ < text_.size()) {
-      char c = text_[pos_];
-      if (c == '\n') {
-        ++line_;
-        col_ = 1;
-        ++pos_;
-      } else if (std::isspace(static_cast<unsigned char>(c))) {
-        ++pos_;
-        ++col_;
-      } else if (c == '#' || (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/')) {
-        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
-      } else {
-        break;
-      }
-    }
-    tok_ = {};
-    tok_.loc = SourceLocation::at(file_, line_, col_);
-    if (pos_ >= text_.size()) return;
-    char c = text_[pos_];
-    size_t start = pos_;
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      while (pos_ < text_.size() &&
-             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
-        ++pos_;
-      tok_.kind = Token::word;
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-      if (pos_ - start > 15) fail(tok_.loc, "number too large");
-      tok_.kind = Token::number;
-    } else if (std::string_view("{}[]=,").find(c) != std::string_view::npos) {
-      ++pos_;
-      tok_.kind = Token::punct;
-    } else {
-      fail(tok_.loc, "unexpected character '", std::string(1, c), "'");
-    }
-    tok_.text = std::string(text_.substr(start, pos_ - start));
-    col_ += static_cast<int>(pos_ - start);
-  }
+  void advance() { lex_.advance(); }
 
-  std::string_view text_;
-  std::string file_;
-  size_t pos_ = 0;
-  int line_ = 1, col_ = 1;
-  Token tok_;
+  Lexer lex_;
+  const Token& tok_ = lex_.token();
 };
 
 }  // namespace
