@@ -1,7 +1,9 @@
-// Layout utilities for the synthesis passes: fast evaluation tables and atoms tiled over a tile.
+// Layout utilities for the synthesis passes: fast evaluation tables, atoms tiled over a tile, and
+// the layout constructions synthesize-layouts propagates (coalesced, projected, sliced).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "layout/swizzle.h"
@@ -32,5 +34,27 @@ std::vector<int64_t> tv_table(const layout::TVLayout& tv);
 // Whether two TV layouts are the same function (same threads, values, tile and elements), however
 // their modes are grouped: ((2,2,8):(64,8,512)) and ((2,2,2),4):((64,8,512),1024) are equal.
 bool same_tv(const layout::TVLayout& a, const layout::TVLayout& b);
+
+// A tile shape as a layout tuple.
+layout::IntTuple tuple_of(const std::vector<int64_t>& shape);
+
+// The coalesced layout of a register tile (rank 1 or 2): each thread a vector of up to 16 bytes
+// along the last dimension, threads along it first, then down the rows.
+layout::TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits,
+                                  int64_t threads);
+// The projection of a TV layout over `shape` that drops the dimensions `dims`: each thread keeps
+// one value per remaining element; threads that shared a reduced row share the result.
+layout::TVLayout project_layout(const layout::TVLayout& tv, const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& dims);
+
+// The layout of `slice` (offsets, shape) of a register tile of `src_shape` laid out by `tv`: the
+// same threads holding the same values of the window, when the window cuts only value modes and
+// along each dimension it cuts the mode of the largest step, at multiples of that step (the column
+// blocks of a wgmma accumulator: a [128,256] one's [128,64] quarter is the m64n64 layout). The
+// nesting of `tv` is kept. nullopt when the window cuts a thread mode or a mode's steps.
+std::optional<layout::TVLayout> slice_layout(const layout::TVLayout& tv,
+                                             const std::vector<int64_t>& src_shape,
+                                             const std::vector<int64_t>& offsets,
+                                             const std::vector<int64_t>& shape);
 
 }  // namespace tessel::transforms

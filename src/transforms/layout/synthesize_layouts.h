@@ -36,28 +36,10 @@
 #include "ir/ir.h"
 #include "layout/tv_layout.h"
 #include "target/cuda/target.h"
+#include "transforms/layout/layout_utils.h"
 #include "transforms/layout/mma_choices.h"
 
 namespace tessel::transforms {
-
-// The coalesced layout of a register tile (rank 1 or 2): each thread a vector of up to 16 bytes
-// along the last dimension, threads along it first, then down the rows.
-layout::TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits,
-                                  int64_t threads);
-// The projection of a TV layout over `shape` that drops the dimensions `dims`: each thread keeps
-// one value per remaining element; threads that shared a reduced row share the result.
-layout::TVLayout project_layout(const layout::TVLayout& tv, const std::vector<int64_t>& shape,
-                                const std::vector<int64_t>& dims);
-
-// The layout of `slice` (offsets, shape) of a register tile of `src_shape` laid out by `tv`: the
-// same threads holding the same values of the window, when the window cuts only value modes and
-// along each dimension it cuts the mode of the largest step, at multiples of that step (the column
-// blocks of a wgmma accumulator: a [128,256] one's [128,64] quarter is the m64n64 layout). The
-// nesting of `tv` is kept. nullopt when the window cuts a thread mode or a mode's steps.
-std::optional<layout::TVLayout> slice_layout(const layout::TVLayout& tv,
-                                             const std::vector<int64_t>& src_shape,
-                                             const std::vector<int64_t>& offsets,
-                                             const std::vector<int64_t>& shape);
 
 struct SynthesisOptions {
   target::cuda::Target target = target::cuda::Target::sm90a();
