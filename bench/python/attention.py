@@ -28,8 +28,12 @@ FLASH backend runs on nested tensors) on the same packed tensors, and cuDNN thro
 padded batch [B, H, max L, D] without a mask (the same FLOPs per sequence as the longest, more
 than the varlen work: a bound, named cudnn_padded). FLOPs: 4 H D sum(L²) (half of that causal).
 
+--triton adds a third baseline: bench/python/triton_attention.py, a Triton FlashAttention-2 after
+the algorithm of Triton's tutorial (autotuned; L a multiple of 128), checked against the same
+float64 rows.
+
 usage: attention.py [--shapes B,H,L,D[,HKV] ...] [--causal] [--dtype f16|bf16] [--json FILE]
-                    [--iterations N] [--kernel FILE] [--varlen L1,L2,... H]
+                    [--iterations N] [--kernel FILE] [--varlen L1,L2,... H] [--triton]
 """
 import argparse
 import json
@@ -182,6 +186,8 @@ def main():
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--varlen", nargs=2, metavar=("L1,L2,...", "H"))
+    p.add_argument("--triton", action="store_true",
+                   help="also time bench/python/triton_attention.py (a Triton FA2 after the tutorial)")
     args = p.parse_args()
     root = repository_root()
     record = provenance("attention.py")
@@ -221,12 +227,17 @@ def main():
         rel_err = (torch.linalg.norm(got - want) / torch.linalg.norm(want)).item()
         finite = bool(torch.isfinite(o).all().item())
         baselines = []
-        for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
-                              ("flash", SDPBackend.FLASH_ATTENTION)):
+        candidates = [(name, lambda backend=backend: sdpa(backend, q, k, v, args.causal))
+                      for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
+                                            ("flash", SDPBackend.FLASH_ATTENTION))]
+        if args.triton:
+            from triton_attention import triton_attention
+            candidates.append(("triton", lambda: triton_attention(q, k, v, args.causal)))
+        for name, fn in candidates:
             try:
-                ref = sdpa(backend, q, k, v, args.causal)
+                ref = fn()
                 torch.cuda.synchronize()
-                baselines.append((name, backend, ref))
+                baselines.append((name, fn, ref))
             except RuntimeError as e:
                 print("%-16s %s refuses the shape (%s)" % (shape, name, str(e).splitlines()[0]))
         lib_err = None
@@ -240,8 +251,13 @@ def main():
         kk, vv = ((flat(t[:, ::h // hkv].contiguous()) for t in (k, v)) if hkv != h
                   else (flat(k), flat(v)))
         fns = [lambda: kernel(flat(q), kk, vv, flat(out))]
-        for name, backend, _ in baselines:
-            fns.append(lambda backend=backend: sdpa(backend, q, k, v, args.causal))
+        err_t = None
+        for name, fn, ref in baselines:
+            if name == "triton":  # its own check: against float64 on the sampled rows
+                got_t = flat(ref)[heads][:, rows].double()
+                err_t = (torch.linalg.norm(got_t - want) / torch.linalg.norm(want)).item()
+                print("%-16s triton rel_err %.2e" % (shape, err_t))
+            fns.append(fn)
         times = time_interleaved(fns, 5, args.iterations)
         flops = 4.0 * b * h * l * l * d / (2 if args.causal else 1)
         mine = times[0]
@@ -256,6 +272,7 @@ def main():
             r = {"name": os.path.basename(path)[:-4], "dtype": args.dtype, "shape": shape,
                  "causal": args.causal, "ms": mine, "tflops": flops / mine / 1e9,
                  "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed,
+                 **({"triton_rel_err": err_t} if err_t is not None else {}),
                  **record}
             for (name, _, _), t in zip(baselines, times[1:]):
                 r[name + "_ms"] = t
