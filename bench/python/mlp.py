@@ -15,8 +15,10 @@ Baselines, each timed interleaved with tessel launch by launch on the same tenso
   lt             per layer torch._addmm_activation(b, h, Wᵀ) (cuBLASLt's fused bias + ReLU
                  epilogue: Graphene's baseline, "cumulative cuBLASLt invocations"): L launches;
   lt-graph       the same from a CUDA graph.
-ratio = baseline time / tessel time (medians of per-launch CUDA events); the example's time, not
-the fastest of --variants (which are reported beside it).
+tessel's kernels are timed both launched from Python (eager: the host's launch path between the
+events when the kernel is shorter than it) and replayed from a CUDA graph (GPU time).
+ratio = eager baseline time / eager tessel time, and graphed baseline / graphed tessel (medians of
+per-launch CUDA events); the example's times, not the fastest of --variants (reported beside it).
 Check: y poisoned (NaN) before tessel's launch; rows 0..63, the last 64 and every 61st against a
 float64 reference that rounds each layer's output to f16 as the kernel and PyTorch store it (so an
 error does not compound through L layers into the tolerance), and all of y against the unfused
@@ -118,7 +120,14 @@ def main():
         failures += not passed
 
         out = torch.empty_like(y_t)
-        fns = {name: (lambda kernel=kernel: kernel(x, w, b, out)) for name, kernel in kernels.items()}
+        fns = {}
+        for name, kernel in kernels.items():
+            launch = lambda kernel=kernel: kernel(x, w, b, out)
+            fns[name] = launch
+            try:  # GPU time without the host's launch path, as the graphed baselines
+                fns[name + "-graph"] = graphed(launch)
+            except RuntimeError as e:
+                print("%s does not capture into a CUDA graph (%s)" % (name, str(e).splitlines()[0]))
         fns.update({"unfused": lambda: unfused(x, w, b),
                     "unfused-graph": graphed(unfused, x, w, b)})
         try:
@@ -130,11 +139,16 @@ def main():
         times = dict(zip(fns, time_interleaved(list(fns.values()), 5, args.iterations)))
         flops = 2.0 * M * WIDTH * WIDTH * L
         mine = times["tessel"]
+        mine_graph = times.get("tessel-graph")
         rec = {"name": "mlp", "dtype": "f16", "shape": shape, "M": M, "L": L, "width": WIDTH,
                "ms": mine, "tflops": flops / mine / 1e9,
                "tessel_ms": {k: v for k, v in times.items() if k.startswith("tessel")},
                "baselines": {k: v for k, v in times.items() if not k.startswith("tessel")},
                "ratio": {k: v / mine for k, v in times.items() if not k.startswith("tessel")},
+               # graphed baselines against the graphed example: GPU time against GPU time
+               "ratio_graph": ({k: v / mine_graph for k, v in times.items()
+                                if k.endswith("-graph") and not k.startswith("tessel")}
+                               if mine_graph else {}),
                "checks": checks, "rel_err": rel_err, "rel_err_vs_torch": vs_torch,
                "torch_rel_err": torch_err, "passed": passed, **record}
         rows_out.append(rec)
@@ -146,15 +160,22 @@ def main():
                  "  ".join("%s %.4f ms x%.2f" % (k, v, rec["ratio"][k])
                            for k, v in rec["baselines"].items()),
                  rel_err, torch_err, vs_torch, "" if passed else "  FAILED"), flush=True)
-    names = ["unfused", "unfused-graph", "lt", "lt-graph"]
-    print("\n| M x L | tessel ms | TFLOP/s | " + " | ".join("%s ms | ratio" % n for n in names)
-          + " | rel_err | ok |")
-    print("| --- " * (4 + 2 * len(names)) + "|")
+    print("\n| M x L | tessel ms (eager / graph) | TFLOP/s (graph) | unfused ms | ratio | lt ms | ratio "
+          "| unfused-graph ms | ratio (graph / graph) | lt-graph ms | ratio (graph / graph) | "
+          "fastest tessel kernel (graph) | rel_err | ok |")
+    print("| --- " * 13 + "|")
     for rec in rows_out:
-        bl, ra = rec["baselines"], rec["ratio"]
-        cells = " | ".join(("%.4f | **%.2f**" % (bl[n], ra[n])) if n in bl else "- | -" for n in names)
-        print("| %s | %.4f | %.0f | %s | %.1e | %s |" % (rec["shape"], rec["ms"], rec["tflops"], cells,
-                                                        rec["rel_err"], "ok" if rec["passed"] else "FAIL"))
+        bl, ra, rg, tm = rec["baselines"], rec["ratio"], rec["ratio_graph"], rec["tessel_ms"]
+        graph = tm.get("tessel-graph")
+        cell = lambda n, r: ("%.4f | **%.2f**" % (bl[n], r[n])) if n in bl and n in r else "- | -"
+        graphs = {k: v for k, v in tm.items() if k.endswith("-graph")}
+        fastest = min(graphs, key=graphs.get) if graphs else None
+        print("| %s | %.4f / %s | %s | %s | %s | %s | %s | %s | %.1e | %s |" % (
+            rec["shape"], tm["tessel"], "%.4f" % graph if graph else "-",
+            "%.0f" % (rec["tflops"] * rec["ms"] / graph) if graph else "-",
+            cell("unfused", ra), cell("lt", ra), cell("unfused-graph", rg), cell("lt-graph", rg),
+            "%s %.4f" % (fastest[:-6], graphs[fastest]) if fastest else "-",
+            rec["rel_err"], "ok" if rec["passed"] else "FAIL"))
     return 1 if failures else 0
 
 

@@ -22,6 +22,14 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 
+def _set_block_shapes(nargs):
+    bm, bn, d = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["HEAD_DIM"]
+    nargs["desc_q"].block_shape = [bm, d]
+    nargs["desc_o"].block_shape = [bm, d]
+    nargs["desc_k"].block_shape = [bn, d]
+    nargs["desc_v"].block_shape = [bn, d]
+
+
 def _configs():
     out = []
     for bm in (64, 128):
@@ -31,17 +39,9 @@ def _configs():
                     # the causal stages split the key range at a multiple of BLOCK_M
                     if bn > bm or (bm == 64 and warps == 8):
                         continue
-                    out.append(triton.Config({"BLOCK_M": bm, "BLOCK_N": bn},
-                                             num_stages=stages, num_warps=warps))
+                    out.append(triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_stages=stages,
+                                             num_warps=warps, pre_hook=_set_block_shapes))
     return out
-
-
-def _set_block_shapes(nargs):
-    bm, bn, d = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["HEAD_DIM"]
-    nargs["desc_q"].block_shape = [bm, d]
-    nargs["desc_o"].block_shape = [bm, d]
-    nargs["desc_k"].block_shape = [bn, d]
-    nargs["desc_v"].block_shape = [bn, d]
 
 
 @triton.jit
@@ -69,7 +69,7 @@ def _key_range(acc, l_i, m_i, q, desc_k, desc_v, row0, key_lo, key_hi, offs_m, q
     return acc, l_i, m_i
 
 
-@triton.autotune(configs=_configs(), key=["L", "HEAD_DIM", "CAUSAL"], pre_hook=_set_block_shapes)
+@triton.autotune(configs=_configs(), key=["L", "HEAD_DIM", "CAUSAL"])
 @triton.jit
 def _attention_forward(desc_q, desc_k, desc_v, desc_o, qk_scale, L,
                        HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
