@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""W4A16 GEMM: tessel's examples/kernels/gemm_w4a16.tir (and tile-size variants of it) against
+cuBLAS f16 on the dequantized weights and against the bytes the product must move, in one process.
+
+Y = X · Wᵀ, X [M,K] f16, W [N,K] = (Q - 8) · S with Q [N,K] uint4 packed two a byte (value 2k in
+the low nibble of byte k; passed as a uint8 tensor [N, K/2]) and group scales S [K/G, N] f16.
+Inputs: Q uniform in 0..15, S uniform in [0.005, 0.02), X torch.randn * 0.5 (seeded per shape).
+Check: Y poisoned (NaN) before the launch; rows 0..min(M,64), the last 64 and every 61st against
+float64 products of X and the dequantized W (rel_err <= 4e-3), and all of Y against cuBLAS's
+f16 product on the dequantized weights (rel_err <= 1e-2).
+Baselines, timed interleaved with the kernel (bench_common.time_interleaved, medians):
+`torch.matmul(X, W16.t())` on W16 = the dequantized f16 weights (cuBLAS), and a copy of the
+weights' bytes (`torch.Tensor.copy_` of an int8 tensor of N·K/2 bytes) for the bandwidth the
+read of the packed weights can reach. Reported: ms, TFLOP/s, GB/s of the bytes the kernel must
+move (Q + S + X + Y), its fraction of the copy's read+write GB/s and of the H100's nominal
+3.35 TB/s, the ratio cuBLAS ms / tessel ms.
+
+Variants (--variants): `tRxT` = R weight rows x T tokens per block (the example is t128x64),
+with `_sk` = split_k = auto on the block grid. Each is the example's text with its tile extents
+replaced; one that does not compile is reported and skipped.
+
+usage: w4a16.py [--shapes MxNxKgG,...] [--variants t128x64,t64x16,...] [--json FILE]
+                [--iterations N]
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+import torch
+
+import tessel
+from bench_common import provenance, repository_root, time_interleaved
+
+NOMINAL_GBPS = 3350.0
+
+# Per value name of the example: which extents its shape list holds (R rows, T tokens, K64).
+SHAPES = {
+    "%Q_tile": "R,64", "%sQ": "R,64", "%q": "R,64", "%qf": "R,64", "%sb": "R,64", "%qc": "R,64",
+    "%w": "R,64", "%X_tile": "T,64", "%sX": "T,64", "%sXt": "64,T", "%zero": "R,T", "%acc": "R,T",
+    "%c_next": "R,T", "%accT": "T,R", "%Y_tile": "T,R", "%out": "T,R", "%S_tile": "R", "%sS": "R", "%s": "R",
+}
+
+
+def variant_text(text, rows, tokens, split_k):
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)
+        name = m.group(1) if m else None
+        if name in SHAPES:
+            ext = SHAPES[name].replace("R", str(rows)).replace("T", str(tokens))
+            line = re.sub(r"\[[0-9,]+\](?=\s*(\{|$))", "[%s]" % ext, line)
+            if name in ("%Q_tile", "%X_tile", "%Y_tile", "%S_tile"):
+                box = "1," + ext if name == "%S_tile" else ext
+                line = re.sub(r"shape = \[[0-9,]+\]", "shape = [%s]" % box, line)
+        line = line.replace("%rows = const {value = 128}", "%%rows = const {value = %d}" % rows)
+        line = line.replace("%tokens = const {value = 64}", "%%tokens = const {value = %d}" % tokens)
+        if split_k and "block_grid" in line:
+            line = line.replace(" : index, index", " {split_k = auto} : index, index")
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--shapes", default="1x8192x8192g128,16x8192x8192g128,4096x8192x8192g128")
+    p.add_argument("--variants", default="t128x64")
+    p.add_argument("--json")
+    p.add_argument("--iterations", type=int, default=50)
+    args = p.parse_args()
+    root = repository_root()
+    base = open(os.path.join(root, "examples/kernels/gemm_w4a16.tir")).read()
+    kernels = {}
+    for v in args.variants.split(","):
+        m = re.fullmatch(r"t(\d+)x(\d+)(_sk)?", v)
+        if not m:
+            sys.exit("w4a16.py: variant %r is not tRxT[_sk]" % v)
+        try:
+            kernels[v] = tessel.compile(variant_text(base, int(m.group(1)), int(m.group(2)),
+                                                     bool(m.group(3))), file="gemm_w4a16_%s.tir" % v)
+        except Exception as e:  # a variant the compiler refuses: say why, keep the others
+            print("%-12s does not compile: %s" % (v, str(e).splitlines()[0]))
+    record = provenance("w4a16.py")
+    failures = 0
+    for shape in args.shapes.split(","):
+        m, n, k, g = (int(x) for x in re.fullmatch(r"(\d+)x(\d+)x(\d+)g(\d+)", shape).groups())
+        torch.manual_seed(m * 7 + n * 13 + k + g)
+        q = torch.randint(0, 16, (n, k), device="cuda", dtype=torch.uint8)
+        packed = (q[:, 0::2] | (q[:, 1::2] << 4)).contiguous()
+        s = (torch.rand(k // g, n, device="cuda") * 0.015 + 0.005).to(torch.float16)
+        x = (torch.randn(m, k, device="cuda") * 0.5).to(torch.float16)
+        # The dequantized weights, each rounded to f16 once (as the kernel packs them for wgmma).
+        w16 = ((q.float() - 8.0) * s.float().repeat_interleave(g, dim=0).t()).to(torch.float16)
+        ref_rows = sorted(set(range(min(m, 64))) | set(range(max(0, m - 64), m)) | set(range(0, m, 61)))
+        rows_t = torch.tensor(ref_rows, device="cuda")
+        want = x[rows_t].double() @ w16.double().t()
+        lib = torch.matmul(x, w16.t())
+        src = torch.empty(n * k // 2, device="cuda", dtype=torch.int8)
+        dst = torch.empty_like(src)
+        bytes_moved = n * k // 2 + s.numel() * 2 + m * k * 2 + m * n * 2
+        for name, kernel in kernels.items():
+            y = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            kernel(x, packed, s, y)
+            torch.cuda.synchronize()
+            got = y[rows_t].double()
+            rel_err = (torch.linalg.norm(got - want) / torch.linalg.norm(want)).item()
+            lib_err = (torch.linalg.norm(y.double() - lib.double()) / torch.linalg.norm(lib.double())).item()
+            passed = rel_err <= 4e-3 and lib_err <= 1e-2
+            failures += not passed
+            out = torch.empty_like(y)
+            mine, blas, copy = time_interleaved(
+                [lambda: kernel(x, packed, s, out), lambda: torch.matmul(x, w16.t()),
+                 lambda: dst.copy_(src)], 10, args.iterations)
+            gbps = bytes_moved / mine / 1e6
+            copy_gbps = 2 * src.numel() / copy / 1e6
+            r = {"name": "gemm_w4a16_" + name, "shape": shape, "M": m, "N": n, "K": k, "group": g,
+                 "ms": mine, "tflops": 2.0 * m * n * k / mine / 1e9, "gbps": gbps,
+                 "fraction_of_copy": gbps / copy_gbps, "fraction_of_nominal": gbps / NOMINAL_GBPS,
+                 "baseline": "cublas f16 on dequantized weights (torch.matmul)", "baseline_ms": blas,
+                 "ratio": blas / mine, "copy_ms": copy, "copy_gbps": copy_gbps,
+                 "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed, **record}
+            if args.json:
+                with open(args.json, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+            print("%-20s %-10s %.4f ms %7.1f TFLOP/s %7.0f GB/s (%.2f of copy %.0f GB/s, %.2f nominal)"
+                  "  cuBLAS f16 %.4f ms  ratio %.2f  rel_err %.1e / %.1e%s" %
+                  (shape, name, mine, r["tflops"], gbps, r["fraction_of_copy"], copy_gbps,
+                   r["fraction_of_nominal"], blas, r["ratio"], rel_err, lib_err,
+                   "" if passed else "  FAILED"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

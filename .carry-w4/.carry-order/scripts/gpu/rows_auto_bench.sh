@@ -1,0 +1,26 @@
+#!/bin/bash
+# On the lent H100 (device tool), in a copy of the tree: builds tessel, checks the unpinned row
+# programs (examples/kernels/*_auto.tir, scheduled by schedule-rows) against the interpreter on
+# ragged shapes, and times them against copy16 at N = 1024 ... 32768 (128 MiB per row tensor) and
+# at ragged shapes. Writes $OUT/rows-auto.jsonl, $OUT/bench.log, $OUT/check.log.
+set -u
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64
+OUT=${OUT:-/tmp/rows-out}; mkdir -p "$OUT"
+cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
+  -DTESSEL_BUILD_PYTHON=OFF >/dev/null && ninja -C build-dev tessel >"$OUT/build.log" 2>&1 ||
+  { tail -30 "$OUT/build.log"; exit 1; }
+T=build-dev/bin/tessel
+KERNELS=rmsnorm_auto,layernorm_auto,softmax_auto,bias_gelu_auto
+for k in rmsnorm layernorm softmax bias_gelu; do
+  for s in M=37,N=1048 M=3,N=8184 M=2,N=32760; do
+    echo "== $k $s: $($T run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
+  done
+done >"$OUT/check.log" 2>&1
+{
+  for shape in 65536x1024 32768x2048 16384x4096 8192x8192 4096x16384 2048x32768 \
+               8191x8200 2047x32760; do
+    timeout 60 $T bench memory-bound --shape $shape --kernels $KERNELS --json "$OUT/rows-auto.jsonl"
+  done
+} >"$OUT/bench.log" 2>&1
+cat "$OUT/check.log"
+grep -E "^device|baselines|_auto|_n8192|^rmsnorm |^softmax |^layernorm |^bias_gelu |FAIL" "$OUT/bench.log"

@@ -1,0 +1,317 @@
+// Copies between global tiles and register tensors: vector widths from the facts, predicates
+// for partial tiles, cache hints.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "target/cuda/emit_internal.h"
+
+namespace tessel::target::cuda::detail {
+
+std::string Emitter::round_to(ScalarKind k, const std::string& e) {
+  if (k == ScalarKind::f16) return "tsl_round_f16(" + e + ")";
+  if (k == ScalarKind::bf16) return "tsl_round_bf16(" + e + ")";
+  return e;
+}
+
+// copy global tile -> register (a result) or register -> global tile (no result).
+void Emitter::copy(const Operation& op) {
+  if (op.num_operands() == 2 && op.operand(1)->type().space() == MemorySpace::shared &&
+      op.operand(0)->type().space() == MemorySpace::reg) {
+    return stmatrix_store(op);
+  }
+  if (op.num_operands() == 2 && op.operand(0)->type().space() == MemorySpace::shared &&
+      op.operand(1)->type().space() == MemorySpace::global) {
+    return shared_to_global(op);
+  }
+  if (op.num_operands() == 1 && op.num_results() == 1 &&
+      op.operand(0)->type().space() == MemorySpace::shared &&
+      op.result()->type().space() == MemorySpace::reg) {
+    return shared_to_register(op);
+  }
+  bool load = op.num_results() == 1;
+  const Value* gv = op.operand(load ? 0 : 1);
+  const Value* rv = load ? op.result() : op.operand(0);
+  if (gv->type().space() != MemorySpace::global || rv->type().space() != MemorySpace::reg) {
+    unsupported(op, "between " + std::string(to_string(op.operand(0)->type().space())) + " and " +
+                        std::string(to_string(load ? op.result()->type().space()
+                                                   : op.operand(1)->type().space())) +
+                        " memory is not supported yet (only global <-> register)");
+  }
+  const View& g = view(op, gv);
+  // `cache = "stream"` on a load: data read once, 16-byte loads that skip L1 and leave L2 first.
+  std::string stream;
+  if (op.has_attr("cache")) {
+    std::string cache = op.str_attr("cache");
+    if (cache != "stream" || !load) {
+      unsupported(op, "has cache = \"" + cache + "\"; only loads take a cache hint, \"stream\"");
+    }
+    stream = ", true";
+  }
+  Reg r = load ? new_reg(op) : reg(op, rv);
+  const Plan& plan = *r.plan;
+  // A load whose only use is the next op, `add %x, %loaded` of the same layout (split-k's sum of
+  // partial tiles): each fetched value is added where it lands, so that the loaded tile's values
+  // die one by one instead of all living beside %x (128 + 128 registers would spill).
+  const Operation* fused = load ? accumulating_add(op) : nullptr;
+  std::string addend, sum;
+  if (fused) {
+    const Value* other = fused->operand(0) == op.result() ? fused->operand(1) : fused->operand(0);
+    addend = reg(*fused, other).name;
+    sum = new_reg(*fused).name;
+    fused_.insert(fused);
+  }
+  auto add_values = [&](int64_t v, int64_t w) {
+    if (!fused) return;
+    for (int64_t i = v; i < v + w; ++i) {
+      const std::string k = "[" + std::to_string(i) + "]";
+      line(sum + k + " = " + addend + k + " + " + r.name + k + ";");
+    }
+  };
+  size_t rank = g.shape.size();
+  if (plan.tile != g.shape) unsupported(op, "between tiles of different shapes");
+  if (load && r.element != g.element) unsupported(op, "changes the element type; cast instead");
+  line("{  // " + std::string(load ? "load " : "store ") + r.name + (load ? " <- " : " -> ") +
+       g.base + " tile");
+  ++indent_;
+  std::string off;
+  for (size_t d = 0; d < rank; ++d) {
+    std::string c = "c" + std::to_string(d);
+    std::string e = g.origin[d];
+    if (plan.var[d] != "0") e = e == "0" ? plan.var[d] : e + " + " + plan.var[d];
+    line("const int " + c + " = " + e + ";");
+    std::string term = g.stride[d] == "1" ? c : "(long long)" + c + " * " + g.stride[d];
+    off += (off.empty() ? "" : " + ") + term;
+  }
+  std::string ptype = std::string(load ? "const " : "") + storage_type(g.element) + "*";
+  line(ptype + " p = " + g.base + " + " + off + ";");
+  std::string bf = g.element == ScalarKind::bf16 ? "true" : "false";
+  int64_t bytes = g.element == ScalarKind::f32 ? 4 : 2;
+  size_t last = rank - 1;
+  // The accesses of values `values` (increasing) as `view` describes them (its facts decide
+  // predicates and widths).
+  auto value_accesses = [&](const View& g, const std::vector<int64_t>& values) {
+    // Conversions of masked vector loads, after all fetches (with the values they convert).
+    std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> unpacks;
+    for (size_t at = 0; at < values.size();) {
+      const int64_t v = values[at];
+      int64_t w = vector_width(g, plan, v, bytes);
+      for (int64_t i = 1; i < w; ++i) {
+        if (at + i >= values.size() || values[at + i] != v + i) w = 1;
+      }
+      const auto& vc = plan.value_coord[v];
+      std::string voff;
+      for (size_t d = 0; d < rank; ++d) {
+        if (vc[d] == 0) continue;
+        std::string term = g.stride[d] == "1" ? std::to_string(vc[d])
+                                              : std::to_string(vc[d]) + " * " + g.stride[d];
+        voff += (voff.empty() ? "" : " + ") + term;
+      }
+      std::string addr = voff.empty() ? "p" : "p + " + voff;
+      std::string pred;
+      if (g.masked) {
+        for (size_t d = 0; d < rank; ++d) {
+          if (g.full[d]) continue;
+          pred += (pred.empty() ? "" : " && ") + std::string("c") + std::to_string(d) +
+                  (vc[d] ? " + " + std::to_string(vc[d]) : "") + " < " + g.extent[d];
+        }
+      }
+      (void)last;
+      std::string slot = r.name + "[" + std::to_string(v) + "]";
+      std::string stmt;
+      if (load) {
+        if (w > 1) {
+          stmt = bytes == 2 ? "tsl_load16<" + std::to_string(w) + stream + ">(" + addr + ", &" +
+                                  slot + ", " + bf + ");"
+                            : "tsl_load32<" + std::to_string(w) + ">(" + addr + ", &" + slot + ");";
+        } else {
+          stmt = slot + " = " +
+                 (bytes == 2 ? "tsl_load(" + addr + ", " + bf + ")" : "*(" + addr + ")") + ";";
+        }
+        if (!pred.empty() && w > 1) {
+          // Fetch now, convert after the tile's last fetch (see tsl_fetch16).
+          std::string n = std::to_string(v), ws = std::to_string(w);
+          line("const bool ok" + n + " = " + pred + ";");
+          stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
+                 (bytes == 2 ? stream : "") + ">(" + addr + ", ok" + n + ");";
+          unpacks.push_back({bytes == 2 ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " +
+                                              bf + ", ok" + n + ", " + float_literal(g.pad) + ");"
+                                        : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot +
+                                              ", ok" + n + ", " + float_literal(g.pad) + ");",
+                             {v, w}});
+        } else if (!pred.empty()) {
+          std::string pad;
+          for (int64_t i = 0; i < w; ++i) {
+            pad += r.name + "[" + std::to_string(v + i) + "] = " + float_literal(g.pad) + "; ";
+          }
+          stmt = "if (" + pred + ") " + stmt + " else { " + pad + "}";
+        }
+      } else {
+        if (w > 1) {
+          stmt = bytes == 2
+                     ? "tsl_store16<" + std::to_string(w) + ">(" + addr + ", &" + slot + ", " + bf +
+                           ");"
+                     : "tsl_store32<" + std::to_string(w) + ">(" + addr + ", &" + slot + ");";
+        } else {
+          stmt = "*(" + addr +
+                 ") = " + (bytes == 2 ? "tsl_cvt16(" + slot + ", " + bf + ")" : slot) + ";";
+        }
+        // Threads that hold copies of the same element (stride-0 thread leaves): one writes.
+        std::string rep = representative(plan, std::vector<bool>(plan.leaves.size(), false));
+        if (rep != "true") pred = pred.empty() ? rep : rep + " && " + pred;
+        if (!pred.empty()) stmt = "if (" + pred + ") " + stmt;
+      }
+      line(stmt);
+      if (load && (pred.empty() || w == 1)) add_values(v, w);
+      at += static_cast<size_t>(w);
+    }
+    for (const auto& [u, converted] : unpacks) {
+      line(u);
+      add_values(converted.first, converted.second);
+    }
+  };
+  auto rows_grouped = [&](const View& g) {
+    return roles_ && g.masked && rank == 2 && !g.full[0] && g.element == ScalarKind::f32;
+  };
+  // The whole tile. An f32 tile of a warp-specialized kernel (split-k's partial tiles) whose rows
+  // are not proven inside goes row by row: the values of one row offset of the thread under one
+  // branch on that row (a thread whose rows all lie outside, as most do when M is 16, skips them
+  // all), the columns predicated inside it, and not at all in the version for tiles whose columns
+  // are inside. Other tiles keep one predicate per access (the memory-bound kernels' code, whose
+  // speed was measured as it is).
+  auto accesses = [&](const View& g) {
+    std::vector<int64_t> all(static_cast<size_t>(plan.values));
+    for (int64_t v = 0; v < plan.values; ++v) all[static_cast<size_t>(v)] = v;
+    if (!rows_grouped(g)) {
+      value_accesses(g, all);
+      return;
+    }
+    std::vector<int64_t> offsets;
+    for (int64_t v = 0; v < plan.values; ++v) {
+      const int64_t r = plan.value_coord[v][0];
+      if (std::find(offsets.begin(), offsets.end(), r) == offsets.end()) offsets.push_back(r);
+    }
+    View inside = g;
+    inside.full[0] = true;
+    for (int64_t offset : offsets) {
+      std::vector<int64_t> row;
+      for (int64_t v = 0; v < plan.values; ++v) {
+        if (plan.value_coord[v][0] == offset) row.push_back(v);
+      }
+      line("if (c0" + (offset ? " + " + std::to_string(offset) : std::string()) + " < " +
+           g.extent[0] + ") {");
+      ++indent_;
+      value_accesses(inside, row);
+      --indent_;
+      if (load) {
+        line("} else {");
+        ++indent_;
+        for (int64_t v : row) {
+          line(r.name + "[" + std::to_string(v) + "] = " + float_literal(g.pad) + ";");
+          add_values(v, 1);
+        }
+        --indent_;
+      }
+      line("}");
+    }
+  };
+  // A store of a tile the facts cannot prove full or row-aligned (a GEMM epilogue at ragged M, N:
+  // predicated 2-byte stores of the wgmma accumulator's column pairs) gets a second version for the
+  // tiles that are full and whose rows are aligned at run time (every tile but the last row and
+  // column of tiles, for every even N): no predicates, vector stores. Loads keep the one version
+  // the facts give (their widths are what the memory-bound kernels' facts were chosen for).
+  std::string fast_when;
+  View fast = g;
+  if (!load) {
+    // (Rows grouped by branches stay masked: the second version drops the column predicates.)
+    for (size_t d = 0; d < rank; ++d) {
+      if (!g.masked || g.full[d] || (d == 0 && rows_grouped(g))) continue;
+      fast_when += (fast_when.empty() ? "" : " && ") + g.origin[d] + " + " +
+                   std::to_string(g.shape[d]) + " <= " + g.extent[d];
+      fast.full[d] = true;
+    }
+    fast.masked = rows_grouped(g);
+    const std::string& row = g.extent[last];
+    bool symbolic = !row.empty() && !std::isdigit(static_cast<unsigned char>(row[0]));
+    int64_t widest = 1;
+    if (symbolic && rank > 1) {
+      fast.extent_divisor[last] = std::lcm(g.extent_divisor[last], 16 / bytes);
+      for (int64_t v = 0; v < plan.values;) {
+        int64_t w = vector_width(fast, plan, v, bytes);
+        widest = std::max(widest, w);
+        v += w;
+      }
+      if (g.extent_divisor[last] % widest != 0) {
+        fast.extent_divisor[last] = std::lcm(g.extent_divisor[last], widest);
+        fast_when +=
+            (fast_when.empty() ? "" : " && ") + row + " % " + std::to_string(widest) + " == 0";
+      } else {
+        fast.extent_divisor[last] = g.extent_divisor[last];
+      }
+    }
+  }
+  if (fast_when.empty()) {
+    accesses(g);
+  } else {
+    line("if (" + fast_when + ") {  // full tile, aligned rows");
+    ++indent_;
+    accesses(fast);
+    --indent_;
+    line("} else {");
+    ++indent_;
+    accesses(g);
+    --indent_;
+    line("}");
+  }
+  --indent_;
+  line("}");
+}
+
+// The `add` that is the only use of `load`'s result and the op right after it, adding a register
+// tensor of the same layout and element type; null when there is none.
+const Operation* Emitter::accumulating_add(const Operation& load) {
+  const Value* loaded = load.result();
+  const ir::Block* block = load.parent_block();
+  const size_t at = ir::position_in_block(load);
+  if (!block || at + 1 >= block->ops().size()) return nullptr;
+  const Operation* next = block->ops()[at + 1].get();
+  if (next->kind() != OpKind::add || next->result()->type() != loaded->type() ||
+      next->operand(0)->type() != next->operand(1)->type() ||
+      next->operand(0) == next->operand(1)) {
+    return nullptr;
+  }
+  int64_t uses = 0;
+  for (size_t i = at + 1; i < block->ops().size(); ++i) {
+    ir::walk(block->ops()[i].get(), [&](Operation* o) {
+      for (const Value* x : o->operands()) uses += x == loaded;
+    });
+  }
+  const bool adds = next->operand(0) == loaded || next->operand(1) == loaded;
+  return adds && uses == 1 ? next : nullptr;
+}
+
+// The widest vector (elements) that values v, v+1, ... of `plan` form in `g`: consecutive
+// elements of the contiguous last dimension, aligned by the facts, wholly in or out of bounds.
+int64_t Emitter::vector_width(const View& g, const Plan& plan, int64_t v, int64_t bytes) {
+  size_t rank = g.shape.size(), last = rank - 1;
+  for (int64_t w = 16 / bytes; w >= 2; w /= 2) {
+    if (v + w > plan.values) continue;
+    bool ok = plan.value_coord[v][last] % w == 0;
+    for (int64_t i = 1; ok && i < w; ++i) {
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t expect = plan.value_coord[v][d] + (d == last ? i : 0);
+        ok = ok && plan.value_coord[v + i][d] == expect;
+      }
+    }
+    for (const Leaf& l : plan.leaves) ok = ok && l.coef[last] % w == 0;
+    ok = ok && (g.origin_align[last] == 0 || g.origin_align[last] % w == 0);
+    // Row starts aligned (the extent of the last dimension is the row stride), and a vector
+    // never straddles the end of a row.
+    bool row_ok = g.extent_divisor[last] % w == 0;
+    if (rank > 1 || (g.masked && !g.full[last])) ok = ok && row_ok;
+    if (ok) return w;
+  }
+  return 1;
+}
+
+}  // namespace tessel::target::cuda::detail

@@ -1,0 +1,54 @@
+// ScheduleRows: the tile shape, block size and row residency of an unpinned row program (a
+// kernel without an mma whose blocks own rows and walk their columns), chosen by a cost model.
+//
+// A row program is what a person writes for RMSNorm, LayerNorm, softmax or a bias + activation
+// without thinking about threads: `block_grid cdiv(M, R)` (and, for elementwise kernels, a second
+// grid dimension `cdiv(N, C)`), loops `for k in [0, cdiv(N, C))` over column tiles, global tiles
+// [R, C] at (row block, column tile) and [C] at (column tile), register tensors of shapes [R, C],
+// [R] and [C], and no register layout written by hand. R and C are the program's choice of
+// granularity, not a promise about threads: any R and C compute the same result, because every
+// tile is masked at the edges and rows never meet. So the pass may pick them again:
+//
+//   - the tile [R, C] and the block's threads T, so that every thread moves 16-byte vectors along
+//     the row (synthesize-layouts' coalesced layout: C/8 threads along a row when that is fewer
+//     than T, else T threads along one row with C/(8T) vectors each);
+//   - where a later loop reads again the global tile an earlier loop read (the normalizing pass of
+//     RMSNorm, LayerNorm, softmax), whether the row stays in registers: with C >= N the loops run
+//     once, and the pass puts the kernel's pair of loops under `if cdiv(N, C) == 1`, where a
+//     straight-line copy of both bodies reuses the first read's registers (one pass over HBM), and
+//     keeps the loops as written in the else branch (any N stays correct); or whether the rows are
+//     read twice, the second time from L2 when the rows the resident blocks hold at once fit it.
+//
+// Cost model (per candidate; constants from the H100): resident blocks per SM from threads and an
+// estimate of registers per thread; bytes in flight per SM (16-byte vectors of every row tensor a
+// thread loads at once, times the lanes that are not masked off); the achieved fraction of HBM
+// bandwidth min(1, in flight / 40 KiB per SM); HBM bytes (a second read counts when the resident
+// rows overflow half of L2) plus L2 bytes at 4x HBM bandwidth; a block-wide reduction's barrier.
+// The sizes it is tuned for are the `hint` of the kernel's `size` ops (`%N = size {name = N,
+// hint = 8192}`; `tessel compile --size-hint N=8192` and CompileOptions::size_hints write them);
+// without a hint, N = 8192 and M = 8192. `--report=search` prints the candidates and the choice.
+//
+// Kernels that are not row programs (an mma, a pinned layout or `threads`, shared tensors, tiles
+// at other coordinates, register shapes other than [R,C], [R], [C]) are left as they are; with
+// `--report=search` the report says why.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace tessel::transforms {
+
+// Writes `hint = V` on the kernel's `size` ops named in `sizes` (the sizes a launch will use): the
+// schedule is tuned for them, the kernel stays correct for any size.
+void set_size_hints(ir::Operation& kernel, const std::map<std::string, int64_t>& sizes);
+// A user error for a hinted name that no kernel of `module` has as a size (a misspelled hint
+// would otherwise tune nothing, silently).
+void check_size_hints(const ir::Module& module, const std::map<std::string, int64_t>& hints);
+
+// The pass (registered as `schedule-rows`; runs before synthesize-layouts).
+void schedule_rows(ir::Module& module);
+
+}  // namespace tessel::transforms

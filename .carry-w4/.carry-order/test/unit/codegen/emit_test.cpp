@@ -1,0 +1,187 @@
+// The emitter on the hand-lowered example kernels: the CUDA it generates compiles with NVRTC for
+// sm_90a and sm_80 (ptxas accepts it), and the index arithmetic follows the facts.
+#include <gtest/gtest.h>
+
+#include "ir/parser.h"
+#include "pipeline/pipeline.h"
+#include "runtime/compiler.h"
+#include "target/cuda/emit.h"
+#include "tessel/example_kernels.h"
+
+namespace tessel::target::cuda {
+namespace {
+
+EmittedKernel emit_text(const std::string& text) {
+  auto module = ir::parse_module(text, "test.tir");
+  pipeline::lower(*module);
+  return emit_cuda(*module->kernels.front());
+}
+
+TEST(Emit, EveryExampleKernelCompilesForSm90aAndSm80) {
+  ASSERT_GE(examples::lowered_kernels().size(), 5u);
+  for (const auto& [name, text] : examples::lowered_kernels()) {
+    EmittedKernel k = emit_text(text);
+    EXPECT_EQ(k.entry, name);
+    // The block is the one the kernel's grid declares after lowering (pinned by the writer or
+    // set by synthesis), and it is a whole number of warps.
+    auto module = ir::parse_module(text, name + ".tir");
+    pipeline::lower(*module);
+    int64_t declared = 0;
+    ir::walk(module->kernels.front().get(), [&](ir::Operation* op) {
+      if (op->kind() == ir::OpKind::block_grid) declared = op->int_attr("threads");
+    });
+    EXPECT_EQ(k.threads, declared) << name;
+    EXPECT_EQ(k.threads % 32, 0) << name;
+    for (const char* arch : {"sm_90a", "sm_80"}) {
+      // GEMMs lowered for sm_90a use TMA and wgmma, which sm_80 does not have.
+      if (std::string(arch) == "sm_80" && k.source.find("wgmma") != std::string::npos) continue;
+      runtime::CompileOptions options;
+      options.arch = arch;
+      options.use_cache = false;
+      runtime::CompileResult r = runtime::compile_cuda(k.source, options);
+      EXPECT_GT(r.cubin.size(), 1000u) << name << " " << arch;
+    }
+  }
+}
+
+TEST(Emit, Bf16KernelsConvertThroughF32) {
+  std::string text = examples::lowered_kernels().at("bias_gelu");
+  for (size_t at = text.find("<f16"); at != std::string::npos; at = text.find("<f16", at)) {
+    text.replace(at, 4, "<bf16");
+  }
+  EmittedKernel k = emit_text(text);
+  // Masked 16-byte loads: fetched raw first, converted (as bf16) after the tile's last fetch.
+  size_t fetch = k.source.find("const auto raw0 = tsl_fetch16<8>(p, ok0);");
+  size_t unpack = k.source.find("tsl_unpack16<8>(raw0, &rX[0], true, ok0, ");
+  EXPECT_NE(fetch, std::string::npos) << k.source;
+  EXPECT_NE(unpack, std::string::npos) << k.source;
+  EXPECT_LT(k.source.find("tsl_fetch16<8>(p + 256, ok8)"), unpack) << k.source;
+  // The cast to bf16 feeds only the store, which rounds as it converts (as bf16: `true`).
+  EXPECT_NE(k.source.find("// y as bf16 (rounded by the store)"), std::string::npos);
+  EXPECT_NE(k.source.find("tsl_store16<8>(p, &y[0], true);"), std::string::npos) << k.source;
+  runtime::CompileOptions options;
+  options.use_cache = false;
+  EXPECT_GT(runtime::compile_cuda(k.source, options).cubin.size(), 0u);
+}
+
+TEST(Emit, ParametersAreTensorsScalarsThenSizes) {
+  EmittedKernel k = emit_text(examples::lowered_kernels().at("rmsnorm"));
+  ASSERT_EQ(k.params.size(), 6u);
+  EXPECT_EQ(k.params[0].name, "X");
+  EXPECT_EQ(k.params[0].kind, KernelParam::Kind::tensor);
+  EXPECT_EQ(k.params[3].name, "eps");
+  EXPECT_EQ(k.params[3].kind, KernelParam::Kind::scalar);
+  EXPECT_EQ(k.params[4].name, "M");
+  EXPECT_EQ(k.params[5].kind, KernelParam::Kind::size);
+  EXPECT_NE(k.source.find("const unsigned short* __restrict__ X"), std::string::npos);
+  EXPECT_NE(k.source.find("unsigned short* __restrict__ Y"), std::string::npos);
+  EXPECT_EQ(k.source.find("const unsigned short* __restrict__ Y"), std::string::npos);
+  EXPECT_EQ(k.dynamic_shared_bytes, 0);  // warp shuffles only
+}
+
+TEST(Emit, FactsDecideVectorWidthAndPredicates) {
+  std::string text = examples::lowered_kernels().at("rmsnorm");
+  EmittedKernel with = emit_text(text);
+  EXPECT_NE(with.source.find("tsl_fetch16<8>"), std::string::npos);
+  EXPECT_NE(with.source.find("c1 < N"), std::string::npos);  // 512 does not divide N
+  // Without N % 8 the rows are not 16-byte aligned: scalar accesses.
+  std::string no_fact = text;
+  no_fact.replace(no_fact.find(" facts(N % 8 == 0)"), 18, "");
+  EmittedKernel without = emit_text(no_fact);
+  EXPECT_EQ(without.source.find("tsl_load16<"), std::string::npos);
+  EXPECT_EQ(without.source.find("tsl_fetch16<"), std::string::npos);
+  EXPECT_NE(without.source.find("tsl_load(p + 1, false)"), std::string::npos);
+  // With N % 512 and M % 8 every tile is full: no predicates at all.
+  std::string full = text;
+  full.replace(full.find("facts(N % 8 == 0)"), 17, "facts(M % 8 == 0, N % 512 == 0)");
+  EmittedKernel unmasked = emit_text(full);
+  EXPECT_EQ(unmasked.source.find("if (c"), std::string::npos);
+  EXPECT_EQ(unmasked.source.find("< N"), std::string::npos);
+  runtime::CompileOptions options;
+  options.use_cache = false;
+  EXPECT_GT(runtime::compile_cuda(without.source, options).cubin.size(), 0u);
+  EXPECT_GT(runtime::compile_cuda(unmasked.source, options).cubin.size(), 0u);
+}
+
+TEST(Emit, StaticExtentsDropPredicatesAndCrossWarpReductionsUseSharedMemory) {
+  EmittedKernel k = emit_text(examples::lowered_kernels().at("rmsnorm_n8192"));
+  // Column tile 0 of a static extent 8192 with tile width 8192 is full: only rows are checked.
+  EXPECT_NE(k.source.find("const int c1 = thr0_d1;"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("const bool ok8 = c0 < M;"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("tsl_fetch16<8>(p + 2048, ok8);"), std::string::npos);
+  EXPECT_EQ(k.source.find("< 8192"), std::string::npos);
+  // 8 warps per row: lanes shuffle, warps meet in shared memory (2 rows x 8 warps floats).
+  EXPECT_EQ(k.dynamic_shared_bytes, 64);
+  EXPECT_NE(k.source.find("__shfl_xor_sync(0xffffffffu, ss_part[p], 16)"), std::string::npos);
+}
+
+TEST(Emit, LayoutArithmeticIsSimplified) {
+  EmittedKernel k = emit_text(examples::lowered_kernels().at("softmax"));
+  // lane -> 8 columns, warp -> row; no modulo on the last thread leaf.
+  EXPECT_NE(k.source.find("const int thr1_d0 = tid / 32;"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("const int thr1_d1 = (tid % 32) * 8;"), std::string::npos);
+}
+
+TEST(Emit, UnloweredInputIsAUserError) {
+  // Straight to the emitter, skipping the pipeline: mixed layouts and missing layouts.
+  const char* mixed = R"(
+kernel @mixed(%X: global<f32>[64]) {
+  %c0 = const {value = 0} : index
+  %t = tile %X, %c0 {shape = [64]} : global<f32>[64]
+  %a = copy %t : register<f32, (64,1):(1,0)>[64]
+  %b = fill {value = 1.0} : register<f32, ((2,32),1):((32,1),0)>[64]
+  %s = add %a, %b : register<f32, ((2,32),1):((32,1),0)>[64]
+  copy %s, %t
+}
+)";
+  auto module = ir::parse_module(mixed, "mixed.tir");
+  try {
+    emit_cuda(*module->kernels.front());
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "mixed.tir:7:3: error: emit: add mixes layouts: %a has (64,1):(1,0) : (T,V) -> "
+                  "64 but the result has ((2,32),1):((32,1),0); rearrange first"),
+              std::string::npos)
+        << e.what();
+  }
+  std::string unlowered = mixed;
+  unlowered.replace(unlowered.find("register<f32, (64,1):(1,0)>"), 27, "register<f32>");
+  module = ir::parse_module(unlowered, "unlowered.tir");
+  try {
+    pipeline::check_lowered(*module);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("unlowered.tir:5:3: error: compile: %a (register<f32>[64], "
+                                   "made by copy) has no thread-value layout"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Emit, UnsupportedOpsAreUserErrors) {
+  const char* text = R"(
+kernel @k(%A: global<f16>[16,16], %B: global<f16>[16,8], %C: global<f32>[16,8]) {
+  %c0 = const {value = 0} : index
+  %a = copy %A : register<f16, ((4,8),(2,2,2)):((32,1),(16,8,128))>[16,16]
+  %b = copy %B : register<f16, ((4,8),(2,2)):((16,1),(8,64))>[16,8]
+  %c = fill {value = 0.0} : register<f32, ((4,8),(2,2)):((32,1),(16,8))>[16,8]
+  %d = mma %a, %b, %c : register<f32, ((4,8),(2,2)):((32,1),(16,8))>[16,8]
+  copy %d, %C
+}
+)";
+  try {
+    emit_text(text);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("test.tir:7:3: error: emit: mma without a wgmma atom is not "
+                                   "supported by the CUDA emitter yet"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessel::target::cuda

@@ -1,0 +1,201 @@
+// The tuning cache and the checks of KernelVariants (src/compile/variants.h); no GPU: choosing and
+// tuning need one and run on the device (tessel tune, tessel bench gemm a.tir+b.tir).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "compile/gemm_cost.h"
+#include "compile/variants.h"
+#include "ir/parser.h"
+#include "tessel/example_kernels.h"
+#include "swapped_gemm_text.h"
+
+namespace tessel {
+namespace {
+
+std::string fresh_directory(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("tessel-variants-test-" + name);
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+TEST(TuningCache, RemembersTheLastChoicePerDeviceAndShape) {
+  TuningCache cache(fresh_directory("remember"));
+  EXPECT_FALSE(cache.lookup("fam", "H100/132", "M=16,N=4096,K=4096"));
+  ASSERT_TRUE(cache.store("fam", "H100/132", "M=16,N=4096,K=4096", "gemm_split_k", 0.05));
+  ASSERT_TRUE(cache.store("fam", "H100/132", "M=4096,N=4096,K=4096", "gemm", 0.18));
+  ASSERT_TRUE(cache.store("fam", "H200/132", "M=16,N=4096,K=4096", "gemm_t128", 0.04));
+  EXPECT_EQ(cache.lookup("fam", "H100/132", "M=16,N=4096,K=4096"), "gemm_split_k");
+  EXPECT_EQ(cache.lookup("fam", "H100/132", "M=4096,N=4096,K=4096"), "gemm");
+  EXPECT_EQ(cache.lookup("fam", "H200/132", "M=16,N=4096,K=4096"), "gemm_t128");
+  EXPECT_FALSE(cache.lookup("other", "H100/132", "M=16,N=4096,K=4096"));
+  // A new measurement replaces the old one (one line per device and shape).
+  ASSERT_TRUE(cache.store("fam", "H100/132", "M=16,N=4096,K=4096", "gemm_t128", 0.04));
+  EXPECT_EQ(cache.lookup("fam", "H100/132", "M=16,N=4096,K=4096"), "gemm_t128");
+  std::ifstream in(cache.directory() + "/fam.tsv");
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 3);
+}
+
+TEST(TuningCache, IgnoresLinesThatDoNotParse) {
+  TuningCache cache(fresh_directory("corrupt"));
+  std::filesystem::create_directories(cache.directory());
+  std::ofstream(cache.directory() + "/fam.tsv") << "garbage\nH100\tM=1\n\t\t\t\n"
+                                                << "H100/132\tM=1,N=1,K=8\tgemm\t0.01\n";
+  EXPECT_EQ(cache.lookup("fam", "H100/132", "M=1,N=1,K=8"), "gemm");
+  EXPECT_FALSE(cache.lookup("fam", "H100", "M=1"));
+}
+
+CompiledKernel compiled(const std::string& name) {
+  auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
+  CompileOptions options;
+  options.compile_cubin = false;
+  return compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+}
+
+TEST(KernelVariants, TakeKernelsOfTheSameArgumentsUnderDistinctNames) {
+  std::vector<CompiledKernel> two = {compiled("gemm"), compiled("gemm_nn")};
+  KernelVariants ok(two, {"gemm", "gemm_nn"}, TuningCache(fresh_directory("ok")));
+  EXPECT_EQ(ok.size(), 2u);
+  EXPECT_EQ(ok.family().rfind("gemm-", 0), 0u) << ok.family();
+  // The family names the variants: another set (or order) is another family.
+  KernelVariants swapped({compiled("gemm_nn"), compiled("gemm")}, {"gemm_nn", "gemm"},
+                         TuningCache(fresh_directory("swapped")));
+  EXPECT_NE(swapped.family(), ok.family());
+  // The arguments' shape class is the bound sizes.
+  std::vector<KernelArg> args = {TensorArg{0x1000, {16, 64}, ir::ScalarKind::f16},
+                                 TensorArg{0x2000, {32, 64}, ir::ScalarKind::f16},
+                                 TensorArg{0x3000, {16, 32}, ir::ScalarKind::f16}};
+  EXPECT_EQ(ok.shape_class(args), "K=64,M=16,N=32");
+  try {
+    KernelVariants same(two, {"gemm", "gemm"}, TuningCache(fresh_directory("same")));
+    ADD_FAILURE() << "two variants of one name accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("two variants are named gemm"), std::string::npos)
+        << e.what();
+  }
+  try {
+    KernelVariants none({}, {}, TuningCache(fresh_directory("none")));
+    ADD_FAILURE() << "no variants accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel variants: none given"), std::string::npos)
+        << e.what();
+  }
+  try {
+    KernelVariants names(two, {"gemm"}, TuningCache(fresh_directory("names")));
+    ADD_FAILURE() << "fewer names than variants accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 kernels but 1 names"), std::string::npos) << e.what();
+  }
+  try {
+    KernelVariants other({compiled("gemm"), compiled("gemm_bias_relu")}, {},
+                         TuningCache(fresh_directory("other")));
+    ADD_FAILURE() << "variants of other arguments accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("takes other arguments than @gemm"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Variants written as the bench's files are (bench/kernel-variants/): the example's text with
+// another tile and a split pin.
+std::unique_ptr<ir::Module> variant(int64_t rows, int64_t cols, bool split) {
+  std::string text = examples::lowered_kernels().at("gemm");
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  const std::string r = std::to_string(rows), c = std::to_string(cols);
+  replace_all("%c128 = const {value = 128}", "%c128 = const {value = " + r + "}");
+  replace_all("%c256 = const {value = 256}", "%c256 = const {value = " + c + "}");
+  replace_all("[128,256]", "[" + r + "," + c + "]");
+  replace_all("[128,64]", "[" + r + ",64]");
+  replace_all("[256,64]", "[" + c + ",64]");
+  replace_all("[64,256]", "[64," + c + "]");
+  if (split) {
+    replace_all("block_grid %tiles_m, %tiles_n :",
+                "block_grid %tiles_m, %tiles_n {split_k = auto} :");
+  }
+  return ir::parse_module(text, "variant.tir");
+}
+
+// A swapped-operand variant (Cᵀ = B·Aᵀ with `rows` of B as the wgmma's M and `tokens` of A as
+// its N), as bench/kernel-variants/make_swap_variants.py writes them.
+std::unique_ptr<ir::Module> swapped(int64_t rows, int64_t tokens, bool split) {
+  return ir::parse_module(test_support::swapped_gemm_text(static_cast<int>(rows),
+                                                     static_cast<int>(tokens), false,
+                                                     split ? "split_k = auto" : ""),
+                          "swap.tir");
+}
+
+TEST(GemmCost, ReadsTheTileTheSplitAndTheSizesOfAGemm) {
+  auto gemm = ir::parse_module(examples::lowered_kernels().at("gemm"), "gemm.tir");
+  std::optional<GemmTraits> t = gemm_traits(*gemm->kernels.front());
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->tile_m, 128);
+  EXPECT_EQ(t->tile_n, 256);
+  EXPECT_EQ(t->tile_k, 64);
+  EXPECT_FALSE(t->split_k);
+  EXPECT_EQ(t->m + t->n + t->k, "MNK");
+  auto nn = ir::parse_module(examples::lowered_kernels().at("gemm_nn"), "gemm_nn.tir");
+  ASSERT_TRUE(gemm_traits(*nn->kernels.front()));
+  EXPECT_EQ(gemm_traits(*nn->kernels.front())->k, "K");
+  auto split = variant(64, 128, true);
+  std::optional<GemmTraits> s = gemm_traits(*split->kernels.front());
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->tile_m, 64);
+  EXPECT_EQ(s->tile_n, 128);
+  EXPECT_TRUE(s->split_k);
+  EXPECT_EQ(s->parts, 0);
+  // Swapped operands: the output tile is [tokens, rows] of C [M,N]; the wgmma's M is the rows.
+  auto swap = swapped(128, 16, true);
+  std::optional<GemmTraits> w = gemm_traits(*swap->kernels.front());
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->tile_m, 16);
+  EXPECT_EQ(w->tile_n, 128);
+  EXPECT_EQ(w->mma_rows, 128);
+  EXPECT_EQ(w->m + w->n + w->k, "MNK");
+  EXPECT_TRUE(w->split_k);
+  // Two mmas (the dual GEMM): not a GEMM the model knows.
+  auto dual = ir::parse_module(examples::lowered_kernels().at("dual_gemm"), "dual_gemm.tir");
+  EXPECT_FALSE(gemm_traits(*dual->kernels.front()));
+}
+
+// The choices the H100 sweep measured (bench/results/2026-11-26-gemm-sweep-tuned2-h100.md): the
+// example at large shapes, a 64x128 split at decode shapes with long K, 64x128 tiles at 1024^3.
+TEST(GemmCost, PicksWhatTheSweepMeasuredFastest) {
+  auto base = ir::parse_module(examples::lowered_kernels().at("gemm"), "gemm.tir");
+  auto t128 = variant(128, 128, false);
+  auto m64 = variant(64, 128, false);
+  auto m64_split = variant(64, 128, true);
+  std::vector<GemmTraits> all = {
+      *gemm_traits(*base->kernels.front()), *gemm_traits(*t128->kernels.front()),
+      *gemm_traits(*m64->kernels.front()), *gemm_traits(*m64_split->kernels.front())};
+  auto pick = [&](int64_t m, int64_t n, int64_t k) {
+    std::map<std::string, int64_t> sizes = {{"M", m}, {"N", n}, {"K", k}};
+    size_t best = 0;
+    for (size_t i = 1; i < all.size(); ++i) {
+      if (gemm_cost(all[i], sizes, 132) < gemm_cost(all[best], sizes, 132)) best = i;
+    }
+    return best;
+  };
+  EXPECT_EQ(pick(4096, 4096, 4096), 0u);
+  EXPECT_EQ(pick(8192, 8192, 8192), 0u);
+  EXPECT_EQ(pick(16, 4096, 11008), 3u);
+  EXPECT_EQ(pick(64, 4096, 14336), 3u);
+  EXPECT_EQ(pick(1024, 1024, 1024), 2u);
+  // With a swapped 64x16 split variant in the family (bench/results/2026-11-26-gemm-swap-h100.md):
+  // it at 16 tokens, where it measured 1.0x cuBLAS against 0.63x for the 64x128 split; not at
+  // 256 tokens or at the large shapes.
+  auto swap = swapped(64, 16, true);
+  all.push_back(*gemm_traits(*swap->kernels.front()));
+  EXPECT_EQ(pick(16, 4096, 4096), 4u);
+  EXPECT_EQ(pick(16, 4096, 11008), 4u);
+  EXPECT_NE(pick(256, 4096, 4096), 4u);
+  EXPECT_EQ(pick(4096, 4096, 4096), 0u);
+}
+
+}  // namespace
+}  // namespace tessel

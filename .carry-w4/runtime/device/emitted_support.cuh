@@ -1,0 +1,152 @@
+// Helpers that generated kernels call: f16/bf16 <-> f32 conversions (16-bit values live in f32
+// registers in emitted code, or in packed pairs) and vector global accesses of 2, 4 or 8 16-bit
+// elements, with and without bounds predicates. Kept here, not pasted into every kernel, so that
+// emitted code stays short and these helpers compile and are reviewed once.
+#pragma once
+
+#include "convert.cuh"
+
+__device__ __forceinline__ float tsl_f16_to_f32(unsigned short h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ unsigned short tsl_f32_to_f16(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float tsl_bf16_to_f32(unsigned short h) {
+  return __uint_as_float(static_cast<unsigned>(h) << 16);
+}
+__device__ __forceinline__ unsigned short tsl_f32_to_bf16(float f) {
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float tsl_round_f16(float f) { return tsl_f16_to_f32(tsl_f32_to_f16(f)); }
+__device__ __forceinline__ float tsl_round_bf16(float f) { return tsl_bf16_to_f32(tsl_f32_to_bf16(f)); }
+// The low and high 16-bit values of a packed pair (a packed register tensor's word) as floats.
+__device__ __forceinline__ float tsl_lo16(unsigned w, bool bf) {
+  return bf ? tsl_bf16_to_f32(w & 0xffffu) : tsl_f16_to_f32(w & 0xffffu);
+}
+__device__ __forceinline__ float tsl_hi16(unsigned w, bool bf) {
+  return bf ? tsl_bf16_to_f32(w >> 16) : tsl_f16_to_f32(w >> 16);
+}
+__device__ __forceinline__ float tsl_load(const float* p) { return *p; }
+__device__ __forceinline__ float tsl_load(const unsigned short* p, bool bf) {
+  return bf ? tsl_bf16_to_f32(*p) : tsl_f16_to_f32(*p);
+}
+__device__ __forceinline__ unsigned short tsl_cvt16(float f, bool bf) {
+  return bf ? tsl_f32_to_bf16(f) : tsl_f32_to_f16(f);
+}
+// Masked vector loads in two steps: every fetch of a tile first (a predicated 16/8/4-byte load of
+// raw words, zeros where out of bounds), then the conversions. Converting right after each load
+// inside its bounds branch made every load wait for the one before (one load in flight a thread).
+template <int W> struct tsl_raw16 { unsigned w[W / 2]; };
+// A 16-byte streaming load: data read once (a GEMV's matrix) skips L1 and is marked first to
+// leave L2 (createpolicy's evict-first encoding, as CUTLASS writes it), so it does not push out
+// lines that other data still needs (or that are dirty and would have to be written back first).
+__device__ __forceinline__ uint4 tsl_ld_stream16(const void* p) {
+  uint4 u;
+  asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+               : "l"(p), "l"(0x12F0000000000000ull));
+  return u;
+}
+template <int W, bool Stream = false>
+__device__ __forceinline__ tsl_raw16<W> tsl_fetch16(const unsigned short* p, bool ok) {
+  tsl_raw16<W> r;
+  if constexpr (W == 8 && Stream) {
+    uint4 u = ok ? tsl_ld_stream16(p) : make_uint4(0, 0, 0, 0);
+    r.w[0] = u.x; r.w[1] = u.y; r.w[2] = u.z; r.w[3] = u.w;
+  } else if constexpr (W == 8) {
+    uint4 u = ok ? *reinterpret_cast<const uint4*>(p) : make_uint4(0, 0, 0, 0);
+    r.w[0] = u.x; r.w[1] = u.y; r.w[2] = u.z; r.w[3] = u.w;
+  } else if constexpr (W == 4) {
+    uint2 u = ok ? *reinterpret_cast<const uint2*>(p) : make_uint2(0, 0);
+    r.w[0] = u.x; r.w[1] = u.y;
+  } else {
+    r.w[0] = ok ? *reinterpret_cast<const unsigned*>(p) : 0u;
+  }
+  return r;
+}
+template <int W>
+__device__ __forceinline__ void tsl_unpack16(const tsl_raw16<W>& r, float* o, bool bf, bool ok, float pad) {
+#pragma unroll
+  for (int i = 0; i < W / 2; ++i) {
+    float lo = bf ? tsl_bf16_to_f32(r.w[i] & 0xffffu) : tsl_f16_to_f32(r.w[i] & 0xffffu);
+    float hi = bf ? tsl_bf16_to_f32(r.w[i] >> 16) : tsl_f16_to_f32(r.w[i] >> 16);
+    o[2 * i] = ok ? lo : pad;
+    o[2 * i + 1] = ok ? hi : pad;
+  }
+}
+template <int W> struct tsl_raw32 { float f[W]; };
+template <int W>
+__device__ __forceinline__ tsl_raw32<W> tsl_fetch32(const float* p, bool ok) {
+  tsl_raw32<W> r;
+  if constexpr (W == 4) {
+    float4 u = ok ? *reinterpret_cast<const float4*>(p) : make_float4(0.f, 0.f, 0.f, 0.f);
+    r.f[0] = u.x; r.f[1] = u.y; r.f[2] = u.z; r.f[3] = u.w;
+  } else {
+    float2 u = ok ? *reinterpret_cast<const float2*>(p) : make_float2(0.f, 0.f);
+    r.f[0] = u.x; r.f[1] = u.y;
+  }
+  return r;
+}
+template <int W>
+__device__ __forceinline__ void tsl_unpack32(const tsl_raw32<W>& r, float* o, bool ok, float pad) {
+#pragma unroll
+  for (int i = 0; i < W; ++i) o[i] = ok ? r.f[i] : pad;
+}
+// W 16-bit elements (W = 2, 4, 8) from 4*W/2 aligned bytes into o[0..W).
+template <int W, bool Stream = false>
+__device__ __forceinline__ void tsl_load16(const unsigned short* p, float* o, bool bf) {
+  unsigned w[W / 2];
+  if constexpr (W == 8 && Stream) {
+    uint4 u = tsl_ld_stream16(p); w[0] = u.x; w[1] = u.y; w[2] = u.z; w[3] = u.w;
+  } else if constexpr (W == 8) {
+    uint4 u = *reinterpret_cast<const uint4*>(p); w[0] = u.x; w[1] = u.y; w[2] = u.z; w[3] = u.w;
+  } else if constexpr (W == 4) {
+    uint2 u = *reinterpret_cast<const uint2*>(p); w[0] = u.x; w[1] = u.y;
+  } else {
+    w[0] = *reinterpret_cast<const unsigned*>(p);
+  }
+#pragma unroll
+  for (int i = 0; i < W / 2; ++i) {
+    o[2 * i] = bf ? tsl_bf16_to_f32(w[i] & 0xffffu) : tsl_f16_to_f32(w[i] & 0xffffu);
+    o[2 * i + 1] = bf ? tsl_bf16_to_f32(w[i] >> 16) : tsl_f16_to_f32(w[i] >> 16);
+  }
+}
+template <int W>
+__device__ __forceinline__ void tsl_store16(unsigned short* p, const float* o, bool bf) {
+  unsigned w[W / 2];
+#pragma unroll
+  for (int i = 0; i < W / 2; ++i) {
+    w[i] = bf ? tessel::device::pack_bf16x2(o[2 * i], o[2 * i + 1])
+              : tessel::device::pack_f16x2(o[2 * i], o[2 * i + 1]);
+  }
+  if constexpr (W == 8) {
+    *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+  } else if constexpr (W == 4) {
+    *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
+  } else {
+    *reinterpret_cast<unsigned*>(p) = w[0];
+  }
+}
+template <int W>
+__device__ __forceinline__ void tsl_load32(const float* p, float* o) {
+  if constexpr (W == 4) {
+    float4 u = *reinterpret_cast<const float4*>(p); o[0] = u.x; o[1] = u.y; o[2] = u.z; o[3] = u.w;
+  } else {
+    float2 u = *reinterpret_cast<const float2*>(p); o[0] = u.x; o[1] = u.y;
+  }
+}
+template <int W>
+__device__ __forceinline__ void tsl_store32(float* p, const float* o) {
+  if constexpr (W == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(o[0], o[1], o[2], o[3]);
+  } else {
+    *reinterpret_cast<float2*>(p) = make_float2(o[0], o[1]);
+  }
+}

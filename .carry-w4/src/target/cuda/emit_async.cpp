@@ -1,0 +1,691 @@
+// The ops of asynchrony (src/ir/async.h), translated one by one: roles become thread-range
+// branches with a role-local `tid`, arefs become rings of slots in the dynamic shared allocation,
+// mbarrier ops become calls of the device library's mbarrier functions, copy_async a TMA load that
+// completes on its barrier, mma with a wgmma atom the wgmma instances over shared-memory
+// descriptors, mma_commit / mma_wait the wgmma group operations.
+//
+// Nothing here decides a wait, an arrive or a parity: the IR names every one (lower-arefs wrote
+// them and check-protocol checked them). What this file adds are the instruction contracts of the
+// ops it translates:
+//  - which thread issues: an op the IR says one thread performs (`issue = one` roles, expect_tx,
+//    copy_async in a role of many threads, `by = warpgroup` arrivals, a `by = one` wait) is
+//    guarded by the thread index; in an `issue = one` role the elected thread of the role's first
+//    warp runs the region after its setmaxnreg ops (setmaxnreg is per warp: every warp of the
+//    role executes it); after a `by = one` wait among many threads the waiting thread's warp
+//    converges (`__syncwarp`), so that no lane runs on to a .sync.aligned wgmma while it spins;
+//  - wgmma is .sync.aligned: a warp converges (`__syncwarp`) before issuing, after the spin of an
+//    mbarrier wait; the accumulator registers are fenced (`wgmma_fence_operand`) around the
+//    asynchronous window so that the compiler does not move their uses across it;
+//  - mbarrier_init: thread 0 initializes the barriers and fences the initialization for the
+//    async proxy (the block_sync that the IR places after it publishes them to the block).
+#include <regex>
+
+#include "ir/async.h"
+#include "ir/column_blocks.h"
+#include "target/cuda/emit_internal.h"
+
+namespace tessel::target::cuda::detail {
+namespace {
+
+// A swizzled shared layout ("Sw<B,M,S> o ...") repeats every 2^(B+M+S) elements; TMA and wgmma
+// need the buffer to start at a multiple of that many bytes (1024 for the 128-byte swizzle).
+int64_t buffer_alignment(const Type& t) {
+  static const std::regex sw(R"(^Sw<(\d+),(\d+),(\d+)>)");
+  std::smatch m;
+  const std::string& l = t.layout();
+  if (std::regex_search(l, m, sw)) {
+    int64_t elems = int64_t{1} << (std::stoll(m[1]) + std::stoll(m[2]) + std::stoll(m[3]));
+    return std::max<int64_t>(128, elems * ir::bit_width(t.element()) / 8);
+  }
+  return 128;
+}
+
+}  // namespace
+
+bool Emitter::has_roles() const {
+  for (const auto& op : kernel_.region(0)->ops()) {
+    if (op->kind() == OpKind::warp_group) return true;
+  }
+  return false;
+}
+
+int64_t Emitter::threads_of(const Operation& op) const {
+  if (const Operation* role = ir::enclosing_role(op)) return role->int_attr("threads");
+  return threads_;
+}
+
+std::string Emitter::threads_barrier() const {
+  if (role_index_ < 0) return "__syncthreads();";
+  // Named barriers from kNamedBarrierFirstUserId up, one per role.
+  return "tessel::device::named_barrier_sync(tessel::device::kNamedBarrierFirstUserId + " +
+         std::to_string(role_index_) + ", " + std::to_string(role_threads_) + ");";
+}
+
+void Emitter::async_op(const Operation& op) {
+  switch (op.kind()) {
+    case OpKind::warp_group:
+      return warp_group(op);
+    case OpKind::aref:
+      return aref(op);
+    case OpKind::aref_slot: {
+      auto it = rings_.find(op.operand(0));
+      if (it == rings_.end()) unsupported(op, "uses an aref the emitter has not allocated");
+      const Ring& ring = it->second;
+      std::string slot = scalar(op, op.operand(1));
+      for (int i = 0; i < op.num_results(); ++i) {
+        SharedTile tile;
+        tile.base = "(tsl_smem + " + std::to_string(ring.offset[i]) + " + (" + slot + ") * " +
+                    std::to_string(ring.bytes[i]) + ")";
+        const Type& t = op.result(i)->type();
+        tile.element = t.element();
+        tile.shape = t.static_shape();
+        tile.layout = t.layout();
+        tile.source = op.result(i);
+        tile.bytes = ring.bytes[i];
+        shared_[op.result(i)] = tile;
+      }
+      return;
+    }
+    case OpKind::mbarrier_init: {
+      const int64_t count = op.result()->type().count();
+      int64_t offset = alloc_shared(8 * count, 8);
+      std::string name = fresh(op.result()->name());
+      barriers_[op.result()] = name;
+      line("// " + name + ": " + std::to_string(count) + " mbarrier(s), " +
+           std::to_string(op.int_attr("arrivals")) + " arrival(s) per phase");
+      line("unsigned long long* " + name + " = reinterpret_cast<unsigned long long*>(tsl_smem + " +
+           std::to_string(offset) + ");");
+      line("if (tid == 0) {");
+      line("  for (int s = 0; s < " + std::to_string(count) +
+           "; ++s) tessel::device::mbarrier_init(&" + name + "[s], " +
+           std::to_string(op.int_attr("arrivals")) + ");");
+      line("  tessel::device::mbarrier_init_fence();");
+      line("}");
+      return;
+    }
+    case OpKind::block_sync:
+      line("__syncthreads();");
+      return;
+    case OpKind::cluster_sync:
+      // Every thread of every block of the cluster (barrier.cluster, release / acquire).
+      line("tessel::device::cluster_sync();");
+      return;
+    case OpKind::setmaxnreg:
+      line(std::string("tessel::device::setmaxnreg_") + op.str_attr("mode") + "<" +
+           std::to_string(op.int_attr("count")) + ">();");
+      return;
+    case OpKind::mbarrier_wait: {
+      std::string call = "tessel::device::mbarrier_wait(" + barrier(op, 0) + ", " +
+                         scalar(op, op.operand(2)) + ");";
+      if (!op.has_attr("by") || issue_one_) {
+        line(call);
+        return;
+      }
+      // `by = one` among many threads: thread 0 waits (it issues the loads that follow), and its
+      // warp converges right after, before any lane runs on to a .sync.aligned wgmma.
+      line("if (tid == 0) " + call);
+      line("__syncwarp();");
+      return;
+    }
+    case OpKind::mbarrier_arrive: {
+      const std::string& by = op.str_attr("by");
+      if (op.has_attr("cluster")) return cluster_arrive(op);
+      std::string call = "tessel::device::mbarrier_arrive(" + barrier(op, 0) + ");";
+      // In a role run by one elected thread every arrive is that thread's one arrival (as the
+      // interpreter and check-protocol count it), whatever `by` says.
+      if (by == "thread" || issue_one_) {
+        line(call);
+      } else if (by == "one") {
+        line("if (tid == 0) " + call);
+      } else if (by == "warp") {
+        // The arriving lane releases what its warp did before: the warp converges first (its
+        // lanes' reads of a slot are then ordered before the arrival, as __syncwarp orders
+        // memory among the lanes it joins).
+        line("__syncwarp();");
+        line("if (tid % 32 == 0) " + call);
+      } else {
+        line("if (tid % 128 == 0) " + call);
+      }
+      return;
+    }
+    case OpKind::mbarrier_expect_tx:
+      line(std::string(issue_one_ ? "" : "if (tid == 0) ") +
+           "tessel::device::mbarrier_arrive_expect_tx(" + barrier(op, 0) + ", " +
+           std::to_string(op.int_attr("bytes")) + ");");
+      return;
+    case OpKind::copy_async:
+      return op.num_operands() == 2 ? store_async(op) : copy_async(op);
+    // The bulk async-group of the thread that issues the role's TMA stores (thread 0 of the
+    // role): only that thread commits and waits; role_sync then tells the others.
+    case OpKind::copy_async_commit:
+      line(std::string(issue_one_ ? "" : "if (tid == 0) ") +
+           "tessel::device::tma_store_commit_group();");
+      return;
+    case OpKind::copy_async_wait:
+      line(std::string(issue_one_ ? "" : "if (tid == 0) ") +
+           "tessel::device::tma_store_wait_read<" + std::to_string(op.int_attr("pending")) +
+           ">();");
+      return;
+    case OpKind::fence_proxy_async:
+      line("tessel::device::fence_proxy_async_shared();");
+      return;
+    case OpKind::role_sync:
+      line(threads_barrier());
+      return;
+    case OpKind::turn_begin:
+    case OpKind::turn_wait:
+    case OpKind::turn_pass:
+      return turn(op);
+    case OpKind::mma_commit:
+      line("tessel::device::wgmma_commit_group();");
+      return;
+    case OpKind::mma_wait:
+      // No fence on the accumulators between the commit and the wait: ptxas counts it as a
+      // non-wgmma definition inside the group and serializes every wgmma (warning C7515).
+      line("tessel::device::wgmma_wait_group<" + std::to_string(op.int_attr("pending")) + ">();");
+      for (const std::string& acc : async_accumulators_) {
+        auto scope = declared_in_.find(acc);
+        bool visible = scope == declared_in_.end();
+        for (const ir::Block* b = op.parent_block(); b && !visible;
+             b = b->parent() ? b->parent()->parent_block() : nullptr) {
+          visible = b == scope->second;
+        }
+        if (visible) line("tessel::device::wgmma_fence_operand(" + acc + ");");
+      }
+      if (op.int_attr("pending") == 0) {
+        for (const std::string& l : after_drain_) line(l);
+        after_drain_.clear();
+        // Drained: no group writes these any more, so later waits need not fence them (a fence
+        // keeps its registers live: a second mainloop that takes over a first one's
+        // accumulators would otherwise hold both sets).
+        async_accumulators_.clear();
+      }
+      return;
+    default:
+      unsupported(op, "(an aref op of level 1) must be lowered by lower-arefs before emission");
+  }
+}
+
+std::string Emitter::barrier(const Operation& op, int i) {
+  auto it = barriers_.find(op.operand(i));
+  if (it == barriers_.end()) unsupported(op, "uses an mbarrier array the emitter has not made");
+  return "&" + it->second + "[" + scalar(op, op.operand(i + 1)) + "]";
+}
+
+// Turns among the role's warpgroups (async.h, "Turns"): named barrier kTurn + g belongs to
+// warpgroup g, after the roles' own barriers; each counts the 128 threads that wait on it and the
+// 128 of the warpgroup that passes to it.
+void Emitter::turn(const Operation& op) {
+  const int64_t warpgroups = role_threads_ / 128;
+  int roles = 0;
+  for (const auto& other : kernel_.region(0)->ops()) roles += other->kind() == OpKind::warp_group;
+  if (roles + warpgroups > 16 - 8) {
+    unsupported(op, "needs " + std::to_string(warpgroups) +
+                        " named barriers beyond the roles' own, more than the 16 there are");
+  }
+  const std::string base =
+      "tessel::device::kNamedBarrierFirstUserId + " + std::to_string(roles) + " + ";
+  const std::string wg = "tid / 128";
+  const std::string next = "(tid / 128 + 1) % " + std::to_string(warpgroups);
+  switch (op.kind()) {
+    case OpKind::turn_begin:
+      line("if (tid / 128 == " + std::to_string(warpgroups - 1) +
+           ") tessel::device::named_barrier_arrive(" + base +
+           "0, 256);  // warpgroup 0 goes first");
+      return;
+    case OpKind::turn_wait:
+      line("tessel::device::named_barrier_sync(" + base + wg + ", 256);  // this warpgroup's turn");
+      return;
+    default:
+      line("tessel::device::named_barrier_arrive(" + base + next +
+           ", 256);  // the next one's turn");
+      return;
+  }
+}
+
+void Emitter::warp_group(const Operation& op) {
+  const int64_t first = op.int_attr("first_thread"), threads = op.int_attr("threads");
+  const std::string role = op.str_attr("role");
+  line("if (tid >= " + std::to_string(first) + " && tid < " + std::to_string(first + threads) +
+       ") {  // role " + role + ": threads [" + std::to_string(first) + ", " +
+       std::to_string(first + threads) + ")" +
+       (op.has_attr("issue") ? ", issued by one thread" : ""));
+  ++indent_;
+  line("const int tid = static_cast<int>(threadIdx.x) - " + std::to_string(first) +
+       ";  // the thread's index in its role");
+  // The role's register layouts as index arithmetic of the role-local tid.
+  std::set<const Plan*> used;
+  ir::walk(const_cast<Operation*>(&op), [&](Operation* inner) {
+    for (const auto& r : inner->results()) {
+      if (const Plan* p = plan_for(*inner, r->type())) used.insert(p);
+    }
+  });
+  for (const auto& plan : plans_) {
+    if (!used.count(plan.get())) continue;
+    line("// layout " + std::to_string(plan->id) + ": " + plan->text);
+    for (size_t d = 0; d < plan->tile.size(); ++d) {
+      if (plan->var[d] == "0") continue;
+      line("const int " + plan->var[d] + " = " + thread_expr(*plan, d) + ";");
+    }
+  }
+  const ir::Block& body = *op.region(0);
+  size_t i = 0;
+  for (; i < body.ops().size() && body.ops()[i]->kind() == OpKind::setmaxnreg; ++i) {
+    emit(*body.ops()[i]);
+  }
+  const bool one = op.has_attr("issue");
+  if (one) {
+    line("if (tid < 32 && tessel::device::elect_one_sync()) {");
+    ++indent_;
+  }
+  issue_one_ = one;
+  role_threads_ = threads;
+  role_index_ = 0;
+  for (const auto& other : kernel_.region(0)->ops()) {
+    if (other.get() == &op) break;
+    role_index_ += other->kind() == OpKind::warp_group;
+  }
+  async_accumulators_.clear();
+  for (; i < body.ops().size(); ++i) emit(*body.ops()[i]);
+  issue_one_ = false;
+  role_index_ = -1;
+  async_accumulators_.clear();
+  if (one) {
+    --indent_;
+    line("}");
+  }
+  --indent_;
+  line("}");
+}
+
+void Emitter::aref(const Operation& op) {
+  const Type& t = op.result()->type();
+  const int64_t slots = op.int_attr("slots");
+  Ring ring;
+  std::string what;
+  for (const Type& b : t.buffers()) {
+    int64_t bytes = b.static_bytes();
+    int64_t align = buffer_alignment(b);
+    bytes = (bytes + align - 1) / align * align;  // every slot starts aligned
+    ring.offset.push_back(alloc_shared(slots * bytes, align));
+    ring.bytes.push_back(bytes);
+    what += (what.empty() ? "" : " + ") + std::to_string(bytes) + " B";
+  }
+  rings_[op.result()] = ring;
+  line("// aref %" + op.result()->name() + ": " + std::to_string(slots) + " slot(s) of " + what);
+}
+
+void Emitter::copy_async(const Operation& op) {
+  // Unswizzled boxes (no .sw) are warp-specialize's epilogue operands.
+  static const std::regex atom_re(R"(tma\.load\.2d\.box(\d+)x(\d+)(?:\.sw(\d+))?)");
+  static const std::regex atom_1d(R"(tma\.load\.1d\.box(\d+))");
+  std::smatch m;
+  std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+  if (std::regex_match(atom, m, atom_1d)) return copy_async_1d(op, std::stoll(m[1]));
+  if (!std::regex_match(atom, m, atom_re)) {
+    unsupported(op, "has atom '" + atom + "'; copy_async is a 2-D TMA load (tma.load.2d.box...)");
+  }
+  const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]),
+                swizzle = m[3].matched ? std::stoll(m[3]) : 0;
+  const Operation* tile = &tma_source_tile(op);
+  const Type& t = op.operand(1)->type();
+  const int64_t shares = op.has_attr("multicast") ? cluster_blocks() : 1;
+  if (t.rank() != 2 || (shares > 1 && t.static_shape()[0] != rows * shares)) {
+    unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        " per block of a cluster of " + std::to_string(shares) +
+                        " whose rows do not make its tile " + t.str());
+  }
+  auto dst = shared_.find(op.operand(1));
+  if (dst == shared_.end())
+    unsupported(
+        op, "writes %" + op.operand(1)->name() + ", which is not a shared buffer of an aref slot");
+  std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
+  const View& g = view(op, op.operand(0));
+  const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
+  if (shares == 1) {
+    // One box or several: box (i, j) covers rows [i R, (i + 1) R) and columns [j C, (j + 1) C)
+    // of the tile and lands, dense and swizzled as TMA writes it, where the buffer's layout puts
+    // its first element (an MN-major tile of 256 columns: four 64-column boxes 8 KB apart).
+    for (const auto& [first, byte] : tma_boxes(op, dst->second, rows, cols)) {
+      const std::string at = byte == 0
+                                 ? dst->second.base
+                                 : "(" + dst->second.base + " + " + std::to_string(byte) + ")";
+      const auto [coords, rank] =
+          tma_coordinates(g, {plus(g.origin[0], first[0]), plus(g.origin[1], first[1])});
+      line(issuer + "tessel::device::tma_load_" + std::to_string(rank) + "d(" + at + ", &" + tmap +
+           ", " + barrier(op, 2) + ", " + coords + ");");
+    }
+    return;
+  }
+  // Block r of the cluster loads rows [r R / C, (r + 1) R / C) of the tile into the same rows
+  // of the slot buffer in every block (multicast-loads), completing on each block's barrier: one
+  // box per column block of the tile, each r boxes' worth of bytes further into its atom.
+  const int64_t blocks = cluster_blocks();
+  const auto boxes = tma_boxes(op, dst->second, rows, cols);
+  std::map<int64_t, std::vector<int64_t>> by_column;  // column -> byte offset of each row share
+  for (const auto& [first, byte] : boxes) by_column[first[1]].push_back(byte);
+  int64_t rank_stride = -1;
+  for (const auto& [column, bytes] : by_column) {
+    const int64_t stride = bytes.size() > 1 ? bytes[1] - bytes[0] : 0;
+    bool linear =
+        static_cast<int64_t>(bytes.size()) == blocks && (rank_stride < 0 || stride == rank_stride);
+    for (size_t q = 0; linear && q < bytes.size(); ++q)
+      linear = bytes[q] == bytes[0] + static_cast<int64_t>(q) * stride;
+    if (!linear) {
+      unsupported(op,
+                  "multicasts a tile whose row shares do not lie at one stride in every "
+                  "column block of its layout " +
+                      dst->second.layout);
+    }
+    rank_stride = stride;
+  }
+  for (const auto& [column, bytes] : by_column) {
+    const auto [coords, rank] = tma_coordinates(
+        g, {g.origin[0] + " + static_cast<int>(tessel::device::cluster_cta_rank()) * " +
+                std::to_string(rows),
+            plus(g.origin[1], column)});
+    line(issuer + "tessel::device::tma_load_" + std::to_string(rank) + "d_multicast(" +
+         dst->second.base + " + " + (bytes[0] ? std::to_string(bytes[0]) + " + " : "") +
+         "tessel::device::cluster_cta_rank() * " + std::to_string(rank_stride) + ", &" + tmap +
+         ", " + barrier(op, 2) + ", " + std::to_string((1 << blocks) - 1) + ", " + coords + ");");
+  }
+}
+
+std::vector<std::pair<std::array<int64_t, 2>, int64_t>> Emitter::tma_boxes(const Operation& op,
+                                                                           const SharedTile& dst,
+                                                                           int64_t rows,
+                                                                           int64_t cols) {
+  const std::vector<int64_t>& shape = dst.shape;
+  if (shape.size() != 2 || shape[0] % rows != 0 || shape[1] % cols != 0) {
+    unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        " that does not tile its buffer's " + std::to_string(shape[0]) + "x" +
+                        std::to_string(shape[1]));
+  }
+  const SharedMap map = shared_map(dst.layout);
+  const int64_t bytes = ir::bit_width(dst.element) / 8;
+  // A tile of a global stored in permuted column blocks (ir/column_blocks.h): TMA writes the
+  // storage's order, in which storage column c holds the block's element at position c % B.
+  const Value* g = op.operand(0);
+  while (g->def() && g->def()->kind() == OpKind::tile) g = g->def()->operand(0);
+  const std::optional<ir::ColumnBlocks> blocks =
+      g->def() ? std::nullopt : ir::column_blocks(g->type());
+  std::vector<int64_t> logical_col(static_cast<size_t>(shape[1]));
+  for (int64_t c = 0; c < shape[1]; ++c) logical_col[size_t(c)] = c;
+  if (blocks) {
+    if (shape[1] % blocks->block != 0)
+      unsupported(op, "copies a tile of a column-blocked global that splits a block");
+    for (int64_t c = 0; c < shape[1]; ++c) {
+      const int64_t b = c - c % blocks->block;
+      logical_col[size_t(b + blocks->position(c % blocks->block))] = c;
+    }
+  }
+  auto pre = [&](int64_t r, int64_t c) { return map.pre(r + shape[0] * logical_col[size_t(c)]); };
+  std::vector<std::pair<std::array<int64_t, 2>, int64_t>> boxes;
+  for (int64_t c0 = 0; c0 < shape[1]; c0 += cols) {
+    for (int64_t r0 = 0; r0 < shape[0]; r0 += rows) {
+      const int64_t origin = pre(r0, c0);
+      // TMA writes the box row-major and dense from its destination, the swizzle applied to the
+      // address bits: the layout must say the same, from an address on the swizzle's repeat.
+      const int64_t repeat = int64_t{1}
+                             << (map.swizzle.bits + map.swizzle.base + map.swizzle.shift);
+      bool dense = map.swizzle.is_identity() || origin % repeat == 0;
+      for (int64_t r = 0; dense && r < rows; ++r) {
+        for (int64_t c = 0; dense && c < cols; ++c)
+          dense = pre(r0 + r, c0 + c) == origin + r * cols + c;
+      }
+      if (!dense) {
+        unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
+                            " that the buffer's layout " + dst.layout +
+                            " does not hold densely at (" + std::to_string(r0) + ", " +
+                            std::to_string(c0) + ")");
+      }
+      boxes.push_back({{r0, c0}, origin * bytes});
+    }
+  }
+  return boxes;
+}
+
+const Operation& Emitter::tma_source_tile(const Operation& op) {
+  const Operation* tile = op.operand(0)->def();
+  if (!tile) unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
+  if (tile->has_attr("masked") && tile->has_attr("pad") && tile->real_attr("pad") != 0.0) {
+    unsupported(*tile, "pads with " + std::to_string(tile->real_attr("pad")) +
+                           "; TMA fills out-of-bounds elements with zeros");
+  }
+  if (tile->kind() == OpKind::tile && ir::tile_window_dim(*tile) >= 0 &&
+      !tile->has_attr("over_read")) {
+    unsupported(op,
+                "loads a tile with a window by TMA, which clips at the tensor's bounds, not "
+                "the window's: mark the tile over_read if the rows past the window reach no "
+                "store, or over_read = finite if they reach one only multiplied by zeros "
+                "(src/ir/grouped.h)");
+  }
+  return *tile;
+}
+
+int64_t Emitter::cluster_blocks() const {
+  for (const auto& op : kernel_.region(0)->ops()) {
+    if (op->kind() == OpKind::block_grid && op->has_attr("cluster")) {
+      int64_t blocks = 1;
+      for (int64_t e : op->ints_attr("cluster")) blocks *= e;
+      return blocks;
+    }
+  }
+  return 1;
+}
+
+// An arrival on the barrier at the same place in every block of the cluster: the thread that
+// arrives for a warpgroup (warp, ...) in a plain arrive makes, with C - 1 neighbours, one remote
+// arrive each (thread i of the group on block i), so the C arrivals go out in parallel.
+void Emitter::cluster_arrive(const Operation& op) {
+  const int64_t blocks = cluster_blocks();
+  const std::string& by = op.str_attr("by");
+  const std::string bar = barrier(op, 0);
+  if (by == "thread" || issue_one_) {
+    line("for (unsigned r = 0; r < " + std::to_string(blocks) +
+         "; ++r) tessel::device::mbarrier_arrive_cluster(" + bar + ", r);");
+    return;
+  }
+  const std::string group = by == "one" ? "tid" : by == "warp" ? "(tid % 32)" : "(tid % 128)";
+  if (by != "one" && blocks > (by == "warp" ? 32 : 128)) {
+    unsupported(op, "arrives on more blocks than a " + by + " has threads");
+  }
+  line("if (" + group + " < " + std::to_string(blocks) +
+       ") tessel::device::mbarrier_arrive_cluster(" + bar + ", " + group + ");");
+}
+
+// TMA's coordinates, innermost first, of the element at `at` (one C expression per dimension of
+// the view `g`, in its tensor's coordinates), with the fixed coordinates of the dimensions a
+// squeezed tile dropped; and how many there are (the tensor's rank: TMA addresses the whole
+// tensor).
+std::pair<std::string, int> Emitter::tma_coordinates(const View& g,
+                                                     const std::vector<std::string>& at) {
+  std::vector<std::string> root = g.root_dims.empty() ? at : g.root_origin;
+  for (size_t d = 0; d < g.root_dims.size(); ++d) root[g.root_dims[d]] = at[d];
+  // Packed 4-bit tensors are bytes to TMA (the descriptor halves the innermost extent and box):
+  // their innermost coordinate counts bytes, two values each (tiles start at even columns).
+  if ((g.element == ScalarKind::u4 || g.element == ScalarKind::i4) && !root.empty())
+    root.back() = "(" + root.back() + ") / 2";
+  std::string coords;
+  for (size_t d = root.size(); d-- > 0;) coords += root[d] + (d ? ", " : "");
+  return {coords, static_cast<int>(root.size())};
+}
+
+std::string Emitter::plus(const std::string& origin, int64_t offset) {
+  return offset ? origin + " + " + std::to_string(offset) : origin;
+}
+
+std::string Emitter::tma_descriptor(const Operation& op, const Operation& tile, int64_t rows,
+                                    int64_t cols, int64_t swizzle, bool optional) {
+  const ir::Block& kernel_body = *kernel_.region(0);
+  if (tile.kind() != OpKind::tile || tile.operand(0)->owner_block() != &kernel_body ||
+      tile.operand(0)->def()) {
+    unsupported(op, "must copy a tile of a kernel argument (the TMA descriptor's tensor)");
+  }
+  const int argument = static_cast<int>(tile.operand(0)->index());
+  // The box, innermost dimension first: 1 in the dimensions a squeezed tile drops.
+  const int rank = tile.operand(0)->type().rank();
+  const std::vector<int> kept = ir::tile_kept_dims(tile);
+  std::vector<int64_t> box;
+  if (kept.size() == 1) {
+    for (int d = rank; d-- > 0;) box.push_back(d == kept[0] ? cols : 1);
+  } else if (kept.size() == 2) {
+    for (int d = rank; d-- > 0;) box.push_back(d == kept[1] ? cols : d == kept[0] ? rows : 1);
+  } else {
+    unsupported(op, "copies a tile of " + std::to_string(kept.size()) +
+                        " dimensions; TMA boxes here are 1-D or 2-D tiles");
+  }
+  std::string key = std::to_string(argument) + ":" + std::to_string(rows) + "x" +
+                    std::to_string(cols) + ":" + std::to_string(swizzle);
+  for (int64_t b : box) key += ":" + std::to_string(b);
+  auto it = descriptors_.find(key);
+  if (it != descriptors_.end()) {
+    // Shared by a guarded and an unguarded use: the unguarded one needs it valid.
+    for (KernelParam& p : out_.params) {
+      if (p.name == it->second) p.optional = p.optional && optional;
+    }
+    return it->second;
+  }
+  const Value* tensor = tile.operand(0);
+  std::string name = fresh("tmap_" + tensor->name());
+  KernelParam p;
+  p.kind = KernelParam::Kind::tma_descriptor;
+  p.name = name;
+  p.type = tensor->type();
+  p.tensor = argument;
+  p.box = box;
+  p.swizzle_bytes = static_cast<int>(swizzle);
+  p.optional = optional;
+  out_.params.push_back(p);
+  extra_params_.push_back("const __grid_constant__ tessel::device::TmaDescriptor " + name);
+  return descriptors_.emplace(key, name).first->second;
+}
+
+void Emitter::store_async(const Operation& op) {
+  static const std::regex atom_re(R"(tma\.store\.2d\.box(\d+)x(\d+)\.sw(\d+))");
+  std::smatch m;
+  std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+  if (!std::regex_match(atom, m, atom_re)) {
+    unsupported(op, "has atom '" + atom + "'; a copy_async store is a 2-D TMA store");
+  }
+  const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]), swizzle = std::stoll(m[3]);
+  auto src = shared_.find(op.operand(0));
+  if (src == shared_.end() || src->second.transposed) {
+    unsupported(op, "stores %" + op.operand(0)->name() + ", which is not a shared buffer");
+  }
+  const Type& t = op.operand(0)->type();
+  if (t.rank() != 2 || t.static_shape()[0] != rows || t.static_shape()[1] != cols) {
+    unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        " that is not its whole buffer " + t.str());
+  }
+  const Operation* tile = op.operand(1)->def();
+  if (!tile) unsupported(op, "must store into a tile of a kernel argument");
+  if (tile->kind() == OpKind::tile && ir::tile_window_dim(*tile) >= 0 &&
+      !op.has_attr("inside_window")) {
+    unsupported(op,
+                "stores into a tile with a window by TMA, which clips at the tensor's bounds "
+                "only; stage-stores guards such a store with the box inside the window "
+                "(`inside_window`)");
+  }
+  std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle, op.has_attr("optional"));
+  const View& g = view(op, op.operand(1));
+  // TMA clips the box at the tensor's bounds: a masked tile's writes outside are dropped.
+  const auto [coords, rank] = tma_coordinates(g, {g.origin[0], g.origin[1]});
+  line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_store_" +
+       std::to_string(rank) + "d(&" + tmap + ", " + src->second.base + ", " + coords + ");");
+}
+
+void Emitter::wgmma_op(const Operation& op) {
+  // The operands' forms (K-major or MN-major) are read off their layouts in wgmma_ss.
+  auto operand = [&](int i) -> const SharedTile& {
+    auto it = shared_.find(op.operand(i));
+    if (it == shared_.end()) {
+      unsupported(op, std::string("takes ") + (i == 0 ? "A" : "B") + " (%" + op.operand(i)->name() +
+                          ") from outside shared memory; wgmma here reads both from shared tiles");
+    }
+    return it->second;
+  };
+  const bool a_in_registers = op.operand(0)->type().space() == MemorySpace::reg;
+  const SharedTile* a = a_in_registers ? nullptr : &operand(0);
+  const SharedTile& b = operand(1);
+  // The accumulator is updated in place: nothing else may read the operand afterwards.
+  const Value* c = op.operand(2);
+  int uses = 0;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* o) {
+    for (const Value* v : o->operands()) uses += v == c;
+  });
+  if (uses != 1) {
+    unsupported(op, "accumulates into %" + c->name() +
+                        ", which other ops also use; wgmma updates its accumulator in place");
+  }
+  const Reg& acc = reg(op, c);
+  regs_[op.result()] = acc;
+  // wgmma is .sync.aligned: every lane of the warp issues it together. No __syncwarp here: the
+  // IR's control flow in a role is uniform over its warps (an mbarrier wait's spin reconverges
+  // where the loop ends), as CUTLASS's consumers rely on too.
+  line("tessel::device::wgmma_fence_operand(" + acc.name + ");");
+  // (The RS form fences after packing its A fragments: a register written after the fence
+  // makes ptxas inject another before each wgmma that reads it, C7519.)
+  if (!a_in_registers) line("tessel::device::wgmma_fence();");
+  auto zs = zero_start_.find(c);
+  const std::string scale_d = zs == zero_start_.end() ? "" : zs->second;
+  if (a_in_registers) {
+    wgmma_rs(op, reg_words(op, op.operand(0)), b, scale_d);
+  } else {
+    wgmma_ss(op, *a, b, scale_d);
+  }
+  if (op.has_attr("async")) {
+    if (std::find(async_accumulators_.begin(), async_accumulators_.end(), acc.name) ==
+        async_accumulators_.end()) {
+      async_accumulators_.push_back(acc.name);
+    }
+    // `fence_a` (coarse-pipeline's operand form, which computes the next A inside this group's
+    // window): the RS form's A registers are fenced at the wait like the accumulators, so they
+    // stay live until the group retires and ptxas gives the next A registers of its own instead
+    // of serializing the wgmma (C7513).
+    if (a_in_registers && op.has_attr("fence_a")) {
+      const Reg& a_words = reg_words(op, op.operand(0));
+      if (std::find(async_accumulators_.begin(), async_accumulators_.end(), a_words.name) ==
+          async_accumulators_.end())
+        async_accumulators_.push_back(a_words.name);
+    }
+    return;
+  }
+  // A synchronous mma: its group completes here.
+  line("tessel::device::wgmma_commit_group();");
+  line("tessel::device::wgmma_wait_group<0>();");
+  line("tessel::device::wgmma_fence_operand(" + acc.name + ");");
+}
+
+void Emitter::shared_transpose(const Operation& op) {
+  auto it = shared_.find(op.operand(0));
+  if (it == shared_.end() && op.operand(0)->type().space() == MemorySpace::reg) {
+    // A register tensor's transpose is a view: the same values, each at the swapped coordinate
+    // (synthesis gave the result the source's layout with its two modes swapped).
+    const Reg& a = reg(op, op.operand(0));
+    const Plan* plan = plan_for(op, op.result()->type());
+    if (plan->values != a.plan->values || plan->threads != a.plan->threads)
+      unsupported(op, "of a register tensor changes its values per thread");
+    for (int64_t t = 0; t < plan->threads; ++t) {
+      for (int64_t v = 0; v < plan->values; ++v) {
+        const std::vector<int64_t> c = a.plan->coord(t, v), d = plan->coord(t, v);
+        if (c.size() != 2 || d.size() != 2 || c[0] != d[1] || c[1] != d[0])
+          unsupported(op, "of a register tensor into layout " + plan->text +
+                              ", which does not hold the same values at swapped coordinates");
+      }
+    }
+    regs_[op.result()] = Reg{a.name, plan, a.element, a.packed};
+    return;
+  }
+  if (it == shared_.end()) {
+    unsupported(op, "of a " + std::string(ir::to_string(op.operand(0)->type().space())) +
+                        " tensor is not supported by the CUDA emitter yet");
+  }
+  SharedTile t = it->second;
+  t.transposed = !t.transposed;
+  t.shape = op.result()->type().static_shape();
+  t.layout = op.result()->type().layout();
+  shared_[op.result()] = t;
+}
+
+}  // namespace tessel::target::cuda::detail

@@ -1,0 +1,278 @@
+// Ops whose values cross threads: broadcasts, rearranges (through shared memory) and
+// reductions (shuffles, then shared-memory scratch across warps).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "target/cuda/emit_internal.h"
+
+namespace tessel::target::cuda::detail {
+
+// A scratch array of `count` floats carved from the one dynamic shared allocation.
+std::string Emitter::scratch(const std::string& hint, int64_t count) {
+  std::string name = fresh(hint + "_smem");
+  line("float* " + name + " = reinterpret_cast<float*>(tsl_smem + " + std::to_string(smem_bytes_) +
+       ");  // " + std::to_string(count) + " floats");
+  smem_bytes_ += (count * 4 + 15) / 16 * 16;
+  return name;
+}
+
+// Whether thread t holds the element of `dst` value v2's kept coordinate as its own value v1.
+std::optional<int64_t> Emitter::local_source(const Plan& src, const Plan& dst, size_t kept,
+                                             int64_t v2,
+                                             const std::vector<int64_t>& candidates_coord) {
+  for (size_t p = 0; p < candidates_coord.size(); ++p) {
+    bool ok = true;
+    for (int64_t t = 0; ok && t < threads_; ++t) {
+      ok = src.thread_part(t)[0] + candidates_coord[p] == dst.coord(t, v2)[kept];
+    }
+    if (ok) return static_cast<int64_t>(p);
+  }
+  return std::nullopt;
+}
+
+// A condition true in exactly one thread of each group that holds the same data: leaves that
+// do not move the coordinate (stride 0) or that `ignore` marks are at 0.
+std::string Emitter::representative(const Plan& plan, const std::vector<bool>& ignore) {
+  std::string e;
+  for (size_t i = 0; i < plan.leaves.size(); ++i) {
+    const Leaf& l = plan.leaves[i];
+    bool zero = std::all_of(l.coef.begin(), l.coef.end(), [](int64_t c) { return c == 0; });
+    if (!zero && !ignore[i]) continue;
+    e += (e.empty() ? "" : " && ") + std::string("(") + leaf_coord_expr(l, plan.threads) + ") == 0";
+  }
+  return e.empty() ? "true" : e;
+}
+
+void Emitter::broadcast(const Operation& op) {
+  const Reg& a = reg(op, op.operand(0));
+  const auto& dims = op.ints_attr("dims");
+  const Type& t = op.result()->type();
+  if (a.plan->tile.size() != 1 || t.rank() != 2 || dims.size() != 1) {
+    unsupported(op, "is supported from rank 1 to rank 2 only");
+  }
+  size_t kept = dims[0] == 0 ? 1 : 0;
+  const Reg& r = new_reg(op);
+  const Plan& src = *a.plan;
+  const Plan& dst = *r.plan;
+  std::vector<int64_t> coords;
+  for (int64_t v = 0; v < src.values; ++v) coords.push_back(src.value_coord[v][0]);
+  std::vector<int64_t> from;
+  for (int64_t v = 0; v < dst.values; ++v) {
+    auto p = local_source(src, dst, kept, v, coords);
+    if (!p) break;
+    from.push_back(*p);
+  }
+  if (static_cast<int64_t>(from.size()) == dst.values) {
+    for (int64_t v = 0; v < dst.values; ++v) {
+      line(r.name + "[" + std::to_string(v) + "] = " + a.name + "[" + std::to_string(from[v]) +
+           "];");
+    }
+    return;
+  }
+  // Through shared memory: one writer per element, everyone reads.
+  std::string s = scratch(r.name, src.tile[0]);
+  line(threads_barrier());
+  std::vector<bool> none(src.leaves.size(), false);
+  line("if (" + representative(src, none) + ") {");
+  for (int64_t v = 0; v < src.values; ++v) {
+    line("  " + s + "[" + src.var[0] + " + " + std::to_string(src.value_coord[v][0]) +
+         "] = " + a.name + "[" + std::to_string(v) + "];");
+  }
+  line("}");
+  line(threads_barrier());
+  for (int64_t v = 0; v < dst.values; ++v) {
+    line(r.name + "[" + std::to_string(v) + "] = " + s + "[" + dst.var[kept] + " + " +
+         std::to_string(dst.value_coord[v][kept]) + "];");
+  }
+}
+
+// A register tensor to another layout over the same tile: through shared memory (each element
+// written once by one of its holders, then every thread reads what its new layout gives it).
+void Emitter::rearrange(const Operation& op) {
+  const Reg& a = reg(op, op.operand(0));
+  const Reg& r = new_reg(op);
+  const Plan& src = *a.plan;
+  const Plan& dst = *r.plan;
+  if (src.tile != dst.tile) unsupported(op, "between different tile shapes");
+  if (&src == &dst) {
+    line("#pragma unroll");
+    line("for (int v = 0; v < " + std::to_string(dst.values) + "; ++v) " + r.name +
+         "[v] = " + a.name + "[v];");
+    return;
+  }
+  int64_t count = 1;
+  for (int64_t e : src.tile) count *= e;
+  std::string s = scratch(r.name, count);
+  auto index = [&](const Plan& plan, int64_t v) {
+    std::string e, w = "";
+    int64_t weight = 1;
+    for (size_t d = 0; d < plan.tile.size(); ++d) {
+      std::string c = plan.var[d] == "0"
+                          ? std::to_string(plan.value_coord[v][d])
+                          : plan.var[d] + " + " + std::to_string(plan.value_coord[v][d]);
+      std::string term = weight == 1 ? "(" + c + ")" : "(" + c + ") * " + std::to_string(weight);
+      e += (e.empty() ? "" : " + ") + term;
+      weight *= plan.tile[d];
+    }
+    return e;
+  };
+  line(threads_barrier());
+  line("if (" + representative(src, std::vector<bool>(src.leaves.size(), false)) + ") {");
+  for (int64_t v = 0; v < src.values; ++v) {
+    line("  " + s + "[" + index(src, v) + "] = " + a.name + "[" + std::to_string(v) + "];");
+  }
+  line("}");
+  line(threads_barrier());
+  for (int64_t v = 0; v < dst.values; ++v) {
+    line(r.name + "[" + std::to_string(v) + "] = " + s + "[" + index(dst, v) + "];");
+  }
+}
+
+void Emitter::reduce(const Operation& op) {
+  const Reg& a = reg(op, op.operand(0));
+  const auto& dims = op.ints_attr("dims");
+  const std::string& kind = op.str_attr("kind");
+  if (a.plan->tile.size() != 2 || dims.size() != 1)
+    unsupported(op, "is supported from rank 2 to rank 1 only");
+  size_t red = static_cast<size_t>(dims[0]), kept = 1 - red;
+  // A thread leaf along the reduced dimension that spans lanes and warps (a row over 512
+  // threads: one leaf of extent 512) is split at the warp: its lanes combine by shuffles, only
+  // one partial per warp goes through shared memory (else every thread would read all 512).
+  Plan src = *a.plan;
+  for (size_t i = 0; i < src.leaves.size(); ++i) {
+    Leaf l = src.leaves[i];
+    bool pow2 = (l.extent & (l.extent - 1)) == 0 && (l.prefix & (l.prefix - 1)) == 0;
+    if (!pow2 || l.coef[red] == 0 || l.prefix >= 32 || l.prefix * l.extent <= 32) continue;
+    const int64_t lanes = 32 / l.prefix;
+    Leaf warps = l;
+    warps.extent = l.extent / lanes;
+    warps.prefix = 32;
+    for (int64_t& c : warps.coef) c *= lanes;
+    src.leaves[i].extent = lanes;
+    src.leaves.insert(src.leaves.begin() + static_cast<std::ptrdiff_t>(i) + 1, warps);
+  }
+  std::string identity = kind == "sum"   ? "0.0f"
+                         : kind == "max" ? float_literal(-INFINITY)
+                         : kind == "min" ? float_literal(INFINITY)
+                                         : "";
+  if (identity.empty()) unsupported(op, "of kind " + kind + " is not supported yet");
+  auto combine = [&](const std::string& x, const std::string& y) {
+    return kind == "sum"   ? x + " + " + y
+           : kind == "max" ? "fmaxf(" + x + ", " + y + ")"
+                           : "fminf(" + x + ", " + y + ")";
+  };
+  const Reg& r = new_reg(op);
+  const Plan& dst = *r.plan;
+  // 1. Each thread folds its own values, one partial per distinct kept coordinate.
+  std::vector<int64_t> kept_coord;
+  std::vector<int64_t> part_of(src.values);
+  for (int64_t v = 0; v < src.values; ++v) {
+    int64_t c = src.value_coord[v][kept];
+    auto it = std::find(kept_coord.begin(), kept_coord.end(), c);
+    part_of[v] = it - kept_coord.begin();
+    if (it == kept_coord.end()) kept_coord.push_back(c);
+  }
+  std::string part = fresh(r.name + "_part");
+  int64_t parts = static_cast<int64_t>(kept_coord.size());
+  line("float " + part + "[" + std::to_string(parts) + "];");
+  // As a balanced tree per partial (pairs, then pairs of pairs): the chain of one combine after
+  // another is as long as the thread's values (64 for a row of a 128-wide wgmma accumulator
+  // tile), and a warp alone on its scheduler (attention's softmax) waits out every link.
+  for (int64_t p = 0; p < parts; ++p) {
+    std::vector<std::string> level;
+    for (int64_t v = 0; v < src.values; ++v)
+      if (part_of[v] == p) level.push_back(a.name + "[" + std::to_string(v) + "]");
+    int temps = 0;
+    while (level.size() > 1) {
+      std::vector<std::string> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2) {
+        if (level.size() == 2) {
+          next.push_back(combine(level[i], level[i + 1]));
+          continue;
+        }
+        std::string t = part + "_" + std::to_string(p) + "_" + std::to_string(temps++);
+        line("const float " + t + " = " + combine(level[i], level[i + 1]) + ";");
+        next.push_back(t);
+      }
+      if (level.size() % 2) next.push_back(level.back());
+      level = std::move(next);
+    }
+    line(part + "[" + std::to_string(p) + "] = " + level.front() + ";");
+  }
+  // 2. Lanes that split the reduced dimension combine by butterfly shuffles; leaves beyond the
+  // warp (or of odd extent) go through shared memory.
+  std::vector<bool> shuffled(src.leaves.size(), false);
+  std::vector<size_t> cross;
+  for (size_t i = 0; i < src.leaves.size(); ++i) {
+    const Leaf& l = src.leaves[i];
+    if (l.coef[red] == 0) continue;
+    if (l.coef[kept] != 0) unsupported(op, "over a thread mode that moves both dimensions");
+    bool pow2 = (l.extent & (l.extent - 1)) == 0 && (l.prefix & (l.prefix - 1)) == 0;
+    if (pow2 && l.prefix * l.extent <= 32 && threads_ >= 32) {
+      shuffled[i] = true;
+      for (int64_t m = l.prefix; m < l.prefix * l.extent; m *= 2) {
+        line("#pragma unroll");
+        line("for (int p = 0; p < " + std::to_string(parts) + "; ++p) " + part + "[p] = " +
+             combine(part + "[p]",
+                     "__shfl_xor_sync(0xffffffffu, " + part + "[p], " + std::to_string(m) + ")") +
+             ";");
+      }
+    } else {
+      cross.push_back(i);
+    }
+  }
+  // 3. The result: from the thread's own partials when it holds them, else from shared memory.
+  std::vector<int64_t> from;
+  if (cross.empty()) {
+    std::vector<int64_t> coords = kept_coord;
+    for (int64_t v = 0; v < dst.values; ++v) {
+      bool ok = false;
+      for (size_t p = 0; p < coords.size() && !ok; ++p) {
+        ok = true;
+        for (int64_t t = 0; ok && t < threads_; ++t) {
+          ok = src.thread_part(t)[kept] + coords[p] == dst.coord(t, v)[0];
+        }
+        if (ok) from.push_back(static_cast<int64_t>(p));
+      }
+      if (!ok) break;
+    }
+  }
+  if (static_cast<int64_t>(from.size()) == dst.values) {
+    for (int64_t v = 0; v < dst.values; ++v) {
+      line(r.name + "[" + std::to_string(v) + "] = " + part + "[" + std::to_string(from[v]) + "];");
+    }
+    return;
+  }
+  int64_t groups = 1;
+  std::string g = "0";
+  for (size_t i : cross) {
+    const Leaf& l = src.leaves[i];
+    std::string c = leaf_coord_expr(l, src.threads);
+    g = g == "0" ? "(" + c + ")" : g + " + (" + c + ") * " + std::to_string(groups);
+    groups *= l.extent;
+  }
+  std::string s = scratch(r.name, src.tile[kept] * groups);
+  std::string k = src.var[kept] == "0" ? "" : src.var[kept] + " + ";
+  line(threads_barrier());
+  line("if (" + representative(src, shuffled) + ") {");
+  for (int64_t p = 0; p < parts; ++p) {
+    line("  " + s + "[(" + k + std::to_string(kept_coord[p]) + ") * " + std::to_string(groups) +
+         " + " + g + "] = " + part + "[" + std::to_string(p) + "];");
+  }
+  line("}");
+  line(threads_barrier());
+  std::string dk = dst.var[0] == "0" ? "" : dst.var[0] + " + ";
+  for (int64_t v = 0; v < dst.values; ++v) {
+    line("{");
+    line("  const float* row = " + s + " + (" + dk + std::to_string(dst.value_coord[v][0]) +
+         ") * " + std::to_string(groups) + ";");
+    line("  float acc = row[0];");
+    line("  for (int g = 1; g < " + std::to_string(groups) +
+         "; ++g) acc = " + combine("acc", "row[g]") + ";");
+    line("  " + r.name + "[" + std::to_string(v) + "] = acc;");
+    line("}");
+  }
+}
+
+}  // namespace tessel::target::cuda::detail

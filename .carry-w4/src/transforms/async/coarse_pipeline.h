@@ -1,0 +1,87 @@
+// CoarsePipeline: a consumer loop whose first wgmma's result is worked on in registers before a
+// second wgmma consumes that work (attention: S = Q·Kᵀ, the softmax, O += P·V) is rotated so that
+// the register work of one iteration runs while the tensor cores compute the second GEMM of the
+// iteration before — Tawa's coarse-grained pipeline (paper 001 §III-D2, Algorithm 1), which is
+// FlashAttention-3's intra-warpgroup overlap (paper 000 §6).
+//
+// Why. In the synchronous loop (or pipeline-arefs' wait-at-use form) a warpgroup issues
+// S_j = Q·K_jᵀ, waits for it, runs the softmax, issues O += P_j·V_j; since wgmma groups retire in
+// order, the wait for S_{j+1} also waits for P_j·V_j, and the softmax never overlaps a GEMM of its
+// own warpgroup: measured on the H100 the softmax of a 128x128 tile costs about as long as its two
+// GEMMs (bench/results/2026-11-26-attention-h100.md).
+//
+// The form. The body's ops split into the *head* H (everything but the tail: the first mma T, the
+// register work C between) and the *tail* U (the last mma, its aref waits and releases — tiles
+// only U reads — and the index arithmetic they need). With n = the trip count:
+//   if n > 0 {
+//     H(0)                                     prologue: T synchronous, then C(0)
+//     for %j = 0 to n - 1 iter(carried..., U's inputs from H) {
+//       H-before-T(j + 1); T(j + 1) {async}; mma_commit
+//       U(j) {async}, reading the carried inputs;  mma_commit
+//       mma_wait {pending = 1}                     T(j + 1) retired, U(j) still running
+//       release the arefs only T read
+//       C(j + 1) up to its first read of U's result (the rescale of O)
+//       mma_wait {pending = 0}; U(j)'s releases
+//       the rest of C(j + 1); yield
+//     }
+//     U(n - 1); mma_commit; mma_wait {pending = 0}; its releases   epilogue
+//   } else { the loop's initial values }
+// The values are those of the loop: the carried value that U's result was yielded into is, in
+// the rotated body, U(j)'s result (the same sequence of values, each computed one iteration
+// earlier relative to the head), and U's operands computed by H (P and the rescaled O) become
+// loop-carried. Aref sequence numbers keep their order: T's arefs are waited for 0, 1, ..., U's
+// 0, 1, ... as before, so the producer and persistent's numbering are unchanged.
+//
+// Which loops. A `for` with step 1 in a role (the consumer), whose body holds exactly two wgmma
+// mmas T and U directly (none nested), T's result read in the iteration by an op other than an
+// mma's accumulator, U's result used only by the yield, U's accumulator computed in the body from
+// the value carried in U's yield position, which neither T nor an op before T reads; every aref
+// wait in the body either read only by U (U's) or not read by U; ops of the head without regions
+// or with pure scalar results besides. Other loops are left as they are (pipeline-arefs pipelines
+// them). A kernel whose block_grid pins `coarse_pipeline = false` is left unchanged (kept to
+// measure the rotation against pipeline-arefs' wait-at-use loop); any other value than true or
+// false is an error. With `pingpong = true` too, pingpong-consumers (after this pass) gives one
+// turn to S of j + 1 and P·V of j together, FA3's pairing.
+//
+// The operand form (no T). A consumer loop whose one wgmma U takes its A operand from registers
+// the body computes (a W4A16 GEMM: weights dequantized from the tiles of one aref, the wgmma's B
+// from another; warp-specialize splits them so) is rotated so that A of iteration j + 1 is
+// computed while U(j) runs:
+//   if n > 0 {
+//     H(0)                                     prologue: the aref waits, A(0), the early releases
+//     for %pair = 0 to (n - 1) / 2 iter(acc, A) {    two steps a trip, then (n - 1) % 2 steps
+//       step(j):  U(j) {async, fence_a} on the carried A; mma_commit
+//                 H(j + 1): its aref's wait, A(j + 1), that aref's release
+//                 mma_wait {pending = 0}; U(j)'s releases
+//     }
+//     U(n - 1); mma_commit; mma_wait {pending = 0}; its releases   epilogue
+//   } else { the loop's initial values }
+// Unrolled by two because the A a step computes must not be the register array its in-flight
+// wgmma reads (PTX: A's registers may not be written before the wgmma retires; ptxas serializes
+// the wgmma, C7513, when a loop-carried A is redefined in its own group's window); `fence_a`
+// keeps A's registers live until the drain (emit_async.cpp). The odd step is a loop of 0 or 1
+// trips rather than an `if` (the accumulator may have one reader: wgmma updates it in place).
+// Which loops: a `for` with step 1 in a role whose body holds exactly one mma, a wgmma whose A
+// is a register tensor the body defines, whose result only the yield reads, into the position
+// of the carried value that is its accumulator and read by nothing else; every aref wait either
+// read only by U or not read by U at all.
+//
+// Registers. U's inputs from H live across the back edge (attention: P as packed 16-bit pairs,
+// 32 registers per thread at 64x128 per warpgroup, beside S and O): the cost of the overlap.
+//
+// Runs after persistent (so the tile loop's sequence bases are in place) and before lower-arefs;
+// pipeline-arefs leaves these loops synchronous (coarse_pipeline_applies) and sizes their rings.
+// `--report=pipeline` gets a line per rotated loop.
+#pragma once
+
+#include "ir/ir.h"
+
+namespace tessel::transforms {
+
+// Whether coarse-pipeline will rotate `loop` (the rules above), so that pipeline-arefs leaves it.
+bool coarse_pipeline_applies(const ir::Operation& loop);
+
+// Rotates every qualifying loop of `module`.
+void coarse_pipeline(ir::Module& module);
+
+}  // namespace tessel::transforms

@@ -1,0 +1,75 @@
+// LowerArefs: arefs become mbarriers with phase parity, arrive counts and transaction bytes, and
+// the roles get their register split (setmaxnreg) — level 1 of src/ir/async.h to level 2.
+//
+// An aref of D slots (its `slots`) with a TMA producer becomes, right after the aref op:
+//   %full  = mbarrier_init {arrivals = 1} : mbarrier<D>    the producer's expect_tx is the one
+//                                                          arrival; the TMA bytes complete it
+//   %empty = mbarrier_init {arrivals = W} : mbarrier<D>    one arrival per consumer warpgroup
+//                                                          (per consumer thread when its threads
+//                                                          read the buffers: see below)
+// and one `block_sync` before the first role publishes the initialized barriers. Sequence number
+// n uses slot n % D in its round n / D; the k-th completion of a barrier's phase has parity k % 2,
+// and a fresh barrier counts its "previous" phase (parity 1) as complete (HOPPER.md §5). So:
+//   aref_acquire %r, %n    ->  mbarrier_wait %empty, n % D, 1 - (n / D) % 2   (round r waits for
+//                              the release of n - D, the empty barrier's r-th completion; round 0
+//                              passes on the fresh barrier)
+//                              %bufs = aref_slot %r, n % D
+//                              mbarrier_expect_tx %full, n % D {bytes = the slot's bytes}
+//   copy %tile, %buf       ->  copy_async %tile, %buf, %full, n % D   (each TMA copy into the slot)
+//   aref_commit %r, %n     ->  nothing: the full barrier's phase completes when the expect_tx
+//                              arrival and all the bytes have come
+//   aref_wait %r, %n       ->  mbarrier_wait %full, n % D, (n / D) % 2 ; %bufs = aref_slot ...
+//   aref_release %r, %n    ->  mbarrier_arrive %empty, n % D {by = warpgroup}
+// When the consumer's threads read a slot's buffers themselves (a register copy for a row
+// reduction over the A tile a wgmma also reads) with no role_sync between the read and the
+// release, one arrival per warpgroup would free the slot while other warps of the warpgroup may
+// still be reading it (the arriving thread's wgmma wait orders only the tensor cores' reads):
+// the empty barriers then count every consumer thread and each thread arrives, `{by = thread}`,
+// after its own reads (an arrive releases what the arriving thread did before it). That the
+// loaded values feed a wgmma (W4A16's dequantized weights, an RS wgmma's A) does not retire
+// the reads: coarse-pipeline's operand form releases the weight slot right after the dequant,
+// before the wgmma that reads the registers is issued, let alone waited for.
+// The index arithmetic is IR (rem, div, sub on index constants at the top level, the kernel's
+// own where it has them, else new ones before the roles), so the protocol check and the emitter
+// see every slot and parity.
+//
+// The register split: a warpgroup's registers can move to another at run time (setmaxnreg), and
+// a producer that only issues TMA needs few. The rule, for a block of T threads of which P are
+// producers and C consumers:
+//   entry = min(255, 65536 / T) rounded down to a multiple of 8   what ptxas gives every thread
+//                                                                 under __launch_bounds__(T, 1)
+//   pool  = entry * T                                             the block's registers; setmaxnreg
+//                                                                 only moves registers inside it
+//                                                                 (an inc it cannot serve waits
+//                                                                 forever)
+//   consumer = min(256, (pool - 40 * P) / C rounded down to a multiple of 8)
+// The producer role starts with `setmaxnreg {count = 40, mode = dec}`, every consumer role with
+// `setmaxnreg {count = consumer, mode = inc}` (PTX allows 24..256 in steps of 8), when consumer
+// is at least entry + 8 (otherwise the split gains nothing and is left out). Examples: 384
+// threads (one producer and two consumer warpgroups): entry 168, pool 64512, consumers 232
+// (CUTLASS's 40/232); 256 threads (one consumer warpgroup): entry 248, consumers 256; 640 threads
+// (four consumer warpgroups): entry 96, pool 61440, consumers 104 (a rule against 65536 instead
+// of the pool would ask for 112, and the inc would wait forever for registers the block lacks).
+// FlashAttention-3's 24/240 for two consumer warpgroups fills the same 64512-register pool exactly.
+//
+// Refused with a user error naming the aref and the op:
+//   - an aref_commit of a slot whose buffers were not all filled, between its aref_acquire and
+//     it, by one TMA copy each (a copy without a `tma.load` atom, a buffer filled twice or not at
+//     all): a producer that is not TMA is not lowered yet;
+//   - an aref_acquire without an aref_commit of the same sequence number after it in its block;
+//   - an aref used by more than one producer role or more than one consumer role, or by only one
+//     side;
+//   - roles malformed for lowering: acquire/commit outside a `role = producer` role, wait/release
+//     outside a `role = consumer` role, a producer role that is not `issue = one` (its expect_tx
+//     must be the full barrier's single arrival), an aref used by an op other than the four.
+// Arefs that only aref_slot uses (already lowered) and kernels without arefs are left unchanged.
+#pragma once
+
+#include "ir/ir.h"
+
+namespace tessel::transforms {
+
+// Lowers every aref of `module` to mbarriers (see above).
+void lower_arefs(ir::Module& module);
+
+}  // namespace tessel::transforms

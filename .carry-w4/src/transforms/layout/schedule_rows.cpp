@@ -1,0 +1,521 @@
+// ScheduleRows: recognizing a row program, the cost model over tiles and threads, and the rewrite
+// (new tile shapes; the pair of loops peeled under `if cdiv(N, C) == 1` where the row stays in
+// registers).
+#include "transforms/layout/schedule_rows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "support/diagnostics.h"
+#include "transforms/report.h"
+
+namespace tessel::transforms {
+
+using ir::Block;
+using ir::MemorySpace;
+using ir::Operation;
+using ir::OpKind;
+using ir::Value;
+
+namespace {
+
+// ---- The machine (H100 SXM; docs/HOPPER.md) ---------------------------------------------------
+constexpr int64_t kSms = 132;
+constexpr int64_t kThreadsPerSm = 2048;
+constexpr int64_t kBlocksPerSm = 32;
+constexpr int64_t kRegistersPerSm = 65536;
+constexpr int64_t kMaxRegisters = 255;
+constexpr double kHbmBytesPerUs = 3.0e6;       // what a copy kernel reaches (~3 TB/s)
+constexpr double kL2Factor = 2.5;              // L2 hits against HBM bandwidth
+constexpr double kInFlightNeeded = 32 * 1024;  // bytes in flight per SM for the copy's bandwidth
+constexpr double kL2Bytes = 25.0 * 1024 * 1024;  // half of the 50 MB L2: rows read twice stay
+constexpr int64_t kDefaultSize = 8192;
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// ---- Recognizing a row program -----------------------------------------------------------------
+
+struct Pair {  // a loop that reads global row tiles and a later loop that reads the same again
+  Operation* first;
+  Operation* second;
+  // second-loop copies whose registers the first loop's copies already hold: second -> first
+  std::vector<std::pair<Operation*, Operation*>> reuse;
+};
+
+struct RowProgram {
+  Operation* grid = nullptr;
+  Operation* row_cdiv = nullptr;               // cdiv M, R
+  std::vector<Operation*> col_cdivs;           // cdiv N, C (loop bounds, a grid dimension)
+  std::set<const Value*> col_index;            // loop indices (or the grid's column index)
+  std::vector<Operation*> loops, tiles;
+  std::vector<Value*> registers;               // every register tensor the kernel makes
+  std::string m_name, n_name;
+  int64_t rows = 0, cols = 0;                  // R and C as written
+  int64_t elem_bytes = 2, row_reads = 0, row_writes = 0;
+  bool reduces_rows = false;
+  std::vector<Pair> pairs;
+};
+
+std::optional<int64_t> const_of(const Value* v) { return ir::int_constant(v); }
+
+// `cdiv %size, %const`: the size's name and the constant.
+std::optional<std::pair<std::string, int64_t>> cdiv_of_size(const Value* v) {
+  const Operation* op = v ? v->def() : nullptr;
+  if (!op || op->kind() != OpKind::cdiv || op->num_operands() != 2) return std::nullopt;
+  const Operation* size = op->operand(0)->def();
+  auto c = const_of(op->operand(1));
+  if (!size || size->kind() != OpKind::size || !c || *c <= 0) return std::nullopt;
+  return std::make_pair(size->str_attr("name"), *c);
+}
+
+std::string why_not(Operation& kernel, RowProgram& p) {
+  Block& body = *kernel.region(0);
+  std::string why;
+  ir::walk(&kernel, [&](Operation* op) {
+    if (op->kind() == OpKind::mma) why = "it has an mma";
+  });
+  if (!why.empty()) return why;
+  ir::walk(&kernel, [&](Operation* op) {
+    if (!why.empty()) return;
+    if (op->kind() == OpKind::block_grid) {
+      if (p.grid) why = "two block_grid ops";
+      p.grid = op;
+    }
+    for (const auto& r : op->results()) {
+      const ir::Type& t = r->type();
+      if (!t.is_tensor()) continue;
+      if (t.space() == MemorySpace::shared) why = "it uses shared memory";
+      if (t.space() == MemorySpace::reg) {
+        if (t.has_layout()) why = ir::value_ref(r.get()) + " has a pinned layout";
+        p.registers.push_back(r.get());
+      }
+    }
+    for (const auto& region : op->regions())
+      for (const auto& arg : region->arguments())
+        if (arg->type().is_tensor() && arg->type().space() == MemorySpace::reg) {
+          if (arg->type().has_layout()) why = ir::value_ref(arg.get()) + " has a pinned layout";
+          p.registers.push_back(arg.get());
+        }
+  });
+  if (!why.empty()) return why;
+  if (!p.grid || p.grid->parent_block() != &body) return "no block_grid at the top level";
+  if (p.grid->has_attr("threads")) return "its block_grid pins threads";
+  if (p.grid->num_operands() < 1 || p.grid->num_operands() > 2) return "a grid of rank 3";
+  auto rows = p.grid->operand(0)->def();
+  if (!rows || rows->kind() != OpKind::cdiv || !rows->operand(0)->def() ||
+      rows->operand(0)->def()->kind() != OpKind::size || !const_of(rows->operand(1)))
+    return "the grid is not cdiv(M, rows)";
+  p.row_cdiv = rows;
+  p.m_name = rows->operand(0)->def()->str_attr("name");
+  p.rows = *const_of(rows->operand(1));
+  auto note_cols = [&](Operation* cd, const std::pair<std::string, int64_t>& nc) -> bool {
+    if (p.cols && (nc.second != p.cols || nc.first != p.n_name)) return false;
+    p.cols = nc.second;
+    p.n_name = nc.first;
+    if (std::find(p.col_cdivs.begin(), p.col_cdivs.end(), cd) == p.col_cdivs.end())
+      p.col_cdivs.push_back(cd);
+    return true;
+  };
+  if (p.grid->num_operands() == 2) {
+    auto nc = cdiv_of_size(p.grid->operand(1));
+    if (!nc || !note_cols(p.grid->operand(1)->def(), *nc)) return "the grid's columns are not cdiv(N, C)";
+    p.col_index.insert(p.grid->result(1));
+  }
+  for (const auto& op : body.ops()) {
+    if (op->kind() != OpKind::for_) continue;
+    auto nc = cdiv_of_size(op->operand(1));
+    if (const_of(op->operand(0)) != 0 || const_of(op->operand(2)) != 1 || !nc)
+      return "a loop at " + ir::op_where(*op) + " is not over cdiv(N, C) column tiles";
+    if (!note_cols(op->operand(1)->def(), *nc)) return "loops over different column tiles";
+    p.loops.push_back(op.get());
+    p.col_index.insert(op->region(0)->argument(0));
+  }
+  if (!p.cols) return "no loop or grid dimension over column tiles";
+  if (p.rows == p.cols) return "rows and columns of a tile are both " + std::to_string(p.rows);
+  std::set<const Value*> row_tensors, written;
+  ir::walk(&kernel, [&](Operation* op) {
+    if (!why.empty()) return;
+    if (op->kind() == OpKind::reduce) p.reduces_rows = true;
+    if (op->kind() == OpKind::for_ && op->parent_block() != &body) why = "a nested loop";
+    if (op->kind() == OpKind::copy && op->num_operands() == 2 &&
+        op->operand(1)->type().space() == MemorySpace::global && op->operand(1)->type().rank() == 2)
+      written.insert(op->operand(1)->def() ? op->operand(1)->def()->operand(0) : nullptr);
+    if (op->kind() != OpKind::tile) return;
+    if (op->has_attr("squeeze") || op->has_attr("window")) {
+      why = "a squeezed or windowed tile";
+      return;
+    }
+    const auto& shape = op->ints_attr("shape");
+    const int rank = op->operand(0)->type().rank();
+    bool ok = false;
+    if (rank == 2 && op->num_operands() == 3)
+      ok = op->operand(1) == p.grid->result(0) && p.col_index.count(op->operand(2)) &&
+           shape == std::vector<int64_t>{p.rows, p.cols};
+    if (rank == 1 && op->num_operands() == 2)
+      ok = p.col_index.count(op->operand(1)) && shape == std::vector<int64_t>{p.cols};
+    if (!ok) {
+      why = "the tile at " + ir::op_where(*op) + " is not a row tile [R, C] or a column tile [C]";
+      return;
+    }
+    p.tiles.push_back(op);
+    if (rank == 2) {
+      row_tensors.insert(op->operand(0));
+      p.elem_bytes = std::max<int64_t>(p.elem_bytes, ir::bit_width(op->result()->type().element()) / 8);
+    }
+  });
+  if (!why.empty()) return why;
+  for (const Value* t : row_tensors) (written.count(t) ? p.row_writes : p.row_reads) += 1;
+  // The model and the tiles assume 16-byte accesses along rows: N must be a multiple of them.
+  bool vectors = false;
+  for (const ir::Fact& f : kernel.signature().facts)
+    vectors = vectors || (f.symbol == p.n_name && f.divisor % (16 / p.elem_bytes) == 0);
+  if (!vectors)
+    return "no fact " + p.n_name + " % " + std::to_string(16 / p.elem_bytes) +
+           " == 0: rows cannot move in 16-byte vectors";
+  for (Value* v : p.registers) {
+    const auto& s = v->type().static_shape();
+    bool ok = s == std::vector<int64_t>{p.rows, p.cols} || s == std::vector<int64_t>{p.rows} ||
+              s == std::vector<int64_t>{p.cols};
+    if (!ok) return ir::value_ref(v) + " is not [R, C], [R] or [C]";
+  }
+  return "";
+}
+
+// The global tile a register copy reads, if it is a row tile.
+Operation* row_tile_read(const Operation& op) {
+  if (op.kind() != OpKind::copy || op.num_operands() != 1) return nullptr;
+  Operation* t = op.operand(0)->def();
+  return t && t->kind() == OpKind::tile && t->operand(0)->type().rank() == 2 ? t : nullptr;
+}
+
+// Masked lanes of `v` are never observed: it reaches only elementwise ops and casts whose values
+// end in stores to masked row tiles at the same coordinates as `tile`.
+bool masked_lanes_unobserved(const Value* v, const Operation& tile, const Block& body) {
+  for (const auto& op : body.ops()) {
+    for (const Value* u : op->operands()) {
+      if (u != v) continue;
+      if (ir::is_elementwise(op->kind()) || op->kind() == OpKind::cast) {
+        if (!masked_lanes_unobserved(op->result(), tile, body)) return false;
+      } else if (op->kind() == OpKind::copy && op->num_operands() == 2) {
+        const Operation* dst = op->operand(1)->def();
+        if (!dst || dst->kind() != OpKind::tile || !dst->has_attr("masked") ||
+            dst->num_operands() != 3 || dst->operand(1) != tile.operand(1) ||
+            dst->operand(2) != tile.operand(2))
+          return false;
+      } else {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void find_pairs(Operation& kernel, RowProgram& p) {
+  Block& body = *kernel.region(0);
+  for (size_t i = 0; i < p.loops.size(); ++i) {
+    for (size_t j = i + 1; j < p.loops.size(); ++j) {
+      Operation* a = p.loops[i];
+      Operation* b = p.loops[j];
+      if (a->operand(1) != b->operand(1) || b->num_results() != 0) continue;
+      Pair pair{a, b, {}};
+      for (const auto& op2 : b->region(0)->ops()) {
+        Operation* t2 = row_tile_read(*op2);
+        if (!t2) continue;
+        for (const auto& op1 : a->region(0)->ops()) {
+          Operation* t1 = row_tile_read(*op1);
+          if (!t1 || t1->operand(0) != t2->operand(0) ||
+              t1->operand(2) != a->region(0)->argument(0) ||
+              t2->operand(2) != b->region(0)->argument(0) ||
+              op1->result()->type() != op2->result()->type())
+            continue;
+          bool same_pad = t1->attributes() == t2->attributes();
+          if (same_pad || masked_lanes_unobserved(op2->result(), *t2, *b->region(0))) {
+            pair.reuse.emplace_back(op2.get(), op1.get());
+            break;
+          }
+        }
+      }
+      // The ops from the first loop to the second are wrapped in an `if`: nothing after the
+      // second may use what they define.
+      size_t from = ir::position_in_block(*a), to = ir::position_in_block(*b);
+      bool escapes = false;
+      for (size_t k = to + 1; k < body.ops().size(); ++k) {
+        ir::walk(body.ops()[k].get(), [&](Operation* user) {
+          for (const Value* v : user->operands()) {
+            const Operation* d = v->def();
+            if (d && d->parent_block() == &body) {
+              size_t pos = ir::position_in_block(*d);
+              escapes = escapes || (pos >= from && pos <= to);
+            }
+          }
+        });
+      }
+      if (!pair.reuse.empty() && !escapes) {
+        p.pairs.push_back(std::move(pair));
+        return;  // one pair per kernel (the statistics loop and the normalizing loop)
+      }
+    }
+  }
+}
+
+// ---- The cost model ----------------------------------------------------------------------------
+
+struct Candidate {
+  std::string kind;  // one pass with the row in registers, two passes, or nothing read twice
+  int64_t threads = 0, rows = 0, cols = 0, vectors = 0, along_row = 0;
+  bool one_pass = false;
+  int64_t regs = 0, blocks_per_sm = 0;
+  double in_flight = 0, hbm_fraction = 0, hbm_bytes = 0, l2_bytes = 0, us = 0;
+
+  std::string str() const {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "%s: threads %lld, tile [%lld,%lld] (%lld threads along a row, %lld x 16 B each), "
+                  "~%lld regs, %lld blocks/SM, %.0f KiB in flight/SM, %.2f of HBM bandwidth, HBM "
+                  "bytes %.2fx, L2 bytes %.2fx, %.1f us",
+                  kind.c_str(), (long long)threads,
+                  (long long)rows, (long long)cols, (long long)along_row, (long long)vectors,
+                  (long long)regs, (long long)blocks_per_sm, in_flight / 1024, hbm_fraction,
+                  hbm_bytes, l2_bytes, us);
+    return buf;
+  }
+};
+
+struct Problem {
+  int64_t m, n;
+  const RowProgram* p;
+};
+
+std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t cols, bool one_pass) {
+  const RowProgram& p = *pr.p;
+  Candidate c;
+  c.threads = threads;
+  c.cols = cols;
+  c.one_pass = one_pass;
+  c.kind = one_pass                 ? "one pass, row in registers"
+           : p.pairs.empty()        ? "single pass (nothing read twice)"
+                                    : "two passes (the second from L2 if it holds the rows)";
+  const int64_t vec = 16 / p.elem_bytes;
+  if (cols % vec) return std::nullopt;
+  c.along_row = std::min(threads, cols / vec);
+  if (threads % c.along_row) return std::nullopt;
+  c.rows = threads / c.along_row;
+  c.vectors = cols / (vec * c.along_row);
+  if (c.vectors > 4) return std::nullopt;
+  const bool has_loops = !p.loops.empty();
+  const int64_t kt = has_loops ? cdiv(pr.n, cols) : 1;
+  if (one_pass && kt != 1) return std::nullopt;
+  const int64_t rereads = one_pass || p.pairs.empty() ? 0 : int64_t(p.pairs[0].reuse.size());
+  const int64_t held = one_pass ? int64_t(p.pairs[0].reuse.size()) : 0;
+  // Registers: a base for addresses and scalars, and per element of the thread's part of a row
+  // (one register each, as the emitter keeps them) the tile being worked on and the tiles held
+  // from the first loop to the second. Above what ptxas allocates for the examples (40-56 at 16
+  // elements a thread; bench/results/2026-11-26-rows-auto-h100.md): occupancy is not overrated.
+  c.regs = std::max<int64_t>(32, 24 + vec * c.vectors * (1 + held));
+  if (c.regs > kMaxRegisters) return std::nullopt;
+  const int64_t regs_rounded = (c.regs + 7) / 8 * 8;
+  c.blocks_per_sm = std::min({kThreadsPerSm / threads, kBlocksPerSm,
+                              kRegistersPerSm / (regs_rounded * threads)});
+  if (c.blocks_per_sm == 0) return std::nullopt;
+  const double used = double(pr.n) / double(has_loops ? kt * cols : cdiv(pr.n, cols) * cols);
+  const int64_t reads = std::max<int64_t>(p.row_reads, 1);
+  c.in_flight = double(c.blocks_per_sm * threads * c.vectors * 16 * reads) * used;
+  double fraction = std::min(1.0, c.in_flight / kInFlightNeeded);
+  // A last wave that fills the SMs only in part.
+  const double blocks = double(cdiv(pr.m, c.rows) * (has_loops ? 1 : cdiv(pr.n, cols)));
+  const double waves = blocks / double(c.blocks_per_sm * kSms);
+  if (waves < 8) fraction *= waves / std::ceil(waves);
+  const double ideal = double(pr.m) * pr.n * p.elem_bytes * (p.row_reads + p.row_writes);
+  const double again = double(pr.m) * pr.n * p.elem_bytes * rereads;
+  const double resident_rows = double(c.blocks_per_sm * kSms * c.rows);
+  const bool l2_holds = resident_rows * pr.n * p.elem_bytes * rereads <= kL2Bytes;
+  c.hbm_bytes = (ideal + (l2_holds ? 0 : again)) / std::max(ideal, 1.0);
+  c.l2_bytes = (l2_holds ? again : 0) / std::max(ideal, 1.0);
+  c.hbm_fraction = fraction;
+  c.us = (ideal + (l2_holds ? 0 : again)) / (kHbmBytesPerUs * fraction) +
+         (l2_holds ? again : 0) / (kHbmBytesPerUs * kL2Factor);
+  // A reduction across warps waits at block barriers once per column tile, and while a block
+  // waits only the other resident blocks keep loads in flight: with B blocks an SM keeps about
+  // B / (B + 0.3) of its bandwidth (1 block: 0.77).
+  if (p.reduces_rows && c.along_row > 32) {
+    c.hbm_fraction *= double(c.blocks_per_sm) / (double(c.blocks_per_sm) + 0.3);
+    c.us = (ideal + (l2_holds ? 0 : again)) / (kHbmBytesPerUs * c.hbm_fraction) +
+           (l2_holds ? again : 0) / (kHbmBytesPerUs * kL2Factor);
+    c.us *= 1.0 + 0.01 * double(kt);
+  }
+  return c;
+}
+
+int64_t size_hint(Operation& kernel, const std::string& name) {
+  int64_t hint = kDefaultSize;
+  ir::walk(&kernel, [&](Operation* op) {
+    if (op->kind() == OpKind::size && op->str_attr("name") == name && op->has_attr("hint"))
+      hint = op->int_attr("hint");
+  });
+  return hint;
+}
+
+// ---- The rewrite -------------------------------------------------------------------------------
+
+ir::Shape retile_shape(const std::vector<int64_t>& s, const RowProgram& p, int64_t r, int64_t c) {
+  ir::Shape out;
+  for (int64_t e : s) out.emplace_back(e == p.rows ? r : c);
+  return out;
+}
+
+void retile(RowProgram& p, const Candidate& c) {
+  auto constant = [&](Operation* before, int64_t value) {
+    ir::OpBuilder b(before->parent_block());
+    b.set_insertion_point_before(before);
+    return b.index_constant(value, before->loc());
+  };
+  p.row_cdiv->set_operand(1, constant(p.row_cdiv, c.rows));
+  for (Operation* cd : p.col_cdivs) cd->set_operand(1, constant(cd, c.cols));
+  for (Operation* t : p.tiles) {
+    auto shape = t->ints_attr("shape");
+    for (int64_t& e : shape) e = e == p.rows ? c.rows : c.cols;
+    t->set_attr("shape", ir::Attribute::ints(shape));
+    std::vector<int64_t> s = t->result()->type().static_shape();
+    t->result()->set_type(t->result()->type().with_shape(retile_shape(s, p, c.rows, c.cols)));
+  }
+  for (Value* v : p.registers) {
+    v->set_type(v->type().with_shape(retile_shape(v->type().static_shape(), p, c.rows, c.cols)));
+  }
+  p.grid->set_attr("threads", ir::Attribute::integer(c.threads));
+}
+
+// `if cdiv(N, C) == 1 { first body; the ops between; second body reusing the first's row
+// registers } else { the loops as written }`.
+void peel(const Pair& pair) {
+  Block& body = *pair.first->parent_block();
+  ir::OpBuilder b(&body);
+  b.set_insertion_point_before(pair.first);
+  Value* zero = b.index_constant(0, pair.first->loc());
+  Value* one = b.index_constant(1, pair.first->loc());
+  Value* single = b.compare("eq", pair.first->operand(1), one, "row_in_registers");
+  const size_t from = ir::position_in_block(*pair.first), to = ir::position_in_block(*pair.second);
+  auto branch = std::make_unique<Operation>(OpKind::if_, pair.first->loc());
+  branch->add_operand(single);
+  Block* then_block = branch->add_region();
+  Block* else_block = branch->add_region();
+  std::unordered_map<const Value*, Value*> map;
+  std::unordered_map<const Operation*, const Operation*> reused;
+  for (const auto& [second, first] : pair.reuse) reused[second] = first;
+  auto straight = [&](const Operation& loop) {
+    const Block& lb = *loop.region(0);
+    map[lb.argument(0)] = zero;
+    for (int i = 1; i < int(lb.arguments().size()); ++i) map[lb.argument(i)] = loop.operand(2 + i);
+    for (const auto& op : lb.ops()) {
+      if (op->kind() == OpKind::yield) {
+        for (int i = 0; i < op->num_operands(); ++i) {
+          auto it = map.find(op->operand(i));
+          map[loop.result(i)] = it == map.end() ? op->operand(i) : it->second;
+        }
+        continue;
+      }
+      auto r = reused.find(op.get());
+      if (r != reused.end()) {
+        map[op->result()] = map.at(r->second->result());
+        continue;
+      }
+      then_block->append(ir::clone(*op, map));
+    }
+  };
+  for (size_t k = from; k <= to; ++k) {
+    const Operation& op = *body.ops()[k];
+    if (&op == pair.first || &op == pair.second) {
+      straight(op);
+    } else {
+      then_block->append(ir::clone(op, map));
+    }
+  }
+  // The tiles whose only reader was a reused copy are dead in the straight-line copy.
+  for (size_t k = then_block->ops().size(); k-- > 0;) {
+    Operation* op = then_block->ops()[k].get();
+    if (op->kind() != OpKind::tile) continue;
+    bool used = false;
+    for (const auto& other : then_block->ops())
+      for (const Value* v : other->operands()) used = used || v == op->result();
+    if (!used) then_block->remove(op);
+  }
+  for (size_t k = from; k <= to; ++k) else_block->append(body.remove(body.ops()[from].get()));
+  body.insert(from, std::move(branch));
+}
+
+}  // namespace
+
+void set_size_hints(ir::Operation& kernel, const std::map<std::string, int64_t>& sizes) {
+  ir::walk(&kernel, [&](Operation* op) {
+    if (op->kind() != OpKind::size) return;
+    auto it = sizes.find(op->str_attr("name"));
+    if (it != sizes.end()) op->set_attr("hint", ir::Attribute::integer(it->second));
+  });
+}
+
+void check_size_hints(const ir::Module& module, const std::map<std::string, int64_t>& hints) {
+  std::set<std::string> names;
+  for (const auto& kernel : module.kernels) {
+    ir::walk(kernel.get(), [&](Operation* op) {
+      if (op->kind() == OpKind::size) names.insert(op->str_attr("name"));
+    });
+  }
+  for (const auto& [name, value] : hints) {
+    if (names.count(name)) continue;
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    user_error(SourceLocation::unknown(), "--size-hint: no kernel has a size named '", name,
+               "' (sizes: ", known.empty() ? std::string("none") : known, ")");
+  }
+}
+
+void schedule_rows(ir::Module& module) {
+  for (const auto& kernel : module.kernels) {
+    RowProgram p;
+    const std::string name = "@" + kernel->signature().name;
+    std::string why = why_not(*kernel, p);
+    if (!why.empty()) {
+      report("search", "rows " + name + ": not scheduled (" + why + ")");
+      continue;
+    }
+    find_pairs(*kernel, p);
+    Problem pr{size_hint(*kernel, p.m_name), size_hint(*kernel, p.n_name), &p};
+    std::vector<Candidate> all;
+    for (int64_t threads : {64, 128, 256, 512, 1024}) {
+      for (int64_t cols = 256; cols <= 65536; cols *= 2) {
+        for (bool one_pass : {true, false}) {
+          if (one_pass && p.pairs.empty()) continue;
+          if (auto c = evaluate(pr, threads, cols, one_pass)) all.push_back(*c);
+        }
+      }
+    }
+    if (all.empty()) {
+      report("search", "rows " + name + ": no candidate fits; left as written");
+      continue;
+    }
+    // Cheapest first (in steps of 1%); then the one pass, fewer registers (less risk of
+    // spilling: the estimate is rough), blocks nearest 256 threads.
+    auto key = [](const Candidate& c) {
+      return std::make_tuple(std::floor(std::log(c.us) / std::log(1.01)), !c.one_pass, c.regs,
+                             std::abs(std::log2(double(c.threads) / 256.0)), c.threads, c.cols);
+    };
+    std::stable_sort(all.begin(), all.end(),
+                     [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
+    if (report_enabled("search")) {
+      report("search", "rows " + name + ": " + p.m_name + " = " + std::to_string(pr.m) + ", " +
+                           p.n_name + " = " + std::to_string(pr.n) + " (size hints), tile [" +
+                           std::to_string(p.rows) + "," + std::to_string(p.cols) +
+                           "] as written, " + std::to_string(p.pairs.empty() ? 0 : p.pairs[0].reuse.size()) +
+                           " row tensor(s) read again");
+      for (size_t i = 0; i < all.size() && i < 6; ++i) report("search", "  " + all[i].str());
+      report("search", "chose for rows " + name + ": " + all[0].str());
+    }
+    retile(p, all[0]);
+    if (all[0].one_pass) peel(p.pairs[0]);
+  }
+}
+
+}  // namespace tessel::transforms
