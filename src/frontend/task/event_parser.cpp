@@ -239,13 +239,14 @@ class Parser {
         SourceLocation vloc = tok_.loc;
         int64_t v = take_number();
         const int64_t dims = static_cast<int64_t>(op.vars.size());
+        const std::string has = std::to_string(dims) + (dims == 1 ? " dimension" : " dimensions");
         if (key == "raster_group") {
           if (v < 1) fail(vloc, "raster_group must be at least 1, not ", v);
-          if (dims != 2) fail(loc, "raster_group orders a 2-D pfor, not one of ", dims);
+          if (dims != 2) fail(loc, "raster_group orders a 2-D pfor; this one has ", has);
           op.raster_group = v;
         } else {
           if (v >= dims)
-            fail(vloc, "alternate_ends names dimension ", v, " of a pfor of ", dims);
+            fail(vloc, "alternate_ends names dimension ", v, ", but the pfor has ", has);
           op.alternate_ends = static_cast<int>(v);
         }
         if (!op.mapping_loc.is_known()) op.mapping_loc = loc;
