@@ -139,10 +139,10 @@ std::vector<Index> TileBuilder::order_grid(const std::vector<Index>& ids,
                                            const std::vector<Index>& extents,
                                            const GridOrder& order, Loc loc) {
   const int dims = static_cast<int>(ids.size());
-  ir::Operation* grid = ids.empty() ? nullptr : ids[0].value()->def();
+  ir::Operation* grid = ids.empty() || !ids[0].value() ? nullptr : ids[0].value()->def();
   if (!grid || grid->kind() != OpKind::block_grid || extents.size() != ids.size())
-    user_error(where(loc), "block_grid order: the indices are not those of a block_grid of ",
-               extents.size(), " extents");
+    user_error(where(loc), "block_grid order: the indices are not those of a block_grid of as ",
+               "many extents (order_grid takes what grid() returned and its extents)");
   if (order.raster_group < 0)
     user_error(where(loc), "block_grid order: raster_group must be at least 1 (0 leaves it to "
                "tessel), not ", order.raster_group);

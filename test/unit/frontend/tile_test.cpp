@@ -347,6 +347,19 @@ TEST(TileLanguage, GridOrderErrorsPointAtTheCall) {
   EXPECT_NE(error({0, 2}, 2).find("block_grid order: alternate_ends names dimension 2, but the "
                                   "grid has 2 dimensions"),
             std::string::npos);
+  // order_grid takes the indices of a block_grid, not any index.
+  try {
+    tile_kernel("not_grid", [](TileBuilder& b) {
+      auto N = b.size("N");
+      b.order_grid({N}, {N}, {0, 0});
+    });
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("block_grid order: the indices are not those of a block_grid of as "
+                               "many extents"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
