@@ -108,6 +108,18 @@ struct Coord {
   Coord(int n) : constant(n), is_constant(true) {}      // NOLINT
 };
 
+// The order in which a grid's blocks take their tiles. A grid is a set, so the order is free; it
+// decides how evenly the SMs are loaded when tiles differ in work and which tiles share L2.
+//  - raster_group: blocks taken in groups of this many along dimension 0 of a 2-D grid (the
+//    block_grid's `raster_group` attribute, transforms/schedule/raster_blocks.h); 0 leaves the
+//    choice to tessel.
+//  - alternate_ends: the grid dimension whose index is taken from both of its ends in turns
+//    (alternate_ends() below); -1 for none.
+struct GridOrder {
+  int64_t raster_group = 0;
+  int alternate_ends = -1;
+};
+
 // Options of a tile view: a masked tile reads `pad` where it lies outside its tensor and drops
 // writes there (a partial tile at the edge of a ragged tensor).
 struct TileOptions {
@@ -189,6 +201,14 @@ class TileBuilder {
   std::array<Index, 2> block_grid(GridExtent x, const Index& y);
   std::array<Index, 3> block_grid(GridExtent x, const Index& y, const Index& z);
   std::vector<Index> grid(const std::vector<Index>& extents, Loc loc = Loc::current());
+  // The grid with its blocks taking tiles in `order`: the indices returned are tile coordinates
+  // (the dimension order.alternate_ends permuted). The same as order_grid(grid(extents), ...).
+  std::vector<Index> grid(const std::vector<Index>& extents, const GridOrder& order,
+                          Loc loc = Loc::current());
+  // Applies `order` to the indices `ids` of a block_grid of `extents` that grid() made: sets its
+  // raster_group and returns the indices with dimension order.alternate_ends permuted.
+  std::vector<Index> order_grid(const std::vector<Index>& ids, const std::vector<Index>& extents,
+                                const GridOrder& order, Loc loc = Loc::current());
   Index index(int64_t value, Loc loc = Loc::current());
 
   // ---- tensors ----
@@ -298,6 +318,12 @@ Index cdiv(const Index& a, const Index& b, Loc loc = Loc::current());
 Index cdiv(const Index& a, int64_t b, Loc loc = Loc::current());
 Index min(const Index& a, const Index& b, Loc loc = Loc::current());
 Index max(const Index& a, const Index& b, Loc loc = Loc::current());
+// Index k of [0, n) taken from both ends in turns, the last first: k = 0, 1, 2, 3, ... gives
+// n-1, 0, n-2, 1, ... (a permutation of [0, n) for every n >= 1). Where a tile's work grows with
+// its index (causal attention's query tiles), consecutive blocks pair a heavy tile with a light
+// one. Made of div, rem, sub, mul and add, without a select:
+// (k % 2) * (k / 2) + (1 - k % 2) * (n - 1 - k / 2).
+Index alternate_ends(const Index& k, const Index& n, Loc loc = Loc::current());
 
 // ---- elementwise (tensors and scalars; a number takes the other operand's element type) ----
 Tensor operator+(const Tensor& a, const TensorOperand& b);

@@ -209,6 +209,11 @@ class Analysis {
         }
         if (inst.warp_specialize) op->warp_specialize = inst.warp_specialize->value ? 1 : 0;
         if (inst.shared_limit) op->shared_limit = inst.shared_limit->value;
+      } else if (f.node->proc == Processor::grid && inst.order) {
+        if (inst.order->raster_group) op->raster_group = inst.order->raster_group->value;
+        if (inst.order->alternate_ends)
+          op->alternate_ends = static_cast<int>(inst.order->alternate_ends->value);
+        op->mapping_loc = inst.order->loc;
       }
       State inner;
       statements(f, s.body, op->body, inner);

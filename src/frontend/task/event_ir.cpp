@@ -121,6 +121,12 @@ void print_ops(const Program& p, const std::vector<std::unique_ptr<Op>>& ops, in
     if (op->shared_limit > 0)
       attrs += std::string(attrs.empty() ? "" : ", ") +
                "shared_limit = " + std::to_string(op->shared_limit);
+    if (op->raster_group > 0)
+      attrs += std::string(attrs.empty() ? "" : ", ") +
+               "raster_group = " + std::to_string(op->raster_group);
+    if (op->alternate_ends >= 0)
+      attrs += std::string(attrs.empty() ? "" : ", ") +
+               "alternate_ends = " + std::to_string(op->alternate_ends);
     if (!attrs.empty()) out += " {" + attrs + "}";
     if (op->kind == Op::Kind::for_loop || op->kind == Op::Kind::pfor) {
       out += " {\n";

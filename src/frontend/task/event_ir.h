@@ -72,6 +72,11 @@ struct Op {
   int64_t pipeline = 0;
   int warp_specialize = -1;
   int64_t shared_limit = 0;
+  // The grid's pfor over blocks: the order its blocks take their tiles (the mapping's `order`,
+  // tessel::GridOrder): raster groups along dimension 0 (0: not given), the dimension taken
+  // from both ends in turns (-1: none).
+  int64_t raster_group = 0;
+  int alternate_ends = -1;
   SourceLocation mapping_loc;  // the mapping item that asked for the above, else the instance
   int64_t offset = -1;         // alloc in shared memory, after allocate-shared
   SourceLocation loc;          // the program's statement

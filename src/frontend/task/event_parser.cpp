@@ -11,7 +11,8 @@
 //   tref     := '%' NAME ('.' 'blocks' '(' exprs ')' '[' exprs ']')*
 //   lanes    := 'lanes' '[' (N 'x' LEVEL 'along' N)* ']'
 //   after    := 'after' '{' ('%e' N ('[' (VAR | ':')* ']')?)* '}'
-//   attrs    := '{' (('pipeline' | 'warp_specialize' | 'shared_limit') '=' value)* '}'
+//   attrs    := '{' (('pipeline' | 'warp_specialize' | 'shared_limit'        (for)
+//                    | 'raster_group' | 'alternate_ends') '=' value)* '}'     (pfor)
 //   region   := '{' op* ('yield' '%e' N)? '}'
 //   expr     := sum;  sum := diff ('+' diff)*;  diff := prod ('-' prod)*
 //   prod     := atom (('*' | '/') atom)*
@@ -215,7 +216,8 @@ class Parser {
   void attrs(Op& op) {
     list("{", "}", [&] {
       SourceLocation loc = tok_.loc;
-      std::string key = take_word("pipeline, warp_specialize or shared_limit");
+      std::string key = take_word(
+          "pipeline, warp_specialize, shared_limit, raster_group or alternate_ends");
       expect_punct("=");
       if (key == "pipeline") {
         SourceLocation vloc = tok_.loc;
@@ -230,8 +232,27 @@ class Parser {
       } else if (key == "shared_limit") {
         op.shared_limit = take_number();
         if (!op.mapping_loc.is_known()) op.mapping_loc = loc;
+      } else if (key == "raster_group" || key == "alternate_ends") {
+        // The grid's tile order: on a pfor over blocks, of a dimension it has.
+        if (op.kind != Op::Kind::pfor || op.level != Processor::block)
+          fail(loc, key, " orders the blocks of a pfor over blocks, not of this op");
+        SourceLocation vloc = tok_.loc;
+        int64_t v = take_number();
+        const int64_t dims = static_cast<int64_t>(op.vars.size());
+        const std::string has = std::to_string(dims) + (dims == 1 ? " dimension" : " dimensions");
+        if (key == "raster_group") {
+          if (v < 1) fail(vloc, "raster_group must be at least 1, not ", v);
+          if (dims != 2) fail(loc, "raster_group orders a 2-D pfor; this one has ", has);
+          op.raster_group = v;
+        } else {
+          if (v >= dims)
+            fail(vloc, "alternate_ends names dimension ", v, ", but the pfor has ", has);
+          op.alternate_ends = static_cast<int>(v);
+        }
+        if (!op.mapping_loc.is_known()) op.mapping_loc = loc;
       } else {
-        fail(loc, "unknown attribute '", key, "' (pipeline, warp_specialize, shared_limit)");
+        fail(loc, "unknown attribute '", key,
+             "' (pipeline, warp_specialize, shared_limit, raster_group, alternate_ends)");
       }
     });
     if (!op.mapping_loc.is_known()) op.mapping_loc = op.loc;

@@ -2,6 +2,7 @@
 #include "frontend/task/instantiate.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace tessel::task {
@@ -150,6 +151,7 @@ class Instantiator {
                    "' has no tunable '", name, "'");
     }
     check_level(*node, parent);
+    check_order(*node);
     check_memories(*node);
     if (node->variant->kind == VariantKind::leaf) check_leaf_shapes(*node);
     if (node->variant->kind == VariantKind::inner) {
@@ -174,6 +176,51 @@ class Instantiator {
                      leaf_op_name(op.kind), " at ", op.loc.str(), " runs on a ",
                      machine_.levels_for(op.kind), " of ", machine_.name, ")");
       }
+    }
+  }
+
+  // The `order` item: on the grid, values in range, dimensions its pranges have.
+  void check_order(const Node& n) {
+    const MappingInstance& inst = *n.instance;
+    if (!inst.order) return;
+    const MappingOrder& order = *inst.order;
+    if (n.proc != Processor::grid)
+      user_error(order.loc, "instance '", inst.name, "': order = {...} orders the tiles that a ",
+                 "grid's blocks take, but this instance runs on a ", processor_name(n.proc),
+                 " (give it to the instance with proc = grid)");
+    if (order.raster_group && order.raster_group->value < 1)
+      user_error(order.raster_group->loc, "instance '", inst.name,
+                 "': raster_group must be at least 1 (blocks taken in groups of that many along "
+                 "the grid's first dimension), not ", order.raster_group->value);
+    std::vector<const Stmt*> pranges;
+    std::function<void(const std::vector<Stmt>&)> find = [&](const std::vector<Stmt>& body) {
+      for (const Stmt& s : body) {
+        if (s.kind == Stmt::Kind::prange) {
+          pranges.push_back(&s);
+        } else {
+          find(s.body);
+        }
+      }
+    };
+    if (n.variant->kind == VariantKind::inner) find(n.variant->body);
+    if (pranges.empty())
+      user_error(order.loc, "instance '", inst.name, "': order = {...} orders the blocks of a ",
+                 "prange, but variant '", n.variant->name, "' has none");
+    for (const Stmt* pr : pranges) {
+      const int64_t dims = static_cast<int64_t>(pr->vars.size());
+      std::string vars;
+      for (const std::string& v : pr->vars) vars += (vars.empty() ? "" : ", ") + v;
+      const std::string grid = "the prange at " + pr->loc.str() + " has " +
+                               std::to_string(dims) + (dims == 1 ? " dimension" : " dimensions") +
+                               " (" + vars + ")";
+      if (order.raster_group && dims != 2)
+        user_error(order.raster_group->loc, "instance '", inst.name,
+                   "': raster_group orders the blocks of a 2-D grid, but ", grid);
+      if (order.alternate_ends &&
+          (order.alternate_ends->value < 0 || order.alternate_ends->value >= dims))
+        user_error(order.alternate_ends->loc, "instance '", inst.name,
+                   "': alternate_ends names grid dimension ", order.alternate_ends->value,
+                   ", which does not exist: ", grid);
     }
   }
 

@@ -11,6 +11,8 @@
 //  - a processor level that cannot run the variant (a leaf op the machine model does not offer
 //    there, such as mma below a warpgroup; a leaf on the grid; a child wider than its parent;
 //    a prange child not strictly narrower);
+//  - an `order` on an instance that is not on the grid, a raster group below 1 or on a grid that
+//    is not 2-D, an alternate_ends dimension the grid's prange does not have;
 //  - a memory the level cannot name (shared memory on the grid), a tensor too large for its
 //    memory (shared bytes over the block's budget, register bytes over 255 registers a thread);
 //  - aliasing writes under prange (a written argument that is the same piece for two iterations);

@@ -52,6 +52,15 @@ std::string Mapping::text() const {
              "\n";
     if (i.pipeline) out += "  pipeline = " + std::to_string(i.pipeline->value) + "\n";
     if (i.shared_limit) out += "  shared_limit = " + std::to_string(i.shared_limit->value) + "\n";
+    if (i.order) {
+      std::string items;
+      if (i.order->raster_group)
+        items += "raster_group = " + std::to_string(i.order->raster_group->value);
+      if (i.order->alternate_ends)
+        items += std::string(items.empty() ? "" : ", ") +
+                 "alternate_ends = " + std::to_string(i.order->alternate_ends->value);
+      out += "  order = {" + items + "}\n";
+    }
     out += "}\n";
   }
   return out;
@@ -71,12 +80,20 @@ MappingInstance instance(std::string name, std::string variant, Processor proc,
   return i;
 }
 
+MappingOrder tile_order(std::optional<int64_t> raster_group,
+                        std::optional<int64_t> alternate_ends) {
+  MappingOrder o;
+  if (raster_group) o.raster_group = Located<int64_t>{*raster_group, {}};
+  if (alternate_ends) o.alternate_ends = Located<int64_t>{*alternate_ends, {}};
+  return o;
+}
+
 namespace {
 
 class Parser {
  public:
   Parser(std::string_view text, std::string file)
-      : lex_(text, std::move(file), {"{}[]=,", true, false, ""}) {}
+      : lex_(text, std::move(file), {"{}[]=,-", true, false, ""}) {}
 
   Mapping parse() {
     Mapping m;
@@ -93,7 +110,7 @@ class Parser {
         SourceLocation key_loc = tok_.loc;
         std::string key = take_word(
             "a key (variant, proc, mems, tunables, calls, entrypoint, "
-            "warp_specialize, pipeline, shared_limit) or '}'");
+            "warp_specialize, pipeline, shared_limit, order) or '}'");
         for (const std::string& s : seen)
           if (s == key) fail(key_loc, "instance '", inst.name, "': '", key, "' is given twice");
         seen.push_back(key);
@@ -165,10 +182,30 @@ class Parser {
     } else if (key == "shared_limit") {
       SourceLocation loc = tok_.loc;
       inst.shared_limit = Located<int64_t>{take_number(), loc};
+    } else if (key == "order") {
+      MappingOrder order;
+      order.loc = key_loc;
+      list(
+          [&] {
+            SourceLocation loc = tok_.loc;
+            std::string name = take_word("an order (raster_group, alternate_ends)");
+            std::optional<Located<int64_t>>* item =
+                name == "raster_group" ? &order.raster_group
+                : name == "alternate_ends" ? &order.alternate_ends
+                                           : nullptr;
+            if (!item)
+              fail(loc, "unknown order '", name, "' (raster_group, alternate_ends)");
+            if (*item) fail(loc, "order '", name, "' is given twice");
+            expect_punct("=");
+            SourceLocation vloc = tok_.loc;
+            *item = Located<int64_t>{take_number(/*negative=*/true), vloc};
+          },
+          "{", "}");
+      inst.order = order;
     } else {
       fail(key_loc, "unknown key '", key,
            "' (variant, proc, mems, tunables, calls, entrypoint, warp_specialize, pipeline, "
-           "shared_limit)");
+           "shared_limit, order)");
     }
   }
 
@@ -195,11 +232,15 @@ class Parser {
     fail(loc, "expected true or false, got '", w, "'");
   }
 
-  int64_t take_number() {
+  // A number; with `negative`, a `-` before it too (so that a negative value is refused for
+  // what it is where it is checked, not as a stray character).
+  int64_t take_number(bool negative = false) {
+    const bool minus = negative && is_punct("-");
+    if (minus) advance();
     if (tok_.kind != Token::number) fail(tok_.loc, "expected a number, got ", describe());
     int64_t v = std::stoll(tok_.text);
     advance();
-    return v;
+    return minus ? -v : v;
   }
 
   std::string take_word(const char* what) {

@@ -17,6 +17,13 @@
 //     shared_limit = 200000               // bytes
 //   }
 //   instance gemm_grid { ... entrypoint = true }
+// The grid-level instance may name the order in which the blocks take their tiles (a grid is a
+// set; the order decides the load balance across SMs and which tiles share L2):
+//     order = {raster_group = 4, alternate_ends = 1}
+// raster_group: blocks in groups of that many along the first dimension of the grid's 2-D prange
+// (Triton's GROUP_M); alternate_ends: the grid dimension whose index is taken from both ends in
+// turns (n-1, 0, n-2, 1, ...: causal attention's heavy and light query tiles paired). Either may
+// be left out (the tile pipeline then chooses the raster group; the index runs in order).
 // Every item keeps its line:column, so that a mistake found later (an unknown variant, a memory
 // a tensor does not fit) is reported where it was written.
 #pragma once
@@ -39,6 +46,14 @@ struct Located {
   SourceLocation loc;
 };
 
+// The `order` item: tessel::GridOrder (tile.h) with locations. Its values are checked when the
+// mapping is instantiated against the program's grid (instantiate.h).
+struct MappingOrder {
+  SourceLocation loc;  // the `order` key
+  std::optional<Located<int64_t>> raster_group;
+  std::optional<Located<int64_t>> alternate_ends;
+};
+
 struct MappingInstance {
   std::string name;
   SourceLocation loc;
@@ -51,6 +66,7 @@ struct MappingInstance {
   std::optional<Located<bool>> warp_specialize;
   std::optional<Located<int64_t>> pipeline;
   std::optional<Located<int64_t>> shared_limit;
+  std::optional<MappingOrder> order;  // grid level only
 
   const Located<int64_t>* tunable(const std::string& name) const;
 };
@@ -73,9 +89,13 @@ MappingInstance instance(std::string name, std::string variant, Processor proc,
                          std::vector<Memory> mems,
                          std::vector<std::pair<std::string, int64_t>> tunables = {},
                          std::vector<std::string> calls = {});
+// The C++ form of `order = {...}`: m.instances[0].order = tile_order(4, 1), or
+// tile_order(std::nullopt, 1) for the alternation alone.
+MappingOrder tile_order(std::optional<int64_t> raster_group,
+                        std::optional<int64_t> alternate_ends = std::nullopt);
 
 // Parses the text form; a UserError at the offending line:column for bad syntax, a repeated key
-// or instance, an unknown processor level or memory.
+// or instance, an unknown processor level, memory or order.
 Mapping parse_mapping(std::string_view text, const std::string& file);
 
 }  // namespace tessel::task

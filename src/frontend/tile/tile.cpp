@@ -130,6 +130,38 @@ std::vector<Index> TileBuilder::grid(const std::vector<Index>& extents, Loc loc)
   return out;
 }
 
+std::vector<Index> TileBuilder::grid(const std::vector<Index>& extents, const GridOrder& order,
+                                     Loc loc) {
+  return order_grid(grid(extents, loc), extents, order, loc);
+}
+
+std::vector<Index> TileBuilder::order_grid(const std::vector<Index>& ids,
+                                           const std::vector<Index>& extents,
+                                           const GridOrder& order, Loc loc) {
+  const int dims = static_cast<int>(ids.size());
+  ir::Operation* grid = ids.empty() || !ids[0].value() ? nullptr : ids[0].value()->def();
+  if (!grid || grid->kind() != OpKind::block_grid || extents.size() != ids.size())
+    user_error(where(loc), "block_grid order: the indices are not those of a block_grid of as ",
+               "many extents (order_grid takes what grid() returned and its extents)");
+  if (order.raster_group < 0)
+    user_error(where(loc), "block_grid order: raster_group must be at least 1 (0 leaves it to "
+               "tessel), not ", order.raster_group);
+  if (order.raster_group > 0 && dims != 2)
+    user_error(where(loc), "block_grid order: raster groups order a 2-D grid, not one of ", dims,
+               dims == 1 ? " dimension" : " dimensions");
+  if (order.alternate_ends < -1 || order.alternate_ends >= dims)
+    user_error(where(loc), "block_grid order: alternate_ends names dimension ",
+               order.alternate_ends, ", but the grid has ", dims,
+               dims == 1 ? " dimension" : " dimensions");
+  if (order.raster_group > 0)
+    grid->set_attr("raster_group", Attribute::integer(order.raster_group));
+  std::vector<Index> out = ids;
+  if (order.alternate_ends >= 0)
+    out[order.alternate_ends] = alternate_ends(ids[order.alternate_ends],
+                                               extents[order.alternate_ends], loc);
+  return out;
+}
+
 std::array<Index, 1> TileBuilder::block_grid(GridExtent x) {
   auto v = grid({x.index}, x.loc);
   return {v[0]};
@@ -506,6 +538,24 @@ Index cdiv(const Index& a, int64_t b, Loc loc) {
 Index min(const Index& a, const Index& b, Loc loc) {
   return index_binary(OpKind::min, a, b, at(loc));
 }
+Index alternate_ends(const Index& k, const Index& n, Loc loc) {
+  // Integer arithmetic only: the emitter and the interpreter have it, and no branch diverges.
+  TileBuilder& b = *k.builder();
+  auto named = [](Index i, const char* name) {
+    i.value()->set_name(name);
+    return i;
+  };
+  Index one = b.index(1, loc), two = b.index(2, loc);
+  Index half = named(k / IndexOperand(two, loc), "half");
+  Index odd = named(k % IndexOperand(two, loc), "odd");
+  Index even = named(one - IndexOperand(odd, loc), "even");
+  Index last = named(n - IndexOperand(one, loc), "last");
+  Index from_end = named(last - IndexOperand(half, loc), "from_end");
+  Index light = named(odd * IndexOperand(half, loc), "light_part");
+  Index heavy = named(even * IndexOperand(from_end, loc), "heavy_part");
+  return named(light + IndexOperand(heavy, loc), "alternated");
+}
+
 Index max(const Index& a, const Index& b, Loc loc) {
   return index_binary(OpKind::max, a, b, at(loc));
 }

@@ -393,6 +393,10 @@ class Lowering {
             user_error(op->loc, "lower-to-tile: a grid of more than 3 dimensions");
           std::vector<Index> ids = b_->grid(extents);
           grid_ = ids[0].value()->def();
+          // The mapping's tile order, by the tile language's own helper (the arithmetic a tile
+          // program writes by hand, e.g. examples/kernels/flash_attention_causal.tir).
+          if (op->raster_group > 0 || op->alternate_ends >= 0)
+            ids = b_->order_grid(ids, extents, {op->raster_group, op->alternate_ends});
           for (size_t i = 0; i < ids.size(); ++i) vars_[op->vars[i]] = ids[i];
           lower(op->body, false);
           break;

@@ -89,6 +89,75 @@ TEST(Mapping, TheCppFormIsTheTextForm) {
   EXPECT_NE(msg.find("instance 'gemm_tile': the blocks partition at"), std::string::npos) << msg;
 }
 
+// The grid's tile order: parsed with locations, printed back, the same in C++; checked against
+// the program's grid when instantiated, also without locations (the C++ form).
+TEST(Mapping, TheTileOrder) {
+  const auto* e = examples::find_task_example("flash_attention_causal");
+  Mapping m = parse_mapping(e->mapping_text, e->mapping_file);
+  const MappingInstance* grid = m.find("attn_grid");
+  ASSERT_TRUE(grid && grid->order && grid->order->raster_group && grid->order->alternate_ends);
+  EXPECT_EQ(grid->order->raster_group->value, 4);
+  EXPECT_EQ(grid->order->alternate_ends->value, 1);
+  EXPECT_GT(grid->order->alternate_ends->loc.line, grid->loc.line);
+  EXPECT_NE(m.text().find("  order = {raster_group = 4, alternate_ends = 1}\n"), std::string::npos);
+  EXPECT_EQ(parse_mapping(m.text(), "again").text(), m.text());
+
+  Mapping cpp = m;
+  for (MappingInstance& i : cpp.instances)
+    if (i.name == "attn_grid") i.order = tile_order(4, 1);
+  EXPECT_EQ(cpp.text(), m.text());
+  TaskProgram p = examples::attention_causal_tasks(ScalarKind::f16);
+  EXPECT_NO_THROW(instantiate(p, cpp));
+  for (MappingInstance& i : cpp.instances)
+    if (i.name == "attn_grid") i.order = tile_order(std::nullopt, 1);
+  EXPECT_NE(cpp.text().find("  order = {alternate_ends = 1}\n"), std::string::npos);
+  EXPECT_NO_THROW(instantiate(p, cpp));
+  for (MappingInstance& i : cpp.instances)
+    if (i.name == "attn_grid") i.order = tile_order(0);
+  std::string msg = error_of([&] { instantiate(p, cpp); });
+  EXPECT_NE(msg.find("instance 'attn_grid': raster_group must be at least 1 (blocks taken in "
+                     "groups of that many along the grid's first dimension), not 0"),
+            std::string::npos)
+      << msg;
+}
+
+// A grid of one dimension has no second dimension to alternate, nor rows to group.
+TEST(Instantiate, TileOrderOfAOneDimensionalGrid) {
+  TaskProgram p("rows");
+  p.global("C", ScalarKind::f32, {"M", "N"});
+  p.task("top", {{"C", Privilege::write}});
+  p.task("clear", {{"C", Privilege::write}});
+  p.leaf("clear", "clear_leaf", [](Leaf& b) { b.fill(b.param("C"), 0); });
+  p.inner("top", "top_grid", [](Inner& b) {
+    auto C = b.param(0);
+    auto Cp = b.blocks(C, {64, C.dim(1)});
+    b.prange({"i"}, {cdiv(C.dim(0), 64)}, [&](const Indices& i) { b.launch("clear", {Cp({i[0], 0})}); });
+  });
+  p.entry("top", {"C"});
+  auto mapping = [](const std::string& order) {
+    return parse_mapping("instance top { variant = top_grid proc = grid mems = [global]\n"
+                         "  entrypoint = true calls = [c] order = {" + order + "} }\n"
+                         "instance c { variant = clear_leaf proc = block mems = [global] }\n",
+                         "rows.tmap");
+  };
+  EXPECT_NO_THROW(instantiate(p, mapping("alternate_ends = 0")));
+  std::string msg = error_of([&] { instantiate(p, mapping("raster_group = 2")); });
+  EXPECT_NE(msg.find("rows.tmap:2:57: error: instance 'top': raster_group orders the blocks of a "
+                     "2-D grid, but the prange at "),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(" has 1 dimension (i)"), std::string::npos) << msg;
+  msg = error_of([&] { instantiate(p, mapping("alternate_ends = 1")); });
+  EXPECT_NE(msg.find("rows.tmap:2:59: error: instance 'top': alternate_ends names grid dimension "
+                     "1, which does not exist: the prange at "),
+            std::string::npos)
+      << msg;
+  msg = error_of([&] { instantiate(p, mapping("alternate_ends = -1")); });
+  EXPECT_NE(msg.find("alternate_ends names grid dimension -1, which does not exist"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(Mapping, SyntaxErrorsHaveLineAndColumn) {
   std::string msg =
       error_of([] { parse_mapping("instance a {\n  variant = v\n  proc = core\n}", "m"); });

@@ -284,5 +284,83 @@ TEST(TileLanguage, IfThenElseAndExternalCallsRunInTheInterpreter) {
   }
 }
 
+// A grid order: block k of N writes X[k] to Y[alternate_ends(k, N)]; over odd and even N the
+// result is the permutation n-1, 0, n-2, 1, ... (so every element is written once).
+TEST(TileLanguage, GridOrderAlternatesEnds) {
+  auto k = tile_kernel("order", [](TileBuilder& b) {
+    auto N = b.size("N");
+    auto X = b.global("X", f32, {N}), Y = b.global("Y", f32, {N});
+    std::vector<Index> ids = b.grid({N});
+    Index i = b.order_grid(ids, {N}, {0, 0})[0];
+    b.copy(b.copy(X.tile({1}, {ids[0]})), Y.tile({1}, {i}));
+  });
+  EXPECT_NE(k.text().find("%alternated = add %light_part, %heavy_part : index"), std::string::npos)
+      << k.text();
+  for (int64_t n = 1; n <= 6; ++n) {
+    interp::HostTensor X(f32, {n}), Y(f32, {n});
+    for (int64_t e = 0; e < n; ++e) {
+      X.set_float(e, static_cast<double>(e));
+      Y.set_float(e, -1.0);
+    }
+    interp::RunOptions options;
+    options.sizes = {{"N", n}};
+    interp::interpret(k.op(), {&X, &Y}, options);
+    for (int64_t blk = 0; blk < n; ++blk) {
+      int64_t want = blk % 2 ? blk / 2 : n - 1 - blk / 2;
+      EXPECT_EQ(Y.get_float(want), static_cast<double>(blk)) << "N=" << n << " block " << blk;
+    }
+  }
+  // With a raster group on a 2-D grid: the attribute, and the second index alternated.
+  auto two = tile_kernel("order2", [](TileBuilder& b) {
+    auto M = b.size("M"), N = b.size("N");
+    auto X = b.global("X", f32, {M, N});
+    auto ids = b.grid({M, N}, GridOrder{4, 1});
+    b.copy(b.fill(f32, {1, 1}, 1.0), X.tile({1, 1}, {ids[0], ids[1]}));
+  });
+  EXPECT_NE(two.text().find("block_grid %M, %N {raster_group = 4}"), std::string::npos)
+      << two.text();
+  EXPECT_NE(two.text().find("%half = div %by, %c2"), std::string::npos) << two.text();
+}
+
+TEST(TileLanguage, GridOrderErrorsPointAtTheCall) {
+  auto error = [](const GridOrder& order, int dims) {
+    int line = 0;
+    try {
+      tile_kernel("bad_order", [&](TileBuilder& b) {
+        auto N = b.size("N");
+        std::vector<Index> extents(dims, N);
+        line = __LINE__ + 1;
+        b.grid(extents, order);
+      });
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.location().line, line) << e.what();
+      return e.message();
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error({-1, -1}, 2).find("block_grid order: raster_group must be at least 1 (0 leaves "
+                                    "it to tessel), not -1"),
+            std::string::npos);
+  EXPECT_NE(error({4, -1}, 1).find("block_grid order: raster groups order a 2-D grid, not one of "
+                                   "1 dimension"),
+            std::string::npos);
+  EXPECT_NE(error({0, 2}, 2).find("block_grid order: alternate_ends names dimension 2, but the "
+                                  "grid has 2 dimensions"),
+            std::string::npos);
+  // order_grid takes the indices of a block_grid, not any index.
+  try {
+    tile_kernel("not_grid", [](TileBuilder& b) {
+      auto N = b.size("N");
+      b.order_grid({N}, {N}, {0, 0});
+    });
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("block_grid order: the indices are not those of a block_grid of as "
+                               "many extents"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tessel

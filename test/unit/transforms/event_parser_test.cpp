@@ -106,5 +106,41 @@ TEST(EventParser, ExpressionsReadBackAsTheyPrint) {
   EXPECT_NE((a * (b / c)).str(), (a * b / c).str());
 }
 
+// The grid's tile order on its pfor over blocks reads back as it prints; bad values and a pfor
+// that has not the dimensions are errors at the attribute.
+TEST(EventParser, TileOrderOfThePforOverBlocks) {
+  task::TaskProgram program = examples::gemm_tasks(ScalarKind::f16);
+  auto parse = [&](const std::string& pfor) {
+    std::string text = "tasks @gemm[M, N, K](%A: f16 [M, K] global) {\n  " + pfor +
+                       " {\n    %t0 = tensor f32 [4] register\n  }\n}\n";
+    return task::events::parse_program(text, "<text>",
+                                       [&](const std::string&) { return &program; });
+  };
+  auto error = [&](const std::string& pfor) {
+    try {
+      parse(pfor);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string two =
+      "%e0 : [(4, block), (3, block)] = pfor %i, %j in [4, 3] @block after {} ";
+  task::events::Program p = parse(two + "{raster_group = 2, alternate_ends = 1}");
+  EXPECT_EQ(p.body.at(0)->raster_group, 2);
+  EXPECT_EQ(p.body.at(0)->alternate_ends, 1);
+  EXPECT_NE(p.print().find("@block after {} {raster_group = 2, alternate_ends = 1} {"),
+            std::string::npos)
+      << p.print();
+  std::string msg = error(two + "{raster_group = 0}");
+  EXPECT_NE(msg.find("<text>:2:90: error: event IR: raster_group must be at least 1, not 0"),
+            std::string::npos)
+      << msg;
+  msg = error("%e0 : [(4, block)] = pfor %i in [4] @block after {} {raster_group = 2}");
+  EXPECT_NE(msg.find("error: event IR: raster_group orders a 2-D pfor; this one has 1 dimension"),
+            std::string::npos)
+      << msg;
+}
+
 }  // namespace
 }  // namespace tessel::transforms

@@ -177,32 +177,54 @@ namespace {
 
 // FlashAttention-2 as a task program under several mappings: key tile W, pipeline depth (0: not
 // pinned), warp specialization (-1: not pinned), the mmas on the block or split by rows over two
-// warpgroups. The kernel follows the mapping; the results are the task interpreter's on ragged
-// sequence lengths.
+// warpgroups; the causal program, and the grid's tile order (raster group, 0: not given; the
+// dimension taken from both ends in turns, -1: none). The kernel follows the mapping; the results
+// are the task interpreter's on ragged sequence lengths (odd and even query tile counts, an odd
+// number of heads: the alternation is a permutation of either).
 struct AttentionMapping {
   int64_t W, pipeline;
   int warp_specialize;
   bool warpgroups;
+  bool causal = false;
+  int64_t raster_group = 0;
+  int alternate_ends = -1;
   std::string name() const {
     std::ostringstream s;
     s << "W" << W << "_p" << pipeline << "_ws"
       << (warp_specialize < 0 ? "x" : std::to_string(warp_specialize))
-      << (warpgroups ? "_wg2" : "_block");
+      << (warpgroups ? "_wg2" : "_block") << (causal ? "_causal" : "");
+    if (raster_group > 0) s << "_raster" << raster_group;
+    if (alternate_ends >= 0) s << "_alternate" << alternate_ends;
     return s.str();
   }
   std::string text() const {
     std::ostringstream s;
     s << "instance attn_grid { variant = attn_grid proc = grid mems = [global, global, global, "
-         "global]\n  tunables = {U = 128} entrypoint = true calls = [attn_block] }\n"
+         "global]\n  tunables = {U = 128} entrypoint = true calls = [attn_block]";
+    if (raster_group > 0 || alternate_ends >= 0) {
+      s << "\n  order = {";
+      if (raster_group > 0) s << "raster_group = " << raster_group;
+      if (raster_group > 0 && alternate_ends >= 0) s << ", ";
+      if (alternate_ends >= 0) s << "alternate_ends = " << alternate_ends;
+      s << "}";
+    }
+    s << " }\n"
       << "instance attn_block { variant = attn_block proc = block mems = [global, global, global, "
          "global]\n  tunables = {W = "
-      << W << "} calls = [init_max, clear, scores, mask_keys, softmax, pv, normalize]\n";
+      << W << "} calls = [init_max, clear, scores, " << (causal ? "mask_causal" : "mask_keys")
+      << ", softmax, pv, normalize]\n";
     if (warp_specialize >= 0) s << "  warp_specialize = " << (warp_specialize ? "true" : "false");
     if (pipeline > 0) s << " pipeline = " << pipeline;
     s << " }\n"
       << "instance init_max { variant = init_max_leaf proc = block mems = [register] }\n"
-      << "instance clear { variant = clear_leaf proc = block mems = [register] }\n"
-      << "instance mask_keys { variant = mask_leaf proc = block mems = [register, global] }\n"
+      << "instance clear { variant = clear_leaf proc = block mems = [register] }\n";
+    if (causal) {
+      s << "instance mask_causal { variant = causal_leaf proc = block mems = [register, global, "
+           "global] }\n";
+    } else {
+      s << "instance mask_keys { variant = mask_leaf proc = block mems = [register, global] }\n";
+    }
+    s
       << "instance softmax { variant = softmax_leaf proc = block mems = [register, register, "
          "register, register, register, register, register] }\n"
       << "instance normalize { variant = normalize_leaf proc = block mems = [global, register, "
@@ -226,15 +248,28 @@ struct AttentionMapping {
 };
 
 const std::vector<AttentionMapping> kAttentionMappings = {
-    {128, 0, -1, false}, {128, 2, 1, true}, {64, 4, 1, true},
-    {64, 2, 1, false},   {128, 2, 0, true}, {64, 0, 0, false},
+    {128, 0, -1, false},
+    {128, 2, 1, true},
+    {64, 4, 1, true},
+    {64, 2, 1, false},
+    {128, 2, 0, true},
+    {64, 0, 0, false},
+    // The tile order: the causal example's, each half of it, the heads alternated, and an order
+    // on the non-causal program (where every tile has the same work).
+    {128, 0, -1, false, true, 4, 1},
+    {128, 2, 1, true, true, 4, 1},
+    {64, 0, -1, false, true, 0, 1},
+    {128, 0, -1, false, true, 2, -1},
+    {128, 0, 0, false, true, 3, 0},
+    {128, 2, 1, true, false, 4, 1},
 };
 
 class TaskAttentionMappings : public ::testing::TestWithParam<AttentionMapping> {};
 
 TEST_P(TaskAttentionMappings, KernelFollowsTheMappingAndResultsDoNot) {
   const AttentionMapping& g = GetParam();
-  task::TaskProgram program = examples::attention_tasks(ScalarKind::f16);
+  task::TaskProgram program = g.causal ? examples::attention_causal_tasks(ScalarKind::f16)
+                                       : examples::attention_tasks(ScalarKind::f16);
   task::Mapping mapping = task::parse_mapping(g.text(), g.name());
   task::Instantiation inst = task::instantiate(program, mapping);
   TileKernel kernel = compile_task_program(inst);
@@ -247,8 +282,16 @@ TEST_P(TaskAttentionMappings, KernelFollowsTheMappingAndResultsDoNot) {
   if (g.warp_specialize >= 0) {
     EXPECT_TRUE(has(std::string("warp_specialize = ") + (g.warp_specialize ? "true" : "false")));
   }
-  for (auto sizes : std::vector<std::map<std::string, int64_t>>{{{"BH", 2}, {"S", 300}},
-                                                                {{"BH", 1}, {"S", 77}}}) {
+  // The order: the raster group on the grid, the alternation of the dimension named (by = the
+  // query tiles, bx = the heads), and nothing of either where the mapping gives none.
+  EXPECT_EQ(has("raster_group = " + std::to_string(g.raster_group)), g.raster_group > 0) << text;
+  EXPECT_EQ(has("%half = div %by, %c2"), g.alternate_ends == 1) << text;
+  EXPECT_EQ(has("%half = div %bx, %c2"), g.alternate_ends == 0) << text;
+  std::vector<std::map<std::string, int64_t>> shapes = {{{"BH", 2}, {"S", 300}},
+                                                        {{"BH", 1}, {"S", 77}}};
+  // Five query tiles, the last of 8 rows, and three heads: odd counts in both dimensions.
+  if (g.raster_group > 0 || g.alternate_ends >= 0) shapes.push_back({{"BH", 3}, {"S", 520}});
+  for (const auto& sizes : shapes) {
     TaskCheckResult r = check_against_task_interpreter(inst, kernel, sizes, 3);
     EXPECT_LT(r.max_error, 1e-3 * std::max(1.0, r.max_reference)) << r.worst;
     EXPECT_GT(r.elements, 0);
