@@ -17,7 +17,10 @@ move (Q + S + X + Y), its fraction of the copy's read+write GB/s and of the H100
 
 Variants (--variants): `tRxT` = R weight rows x T tokens per block (the example is t128x64),
 with `_sk` = split_k = auto on the block grid. Each is the example's text with its tile extents
-replaced; one that does not compile is reported and skipped.
+replaced; one that does not compile is reported and skipped. `pRxT` is the same over
+examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order that
+`pack_interleaved` makes (each thread's fragment bytes contiguous, nibbles interleaved for the
+one-lop3 unpack; the layout is in that file's comment), the same Q, S and X otherwise.
 
 usage: w4a16.py [--shapes MxNxKgG,...] [--variants t128x64,t64x16,...] [--json FILE]
                 [--iterations N]
@@ -41,6 +44,28 @@ SHAPES = {
     "%w": "R,64", "%X_tile": "T,64", "%sX": "T,64", "%sXt": "64,T", "%zero": "R,T", "%acc": "R,T",
     "%c_next": "R,T", "%accT": "T,R", "%Y_tile": "T,R", "%out": "T,R", "%S_tile": "R", "%sS": "R", "%s": "R",
 }
+
+
+def packed_position(c):
+    """Nibble of column c (0..63) in its 64-column block: the layout (2,4,2,2,2):(4,16,1,2,8) that
+    gemm_w4a16_packed.tir declares for Q, c = e + 2q + 8h + 16s0 + 32s1 -> 4e + 16q + h + 2s0 + 8s1."""
+    e, q, h, s0, s1 = c & 1, (c >> 1) & 3, (c >> 3) & 1, (c >> 4) & 1, (c >> 5) & 1
+    return 4 * e + 16 * q + h + 2 * s0 + 8 * s1
+
+
+def pack_natural(q):
+    """uint8 [N, K] values 0..15 -> uint8 [N, K/2]: value 2k in the low nibble of byte k."""
+    return (q[:, 0::2] | (q[:, 1::2] << 4)).contiguous()
+
+
+def pack_interleaved(q):
+    """uint8 [N, K] values 0..15 (K % 64 == 0) -> uint8 [N, K/2] in gemm_w4a16_packed.tir's order:
+    within each block of 64 columns, column c at nibble packed_position(c)."""
+    n, k = q.shape
+    perm = torch.tensor([packed_position(c) for c in range(64)], device=q.device)
+    nibbles = torch.empty_like(q).view(n, k // 64, 64)
+    nibbles[:, :, perm] = q.view(n, k // 64, 64)
+    return pack_natural(nibbles.view(n, k))
 
 
 def variant_text(text, rows, tokens, split_k):
@@ -70,15 +95,16 @@ def main():
     p.add_argument("--iterations", type=int, default=50)
     args = p.parse_args()
     root = repository_root()
-    base = open(os.path.join(root, "examples/kernels/gemm_w4a16.tir")).read()
+    bases = {"t": open(os.path.join(root, "examples/kernels/gemm_w4a16.tir")).read(),
+             "p": open(os.path.join(root, "examples/kernels/gemm_w4a16_packed.tir")).read()}
     kernels = {}
     for v in args.variants.split(","):
-        m = re.fullmatch(r"t(\d+)x(\d+)(_sk)?", v)
+        m = re.fullmatch(r"([tp])(\d+)x(\d+)(_sk)?", v)
         if not m:
-            sys.exit("w4a16.py: variant %r is not tRxT[_sk]" % v)
+            sys.exit("w4a16.py: variant %r is not [tp]RxT[_sk]" % v)
         try:
-            kernels[v] = tessel.compile(variant_text(base, int(m.group(1)), int(m.group(2)),
-                                                     bool(m.group(3))), file="gemm_w4a16_%s.tir" % v)
+            kernels[v] = tessel.compile(variant_text(bases[m.group(1)], int(m.group(2)), int(m.group(3)),
+                                                     bool(m.group(4))), file="gemm_w4a16_%s.tir" % v)
         except Exception as e:  # a variant the compiler refuses: say why, keep the others
             print("%-12s does not compile: %s" % (v, str(e).splitlines()[0]))
     record = provenance("w4a16.py")
@@ -87,7 +113,7 @@ def main():
         m, n, k, g = (int(x) for x in re.fullmatch(r"(\d+)x(\d+)x(\d+)g(\d+)", shape).groups())
         torch.manual_seed(m * 7 + n * 13 + k + g)
         q = torch.randint(0, 16, (n, k), device="cuda", dtype=torch.uint8)
-        packed = (q[:, 0::2] | (q[:, 1::2] << 4)).contiguous()
+        packed = {"t": pack_natural(q), "p": pack_interleaved(q)}
         s = (torch.rand(k // g, n, device="cuda") * 0.015 + 0.005).to(torch.float16)
         x = (torch.randn(m, k, device="cuda") * 0.5).to(torch.float16)
         # The dequantized weights, each rounded to f16 once (as the kernel packs them for wgmma).
@@ -101,7 +127,8 @@ def main():
         bytes_moved = n * k // 2 + s.numel() * 2 + m * k * 2 + m * n * 2
         for name, kernel in kernels.items():
             y = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-            kernel(x, packed, s, y)
+            qp = packed[name[0]]
+            kernel(x, qp, s, y)
             torch.cuda.synchronize()
             got = y[rows_t].double()
             rel_err = (torch.linalg.norm(got - want) / torch.linalg.norm(want)).item()
@@ -110,7 +137,7 @@ def main():
             failures += not passed
             out = torch.empty_like(y)
             mine, blas, copy = time_interleaved(
-                [lambda: kernel(x, packed, s, out), lambda: torch.matmul(x, w16.t()),
+                [lambda: kernel(x, qp, s, out), lambda: torch.matmul(x, w16.t()),
                  lambda: dst.copy_(src)], 10, args.iterations)
             gbps = bytes_moved / mine / 1e6
             copy_gbps = 2 * src.numel() / copy / 1e6

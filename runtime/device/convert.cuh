@@ -38,6 +38,26 @@ __device__ __forceinline__ unsigned u4x2_to_f16x2(unsigned byte, bool minus8) {
   return out;
 }
 
+// Two 4-bit values of a 32-bit word of eight as an f16x2 word, minus an integer `c`, exactly:
+// nibbles p (low half) and p + 4 (high half), p = 0..3. One lop3 moves both into the mantissas
+// of 1024.0 (0x6400: the f16 whose ulp is 1) — the word shifted right by 8 for p >= 2, and for
+// odd p the nibbles land 4 bits up, as 1024 + 16n — then one packed instruction removes the bias
+// and c: sub of `bias` (= 1024 + c) for even p, fma by 1/16 (0x2C00) plus `bias` (= -(64 + c))
+// for odd p. Every intermediate is an integer below 2048, so both are exact. (The nibble order
+// that TensorRT-LLM and Marlin interleave their int4 weights into, for the same instruction.)
+__device__ __forceinline__ unsigned u4_pair_to_f16x2(unsigned word, int p, unsigned bias) {
+  const unsigned w = p >= 2 ? word >> 8 : word;
+  const unsigned mask = (p & 1) ? 0x00F000F0u : 0x000F000Fu;
+  unsigned biased, out;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(biased) : "r"(w), "r"(mask), "r"(0x64006400u));
+  if (p & 1) {
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(out) : "r"(biased), "r"(0x2C002C00u), "r"(bias));
+  } else {
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(out) : "r"(biased), "r"(bias));
+  }
+  return out;
+}
+
 // Packed 16-bit arithmetic, each result rounded to the format as the tile IR's ops on f16 and
 // bf16 values are (add/sub/mul/fma .rn; max/min exact). `bf` picks bf16x2 (sm_90) over f16x2;
 // it is a constant at every call, so one instruction remains.

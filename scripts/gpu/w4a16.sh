@@ -3,7 +3,7 @@
 # the Python extension; runs GemmGpuTest.W4A16 (built here and carried:
 # strip -o .carry-w4/gemm_gpu_test build/test/gemm_gpu_test; carry [".carry-w4"]); checks the
 # kernel against the interpreter (tessel run --gpu --check) at a ragged shape; compute-sanitizer
-# (memcheck, racecheck, synccheck) on a small run; then bench/python/w4a16.py (SHAPES, VARIANTS
+# (memcheck, racecheck, synccheck) on a small run, for both weight orders; then bench/python/w4a16.py (SHAPES, VARIANTS
 # override its defaults). JSON records in $OUT/w4a16.jsonl, logs in $OUT.
 set -u
 source "$(dirname "$0")/common.sh"
@@ -17,13 +17,18 @@ wait
 grep -E "^\[  (FAILED|PASSED|  OK)|Failure|rc=|Expected|Which is|seed" $OUT/gemm_gpu_test.log 2>/dev/null | head -20
 ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
 T=build-dev/bin/tessel
-$T run examples/kernels/gemm_w4a16.tir --gpu --check --size M=70,N=328,K=640,KG=10 2>&1 | tail -5
-if [ "${SAN:-1}" = 1 ]; then
-  for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool $T run examples/kernels/gemm_w4a16.tir --gpu --size M=70,N=328,K=640,KG=10 > $OUT/san.log 2>&1
-    echo "w4a16 $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
-  done
-fi
+# Both weight orders: the natural one and the packed one (gemm_w4a16_packed.tir), each against
+# the interpreter on the same random bytes (which reads Q through its declared layout).
+for f in gemm_w4a16 gemm_w4a16_packed; do
+  echo "== $f"
+  $T run examples/kernels/$f.tir --gpu --check --size M=70,N=328,K=640,KG=10 2>&1 | tail -3
+  if [ "${SAN:-1}" = 1 ]; then
+    for tool in memcheck racecheck synccheck; do
+      compute-sanitizer --tool $tool $T run examples/kernels/$f.tir --gpu --size M=70,N=328,K=640,KG=10 > $OUT/san.log 2>&1
+      echo "$f $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
+    done
+  fi
+done
 export PYTHONPATH=$PWD/build-py/python
 cd bench/python
 timeout 400 python3 w4a16.py --json $OUT/w4a16.jsonl --iterations ${ITER:-30} \

@@ -21,6 +21,7 @@
 #include <regex>
 
 #include "ir/async.h"
+#include "ir/column_blocks.h"
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
@@ -402,7 +403,23 @@ std::vector<std::pair<std::array<int64_t, 2>, int64_t>> Emitter::tma_boxes(const
   }
   const SharedMap map = shared_map(dst.layout);
   const int64_t bytes = ir::bit_width(dst.element) / 8;
-  auto pre = [&](int64_t r, int64_t c) { return map.pre(r + shape[0] * c); };
+  // A tile of a global stored in permuted column blocks (ir/column_blocks.h): TMA writes the
+  // storage's order, in which storage column c holds the block's element at position c % B.
+  const Value* g = op.operand(0);
+  while (g->def() && g->def()->kind() == OpKind::tile) g = g->def()->operand(0);
+  const std::optional<ir::ColumnBlocks> blocks =
+      g->def() ? std::nullopt : ir::column_blocks(g->type());
+  std::vector<int64_t> logical_col(static_cast<size_t>(shape[1]));
+  for (int64_t c = 0; c < shape[1]; ++c) logical_col[size_t(c)] = c;
+  if (blocks) {
+    if (shape[1] % blocks->block != 0)
+      unsupported(op, "copies a tile of a column-blocked global that splits a block");
+    for (int64_t c = 0; c < shape[1]; ++c) {
+      const int64_t b = c - c % blocks->block;
+      logical_col[size_t(b + blocks->position(c % blocks->block))] = c;
+    }
+  }
+  auto pre = [&](int64_t r, int64_t c) { return map.pre(r + shape[0] * logical_col[size_t(c)]); };
   std::vector<std::pair<std::array<int64_t, 2>, int64_t>> boxes;
   for (int64_t c0 = 0; c0 < shape[1]; c0 += cols) {
     for (int64_t r0 = 0; r0 < shape[0]; r0 += rows) {

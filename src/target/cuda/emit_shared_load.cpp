@@ -16,12 +16,16 @@
 //
 // Packed 4-bit tiles (a W4A16 GEMM's weights) are read a byte (two values) at a time and
 // unpacked on the way: packed4_to_register, below.
+#include <cmath>
+#include <cstdio>
 #include <optional>
 #include <regex>
 
+#include "layout/layout.h"
 #include "layout/parse.h"
 #include "layout/swizzle.h"
 #include "layout/table.h"
+#include "support/float_formats.h"
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
@@ -210,6 +214,10 @@ void Emitter::shared_to_register(const Operation& op) {
 // the nibble's sign: its value is (n ^ 8) - 8.
 void Emitter::packed4_to_register(const Operation& op, const SharedTile& s) {
   const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+  for (int64_t bits : {16, 32, 64, 128}) {
+    if (atom == "ld.shared.b" + std::to_string(bits))
+      return packed4_words_to_register(op, s, bits);
+  }
   if (atom != "ld.shared.b8") {
     unsupported(op, "reads packed 4-bit values with atom '" + atom +
                         "'; they are read from shared memory a byte (two values) at a time "
@@ -313,6 +321,264 @@ void Emitter::packed4_to_register(const Operation& op, const SharedTile& s) {
   }
   --indent_;
   line("}");
+}
+
+
+namespace {
+
+// The C expression of a shared layout "[Sw<B,M,S> o 0 o ]L" at the tile index `index` (any
+// layout L: the sum of each flattened mode's coordinate times its stride, then the swizzle).
+std::string shared_layout_expr(const std::string& text, const std::string& index) {
+  const size_t o = text.rfind(" o ");
+  const layout::Layout base =
+      layout::flatten(layout::parse_layout(o == std::string::npos ? text : text.substr(o + 3)));
+  std::string sum;
+  int64_t prefix = 1;
+  for (int i = 0; i < base.rank(); ++i) {
+    const int64_t extent = base.mode(i).shape().as_int(), stride = base.mode(i).stride().as_int();
+    if (extent > 1 && stride != 0) {
+      std::string c = prefix == 1 ? "(" + index + ")" : "((" + index + ") / " + std::to_string(prefix) + ")";
+      if (i + 1 < base.rank()) c = "(" + c + " % " + std::to_string(extent) + ")";
+      sum += (sum.empty() ? "" : " + ") + c + (stride == 1 ? "" : " * " + std::to_string(stride));
+    }
+    prefix *= extent;
+  }
+  if (sum.empty()) sum = "0";
+  if (o == std::string::npos) return "(" + sum + ")";
+  int b = 0, m = 0, sh = 0;
+  long long off = 0;
+  std::sscanf(text.c_str(), "Sw<%d,%d,%d> o %lld", &b, &m, &sh, &off);
+  TESSEL_ASSERT(off == 0, "shared layout with an offset: ", text);
+  return "((" + sum + ") ^ (((" + sum + ") >> " + std::to_string(sh) + ") & " +
+         std::to_string(((int64_t{1} << b) - 1) << m) + "))";
+}
+
+// The f16x2 word of an integer constant in both halves (exact: |value| < 2048).
+std::string f16x2_word(int64_t value) {
+  const unsigned h = float_to_f16_bits(static_cast<float>(value));
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08Xu", (h << 16) | h);
+  return buf;
+}
+
+}  // namespace
+
+// Packed 4-bit values read a word or more at a time (ld.shared.b16 .. b128, which synthesis
+// chose because each thread's values, in the tile's layout, fill aligned runs of 4 .. 32
+// elements of the buffer: a tile of weights stored in permuted column blocks, ir/column_blocks.h).
+// A run's values may sit in any order inside it; each thread's runs must have the same shape in
+// every thread (value v at the same place of the same run), and, as for byte reads, runs whose
+// offsets differ by one constant in every thread share one run-time address.
+//
+// Unpacking, when every use is a cast to f16: if each pair of values (2j, 2j + 1) sits in one
+// 32-bit word at nibbles p and p + 4 (p < 4) — the interleaved order — one lop3 and one packed
+// sub or fma make the pair's f16x2 word (device u4_pair_to_f16x2). If the cast's only use
+// subtracts a scalar integer constant c (the zero point), c is folded into that same instruction
+// and the sub is not emitted: q - c is exact either way, so the result is bit for bit the same.
+// Any other placement extracts nibble by nibble.
+void Emitter::packed4_words_to_register(const Operation& op, const SharedTile& s, int64_t bits) {
+  const std::string atom = op.str_attr("atom");
+  const Value* result = op.result();
+  const Plan* plan_p = plan_for(op, result->type());
+  if (plan_p->tile != s.shape || plan_p->tile.size() != 2)
+    unsupported(op, "between tiles of different shapes (or not 2-D)");
+  if (result->type().element() != s.element)
+    unsupported(op, "changes the element type; cast instead");
+  const Plan& plan = *plan_p;
+  const int64_t n = bits / 4;  // nibbles a load moves
+  if (plan.values % n != 0) unsupported(op, "holds values that do not fill whole " + atom + " runs");
+  const SharedMap map = shared_map(s.layout);
+  const int64_t rows = s.shape[0];
+  std::vector<std::vector<int64_t>> off(static_cast<size_t>(plan.threads));
+  for (int64_t t = 0; t < plan.threads; ++t) {
+    for (int64_t v = 0; v < plan.values; ++v) {
+      const std::vector<int64_t> c = plan.coord(t, v);
+      off[size_t(t)].push_back(map.at(c[0] + rows * c[1]));
+    }
+  }
+  // Runs: value v is at place pos[v] of run run[v] (numbered as thread 0 first meets them).
+  std::vector<int64_t> run(static_cast<size_t>(plan.values)), pos(static_cast<size_t>(plan.values));
+  std::vector<int64_t> first;  // a value of each run
+  std::vector<int64_t> run_start0;
+  for (int64_t v = 0; v < plan.values; ++v) {
+    const int64_t start = off[0][size_t(v)] - off[0][size_t(v)] % n;
+    auto it = std::find(run_start0.begin(), run_start0.end(), start);
+    if (it == run_start0.end()) {
+      run_start0.push_back(start);
+      first.push_back(v);
+      it = run_start0.end() - 1;
+    }
+    run[size_t(v)] = it - run_start0.begin();
+    pos[size_t(v)] = off[0][size_t(v)] % n;
+  }
+  const int64_t runs = static_cast<int64_t>(first.size());
+  bool same = runs * n == plan.values;
+  for (int64_t t = 1; same && t < plan.threads; ++t) {
+    for (int64_t v = 0; same && v < plan.values; ++v) {
+      const int64_t f = first[size_t(run[size_t(v)])];
+      same = off[size_t(t)][size_t(v)] % n == pos[size_t(v)] &&
+             off[size_t(t)][size_t(v)] - pos[size_t(v)] ==
+                 off[size_t(t)][size_t(f)] - pos[size_t(f)];
+    }
+  }
+  if (!same) {
+    unsupported(op, "has atom '" + atom + "' but the register layout " + plan.text +
+                        " does not give every thread whole runs of " + std::to_string(n) +
+                        " values of " + s.layout + " placed alike");
+  }
+  // Address classes of the runs (differences in nibbles, even and constant over threads).
+  std::vector<int64_t> rep_of(static_cast<size_t>(runs), -1), delta(static_cast<size_t>(runs), 0);
+  std::vector<int64_t> reps;
+  auto start = [&](int64_t t, int64_t r) {
+    const int64_t f = first[size_t(r)];
+    return off[size_t(t)][size_t(f)] - pos[size_t(f)];
+  };
+  for (int64_t r = 0; r < runs; ++r) {
+    for (int64_t q : reps) {
+      const int64_t d = start(0, r) - start(0, q);
+      bool constant = d % n == 0;
+      for (int64_t t = 1; constant && t < plan.threads; ++t) constant = start(t, r) - start(t, q) == d;
+      if (constant) {
+        rep_of[size_t(r)] = q;
+        delta[size_t(r)] = d;
+        break;
+      }
+    }
+    if (rep_of[size_t(r)] < 0) {
+      rep_of[size_t(r)] = r;
+      reps.push_back(r);
+    }
+  }
+  // The uses: casts to f16 only (then f16x2 words), and a folded zero point.
+  bool to_f16 = true;
+  int uses = 0;
+  const Operation* cast_op = nullptr;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+    for (const Value* v : user->operands()) {
+      if (v != result) continue;
+      ++uses;
+      cast_op = user;
+      to_f16 = to_f16 && user->kind() == OpKind::cast &&
+               user->result()->type().element() == ScalarKind::f16 &&
+               user->result()->type().layout() == result->type().layout();
+    }
+  });
+  to_f16 = to_f16 && uses > 0;
+  const Operation* folded = nullptr;
+  int64_t minus = 0;
+  if (to_f16 && uses == 1) {
+    int cast_uses = 0;
+    const Operation* user_op = nullptr;
+    ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+      for (const Value* v : user->operands()) {
+        if (v == cast_op->result()) {
+          ++cast_uses;
+          user_op = user;
+        }
+      }
+    });
+    const Operation* c = user_op && user_op->num_operands() == 2 ? user_op->operand(1)->def()
+                                                                 : nullptr;
+    if (cast_uses == 1 && user_op->kind() == OpKind::sub && user_op->operand(0) == cast_op->result() &&
+        user_op->result()->type().element() == ScalarKind::f16 &&
+        user_op->result()->type().layout() == cast_op->result()->type().layout() &&
+        user_op->operand(1)->type().is_scalar() && c && c->kind() == OpKind::constant &&
+        c->attr("value") && c->attr("value")->kind == ir::Attribute::Kind::real &&
+        c->real_attr("value") == std::floor(c->real_attr("value")) &&
+        std::abs(c->real_attr("value")) <= 512) {
+      folded = user_op;
+      minus = static_cast<int64_t>(c->real_attr("value"));
+    }
+  }
+  const bool is_signed = s.element == ScalarKind::i4;
+  // Pairs (2j, 2j + 1) at nibbles p, p + 4 of one word: the interleaved order.
+  bool interleaved = to_f16 && plan.values % 2 == 0;
+  for (int64_t j = 0; interleaved && 2 * j < plan.values; ++j) {
+    const int64_t a = 2 * j, b = a + 1;
+    interleaved = run[size_t(a)] == run[size_t(b)] && pos[size_t(a)] % 8 < 4 &&
+                  pos[size_t(b)] == pos[size_t(a)] + 4;
+  }
+  const int64_t words = plan.values / 8;
+  const std::string raw = fresh(result->name() + "_words");
+  line("unsigned " + raw + "[" + std::to_string(words) + "];  // packed 4-bit, " +
+       std::to_string(runs) + " run(s) of " + std::to_string(n) + " nibbles");
+  line("{  // load " + raw + " <- shared %" + op.operand(0)->name() + " (" + atom + ", " +
+       std::to_string(reps.size()) + " address class(es))");
+  ++indent_;
+  const std::string vec = bits == 16 ? "unsigned short" : bits == 32 ? "unsigned" : bits == 64 ? "uint2" : "uint4";
+  for (int64_t q : reps) {
+    const std::vector<int64_t>& c = plan.value_coord[size_t(first[size_t(q)])];
+    const std::string index = "(" + plan.var[0] + ") + " + std::to_string(c[0]) + " + " +
+                              std::to_string(rows) + " * ((" + plan.var[1] + ") + " +
+                              std::to_string(c[1]) + ")";
+    line("const " + vec + "* p" + std::to_string(q) + " = reinterpret_cast<const " + vec + "*>(" +
+         s.base + " + ((" + shared_layout_expr(s.layout, index) + " - " +
+         std::to_string(pos[size_t(first[size_t(q)])]) + ") >> 1));");
+  }
+  for (int64_t r = 0; r < runs; ++r) {
+    const std::string at = "p" + std::to_string(rep_of[size_t(r)]) + "[" +
+                            std::to_string(delta[size_t(r)] / n) + "]";
+    const std::string w = raw + "[" + std::to_string(r * n / 8) + "]";
+    if (bits == 16) {
+      line(raw + "[" + std::to_string(r / 2) + "] " + (r % 2 ? "|= (unsigned)" : "= (unsigned)") +
+           at + (r % 2 ? " << 16;" : ";"));
+    } else if (bits == 32) {
+      line(w + " = " + at + ";");
+    } else {
+      std::string l = "{ const " + vec + " u = " + at + ";";
+      const char* parts[] = {"x", "y", "z", "w"};
+      for (int64_t i = 0; i < bits / 32; ++i)
+        l += " " + raw + "[" + std::to_string(r * n / 8 + i) + "] = u." + parts[i] + ";";
+      line(l + " }");
+    }
+  }
+  --indent_;
+  line("}");
+  // The nibble of value v: word (run * n + pos) / 8, bits 4 * ((run * n + pos) % 8).
+  auto nibble = [&](int64_t v) { return run[size_t(v)] * n + pos[size_t(v)]; };
+  if (!to_f16) {
+    const Reg& r = new_reg(op);
+    for (int64_t v = 0; v < plan.values; ++v) {
+      const int64_t x = nibble(v);
+      const std::string nib = "((" + raw + "[" + std::to_string(x / 8) + "] >> " +
+                              std::to_string(4 * (x % 8)) + ") & 15u" +
+                              (is_signed ? " ^ 8u)" : ")");
+      line(r.name + "[" + std::to_string(v) + "] = __uint_as_float(0x4B000000u | " + nib +
+           ") - " + (is_signed ? "8388616.0f;" : "8388608.0f;"));
+    }
+    return;
+  }
+  const Value* named = folded ? folded->result() : result;
+  const Reg& r = (regs_[named] = Reg{fresh(named->name()), plan_p, ScalarKind::f16, true});
+  if (folded) {
+    fused_.insert(cast_op);
+    fused_.insert(folded);
+  }
+  const int64_t c = minus + (is_signed ? 8 : 0);
+  line("unsigned " + r.name + "[" + std::to_string(plan.values / 2) + "];  // f16x2 pairs" +
+       (folded ? ", " + std::to_string(minus) + " subtracted (%" + folded->result()->name() + ")"
+               : std::string()));
+  if (is_signed) {
+    line("#pragma unroll");
+    line("for (int i = 0; i < " + std::to_string(words) + "; ++i) " + raw +
+         "[i] ^= 0x88888888u;  // i4: n ^ 8, 8 more subtracted");
+  }
+  for (int64_t j = 0; 2 * j < plan.values; ++j) {
+    const int64_t a = nibble(2 * j), b = nibble(2 * j + 1);
+    const std::string slot = r.name + "[" + std::to_string(j) + "]";
+    if (interleaved) {
+      const int64_t p = a % 8;
+      line(slot + " = tessel::device::u4_pair_to_f16x2(" + raw + "[" + std::to_string(a / 8) +
+           "], " + std::to_string(p) + ", " + f16x2_word(p % 2 ? -(64 + c) : 1024 + c) + ");");
+    } else {
+      auto at = [&](int64_t x) {
+        return "((" + raw + "[" + std::to_string(x / 8) + "] >> " + std::to_string(4 * (x % 8)) +
+               ") & 15u)";
+      };
+      line("asm(\"sub.rn.f16x2 %0, %1, %2;\" : \"=r\"(" + slot + ") : \"r\"(" + at(a) + " | (" +
+           at(b) + " << 16) | 0x64006400u), \"r\"(" + f16x2_word(1024 + c) + "));");
+    }
+  }
 }
 
 }  // namespace tessel::target::cuda::detail

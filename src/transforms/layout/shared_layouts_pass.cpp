@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 
+#include "ir/column_blocks.h"
 #include "layout/parse.h"
 #include "support/diagnostics.h"
 #include "transforms/layout/layout_utils.h"
@@ -154,10 +155,16 @@ class SharedSynthesis {
     Value* g = global_root(op->operand(0), &odd_pad);
     bool plain_global =
         !g->def() && g->type().space() == MemorySpace::global && !g->type().has_layout();
+    // A global stored in permuted column blocks (ir/column_blocks.h) is copied by TMA only: its
+    // boxes move whole blocks, the same bytes as for the row-major tensor (solve() works in the
+    // storage's column order); a thread copy would have to address the permutation.
+    const std::optional<ir::ColumnBlocks> blocks =
+        g->def() ? std::nullopt : ir::column_blocks(g->type());
+    const bool blocked = blocks && cols % blocks->block == 0;
     ir::Extent last = g->type().shape().empty() ? ir::Extent(1) : g->type().shape().back();
     std::string name = ir::op_where(*op);
     // TMA: the canonical layout's column slices, one box each.
-    if (target_.sm() >= 90 && plain_global && !odd_pad && (cols * bits) % 128 == 0 &&
+    if (target_.sm() >= 90 && (plain_global || blocked) && !odd_pad && (cols * bits) % 128 == 0 &&
         rows % 8 == 0 && rows <= 256 && divisible(last, 128 / bits)) {
       int64_t row_bytes = cols * bits / 8;
       int span = row_bytes % 128 == 0  ? 128
@@ -172,7 +179,7 @@ class SharedSynthesis {
         out.push_back(o);
       }
     }
-    if (wgmma_reads) return out;  // wgmma needs the canonical layout: TMA or nothing
+    if (wgmma_reads || blocks) return out;  // wgmma needs the canonical layout: TMA or nothing
     for (int bytes : {16, 8, 4}) {
       int64_t vec = bytes * 8 / bits;
       if (vec < 1 || cols % vec != 0 || !plain_global || !divisible(last, vec)) continue;
@@ -243,6 +250,40 @@ class SharedSynthesis {
       if (!out.empty() && (out.back().atom.rfind("ld.shared", 0) == 0 ||
                            out.back().atom.rfind("st.shared", 0) == 0))
         break;
+    }
+    // Packed sub-byte values (u4 weights) are unpacked from whole words, in whatever order the
+    // word holds them (emit_shared_load.cpp's packed4_to_register): a thread that owns aligned
+    // runs of consecutive elements along the rows loads each run at once even when its register
+    // layout lists them in another order. The run's values, sorted by column, are what the
+    // instruction touches; bank conflicts are counted for that order.
+    if (packed && !store) {
+      std::vector<int64_t> sorted(table.size());
+      for (int64_t t = 0; t < T; ++t) {
+        std::vector<int64_t> mine;
+        for (int64_t v = 0; v < V; ++v) mine.push_back(table[size_t(t + T * v)]);
+        std::sort(mine.begin(), mine.end(), [rows](int64_t a, int64_t b) {
+          return std::pair(a % rows, a / rows) < std::pair(b % rows, b / rows);
+        });
+        for (int64_t v = 0; v < V; ++v) sorted[size_t(t + T * v)] = mine[size_t(v)];
+      }
+      int64_t widest = 1;
+      for (const Option& o : out) {
+        if (o.access.kind == AccessKind::threads && o.atom.rfind("ld.shared", 0) == 0)
+          widest = std::max<int64_t>(widest, o.access.vector_elems);
+      }
+      for (int64_t w = std::max<int64_t>(1, 128 / bits); w > widest; w /= 2) {
+        if (V % w != 0 || !vector_along(sorted, T, V, rows, w, 1)) continue;
+        Atom a = target::cuda::vector_copy(MemorySpace::shared, MemorySpace::reg,
+                                           static_cast<int>(w * bits / 8), 8);
+        SharedAccess acc;
+        acc.who = who + " (" + a.name + ")";
+        acc.table = sorted;
+        acc.threads = T;
+        acc.values = V;
+        acc.vector_elems = static_cast<int>(w);
+        out.push_back({a.name, acc, ((T + 31) / 32) * (V / w), a.cost.issue_cycles});
+        break;
+      }
     }
     std::stable_sort(out.begin(), out.end(), [](const Option& x, const Option& y) {
       return x.instructions * x.issue_cycles < y.instructions * y.issue_cycles;
@@ -384,6 +425,27 @@ class SharedSynthesis {
     }
     // The writer: the op that defines the root.
     Operation* def = root->def();
+    // A tile of a global stored in permuted column blocks holds each block in the storage's
+    // order (TMA copies bytes): the accesses are solved in storage coordinates, element (r, c)
+    // at column c - c % B + position(c % B), and the layout found is composed with that map.
+    std::optional<ir::ColumnBlocks> blocks;
+    if (def && def->kind() == OpKind::copy && def->num_results() == 1 &&
+        def->operand(0)->type().space() == MemorySpace::global) {
+      bool odd_pad = false;
+      Value* g = global_root(def->operand(0), &odd_pad);
+      if (!g->def()) blocks = ir::column_blocks(g->type());
+    }
+    if (blocks && (cols % blocks->block != 0 || wgmma_reads)) {
+      user_error(def->loc(), "copy: ", ir::value_ref(root), " ", root->type().str(),
+                 " is a tile of a global stored in blocks of ", blocks->block,
+                 " permuted columns; such tiles must hold whole blocks and be read by threads "
+                 "(not by wgmma)");
+    }
+    std::vector<int64_t> storage_col(static_cast<size_t>(cols));
+    for (int64_t c = 0; c < cols; ++c)
+      storage_col[size_t(c)] = blocks ? c - c % blocks->block + blocks->position(c % blocks->block)
+                                      : c;
+    auto to_storage = [&](int64_t x) { return x % rows + rows * storage_col[size_t(x / rows)]; };
     if (def && def->kind() == OpKind::copy && def->num_results() == 1 &&
         def->operand(0)->type().space() == MemorySpace::global) {
       sites.push_back({def, "", writer_options(def, root, wgmma_reads)});
@@ -443,7 +505,7 @@ class SharedSynthesis {
         TVLayout tv(layout::parse_layout(rt.layout()),
                     IntTuple::tuple({rt.static_shape()[0], rt.static_shape()[1]}));
         std::vector<int64_t> t = tv_table(tv);
-        for (int64_t& x : t) x = r.map(x);
+        for (int64_t& x : t) x = to_storage(r.map(x));
         sites.push_back(
             {r.op, "",
              reader_options(who, t, tv.num_threads(), tv.num_values(), rows, cols, bits)});
@@ -543,9 +605,30 @@ class SharedSynthesis {
       user_error(loc, "no shared layout for ", ir::value_ref(root));
     }
     // Apply: the root's type, its views', the atoms and the bank figures.
-    std::string text = best->layout.swizzle().is_identity() && best->layout.offset() == 0
-                           ? layout::to_string(best->layout.layout())
-                           : best->layout.str();
+    layout::ComposedLayout found = best->layout;
+    if (blocks) {
+      // (r, c) -> storage index r + rows * (c - c % B + position(c % B)), as a layout.
+      const Layout perm = layout::flatten(layout::parse_layout(blocks->permutation));
+      std::vector<Layout> leaves;
+      for (int i = 0; i < perm.rank(); ++i) {
+        leaves.push_back(Layout(IntTuple(perm.mode(i).shape().as_int()),
+                                IntTuple(perm.mode(i).stride().as_int() * rows)));
+      }
+      const Layout cols_map = layout::make_layout(
+          {layout::make_layout(leaves),
+           Layout(IntTuple(cols / blocks->block), IntTuple(rows * blocks->block))});
+      const Layout to_storage_map = layout::make_layout({Layout(IntTuple(rows), IntTuple(1)),
+                                                         cols_map});
+      found = layout::ComposedLayout(found.swizzle(), found.offset(),
+                                     layout::composition(found.layout(), to_storage_map));
+      for (int64_t x = 0; x < rows * cols; ++x) {
+        TESSEL_ASSERT(found.layout()(x) == best->layout.layout()(to_storage(x)),
+                      "column-block composition of ", best->layout.str());
+      }
+    }
+    std::string text = found.swizzle().is_identity() && found.offset() == 0
+                           ? layout::to_string(found.layout())
+                           : found.str();
     root->set_type(root->type().with_layout(text));
     for (Operation* v : views) {
       const Value* src = v->operand(0);
@@ -557,8 +640,11 @@ class SharedSynthesis {
       Layout swapped = layout::make_layout({l.mode(1), l.mode(0)});
       v->result()->set_type(v->result()->type().with_layout(prefix + layout::to_string(swapped)));
     }
-    std::string line =
-        "banks " + ir::value_ref(root) + " " + root->type().str() + ": " + best->reason;
+    std::string line = "banks " + ir::value_ref(root) + " " + root->type().str() + ": " +
+                       best->reason +
+                       (blocks ? " (in storage order: blocks of " + std::to_string(blocks->block) +
+                                     " columns permuted by " + blocks->permutation + ")"
+                               : std::string());
     report("banks", line);
     for (size_t j = 0; j < sites.size(); ++j) {
       const Option& o = sites[j].options[best_pick[j]];
