@@ -2,10 +2,14 @@
 // sets): its name, whether an mma runs as wgmma (asynchronous, committed in groups), and whether
 // a wgmma takes A from registers its loop body computes. One definition for pipeline-loops,
 // warp-specialize, pipeline-arefs, lower-mainloops, pingpong-consumers, coarse-pipeline and the
-// stage budget.
+// stage budget; and whether a loop's wgmmas may stay in flight past the ops that follow them.
 #pragma once
 
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -31,6 +35,43 @@ inline bool takes_a_computed_in(const ir::Operation& op, const ir::Block* body) 
   const ir::Value* a = op.operand(0);
   return a->type().is_tensor() && a->type().space() == ir::MemorySpace::reg && a->def() &&
          a->owner_block() == body;
+}
+
+// Every (op, operand index) in `block` and the regions nested in it that reads `v`.
+inline std::vector<std::pair<ir::Operation*, int>> uses_in(const ir::Value* v,
+                                                           const ir::Block* block) {
+  std::vector<std::pair<ir::Operation*, int>> out;
+  for (const auto& op : block->ops()) {
+    ir::walk(op.get(), [&](ir::Operation* inner) {
+      for (int i = 0; i < inner->num_operands(); ++i)
+        if (inner->operand(i) == v) out.push_back({inner, i});
+    });
+  }
+  return out;
+}
+
+// Whether the wgmma `mmas` of `loop`'s body could be committed as groups left in flight: an
+// asynchronous mma's result may feed only the next of these mmas' accumulator or the yield, and
+// the carried accumulator only the mmas — another reader would see registers a pending wgmma
+// writes. The first value read otherwise and its reader (attention's S read by the softmax, the
+// running output rescaled before P·V); nullopt when the mmas may stay in flight. pipeline-loops
+// and pipeline-arefs keep such loops' mmas synchronous, and lower-mainloops then leaves them so.
+inline std::optional<std::pair<const ir::Value*, ir::Operation*>> read_before_retire(
+    const ir::Operation& loop, const std::vector<ir::Operation*>& mmas) {
+  const ir::Block* body = loop.region(0);
+  auto is_mma = [&](ir::Operation* op) {
+    return std::find(mmas.begin(), mmas.end(), op) != mmas.end();
+  };
+  for (ir::Operation* mma : mmas) {
+    for (const auto& [user, index] : uses_in(mma->result(), body))
+      if (!(index == 2 && is_mma(user)) && user != body->terminator())
+        return std::make_pair(static_cast<const ir::Value*>(mma->result()), user);
+    const ir::Value* acc = mma->operand(2);
+    if (acc->owner_block() != body || acc->def()) continue;
+    for (const auto& [user, index] : uses_in(acc, body))
+      if (index != 2 || !is_mma(user)) return std::make_pair(acc, user);
+  }
+  return std::nullopt;
 }
 
 }  // namespace tessel::transforms

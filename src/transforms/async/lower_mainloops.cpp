@@ -65,6 +65,26 @@ std::string loop_str(const Operation& loop) {
   return "for " + ir::value_ref(loop.region(0)->argument(0));
 }
 
+// Work in registers: an op whose results are scalars or register tensors and that writes no
+// memory (a copy reads shared or global memory into registers at most), or an `if` / `yield` of
+// such ops. Attention's softmax between its two wgmmas, a W4A16 dequantization.
+bool is_register_work(const Operation& op) {
+  if (op.kind() == OpKind::yield) return true;
+  if (op.kind() == OpKind::if_) {
+    for (const auto& region : op.regions())
+      for (const auto& inner : region->ops())
+        if (!is_register_work(*inner)) return false;
+  } else if (!op.regions().empty()) {
+    return false;
+  }
+  if (op.kind() == OpKind::copy && op.num_results() != 1) return false;  // a store
+  for (const auto& r : op.results()) {
+    const Type& t = r->type();
+    if (!t.is_scalar() && !(t.is_tensor() && t.space() == MemorySpace::reg)) return false;
+  }
+  return op.num_results() > 0 || op.kind() == OpKind::if_;
+}
+
 // One mainloop and what its body holds.
 struct Mainloop {
   Operation* loop = nullptr;
@@ -72,6 +92,9 @@ struct Mainloop {
   std::vector<Operation*> mmas;      // the wgmma mmas
   std::set<const Operation*> address;  // the loads' tiles and the index arithmetic they need
   int64_t stages = 1, in_flight = 0;
+  // Register work in the body (the FlashAttention-2 schedule: no warp specialization, the
+  // softmax between the wgmmas): the mmas stay synchronous, each retiring before the next op.
+  bool synchronous = false;
 };
 
 class Lowering {
@@ -88,6 +111,10 @@ class Lowering {
     ir::walk(&kernel_, [&](Operation* op) {
       if (op->kind() == OpKind::for_ && is_tma_mainloop(*op)) loops.push_back(op);
     });
+    std::vector<Operation*> once;
+    for (const auto& op : top_->ops())
+      if (is_shared_copy(*op) && starts_with(atom_of(*op), "tma.load")) once.push_back(op.get());
+    for (Operation* load : once) lower_once(load);
     if (loops.empty()) return;
     if (!grid || !grid->has_attr("threads")) {
       user_error(loops.front()->loc(), "lower-mainloops: ", loop_str(*loops.front()),
@@ -143,10 +170,18 @@ class Lowering {
         m.mmas.push_back(op.get());
       } else if (op->kind() != OpKind::tile && op->kind() != OpKind::transpose &&
                  op->kind() != OpKind::yield && !is_index_op(*op)) {
-        user_error(op->loc(), "lower-mainloops: ", op->name(), " in the TMA mainloop ", where,
-                   " is not lowered: the body may hold TMA loads and their address arithmetic, "
-                   "transposes of shared tiles, wgmma mmas and the yield");
+        if (!is_register_work(*op)) {
+          user_error(op->loc(), "lower-mainloops: ", op->name(), " in the TMA mainloop ", where,
+                     " is not lowered: the body may hold TMA loads and their address arithmetic, "
+                     "transposes of shared tiles, wgmma mmas, work in registers and the yield");
+        }
+        m.synchronous = true;
       }
+    }
+    if (m.synchronous && m.in_flight != 0) {
+      user_error(loop->loc(), "lower-mainloops: ", loop_str(*loop), " works on registers between "
+                 "its wgmmas but has mma_in_flight = ", m.in_flight, "; its mmas must retire "
+                 "before that work reads them (pipeline-loops sets 0 for such loops)");
     }
     if (m.mmas.empty()) {
       user_error(loop->loc(), "lower-mainloops: ", loop_str(*loop),
@@ -154,9 +189,10 @@ class Lowering {
     }
     // Each carried value is one wgmma's accumulator, used by that mma only, and the yield returns
     // that mma's result in its place: the mmas become asynchronous, and an async mma's operand and
-    // result may be read by nothing else before the mma_wait that retires it.
+    // result may be read by nothing else before the mma_wait that retires it. (Synchronous mmas
+    // have retired when anything reads them.)
     const Operation* yield = body->terminator();
-    for (int i = 1; i < static_cast<int>(body->arguments().size()); ++i) {
+    for (int i = 1; !m.synchronous && i < static_cast<int>(body->arguments().size()); ++i) {
       Value* arg = body->argument(i);
       std::vector<Operation*> users;
       ir::walk(loop, [&](Operation* op) {
@@ -257,13 +293,14 @@ class Lowering {
     Value* parity = head.index_op(OpKind::rem, round, c2_, "full_parity", loc);
     head.create(OpKind::mbarrier_wait, {full_, slot, parity}, {}, loc);
     Operation* bufs = head.create(OpKind::aref_slot, {ring_, slot}, types, loc);
-    for (Operation* mma : m.mmas) mma->set_attr("async", Attribute::unit());
-
     OpBuilder tail(body);
     tail.set_insertion_point_before(body->terminator());
-    tail.create(OpKind::mma_commit, {}, {}, loc);
-    tail.create(OpKind::mma_wait, {}, {}, loc)
-        ->set_attr("pending", Attribute::integer(m.in_flight));
+    if (!m.synchronous) {
+      for (Operation* mma : m.mmas) mma->set_attr("async", Attribute::unit());
+      tail.create(OpKind::mma_commit, {}, {}, loc);
+      tail.create(OpKind::mma_wait, {}, {}, loc)
+          ->set_attr("pending", Attribute::integer(m.in_flight));
+    }
     if (m.in_flight == 0) {
       release(tail, slot, loc);
     } else {
@@ -294,6 +331,38 @@ class Lowering {
     after.create(OpKind::mma_wait, {}, {}, loc)->set_attr("pending", Attribute::integer(0));
     loop->remove_attr("stages");
     loop->remove_attr("mma_in_flight");
+  }
+
+  // A TMA load at the top level, outside any loop (attention's Q tile): a ring of one slot used
+  // once, so its full barrier's first phase (parity 0) is the load's landing.
+  //   %once = aref {slots = 1} ; %once_full = mbarrier_init {arrivals = 1} ; block_sync
+  //   mbarrier_expect_tx %once_full, 0 {bytes} ; copy_async %tile, %buf, %once_full, 0
+  //   mbarrier_wait %once_full, 0, 0 ; %x = aref_slot %once, 0   (in place of the load)
+  // The expect_tx and the load are one thread's (the emitter's contract outside a role); every
+  // thread waits. Nothing releases the slot: nothing loads into it again.
+  void lower_once(Operation* load) {
+    const SourceLocation loc = load->loc();
+    OpBuilder b(top_);
+    b.set_insertion_point_before(load);
+    const Type type = load->result()->type();
+    Operation* aref = b.create(OpKind::aref, {}, {Type::aref({type})}, loc);
+    aref->set_attr("slots", Attribute::integer(1));
+    aref->result()->set_name(load->result()->name() + "_once");
+    Operation* full = b.create(OpKind::mbarrier_init, {}, {Type::mbarrier(1)}, loc);
+    full->set_attr("arrivals", Attribute::integer(1));
+    full->result()->set_name(load->result()->name() + "_full");
+    b.create(OpKind::block_sync, {}, {}, loc);
+    Value* c0 = b.index_constant(0, loc);
+    Operation* buf = b.create(OpKind::aref_slot, {aref->result(), c0}, {type}, loc);
+    buf->result()->set_name(load->result()->name());
+    b.create(OpKind::mbarrier_expect_tx, {full->result(), c0}, {}, loc)
+        ->set_attr("bytes", Attribute::integer(type.static_bytes()));
+    Operation* tma = b.create(OpKind::copy_async,
+                              {load->operand(0), buf->result(), full->result(), c0}, {}, loc);
+    for (const auto& [key, value] : load->attributes()) tma->set_attr(key, value);
+    b.create(OpKind::mbarrier_wait, {full->result(), c0, c0}, {}, loc);
+    ir::replace_all_uses(kernel_, load->result(), buf->result());
+    top_->remove(load);
   }
 
   void release(OpBuilder& b, Value* slot, const SourceLocation& loc) {

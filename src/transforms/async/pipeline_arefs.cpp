@@ -27,18 +27,6 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
-// Every (op, operand index) in `block` and the regions nested in it that reads `v`.
-std::vector<std::pair<Operation*, int>> uses(const Value* v, const Block* block) {
-  std::vector<std::pair<Operation*, int>> out;
-  for (const auto& op : block->ops()) {
-    ir::walk(op.get(), [&](Operation* inner) {
-      for (int i = 0; i < inner->num_operands(); ++i)
-        if (inner->operand(i) == v) out.push_back({inner, i});
-    });
-  }
-  return out;
-}
-
 // An aref and the consumer loop that waits on it.
 struct Site {
   Operation* aref;
@@ -177,7 +165,7 @@ class Pipeliner {
     ir::walk(kernel_, [&](Operation* op) {
       if (op->kind() != OpKind::aref_acquire || op->operand(0) != s.aref->result()) return;
       for (int i = 0; i < op->num_results(); ++i) {
-        for (const auto& [user, index] : uses(op->result(i), op->parent_block()))
+        for (const auto& [user, index] : uses_in(op->result(i), op->parent_block()))
           if (user->kind() == OpKind::copy && index == 1) atoms[i] = atom_of(*user);
       }
     });
@@ -207,7 +195,7 @@ class Pipeliner {
     std::string in_flight = "not set (no wgmma)";
     if (r.wgmma) {
       std::vector<Operation*> mmas = loop_mmas(s);
-      if (auto bad = async_violation(s, mmas)) {
+      if (auto bad = read_before_retire(*s.loop, mmas)) {
         // The coarse-grained pipeline (Tawa Algorithm 1) is not implemented: the mmas stay
         // synchronous, which is correct, unless a person asked for groups in flight.
         std::string why = ir::value_ref(bad->first) + " is read by " + ir::op_where(*bad->second) +
@@ -366,7 +354,7 @@ class Pipeliner {
       return std::find(mmas.begin(), mmas.end(), op) != mmas.end();
     };
     auto read_here = [&](Operation* mma) {
-      for (const auto& [user, index] : uses(mma->result(), body))
+      for (const auto& [user, index] : uses_in(mma->result(), body))
         if (!(index == 2 && is_mma(user)) && user != body->terminator()) return true;
       return false;
     };
@@ -384,7 +372,7 @@ class Pipeliner {
     for (size_t i = *last_read + 1; i < mmas.size(); ++i) {
       for (int y = 0; yield && y < yield->num_operands(); ++y) {
         if (yield->operand(y) != mmas[i]->result()) continue;
-        for (const auto& [user, index] : uses(body->argument(y + 1), body)) {
+        for (const auto& [user, index] : uses_in(body->argument(y + 1), body)) {
           const Operation* top = user;
           while (top->parent_block() != body) top = top->parent_op();
           if (!(index == 2 && is_mma(user)) && ir::position_in_block(*top) <= first_wait_at)
@@ -400,7 +388,7 @@ class Pipeliner {
       std::optional<size_t> latest;
       bool early = true;
       for (const Value* buf : view_closure(sites[a].wait, body)) {
-        for (const auto& [user, index] : uses(buf, body)) {
+        for (const auto& [user, index] : uses_in(buf, body)) {
           if (user->num_results() == 1 && user->result()->type().is_tensor() &&
               user->result()->type().space() == ir::MemorySpace::shared)
             continue;  // a view, followed by view_closure
@@ -476,7 +464,7 @@ class Pipeliner {
     std::vector<const Value*> out;
     for (const auto& r : wait->results()) out.push_back(r.get());
     for (size_t i = 0; i < out.size(); ++i) {
-      for (const auto& [user, index] : uses(out[i], body)) {
+      for (const auto& [user, index] : uses_in(out[i], body)) {
         if (user->num_results() == 1 && user->result()->type().is_tensor() &&
             user->result()->type().space() == ir::MemorySpace::shared)
           out.push_back(user->result());
@@ -496,28 +484,6 @@ class Pipeliner {
     Operation* num = then.create(OpKind::sub, {x, y}, {Type::scalar(ScalarKind::index)}, loc);
     num->result()->set_name(num_name);
     then.create(OpKind::aref_release, {ring, num->result()}, {}, loc);
-  }
-
-  // An async mma's result may feed only the next async mma's accumulator or the yield, and the
-  // carried accumulator only the mmas: other readers would see registers a pending wgmma writes.
-  // The first value read otherwise and its reader, if any.
-  static std::optional<std::pair<const Value*, Operation*>> async_violation(
-      const Site& s, const std::vector<Operation*>& mmas) {
-    Block* body = s.loop->region(0);
-    auto is_mma = [&](Operation* op) {
-      return std::find(mmas.begin(), mmas.end(), op) != mmas.end();
-    };
-    for (Operation* mma : mmas) {
-      for (const auto& [user, index] : uses(mma->result(), body))
-        if (!(index == 2 && is_mma(user)) && user != body->terminator())
-          return std::make_pair(mma->result(), user);
-      Value* acc = mma->operand(2);
-      if (acc->owner_block() != body || acc->def()) continue;
-      for (const auto& [user, index] : uses(acc, body))
-        if (index != 2 || !is_mma(user))
-          return std::make_pair(static_cast<const Value*>(acc), user);
-    }
-    return std::nullopt;
   }
 
   // An index constant at the top level (an existing one, else a new one before the roles).

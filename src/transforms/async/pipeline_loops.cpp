@@ -3,6 +3,7 @@
 #include "transforms/async/pipeline_loops.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,25 @@ bool is_shared_copy(const Operation& op) {
 }
 
 
+// Why the wgmmas of `loop`'s body cannot stay in flight: a result read by register work in the
+// iteration, or an A operand computed in it (RS form); nullopt when they can.
+std::optional<std::string> reads_before_retire(const Operation& loop) {
+  std::vector<Operation*> mmas;
+  for (const auto& op : loop.region(0)->ops())
+    if (is_wgmma(*op)) mmas.push_back(op.get());
+  if (auto bad = read_before_retire(loop, mmas)) {
+    return ir::value_ref(bad->first) + " is read by " + ir::op_where(*bad->second) +
+           " in the same iteration";
+  }
+  for (const Operation* mma : mmas) {
+    if (takes_a_computed_in(*mma, loop.region(0))) {
+      return ir::op_where(*mma) + " takes A from registers " + ir::value_ref(mma->operand(0)) +
+             " computed in the iteration";
+    }
+  }
+  return std::nullopt;
+}
+
 // One ring per mainloop: every copy into shared memory directly in its body.
 Ring collect(Operation* op) {
   Ring l;
@@ -46,8 +66,19 @@ void finish(Ring& l, const StageBudget& budget) {
   std::string in_flight = "not set (no wgmma)";
   if (l.wgmma) {
     StageBudget::choose_in_flight(l);
-    op.set_attr("mma_in_flight", Attribute::integer(l.in_flight));
     in_flight = std::to_string(l.in_flight) + (l.pinned_in_flight ? " (pinned)" : "");
+    if (std::optional<std::string> why = reads_before_retire(op)) {
+      // Register work on a wgmma's result in the same iteration (attention's softmax without
+      // warp specialization): each mma retires before anything reads it, so no group stays
+      // in flight.
+      if (l.pinned_in_flight && *l.pinned_in_flight > 0) {
+        user_error(op.loc(), loop_str(op), ": mma_in_flight = ", *l.pinned_in_flight,
+                   " is pinned but ", *why, ", so its wgmma cannot stay in flight");
+      }
+      l.in_flight = 0;
+      in_flight = "0 (" + *why + ": the mmas stay synchronous)";
+    }
+    op.set_attr("mma_in_flight", Attribute::integer(l.in_flight));
   }
   if (report_enabled("pipeline")) {
     report("pipeline", loop_str(op) + " at " + op.loc().str() + ": " +

@@ -191,6 +191,41 @@ TEST(EmitSm90, NonSpecializedGemmStaysAsynchronous) {
   }
 }
 
+// FlashAttention pinned `warp_specialize = false`: the FlashAttention-2 schedule. No producer; Q
+// loaded once through a one-slot ring (its full barrier's first phase), K and V by one thread
+// through the ring that lower-mainloops writes, each warp releasing a slot after P·V; the wgmmas
+// synchronous (the softmax reads S, P is computed in the iteration). ptxas: no spills, no
+// serialized wgmma.
+TEST(EmitSm90, NonSpecializedAttentionIsTheFlashAttention2Schedule) {
+  for (const char* name : {"flash_attention", "flash_attention_causal"}) {
+    SCOPED_TRACE(name);
+    std::string text = examples::lowered_kernels().at(name);
+    size_t at = text.find(" : index, index", text.find("block_grid %BH, %tiles_q"));
+    ASSERT_NE(at, std::string::npos);
+    const bool pinned = text[at - 1] == '}';  // the causal example pins its raster group
+    text.insert(pinned ? at - 1 : at, pinned ? ", warp_specialize = false" : " {warp_specialize = false}");
+    auto module = ir::parse_module(text, std::string(name) + ".tir");
+    CompileOptions options;
+    options.compile_cubin = false;
+    CompiledKernel kernel =
+        compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+    const std::string& cuda = kernel.cuda_source();
+    EXPECT_EQ(cuda.find("role producer"), std::string::npos) << cuda;
+    EXPECT_NE(cuda.find("mbarrier_wait(&q_full[0], 0)"), std::string::npos) << cuda;
+    EXPECT_NE(cuda.find("if (tid == 0) tessel::device::mbarrier_wait(&ring_empty["),
+              std::string::npos)
+        << cuda;
+    EXPECT_NE(cuda.find("if (tid % 32 == 0) tessel::device::mbarrier_arrive(&ring_empty["),
+              std::string::npos)
+        << cuda;
+    EXPECT_NE(cuda.find("wgmma_rs<"), std::string::npos) << cuda;
+    std::string log = ptxas_log(name, text);
+    EXPECT_NE(log.find("Used"), std::string::npos) << "no ptxas report in the log:\n" << log;
+    EXPECT_NE(log.find(" 0 bytes spill stores"), std::string::npos) << log;
+    EXPECT_EQ(log.find("C751"), std::string::npos) << log;
+  }
+}
+
 // Non-specialized with an accumulator that starts at 1.0: copied in before the loop, where no
 // wgmma group is pending (the old emitter's mainloop copied it where ptxas saw one pending).
 TEST(EmitSm90, NonSpecializedNonZeroStartStaysAsynchronous) {
