@@ -63,6 +63,27 @@
 //   - The accumulators are read after the loop only after `mma_wait {pending = 0}`.
 // check-protocol runs on the result (one role of the block's threads; check_protocol.h).
 //
+// Work in registers between the wgmmas (the FlashAttention-2 schedule: attention pinned
+// `warp_specialize = false`, the softmax reading S = Q·Kᵀ before P·V). Besides the GEMM body's
+// ops the loop may hold ops whose results are scalars or register tensors and that write no
+// memory (elementwise, fill, iota, reduce, broadcast, cast, select, copies into registers, and
+// `if`s of them, such as specialize-masks' branches). Then pipeline-loops has left
+// `mma_in_flight = 0` (read_before_retire in atom_queries.h), and the mmas stay synchronous:
+// no `async`, no commit or wait in the body (each synchronous wgmma is issued, committed and
+// waited for where it stands, so it has retired before anything reads its result or its slot),
+// and each warp's release of slot k closes iteration k (before the refill, as with G = 0 above).
+// The carried values are then unrestricted (the running max, sum and rescaled output of
+// attention are read by register work). mma_in_flight > 0 with such work is refused.
+//
+// Loads outside loops (attention's Q tile: `%q = copy %tq {atom = "tma.load..."} : shared<...>`
+// at the top level) become a ring of one slot used once:
+//   %q_once = aref {slots = 1} ; %q_full = mbarrier_init {arrivals = 1} : mbarrier<1> ; block_sync
+//   %q = aref_slot %q_once, 0 ; mbarrier_expect_tx %q_full, 0 {bytes} ; copy_async ... %q_full, 0
+//   mbarrier_wait %q_full, 0, 0
+// The full barrier's first phase (parity 0) is the load's landing; nothing loads into the slot
+// again, so there is no empty barrier. A kernel without roles is one block per tile (persistent
+// needs roles), so the load runs once per block.
+//
 // The design: one role, both sides of one ring, written at level 2 directly. The alternative —
 // wrap the kernel in a warp_group that is both producer and consumer of a level-1 aref and let
 // lower-arefs lower it — was rejected: level 1 cannot say that only one thread of a role acquires
@@ -83,8 +104,9 @@
 // where every thread runs); a loop that does not count from 0 in steps of 1 (the loop index is
 // the sequence number); `stages` / `mma_in_flight` other than 1 <= S <= 64, 0 <= G <= 7, G < S;
 // a copy into shared memory that is not a TMA load of a global tile made in the loop body; an op
-// in the body other than the loads' address arithmetic, transposes of shared tiles, wgmma mmas
-// and the yield; a loop-carried value that is not the accumulator of one wgmma mma yielded as its
+// in the body other than the loads' address arithmetic, transposes of shared tiles, wgmma mmas,
+// work in registers and the yield; work in registers with mma_in_flight > 0; without work in
+// registers, a loop-carried value that is not the accumulator of one wgmma mma yielded as its
 // result (the mmas become asynchronous); a loop without a wgmma mma; a block_grid without
 // `threads` (layout synthesis writes it; the empty barriers count the block's warps). A TMA
 // mainloop that reaches the emitter unlowered is refused there (emit.cpp).

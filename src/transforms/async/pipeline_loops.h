@@ -42,7 +42,10 @@
 // epilogues. A kernel with several mainloops (all resident at once) gets the largest common cap
 // S <= 4 whose per-loop S_i = min(S, trip count_i) fit together. When a single stage of every
 // loop does not fit, that is a user error naming the loop, its bytes per stage and the budget.
-// The default N is min(1, S - 1).
+// The default N is min(1, S - 1), and 0 where the loop body reads a wgmma's result besides the
+// next mma and the yield, or computes an RS wgmma's A operand (attention's softmax between its
+// GEMMs without warp specialization: read_before_retire and takes_a_computed_in in
+// atom_queries.h); a pinned N > 0 there is refused.
 //
 // Pins. A `stages` or `mma_in_flight` the writer put on a mainloop is kept and checked, never
 // changed: both are integers; stages >= 1 and the pinned loops' S x bytes per stage fit the
