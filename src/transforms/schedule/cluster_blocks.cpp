@@ -41,14 +41,17 @@ void cluster_kernel(Operation& kernel) {
     const bool parts_alone = pin.list.size() == 3 && pin.list[2] == 1;
     if ((pin.list.size() == 2 || parts_alone) && blocks == 2) want = pin.list[0] == 2 ? 0 : 1;
   }
-  const bool split_parts = grid->num_results() == 3 && grid->has_attr("split_parts");
+  // A third dimension (split-k's parts of a tile, or a batch) has one block along it: the blocks
+  // of a cluster are adjacent along the first two and take the same part or problem.
+  const bool three_d = grid->num_results() == 3;
   const bool persistent =
       !grid->has_attr("persistent") || grid->attr("persistent")->kind != Attribute::Kind::integer ||
       grid->int_attr("persistent") != 0;
   if ((!automatic && want < 0) || producers.empty() || !persistent ||
-      (grid->num_results() != 2 && !split_parts)) {
+      (grid->num_results() != 2 && !three_d)) {
     user_error(grid->loc(), "cluster-blocks: `cluster = ", pin.str(),
-               "` needs a warp-specialized persistent kernel with a 2-D grid, and a cluster of "
+               "` needs a warp-specialized persistent kernel with a 2-D grid (or 3-D: split-k's "
+               "parts or a batch), and a cluster of "
                "[2, 1], [1, 2], [1, 1] or auto");
   }
 
@@ -87,7 +90,7 @@ void cluster_kernel(Operation& kernel) {
     best = want;
   }
   std::vector<int64_t> shape = best == 0 ? std::vector<int64_t>{2, 1} : std::vector<int64_t>{1, 2};
-  if (split_parts) shape.push_back(1);
+  if (three_d) shape.push_back(1);
   grid->set_attr("cluster", Attribute::ints(shape));
 }
 

@@ -138,8 +138,10 @@ void make_kernel_persistent(Operation& kernel) {
                            "cluster_cols", loc);
   }
   // split-k's parts vary fastest within the cluster's tiles: both blocks of a cluster take the
-  // same part (the same K blocks) of adjacent tiles. A batch dimension in clusters is not done.
-  if (three_d && cluster_dim >= 0 && (!parts_fastest || cluster_dim == 2)) {
+  // same part (the same K blocks) of adjacent tiles. A batch varies slowest: both blocks of a
+  // cluster take adjacent tiles of the same problem. Clusters along the third dimension are not
+  // done.
+  if (three_d && cluster_dim == 2) {
     user_error(grid->loc(),
                "persistent: a grid of three dimensions in clusters is not made "
                "persistent (pin cluster = [1, 1, 1] or persistent = 0)");

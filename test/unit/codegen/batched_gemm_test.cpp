@@ -41,14 +41,28 @@ std::vector<float> batched_reference(const HostTensor& A, const HostTensor& B, i
   return out;
 }
 
-void check_batched(std::map<std::string, int64_t> sizes, int64_t sm_count) {
+// `cluster`: the block_grid pinned `cluster = [2,1,1]` (blocks paired along M, B's tile
+// multicast within the pair, both blocks in the same problem).
+void check_batched(std::map<std::string, int64_t> sizes, int64_t sm_count, bool cluster = false) {
   SCOPED_TRACE("L = " + std::to_string(sizes["L"]) + " M = " + std::to_string(sizes["M"]) +
                " N = " + std::to_string(sizes["N"]) + " K = " + std::to_string(sizes["K"]) +
-               " on " + std::to_string(sm_count) + " SMs");
-  auto module = ir::parse_module(examples::lowered_kernels().at("gemm_batched"),
-                                 "gemm_batched.tir");
+               " on " + std::to_string(sm_count) + " SMs" + (cluster ? " in 2x1 clusters" : ""));
+  std::string text = examples::lowered_kernels().at("gemm_batched");
+  if (cluster) {
+    const std::string grid = "block_grid %tiles_m, %tiles_n, %L :";
+    const size_t at = text.find(grid);
+    EXPECT_NE(at, std::string::npos);
+    text.replace(at, grid.size(), "block_grid %tiles_m, %tiles_n, %L {cluster = [2,1,1]} :");
+  }
+  auto module = ir::parse_module(text, "gemm_batched.tir");
   pipeline::lower(*module);
   const ir::Operation& kernel = *module->kernels.front();
+  if (cluster) {
+    bool multicast = false;
+    ir::walk(const_cast<ir::Operation*>(&kernel),
+             [&](ir::Operation* op) { multicast = multicast || op->has_attr("multicast"); });
+    EXPECT_TRUE(multicast) << "no multicast load in the clustered kernel";
+  }
   const int64_t L = sizes["L"], M = sizes["M"], N = sizes["N"], K = sizes["K"];
   for (const char* schedule : {"round-robin", "producer-first", "consumer-first", "random:5"}) {
     SCOPED_TRACE(schedule);
@@ -86,6 +100,15 @@ TEST(BatchedGemm, InterpretedLoweredKernelMatchesPlainLoopsBitForBit) {
   check_batched({{"L", 3}, {"M", 130}, {"N", 300}, {"K", 72}}, 3);
   check_batched({{"L", 4}, {"M", 64}, {"N", 264}, {"K", 136}}, 3);
   check_batched({{"L", 2}, {"M", 1}, {"N", 8}, {"K", 8}}, 3);
+}
+
+// In 2x1 clusters: an odd tile count along M (the second block of each problem's last cluster
+// past the tiles: it still loads its share of B for its peer), 4 SMs (two clusters) and 2 (one),
+// problems crossing between clusters.
+TEST(BatchedGemm, ClusteredKernelMatchesPlainLoopsBitForBit) {
+  check_batched({{"L", 3}, {"M", 300}, {"N", 130}, {"K", 72}}, 4, true);
+  check_batched({{"L", 2}, {"M", 130}, {"N", 264}, {"K", 136}}, 2, true);
+  check_batched({{"L", 5}, {"M", 64}, {"N", 8}, {"K", 8}}, 4, true);
 }
 
 // On sm_90a: A's and B's tiles are 3-D TMA boxes at (k, row, batch), the output goes out through
