@@ -18,6 +18,12 @@ for tool in memcheck racecheck synccheck; do
 done
 for c in ${CASES:-12:1000x1000x1000 12:1024x1024x1000 16:1024x1024x1024 4:4096x4096x4096 64:512x512x512 128:256x256x256}; do
   timeout 120 $T bench gemm --kernels gemm_batched,$V --batch ${c%%:*} --shapes ${c##*:} --iterations 20 \
-    --json $OUT/batched_cluster.jsonl > $OUT/b.log 2>&1
-  echo "$c: $(grep -E '^ *gemm_batched' $OUT/b.log | awk '{printf "%s | ", $0}' | tr -s ' ' | cut -c1-300)"
+    --json $OUT/batched_cluster.jsonl > $OUT/b_${c%%:*}_${c##*:}.log 2>&1 || echo "$c: rc=$?"
 done
+python3 - $OUT/batched_cluster.jsonl <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if "shape" not in r: continue
+    print("%-14s L=%-4s %-26s %.4f ms ratio %.3f rel_err %.1e %s" % (r["shape"], r.get("batch", "?"), r.get("name", "?"), r.get("ms", 0), r.get("ratio", 0), r.get("rel_err", 0), "ok" if r.get("passed") else "FAIL"))
+PY
