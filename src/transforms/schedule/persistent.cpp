@@ -143,8 +143,8 @@ void make_kernel_persistent(Operation& kernel) {
   // done.
   if (three_d && cluster_dim == 2) {
     user_error(grid->loc(),
-               "persistent: a grid of three dimensions in clusters is not made "
-               "persistent (pin cluster = [1, 1, 1] or persistent = 0)");
+               "persistent: a cluster along the grid's third dimension is not made "
+               "persistent (cluster blocks along the first two, or pin persistent = 0)");
   }
   Value* tiles = two_d ? top.index_op(OpKind::mul, tiles_m, tiles_n, "tiles", loc) : tiles_m;
   Value* tiles_2d = tiles;
