@@ -336,8 +336,9 @@ class Lowering {
   // A TMA load at the top level, outside any loop (attention's Q tile): a ring of one slot used
   // once, so its full barrier's first phase (parity 0) is the load's landing.
   //   %once = aref {slots = 1} ; %once_full = mbarrier_init {arrivals = 1} ; block_sync
-  //   mbarrier_expect_tx %once_full, 0 {bytes} ; copy_async %tile, %buf, %once_full, 0
-  //   mbarrier_wait %once_full, 0, 0 ; %x = aref_slot %once, 0   (in place of the load)
+  //   %x = aref_slot %once, 0   (in place of the load's result)
+  //   mbarrier_expect_tx %once_full, 0 {bytes} ; copy_async %tile, %x, %once_full, 0
+  //   mbarrier_wait %once_full, 0, 0
   // The expect_tx and the load are one thread's (the emitter's contract outside a role); every
   // thread waits. Nothing releases the slot: nothing loads into it again.
   void lower_once(Operation* load) {
