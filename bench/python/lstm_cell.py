@@ -37,7 +37,7 @@ import sys
 import torch
 
 import tessel
-from bench_common import provenance, repository_root, time_interleaved
+from bench_common import graphed, provenance, repository_root, time_interleaved
 
 
 def unfused(x, h, c, w_ih, w_hh, b):
@@ -51,20 +51,6 @@ def unfused(x, h, c, w_ih, w_hh, b):
     c1 = f * c + i * g
     h1 = o * torch.tanh(c1)
     return h1, c1
-
-
-def graphed(fn, *args):
-    """fn(*args) captured into a CUDA graph; returns replay."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn(*args)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn(*args)
-    return g.replay
 
 
 def reference(x, h, c, w_ih, w_hh, b, rows):

@@ -34,7 +34,7 @@ import sys
 import torch
 
 import tessel
-from bench_common import provenance, repository_root, time_interleaved
+from bench_common import graphed, provenance, repository_root, time_interleaved
 
 WIDTH = 128
 
@@ -51,20 +51,6 @@ def cublaslt(x, w, b):
     for l in range(w.shape[0]):
         h = torch._addmm_activation(b[l], h, w[l].t())
     return h
-
-
-def graphed(fn, *args):
-    """fn(*args) captured into a CUDA graph; returns replay."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn(*args)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn(*args)
-    return g.replay
 
 
 def reference(x, w, b, rows):

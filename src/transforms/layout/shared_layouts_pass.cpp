@@ -229,6 +229,16 @@ class SharedSynthesis {
         }
       }
     }
+    // Each thread's values `w` at a time by one vector instruction, touching elements in `order`.
+    auto vector_option = [&](const Atom& a, const std::vector<int64_t>& order, int64_t w) {
+      SharedAccess acc;
+      acc.who = who + " (" + a.name + ")";
+      acc.table = order;
+      acc.threads = T;
+      acc.values = V;
+      acc.vector_elems = static_cast<int>(w);
+      return Option{a.name, acc, ((T + 31) / 32) * (V / w), a.cost.issue_cycles};
+    };
     for (int64_t w = std::max<int64_t>(1, 128 / bits); w >= 1; w /= 2) {
       if (V % w != 0) continue;
       for (int d : {1, 0}) {
@@ -238,13 +248,7 @@ class SharedSynthesis {
                                                    bits < 8 ? 8 : bits)
                        : target::cuda::vector_copy(MemorySpace::shared, MemorySpace::reg, bytes,
                                                    bits < 8 ? 8 : bits);
-        SharedAccess acc;
-        acc.who = who + " (" + a.name + ")";
-        acc.table = table;
-        acc.threads = T;
-        acc.values = V;
-        acc.vector_elems = static_cast<int>(w);
-        out.push_back({a.name, acc, ((T + 31) / 32) * (V / w), a.cost.issue_cycles});
+        out.push_back(vector_option(a, table, w));
         break;
       }
       if (!out.empty() && (out.back().atom.rfind("ld.shared", 0) == 0 ||
@@ -275,13 +279,7 @@ class SharedSynthesis {
         if (V % w != 0 || !vector_along(sorted, T, V, rows, w, 1)) continue;
         Atom a = target::cuda::vector_copy(MemorySpace::shared, MemorySpace::reg,
                                            static_cast<int>(w * bits / 8), 8);
-        SharedAccess acc;
-        acc.who = who + " (" + a.name + ")";
-        acc.table = sorted;
-        acc.threads = T;
-        acc.values = V;
-        acc.vector_elems = static_cast<int>(w);
-        out.push_back({a.name, acc, ((T + 31) / 32) * (V / w), a.cost.issue_cycles});
+        out.push_back(vector_option(a, sorted, w));
         break;
       }
     }

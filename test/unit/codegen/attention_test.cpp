@@ -23,6 +23,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
+#include "sm90a_compile.h"
 
 namespace tessel {
 namespace {
@@ -279,14 +280,8 @@ TEST(AttentionInterp, VarlenUnmaskedOverReadIsWrong) {
 
 std::string ptxas_log(const std::string& name) {
   auto module = parse(examples::lowered_kernels().at(name), name, false);
-  CompileOptions options;
-  options.compile_cubin = false;  // the source only; compiled below with ptxas's report
-  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
-  runtime::CompileOptions nvrtc;
-  nvrtc.arch = "sm_90a";
-  nvrtc.use_cache = false;  // the log exists only for a real compile
-  nvrtc.flags = {"--ptxas-options=-v"};
-  return runtime::compile_cuda(kernel.cuda_source(), nvrtc).log;
+  const CompiledKernel kernel = testing::compile_sm90a_source(*module->kernels.front());
+  return testing::ptxas_report(kernel.cuda_source());
 }
 
 // The 128 x 256 f32 output accumulator is 128 registers of each consumer thread, beside S of

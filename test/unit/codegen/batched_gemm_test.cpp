@@ -17,6 +17,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
+#include "sm90a_compile.h"
 
 namespace tessel {
 namespace {
@@ -117,10 +118,7 @@ TEST(BatchedGemm, ClusteredKernelMatchesPlainLoopsBitForBit) {
 TEST(BatchedGemm, CompilesToThreeDimensionalTmaWithoutSpills) {
   auto module = ir::parse_module(examples::lowered_kernels().at("gemm_batched"),
                                  "gemm_batched.tir");
-  CompileOptions options;
-  options.compile_cubin = false;
-  CompiledKernel kernel =
-      compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+  CompiledKernel kernel = testing::compile_sm90a_source(*module->kernels.front());
   const std::string& cuda = kernel.cuda_source();
   EXPECT_NE(cuda.find("tma_load_3d((tsl_smem + 0 + (slot) * 16384), &tmap_A, &ring_full[slot], "
                       "k * 64, bm * 128, bl * 1);"),
@@ -138,11 +136,7 @@ TEST(BatchedGemm, CompilesToThreeDimensionalTmaWithoutSpills) {
       three_d_box = three_d_box || p.box.back() == 1;
   }
   EXPECT_TRUE(three_d_box);
-  runtime::CompileOptions nvrtc;
-  nvrtc.arch = "sm_90a";
-  nvrtc.use_cache = false;
-  nvrtc.flags = {"--ptxas-options=-v"};
-  const std::string log = runtime::compile_cuda(cuda, nvrtc).log;
+  const std::string log = testing::ptxas_report(cuda);
   EXPECT_NE(log.find("Used"), std::string::npos) << log;
   EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
   EXPECT_NE(log.find(", 0 bytes spill stores"), std::string::npos) << log;

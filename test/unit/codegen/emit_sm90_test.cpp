@@ -12,6 +12,7 @@
 #include "ir/parser.h"
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
+#include "sm90a_compile.h"
 
 namespace tessel {
 namespace {
@@ -24,11 +25,7 @@ std::string ptxas_log(const std::string& name, const std::string& text = "",
   options.passes = std::move(passes);
   options.compile_cubin = false;  // the source only; compiled below with ptxas's report
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
-  runtime::CompileOptions nvrtc;
-  nvrtc.arch = "sm_90a";
-  nvrtc.use_cache = false;  // the log exists only for a real compile
-  nvrtc.flags = {"--ptxas-options=-v"};
-  return runtime::compile_cuda(kernel.cuda_source(), nvrtc).log;
+  return testing::ptxas_report(kernel.cuda_source());
 }
 
 TEST(EmitSm90, GemmWgmmaStaysAsynchronousAndNothingSpills) {
@@ -172,10 +169,7 @@ TEST(EmitSm90, NonSpecializedGemmStaysAsynchronous) {
     at = text.find(" :", at);
     text.insert(at, " {warp_specialize = false}");
     auto module = ir::parse_module(text, std::string(name) + ".tir");
-    CompileOptions options;
-    options.compile_cubin = false;
-    CompiledKernel kernel =
-        compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+    CompiledKernel kernel = testing::compile_sm90a_source(*module->kernels.front());
     const std::string& cuda = kernel.cuda_source();
     EXPECT_EQ(cuda.find("role producer"), std::string::npos) << cuda;
     EXPECT_NE(cuda.find("if (tid == 0) tessel::device::mbarrier_wait(&ring_empty["),
@@ -184,7 +178,7 @@ TEST(EmitSm90, NonSpecializedGemmStaysAsynchronous) {
     EXPECT_NE(cuda.find("if (tid % 32 == 0) tessel::device::mbarrier_arrive(&ring_empty["),
               std::string::npos)
         << cuda;
-    std::string log = ptxas_log(name, text);
+    std::string log = testing::ptxas_report(cuda);
     EXPECT_NE(log.find("Used"), std::string::npos) << "no ptxas report in the log:\n" << log;
     EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
     EXPECT_EQ(log.find("C7514"), std::string::npos) << log;
@@ -203,12 +197,10 @@ TEST(EmitSm90, NonSpecializedAttentionIsTheFlashAttention2Schedule) {
     size_t at = text.find(" : index, index", text.find("block_grid %BH, %tiles_q"));
     ASSERT_NE(at, std::string::npos);
     const bool pinned = text[at - 1] == '}';  // the causal example pins its raster group
-    text.insert(pinned ? at - 1 : at, pinned ? ", warp_specialize = false" : " {warp_specialize = false}");
+    text.insert(pinned ? at - 1 : at,
+                pinned ? ", warp_specialize = false" : " {warp_specialize = false}");
     auto module = ir::parse_module(text, std::string(name) + ".tir");
-    CompileOptions options;
-    options.compile_cubin = false;
-    CompiledKernel kernel =
-        compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+    CompiledKernel kernel = testing::compile_sm90a_source(*module->kernels.front());
     const std::string& cuda = kernel.cuda_source();
     EXPECT_EQ(cuda.find("role producer"), std::string::npos) << cuda;
     EXPECT_NE(cuda.find("mbarrier_wait(&q_full[0], 0)"), std::string::npos) << cuda;
@@ -219,7 +211,7 @@ TEST(EmitSm90, NonSpecializedAttentionIsTheFlashAttention2Schedule) {
               std::string::npos)
         << cuda;
     EXPECT_NE(cuda.find("wgmma_rs<"), std::string::npos) << cuda;
-    std::string log = ptxas_log(name, text);
+    std::string log = testing::ptxas_report(cuda);
     EXPECT_NE(log.find("Used"), std::string::npos) << "no ptxas report in the log:\n" << log;
     EXPECT_NE(log.find(" 0 bytes spill stores"), std::string::npos) << log;
     EXPECT_EQ(log.find("C751"), std::string::npos) << log;

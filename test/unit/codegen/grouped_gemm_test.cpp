@@ -19,6 +19,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
+#include "sm90a_compile.h"
 
 namespace tessel {
 namespace {
@@ -117,20 +118,14 @@ TEST(GroupedGemm, OverReadRowsAreNaNInTheInterpreter) {
 TEST(GroupedGemm, CompilesToWindowedTmaWithoutSpills) {
   auto module =
       ir::parse_module(examples::lowered_kernels().at("gemm_grouped"), "gemm_grouped.tir");
-  CompileOptions options;
-  options.compile_cubin = false;
-  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+  CompiledKernel kernel = testing::compile_sm90a_source(*module->kernels.front());
   const std::string& cuda = kernel.cuda_source();
   EXPECT_NE(cuda.find("tessel::device::find_group(ends, G, "), std::string::npos) << cuda;
   // A's box starts at the group's first row plus the tile's.
   EXPECT_NE(cuda.find("&tmap_A, &ring_full[slot], k * 64, (first) + gm * 128);"), std::string::npos)
       << cuda;
   EXPECT_NE(cuda.find("if (inside_window) {"), std::string::npos) << cuda;
-  runtime::CompileOptions nvrtc;
-  nvrtc.arch = "sm_90a";
-  nvrtc.use_cache = false;
-  nvrtc.flags = {"--ptxas-options=-v"};
-  const std::string log = runtime::compile_cuda(cuda, nvrtc).log;
+  const std::string log = testing::ptxas_report(cuda);
   EXPECT_NE(log.find("Used"), std::string::npos) << log;
   EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
   EXPECT_NE(log.find(", 0 bytes spill stores"), std::string::npos) << log;

@@ -20,6 +20,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
+#include "sm90a_compile.h"
 
 namespace tessel {
 namespace {
@@ -148,19 +149,13 @@ TEST(LstmCell, InterleavedMatchesPlainLoopsBitForBit) {
 // spills, and no wgmma is serialized.
 TEST(LstmCell, Sm90aKeepsFourAccumulatorsInPlace) {
   auto module = ir::parse_module(examples::lowered_kernels().at("lstm_cell"), "lstm_cell.tir");
-  CompileOptions options;
-  options.compile_cubin = false;
-  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+  CompiledKernel kernel = testing::compile_sm90a_source(*module->kernels.front());
   const std::string& cuda = kernel.cuda_source();
   EXPECT_EQ(cuda.find("ai_1"), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("(k_3 != 0) || (0 < tiles_i)"), std::string::npos) << cuda;
   EXPECT_EQ(cuda.find("1.0f / (1.0f + expf"), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("float new_[32];"), std::string::npos) << cuda;  // %new, a C++ keyword
-  runtime::CompileOptions nvrtc;
-  nvrtc.arch = "sm_90a";
-  nvrtc.use_cache = false;
-  nvrtc.flags = {"--ptxas-options=-v"};
-  const std::string log = runtime::compile_cuda(cuda, nvrtc).log;
+  const std::string log = testing::ptxas_report(cuda);
   EXPECT_NE(log.find("Used"), std::string::npos) << log;
   EXPECT_EQ(log.find("C751"), std::string::npos) << log;
   // One register's worth around the epilogue's tanhf at most (ptxas 13.0: 4 bytes).

@@ -19,6 +19,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
+#include "sm90a_compile.h"
 
 namespace tessel {
 namespace {
@@ -97,9 +98,7 @@ TEST(FusedMlp, MatchesPlainLoopsBitForBit) {
 // and nothing spills.
 TEST(FusedMlp, Sm90aKeepsTheIntermediateInRegisters) {
   auto module = ir::parse_module(examples::lowered_kernels().at("mlp"), "mlp.tir");
-  CompileOptions options;
-  options.compile_cubin = false;
-  CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a(), options);
+  CompiledKernel kernel = testing::compile_sm90a_source(*module->kernels.front());
   const std::string& cuda = kernel.cuda_source();
   EXPECT_NE(cuda.find("mma: wgmma.m64n128k16.f32.f16.ss"), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("mma: wgmma.m64n128k16.f32.f16.rs"), std::string::npos) << cuda;
@@ -109,11 +108,7 @@ TEST(FusedMlp, Sm90aKeepsTheIntermediateInRegisters) {
        at = cuda.find("stmatrix_x4(", at + 1))
     ++stores;
   EXPECT_EQ(stores, 8u) << cuda;
-  runtime::CompileOptions nvrtc;
-  nvrtc.arch = "sm_90a";
-  nvrtc.use_cache = false;
-  nvrtc.flags = {"--ptxas-options=-v"};
-  const std::string log = runtime::compile_cuda(cuda, nvrtc).log;
+  const std::string log = testing::ptxas_report(cuda);
   EXPECT_NE(log.find("Used"), std::string::npos) << log;
   EXPECT_EQ(log.find("C751"), std::string::npos) << log;  // no serialized wgmma
   EXPECT_NE(log.find(" 0 bytes spill stores"), std::string::npos) << log;

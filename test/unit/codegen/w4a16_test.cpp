@@ -16,6 +16,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
+#include "sm90a_compile.h"
 
 namespace tessel {
 namespace {
@@ -87,20 +88,14 @@ TEST(W4A16, MatchesPlainLoopsBitForBit) {
 TEST(W4A16, PackedOrderReadsWordsAndUnpacksWithLop3) {
   auto module = ir::parse_module(examples::lowered_kernels().at("gemm_w4a16_packed"),
                                  "gemm_w4a16_packed.tir");
-  CompileOptions options;
-  options.compile_cubin = false;
   const std::string cuda =
-      compile(*module->kernels.front(), target::cuda::Target::sm90a(), options).cuda_source();
+      testing::compile_sm90a_source(*module->kernels.front()).cuda_source();
   EXPECT_NE(cuda.find("(ld.shared.b64, 1 address class(es))"), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("qc[2] = tessel::device::u4_pair_to_f16x2(q_words[0], 1, 0xD480D480u);"),
             std::string::npos)
       << cuda;
   EXPECT_EQ(cuda.find("u4x2_to_f16x2"), std::string::npos) << cuda;
-  runtime::CompileOptions nvrtc;
-  nvrtc.arch = "sm_90a";
-  nvrtc.use_cache = false;
-  nvrtc.flags = {"--ptxas-options=-v"};
-  const std::string log = runtime::compile_cuda(cuda, nvrtc).log;
+  const std::string log = testing::ptxas_report(cuda);
   EXPECT_NE(log.find("Used"), std::string::npos) << log;
   EXPECT_EQ(log.find("C751"), std::string::npos) << log;
   EXPECT_NE(log.find(" 0 bytes spill stores"), std::string::npos) << log;
