@@ -16,13 +16,16 @@ move (Q + S + X + Y), its fraction of the copy's read+write GB/s and of the H100
 3.35 TB/s, the ratio cuBLAS ms / tessel ms.
 
 Variants (--variants): `tRxT` = R weight rows x T tokens per block (the example is t128x64),
-with `_sk` = split_k = auto on the block grid. Each is the example's text with its tile extents
+`_kKT` a K tile of KT (64 in the example; shapes whose group size is not a multiple of it are
+skipped), `_sk` = split_k = auto on the block grid, `_skS` = S parts, `_bB` = blocks_per_sm = B
+(B blocks share an SM: launch bound and register budget 64K / (B x 256 threads); the persistent
+grid is sized by the occupancy the launch finds). Each is the example's text with its tile extents
 replaced; one that does not compile is reported and skipped. `pRxT` is the same over
 examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order that
 `pack_interleaved` makes (each thread's fragment bytes contiguous, nibbles interleaved for the
 one-lop3 unpack; the layout is in that file's comment), the same Q, S and X otherwise.
 
-usage: w4a16.py [--shapes MxNxKgG,...] [--variants t128x64,t64x16,...] [--json FILE]
+usage: w4a16.py [--shapes MxNxKgG,...] [--variants t128x64,p64x16_k128_sk4,...] [--json FILE]
                 [--iterations N]
 """
 import argparse
@@ -38,10 +41,11 @@ from bench_common import provenance, repository_root, time_interleaved
 
 NOMINAL_GBPS = 3350.0
 
-# Per value name of the example: which extents its shape list holds (R rows, T tokens, K64).
+# Per value name of the example: which extents its shape list holds (R rows, T tokens, KT the K
+# tile, 64 in the example).
 SHAPES = {
-    "%Q_tile": "R,64", "%sQ": "R,64", "%q": "R,64", "%qf": "R,64", "%sb": "R,64", "%qc": "R,64",
-    "%w": "R,64", "%X_tile": "T,64", "%sX": "T,64", "%sXt": "64,T", "%zero": "R,T", "%acc": "R,T",
+    "%Q_tile": "R,KT", "%sQ": "R,KT", "%q": "R,KT", "%qf": "R,KT", "%sb": "R,KT", "%qc": "R,KT",
+    "%w": "R,KT", "%X_tile": "T,KT", "%sX": "T,KT", "%sXt": "KT,T", "%zero": "R,T", "%acc": "R,T",
     "%c_next": "R,T", "%accT": "T,R", "%Y_tile": "T,R", "%out": "T,R", "%S_tile": "R", "%sS": "R", "%s": "R",
 }
 
@@ -68,21 +72,31 @@ def pack_interleaved(q):
     return pack_natural(nibbles.view(n, k))
 
 
-def variant_text(text, rows, tokens, split_k):
+def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1):
+    """The example with R = rows, T = tokens, a K tile of k_tile (one scale per K tile: valid for
+    group sizes that are multiples of it), split_k (False, True for auto, or a part count) and
+    blocks_per_sm (the launch bound and register budget: blocks sharing an SM)."""
     out = []
     for line in text.splitlines():
         m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)
         name = m.group(1) if m else None
         if name in SHAPES:
-            ext = SHAPES[name].replace("R", str(rows)).replace("T", str(tokens))
+            ext = SHAPES[name].replace("KT", str(k_tile)).replace("R", str(rows)).replace("T", str(tokens))
             line = re.sub(r"\[[0-9,]+\](?=\s*(\{|$))", "[%s]" % ext, line)
             if name in ("%Q_tile", "%X_tile", "%Y_tile", "%S_tile"):
                 box = "1," + ext if name == "%S_tile" else ext
                 line = re.sub(r"shape = \[[0-9,]+\]", "shape = [%s]" % box, line)
         line = line.replace("%rows = const {value = 128}", "%%rows = const {value = %d}" % rows)
         line = line.replace("%tokens = const {value = 64}", "%%tokens = const {value = %d}" % tokens)
-        if split_k and "block_grid" in line:
-            line = line.replace(" : index, index", " {split_k = auto} : index, index")
+        line = line.replace("%c64 = const {value = 64}", "%%c64 = const {value = %d}" % k_tile)
+        if "block_grid" in line:
+            pins = []
+            if split_k:
+                pins.append("split_k = %s" % ("auto" if split_k is True else split_k))
+            if blocks_per_sm > 1:
+                pins.append("blocks_per_sm = %d" % blocks_per_sm)
+            if pins:
+                line = line.replace(" : index, index", " {%s} : index, index" % ", ".join(pins))
         out.append(line)
     return "\n".join(out) + "\n"
 
@@ -97,14 +111,17 @@ def main():
     root = repository_root()
     bases = {"t": open(os.path.join(root, "examples/kernels/gemm_w4a16.tir")).read(),
              "p": open(os.path.join(root, "examples/kernels/gemm_w4a16_packed.tir")).read()}
-    kernels = {}
+    kernels, k_tiles = {}, {}
     for v in args.variants.split(","):
-        m = re.fullmatch(r"([tp])(\d+)x(\d+)(_sk)?", v)
+        m = re.fullmatch(r"([tp])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
         if not m:
-            sys.exit("w4a16.py: variant %r is not [tp]RxT[_sk]" % v)
+            sys.exit("w4a16.py: variant %r is not [tp]RxT[_kKT][_sk[S]][_bB]" % v)
+        split = False if m.group(5) is None else (int(m.group(5)) if m.group(5) else True)
+        k_tiles[v] = int(m.group(4) or 64)
         try:
             kernels[v] = tessel.compile(variant_text(bases[m.group(1)], int(m.group(2)), int(m.group(3)),
-                                                     bool(m.group(4))), file="gemm_w4a16_%s.tir" % v)
+                                                     split, k_tiles[v], int(m.group(6) or 1)),
+                                        file="gemm_w4a16_%s.tir" % v)
         except Exception as e:  # a variant the compiler refuses: say why, keep the others
             print("%-12s does not compile: %s" % (v, str(e).splitlines()[0]))
     record = provenance("w4a16.py")
@@ -126,6 +143,10 @@ def main():
         dst = torch.empty_like(src)
         bytes_moved = n * k // 2 + s.numel() * 2 + m * k * 2 + m * n * 2
         for name, kernel in kernels.items():
+            if g % k_tiles[name]:
+                print("%-20s %-10s skipped: one scale per K tile of %d needs groups of a multiple of it"
+                      % (shape, name, k_tiles[name]))
+                continue
             y = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
             qp = packed[name[0]]
             kernel(x, qp, s, y)

@@ -293,10 +293,13 @@ int64_t CompiledKernel::launch_sm_count() const {
   ir::walk(module_->kernels.front().get(),
            [&](ir::Operation* op) { reads = reads || op->kind() == ir::OpKind::sm_count; });
   if (!reads) return 1;
-  // A grid of clusters is sized for the SMs that whole clusters can hold at once (a cluster
-  // beyond those would wait for a whole earlier cluster to finish all its tiles): the occupancy
-  // query's answer times the cluster, once the kernel is loaded (prepare_launch).
-  if (emitted_.cluster > 1 && cluster_sm_count_ > 0) return cluster_sm_count_;
+  // A persistent grid is sized for the blocks the device holds at once, once the kernel is loaded
+  // (prepare_launch asks the occupancy API): a block beyond those would wait for an earlier one to
+  // finish all its tiles, and a block with little shared memory and few registers (a W4A16 GEMV
+  // tile of 64 rows) shares its SM with others, so one block per SM would leave the SM's
+  // schedulers mostly idle. For clusters it is the clusters that fit times the cluster. A GEMM
+  // block that holds most of the SM's shared memory gets one block per SM, as before.
+  if (resident_blocks_ > 0) return resident_blocks_;
   return runtime::context().sm_count();
 }
 
@@ -366,18 +369,23 @@ void CompiledKernel::prepare_launch(const std::vector<KernelArg>& args) {
   if (!loaded_) {
     loaded_ = std::make_shared<runtime::Module>(runtime::Module::load(cubin_));
     function_ = loaded_->function(emitted_.entry);
+    runtime::LaunchConfig probe;
+    probe.block.x = static_cast<unsigned>(emitted_.threads);
+    probe.dynamic_shared_bytes = static_cast<unsigned>(emitted_.dynamic_shared_bytes);
     if (emitted_.cluster > 1) {
-      runtime::LaunchConfig probe;
-      probe.block.x = static_cast<unsigned>(emitted_.threads);
       probe.cluster.x = static_cast<unsigned>(emitted_.cluster);
-      probe.dynamic_shared_bytes = static_cast<unsigned>(emitted_.dynamic_shared_bytes);
       int clusters = function_.max_active_clusters(probe);
       if (clusters <= 0) {
         user_error(SourceLocation::unknown(), "launch of @", name_, ": no cluster of ",
                    emitted_.cluster, " blocks of ", emitted_.threads, " threads and ",
                    emitted_.dynamic_shared_bytes, " bytes of shared memory fits on this device");
       }
-      cluster_sm_count_ = int64_t{clusters} * emitted_.cluster;
+      resident_blocks_ = int64_t{clusters} * emitted_.cluster;
+    } else {
+      // 0 (the occupancy query found no room) falls back to the SM count; the launch then
+      // reports what does not fit.
+      resident_blocks_ =
+          int64_t{function_.max_active_blocks_per_sm(probe)} * runtime::context().sm_count();
     }
   }
   // The grid comes from evaluating the kernel's block_grid; relaunches with the same sizes reuse

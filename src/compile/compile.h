@@ -80,7 +80,8 @@ class CompiledKernel {
   // then only for kernels that read sm_count).
   runtime::LaunchConfig launch_config(const std::map<std::string, int64_t>& sizes,
                                       std::optional<int64_t> sm_count = std::nullopt) const;
-  // The SM count a persistent grid is sized for (the device's; 1 when the kernel reads none).
+  // What a persistent grid is sized for, the kernel's `sm_count`: the blocks the device holds at
+  // once once the kernel is loaded, the device's SM count before (1 when the kernel reads none).
   int64_t launch_sm_count() const;
   // Checks the arguments, loads the cubin on first use, and launches (asynchronously) on `stream`.
   // A kernel with workspaces (split-k's partial tiles and arrival counters, src/ir/async.h) uses
@@ -98,7 +99,8 @@ class CompiledKernel {
   CompileTimes times_;
   std::shared_ptr<ir::Module> module_;  // the lowered kernel (grid evaluation, declaration checks)
   std::shared_ptr<runtime::Module> loaded_;
-  int64_t cluster_sm_count_ = 0;  // SMs whole clusters can hold at once (set when loaded)
+  // Blocks the device holds at once (whole clusters for a cluster kernel; set when loaded).
+  int64_t resident_blocks_ = 0;
   runtime::Function function_;
   std::map<std::string, int64_t> last_sizes_;  // the sizes of the last launch, and its config
   std::optional<runtime::LaunchConfig> last_config_;

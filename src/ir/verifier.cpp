@@ -329,6 +329,12 @@ void Verifier::block_grid(const Operation& op) {
     }
     if (blocks > 8) error(op, "a cluster of ", blocks, " blocks is over the portable limit of 8");
   }
+  if (const Attribute* b = op.attr("blocks_per_sm");
+      b && (b->kind != Attribute::Kind::integer || b->i < 1 || b->i > 32)) {
+    // Blocks the kernel is compiled to share an SM with (its launch bound; the register budget
+    // of its roles is 64K / (blocks * threads)); the H100 holds at most 32 blocks per SM.
+    error(op, "`blocks_per_sm` is a number of blocks from 1 to 32");
+  }
   for (int i = 0; i < op.num_operands(); ++i) {
     need_index(op, i);
     if (!grid_invariant(op.operand(i))) {

@@ -23,7 +23,7 @@ namespace tessel::runtime {
   X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8) X(cuMemsetD8Async) X(cuStreamCreate)           \
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy)                 \
   X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuTensorMapEncodeTiled)      \
-  X(cuOccupancyMaxActiveClusters)
+  X(cuOccupancyMaxActiveClusters) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 // One function pointer per driver entry point used by tessel.
 struct DriverApi {

@@ -101,6 +101,18 @@ int Function::max_active_clusters(const LaunchConfig& config) {
   return clusters;
 }
 
+int Function::max_active_blocks_per_sm(const LaunchConfig& config) {
+  if (config.dynamic_shared_bytes > dynamic_shared_limit_) {
+    set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
+  }
+  int blocks = 0;
+  check(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, function_, static_cast<int>(config.block.count()),
+            config.dynamic_shared_bytes),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
 void Function::launch(const LaunchConfig& config, void** args) {
   if (function_ == nullptr) user_error(SourceLocation::unknown(), "launch of an empty Function");
   if (config.grid.count() == 0 || config.block.count() == 0) {

@@ -37,6 +37,9 @@ class Function {
   // memory) the device can run at once (cuOccupancyMaxActiveClusters): what a persistent grid of
   // clusters is sized for. Raises the dynamic shared memory limit first, as launch() would.
   int max_active_clusters(const LaunchConfig& config);
+  // How many blocks of config.block threads and its dynamic shared memory one SM holds at once
+  // (cuOccupancyMaxActiveBlocksPerMultiprocessor), after raising the shared memory limit.
+  int max_active_blocks_per_sm(const LaunchConfig& config);
   // Registers, static shared memory, local memory per thread, as the cubin records them.
   int attribute(CUfunction_attribute attribute) const;
 

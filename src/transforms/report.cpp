@@ -136,7 +136,7 @@ void register_passes() {
                      [](ir::Module& m) { cluster_blocks(m); }});
   ir::register_pass(
       {"persistent",
-       "a warp-specialized kernel's grid as one block per SM looping over tiles in the "
+       "a warp-specialized kernel's grid as one block per resident slot looping over tiles in the "
        "raster order; aref sequence numbers continue across tiles",
        [](ir::Module& m) { make_persistent(m); }});
   ir::register_pass({"specialize-masks",

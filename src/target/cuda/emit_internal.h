@@ -357,6 +357,7 @@ class Emitter {
   std::ostringstream body_;
   int indent_ = 1;
   int64_t threads_ = 0;
+  int64_t blocks_per_sm_ = 1;  // block_grid's `blocks_per_sm`: the launch bound's minimum blocks
   int64_t smem_bytes_ = 0;
   std::set<std::string> used_;
   std::map<std::string, int64_t> divisor_;

@@ -329,10 +329,17 @@ class Lowering {
       if (!ops.empty() && ops.front()->kind() == OpKind::setmaxnreg) return;  // split already
     }
     // At launch every thread holds the registers ptxas gives it under __launch_bounds__(threads,
-    // 1): at most 65536 / threads, at most 255, allocated in steps of 8. setmaxnreg only moves
-    // registers within that pool (an inc that the pool cannot serve waits forever), so the roles
-    // must fit in entry * threads, which can be less than 65536 (640 threads: 96 * 640).
-    const int64_t entry = std::min<int64_t>(255, kRegistersPerSm / threads) / 8 * 8;
+    // B), B = the grid's `blocks_per_sm` (1 unless pinned): at most 65536 / (B * threads), at
+    // most 255, allocated in steps of 8. setmaxnreg only moves registers within the block's pool
+    // (an inc that the pool cannot serve waits forever), so the roles must fit in entry *
+    // threads, which can be less than 65536 / B (640 threads: 96 * 640).
+    int64_t blocks_per_sm = 1;
+    for (const auto& op : top_->ops()) {
+      if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm"))
+        blocks_per_sm = op->int_attr("blocks_per_sm");
+    }
+    const int64_t entry =
+        std::min<int64_t>(255, kRegistersPerSm / (blocks_per_sm * threads)) / 8 * 8;
     const int64_t pool = entry * threads;
     int64_t consumer = (pool - kProducerRegisters * producer_threads) / consumer_threads / 8 * 8;
     consumer = std::min<int64_t>(consumer, kMaxRegisters);

@@ -1,5 +1,6 @@
-// Persistent: a warp-specialized kernel's grid becomes one block per SM, each block looping over
-// output tiles in the raster-blocks order.
+// Persistent: a warp-specialized kernel's grid becomes one block per resident slot (one per SM
+// for a block that holds most of an SM), each block looping over output tiles in the
+// raster-blocks order.
 //
 // Why. A non-persistent GEMM launches one block per output tile; each block pays its prologue
 // (barrier setup, the first loads of its ring: the pipeline fills from empty) and its epilogue with
@@ -14,8 +15,10 @@
 //   %bm, %bn = block_grid %tm, %tn {raster_group = G, ...}
 // becomes
 //   %tiles = mul %tm, %tn
-//   %sms = sm_count                   (the launch's SM count; one block per SM: a warp-specialized
-//                                      block holds most of the SM's shared memory and registers)
+//   %sms = sm_count                   (the blocks the device holds at once, from the occupancy
+//                                      API at launch: the SM count for a GEMM block that holds
+//                                      most of an SM's shared memory, a multiple of it for a small
+//                                      block such as a W4A16 GEMV tile)
 //   %blocks = min %tiles, %sms
 //   %b = block_grid %blocks {...}     (1-D; raster_group dropped: the order is explicit below)
 // and the body of every role is wrapped in

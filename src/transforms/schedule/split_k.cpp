@@ -285,12 +285,13 @@ class Splitter {
         continue;
       }
       if (is_aref_op(op->kind())) continue;  // sequence numbers still count the iterations
-      for (const auto& r : op->results()) {
-        if (reaches_tile(r.get(), loop)) {
-          user_error(op->loc(), "split-k: the K loop index ", ir::value_ref(k),
-                     " reaches a tile coordinate through ", op->name(),
-                     "; split-k shifts only coordinates that are the index itself");
-        }
+      // Arithmetic that computes a tile coordinate from the index (a scale group k·64·KG / K)
+      // computes it from the K block; any other use (none today) counts iterations.
+      bool computes_coordinate = false;
+      for (const auto& r : op->results()) computes_coordinate |= reaches_tile(r.get(), loop);
+      if (!computes_coordinate) continue;
+      for (int i = 0; i < op->num_operands(); ++i) {
+        if (op->operand(i) == k) op->set_operand(i, block);
       }
     }
   }

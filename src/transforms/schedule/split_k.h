@@ -23,8 +23,9 @@
 // together; an unmarked third dimension is a batch, taken one problem after another) and every
 // role gets its part's K blocks [first, end) = [part K / S, (part + 1) K / S) (K = the
 // trip count of its `for %k = 0 to %K step 1` loop, the same top-level value in every role):
-// the loop runs `for %k = 0 to %k_count`, every `tile` coordinate %k in it becomes
-// %k_first + %k, and every other use of K in the role (the consumer's release of the last slot)
+// the loop runs `for %k = 0 to %k_count`, every `tile` coordinate %k in it — and every op that
+// computes a tile coordinate from %k, such as W4A16's scale group k·64·KG / K — reads
+// %k_first + %k instead, and every other use of K in the role (the consumer's release of the last slot)
 // becomes %k_count — aref sequence numbers still count 0, 1, 2, ... in each role. After the
 // consumer's K loop, before the first op that reads its accumulator %acc:
 //   %partial = workspace_part %partials, %part
@@ -48,8 +49,7 @@
 // dispatcher's job (issue 11).
 //
 // Refused with a user error: a pin that is not `auto` or a positive integer; a kernel without
-// roles or with a grid that is not 2-D; roles whose K loops differ in trip count; a K loop index
-// that reaches a tile coordinate through arithmetic (only a direct coordinate is split); a
+// roles or with a grid that is not 2-D; roles whose K loops differ in trip count; a
 // consumer that does not store its accumulator tile (cast and elementwise ops allowed on the
 // way) to exactly one global tile of its shape; that tile's coordinates computed after the loop.
 #pragma once

@@ -34,7 +34,7 @@ constexpr const char* kHostPrelude = R"(
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __restrict__
 // The device's fast division (within 2 ulp there) as the interpreter divides: bit for bit here.
 inline float __fdividef(float a, float b) { return a / b; }

@@ -30,12 +30,22 @@ int64_t packed_position(int64_t c) {
   return 4 * (c & 1) + 16 * ((c >> 1) & 3) + ((c >> 3) & 1) + 2 * ((c >> 4) & 1) + 8 * ((c >> 5) & 1);
 }
 
+// `parts` > 1 pins the grid `split_k = parts` (split-k shifts the scale group's K too): the
+// reference then sums each part's K blocks from +0 and the parts' sums in part order.
 void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t K, int64_t G,
-           const char* schedule) {
+           const char* schedule, int64_t parts = 1) {
   SCOPED_TRACE(name + (lowered ? " lowered " : " as written ") + std::to_string(M) + "x" +
                std::to_string(N) + "x" + std::to_string(K) + " g" + std::to_string(G) + " " +
-               schedule);
-  auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
+               schedule + " parts " + std::to_string(parts));
+  std::string text = examples::lowered_kernels().at(name);
+  if (parts > 1) {
+    const std::string grid = "block_grid %tiles_n, %tiles_m :";
+    const size_t at = text.find(grid);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, grid.size(),
+                 "block_grid %tiles_n, %tiles_m {split_k = " + std::to_string(parts) + "} :");
+  }
+  auto module = ir::parse_module(text, name + ".tir");
   ir::verify(*module);
   if (lowered) pipeline::lower(*module);
   const bool packed = name == "gemm_w4a16_packed";
@@ -66,9 +76,14 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   int64_t bad = 0;
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) {
-      float acc = 0.0f;  // the mma's order: k ascending, from +0
-      for (int64_t k = 0; k < K; ++k)
-        acc = acc + static_cast<float>(x.get_float(m * K + k)) * w[n * K + k];
+      float acc = 0.0f;  // the mma's order: k ascending, from +0, in each part
+      const int64_t blocks = K / 64;
+      for (int64_t part = 0; part < parts; ++part) {
+        float partial = 0.0f;
+        for (int64_t k = part * blocks / parts * 64; k < (part + 1) * blocks / parts * 64; ++k)
+          partial = partial + static_cast<float>(x.get_float(m * K + k)) * w[n * K + k];
+        acc = acc + partial;
+      }
       const float want = round_f16(acc), got = static_cast<float>(y.get_float(m * N + n));
       if (got != want && bad++ < 5)
         ADD_FAILURE() << "Y[" << m << "," << n << "] = " << got << ", reference " << want;
@@ -82,6 +97,9 @@ TEST(W4A16, MatchesPlainLoopsBitForBit) {
     for (bool lowered : {false, true}) check(name, lowered, 70, 200, 256, 128, "round-robin");
     check(name, true, 1, 136, 192, 64, "producer-first");
     check(name, true, 130, 72, 128, 64, "random:5");
+    // Split-K: 3 parts of 1, 1 and 2 K blocks, the scale groups (G = 64: one per block) shifted
+    // with them; more SMs than tiles so parts of one tile interleave.
+    check(name, true, 70, 200, 256, 64, "random:7", 3);
   }
 }
 

@@ -162,6 +162,10 @@ TEST(Verifier, Grid) {
                "block_grid: gives one block index per grid extent: 1 extent(s) but 2 result(s)", 8);
   expect_error(kernel("  for %k = %c0 to %c1 step %c1 {\n    %b = block_grid %c1 : index\n  }\n"),
                "block_grid: must be in the kernel's top-level region", 9);
+  expect_error(kernel("  %b = block_grid %c1 {blocks_per_sm = 0} : index\n"),
+               "block_grid: `blocks_per_sm` is a number of blocks from 1 to 32", 8);
+  expect_error(kernel("  %b = block_grid %c1 {blocks_per_sm = auto} : index\n"),
+               "block_grid: `blocks_per_sm` is a number of blocks from 1 to 32", 8);
 }
 
 TEST(Verifier, Tiles) {

@@ -1,0 +1,43 @@
+#!/bin/bash
+# W4A16 at small M with several blocks per SM, one device call from the repository root: the
+# 64-row tiles with split-K (K divided among S blocks per tile, summed deterministically) and
+# `blocks_per_sm = B` (launch bound and register budget for B blocks on an SM; the persistent grid
+# is sized by the occupancy the launch finds). Checks two variants against the interpreter at a
+# ragged shape (tessel run --gpu --check) and one under compute-sanitizer (memcheck, racecheck,
+# synccheck), then bench/python/w4a16.py over VARIANTS at SHAPES (against cuBLAS f16 and a copy,
+# interleaved). JSON records in $OUT/w4a16.jsonl, logs in $OUT.
+set -u
+source "$(dirname "$0")/common.sh"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+build_tool &
+build_python &
+wait
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+T=build-dev/bin/tessel
+export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
+mkdir -p build-dev/variants
+CHECKED=${CHECKED:-p64x16_sk4_b4,p64x16_k128_sk4_b4}
+python3 - "$CHECKED" <<'PY'
+import re, sys, w4a16
+base = open("examples/kernels/gemm_w4a16_packed.tir").read()
+for v in sys.argv[1].split(","):
+    m = re.fullmatch(r"p(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
+    text = w4a16.variant_text(base, int(m.group(1)), int(m.group(2)), int(m.group(4)) if m.group(4) else False,
+                              int(m.group(3) or 64), int(m.group(5) or 1))
+    open("build-dev/variants/%s.tir" % v, "w").write(text)
+PY
+for v in ${CHECKED//,/ }; do
+  echo "== $v against the interpreter (M=70 N=328 K=1280 KG=10)"
+  $T run build-dev/variants/$v.tir --gpu --check --size M=70,N=328,K=1280,KG=10 2>&1 | tail -2
+done
+if [ "${SAN:-1}" = 1 ]; then
+  v=${CHECKED%%,*}
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size M=70,N=328,K=1280,KG=10 > $OUT/san.log 2>&1
+    echo "$v $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
+  done
+fi
+cd bench/python
+timeout ${BENCH_TIMEOUT:-400} python3 w4a16.py --json $OUT/w4a16.jsonl --iterations ${ITER:-30} \
+  --shapes ${SHAPES:-1x8192x8192g128,16x8192x8192g128} \
+  --variants ${VARIANTS:-p64x16,p64x16_sk4_b4,p64x16_k128_sk4_b4} 2>&1 | tail -60
