@@ -130,6 +130,29 @@ __device__ __forceinline__ unsigned long long smem_descriptor_advance(unsigned l
   return desc + static_cast<unsigned long long>(bytes >> 4);
 }
 
+// A descriptor held as its two 32-bit words, for the k steps of one wgmma group: `desc + units`
+// moves the start address (bits 0-13 of the low word) by `units` 16-byte units and leaves the high
+// word alone. A shared address and its k offsets stay below 256 KiB, so the field never carries
+// into LBO or the high word, and the sum needs one 32-bit add where a 64-bit `+` costs a carry
+// chain and register-pair moves before each wgmma's R2UR (measured: ~6 instructions per wgmma
+// in the W4A16 consumer's loop, a fifth of it).
+struct SmemDescriptor {
+  unsigned lo, hi;
+  __device__ __forceinline__ SmemDescriptor(unsigned long long desc)
+      : lo(static_cast<unsigned>(desc)), hi(static_cast<unsigned>(desc >> 32)) {}
+  __device__ __forceinline__ SmemDescriptor(unsigned low, unsigned high) : lo(low), hi(high) {}
+  __device__ __forceinline__ SmemDescriptor operator+(int units) const {
+    return SmemDescriptor(lo + static_cast<unsigned>(units), hi);
+  }
+  // Packed by a mov the compiler cannot see through: from (hi << 32) | (lo + units) NVVM proves
+  // that no carry can happen and folds it back into a 64-bit add.
+  __device__ __forceinline__ operator unsigned long long() const {
+    unsigned long long desc;
+    asm("mov.b64 %0, {%1, %2};" : "=l"(desc) : "r"(lo), "r"(hi));
+    return desc;
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // The instructions. N is any multiple of 8 from 8 to 256; `d` holds the N/2 f32 accumulators of
 // this thread; scale_d == 0 makes the instruction overwrite D (D = A·B) instead of accumulating.

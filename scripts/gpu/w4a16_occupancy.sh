@@ -28,7 +28,7 @@ for v in sys.argv[1].split(","):
 PY
 for v in ${CHECKED//,/ }; do
   echo "== $v against the interpreter (M=70 N=328 K=1280 KG=10)"
-  $T run build-dev/variants/$v.tir --gpu --check --size M=70,N=328,K=1280,KG=10 2>&1 | tail -2
+  $T run build-dev/variants/$v.tir --gpu --check --size M=70,N=328,K=1280,KG=10 2>&1 | grep -E "relative error|rel"
 done
 if [ "${SAN:-1}" = 1 ]; then
   v=${CHECKED%%,*}

@@ -236,9 +236,9 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
         by_group([&](int64_t g) { return fa.bytes * fa.offset(per_group[g][i].m0, 0); });
     std::string col =
         by_group([&](int64_t g) { return fb.bytes * fb.offset(per_group[g][i].n0, 0); });
-    line("const unsigned long long desc_a" + std::to_string(i) + " = " +
+    line("const tessel::device::SmemDescriptor desc_a" + std::to_string(i) + " = " +
          descriptor(fa, a.base, row) + ";");
-    line("const unsigned long long desc_b" + std::to_string(i) + " = " +
+    line("const tessel::device::SmemDescriptor desc_b" + std::to_string(i) + " = " +
          descriptor(fb, b.base, col) + ";");
   }
   const std::string trans =
@@ -362,7 +362,7 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
                   std::to_string(WgmmaOperand::sbo_bytes()) + ", tessel::device::SmemSwizzle::b128)"
             : "tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" + b.base +
                   " + " + col + "), tessel::device::SmemSwizzle::b128)";
-    line("const unsigned long long desc_b" + std::to_string(i) + " = " + desc + ";");
+    line("const tessel::device::SmemDescriptor desc_b" + std::to_string(i) + " = " + desc + ";");
   }
   const std::string call = "tessel::device::wgmma_rs<" + std::to_string(atom_n) +
                            ", tessel::device::MmaType::" + type + ", " +
