@@ -23,7 +23,9 @@ grid is sized by the occupancy the launch finds). Each is the example's text wit
 replaced; one that does not compile is reported and skipped. `pRxT` is the same over
 examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order that
 `pack_interleaved` makes (each thread's fragment bytes contiguous, nibbles interleaved for the
-one-lop3 unpack; the layout is in that file's comment), the same Q, S and X otherwise.
+one-lop3 unpack; the layout is in that file's comment), the same Q, S and X otherwise. `sRxT`
+is bench/kernel-variants/gemm_w4a16_packed_group_scale.tir (packed order, the group scale
+applied to each K tile's product instead of to every weight).
 
 usage: w4a16.py [--shapes MxNxKgG,...] [--variants t128x64,p64x16_k128_sk4,...] [--json FILE]
                 [--iterations N]
@@ -47,6 +49,8 @@ SHAPES = {
     "%Q_tile": "R,KT", "%sQ": "R,KT", "%q": "R,KT", "%qf": "R,KT", "%sb": "R,KT", "%qc": "R,KT",
     "%w": "R,KT", "%X_tile": "T,KT", "%sX": "T,KT", "%sXt": "KT,T", "%zero": "R,T", "%acc": "R,T",
     "%c_next": "R,T", "%accT": "T,R", "%Y_tile": "T,R", "%out": "T,R", "%S_tile": "R", "%sS": "R", "%s": "R",
+    # bench/kernel-variants/gemm_w4a16_packed_group_scale.tir's own values
+    "%s32": "R", "%sbt": "R,T", "%fresh": "R,T", "%part": "R,T",
 }
 
 
@@ -110,12 +114,13 @@ def main():
     args = p.parse_args()
     root = repository_root()
     bases = {"t": open(os.path.join(root, "examples/kernels/gemm_w4a16.tir")).read(),
-             "p": open(os.path.join(root, "examples/kernels/gemm_w4a16_packed.tir")).read()}
+             "p": open(os.path.join(root, "examples/kernels/gemm_w4a16_packed.tir")).read(),
+             "s": open(os.path.join(root, "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir")).read()}
     kernels, k_tiles = {}, {}
     for v in args.variants.split(","):
-        m = re.fullmatch(r"([tp])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
+        m = re.fullmatch(r"([tps])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
         if not m:
-            sys.exit("w4a16.py: variant %r is not [tp]RxT[_kKT][_sk[S]][_bB]" % v)
+            sys.exit("w4a16.py: variant %r is not [tps]RxT[_kKT][_sk[S]][_bB]" % v)
         split = False if m.group(5) is None else (int(m.group(5)) if m.group(5) else True)
         k_tiles[v] = int(m.group(4) or 64)
         try:
@@ -131,6 +136,7 @@ def main():
         torch.manual_seed(m * 7 + n * 13 + k + g)
         q = torch.randint(0, 16, (n, k), device="cuda", dtype=torch.uint8)
         packed = {"t": pack_natural(q), "p": pack_interleaved(q)}
+        packed["s"] = packed["p"]
         s = (torch.rand(k // g, n, device="cuda") * 0.015 + 0.005).to(torch.float16)
         x = (torch.randn(m, k, device="cuda") * 0.5).to(torch.float16)
         # The dequantized weights, each rounded to f16 once (as the kernel packs them for wgmma).

@@ -5,7 +5,9 @@
 # is sized by the occupancy the launch finds). Checks two variants against the interpreter at a
 # ragged shape (tessel run --gpu --check) and one under compute-sanitizer (memcheck, racecheck,
 # synccheck), then bench/python/w4a16.py over VARIANTS at SHAPES (against cuBLAS f16 and a copy,
-# interleaved). JSON records in $OUT/w4a16.jsonl, logs in $OUT.
+# interleaved). JSON records in $OUT/w4a16.jsonl, logs in $OUT (at most 8 files come back).
+# CHECKED and VARIANTS take pRxT (examples/kernels/gemm_w4a16_packed.tir) and sRxT (its group-scale
+# variant, bench/kernel-variants/gemm_w4a16_packed_group_scale.tir) names; see w4a16.py.
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
@@ -19,11 +21,13 @@ mkdir -p build-dev/variants
 CHECKED=${CHECKED:-p64x16_sk4_b4,p64x16_k128_sk4_b4}
 python3 - "$CHECKED" <<'PY'
 import re, sys, w4a16
-base = open("examples/kernels/gemm_w4a16_packed.tir").read()
+bases = {"p": open("examples/kernels/gemm_w4a16_packed.tir").read(),
+         "s": open("bench/kernel-variants/gemm_w4a16_packed_group_scale.tir").read()}
 for v in sys.argv[1].split(","):
-    m = re.fullmatch(r"p(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
-    text = w4a16.variant_text(base, int(m.group(1)), int(m.group(2)), int(m.group(4)) if m.group(4) else False,
-                              int(m.group(3) or 64), int(m.group(5) or 1))
+    m = re.fullmatch(r"([ps])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
+    text = w4a16.variant_text(bases[m.group(1)], int(m.group(2)), int(m.group(3)),
+                              int(m.group(5)) if m.group(5) else False, int(m.group(4) or 64),
+                              int(m.group(6) or 1))
     open("build-dev/variants/%s.tir" % v, "w").write(text)
 PY
 for v in ${CHECKED//,/ }; do
@@ -41,3 +45,9 @@ cd bench/python
 timeout ${BENCH_TIMEOUT:-400} python3 w4a16.py --json $OUT/w4a16.jsonl --iterations ${ITER:-30} \
   --shapes ${SHAPES:-1x8192x8192g128,16x8192x8192g128} \
   --variants ${VARIANTS:-p64x16,p64x16_sk4_b4,p64x16_k128_sk4_b4} 2>&1 | tail -60
+# The SASS of one variant (SASS=name, one of CHECKED) for counting its loop's instructions.
+if [ -n "${SASS:-}" ]; then
+  cd ../..
+  $T compile build-dev/variants/$SASS.tir --emit=cubin -o build-dev/variants/$SASS.cubin &&
+    cuobjdump -sass build-dev/variants/$SASS.cubin > $OUT/$SASS.sass
+fi
