@@ -25,7 +25,9 @@ examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order t
 `pack_interleaved` makes (each thread's fragment bytes contiguous, nibbles interleaved for the
 one-lop3 unpack; the layout is in that file's comment), the same Q, S and X otherwise. `sRxT`
 is bench/kernel-variants/gemm_w4a16_packed_group_scale.tir (packed order, the group scale
-applied to each K tile's product instead of to every weight).
+applied to each K tile's product instead of to every weight). `cRxT` is
+bench/kernel-variants/gemm_w4a16_tiled.tir: the weights stored tile by tile (`pack_tiled`: each
+R x KT tile one contiguous run, a block's K range one stream).
 
 usage: w4a16.py [--shapes MxNxKgG,...] [--variants t128x64,p64x16_k128_sk4,...] [--json FILE]
                 [--iterations N]
@@ -76,6 +78,15 @@ def pack_interleaved(q):
     return pack_natural(nibbles.view(n, k))
 
 
+def pack_tiled(q, rows, k_tile):
+    """uint8 [N, K] values 0..15 -> uint8 [N K / k_tile, k_tile / 2] in gemm_w4a16_tiled.tir's order:
+    the rows x k_tile tile (bn, k) of W at rows (bn * K / k_tile + k) * rows ..., each row of it
+    in the packed nibble order (pack_interleaved), so every tile is one contiguous run."""
+    n, k = q.shape
+    tiles = q.view(n // rows, rows, k // k_tile, k_tile).permute(0, 2, 1, 3)
+    return pack_interleaved(tiles.reshape(n * k // k_tile, k_tile))
+
+
 def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1):
     """The example with R = rows, T = tokens, a K tile of k_tile (one scale per K tile: valid for
     group sizes that are multiples of it), split_k (False, True for auto, or a part count) and
@@ -93,6 +104,10 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1):
         line = line.replace("%rows = const {value = 128}", "%%rows = const {value = %d}" % rows)
         line = line.replace("%tokens = const {value = 64}", "%%tokens = const {value = %d}" % tokens)
         line = line.replace("%c64 = const {value = 64}", "%%c64 = const {value = %d}" % k_tile)
+        # gemm_w4a16_tiled.tir: Q holds one K tile per row, R-row tiles whole
+        line = line.replace("(NQ,((2,4,2,2,2),1)):(64,((4,16,1,2,8),64))>[NQ,64]",
+                            "(NQ,((2,4,2,2,2),%d)):(%d,((4,16,1,2,8),64))>[NQ,%d]" % (k_tile // 64, k_tile, k_tile))
+        line = line.replace("N % 128 == 0)", "N %% %d == 0)" % rows)
         if "block_grid" in line:
             pins = []
             if split_k:
@@ -115,14 +130,16 @@ def main():
     root = repository_root()
     bases = {"t": open(os.path.join(root, "examples/kernels/gemm_w4a16.tir")).read(),
              "p": open(os.path.join(root, "examples/kernels/gemm_w4a16_packed.tir")).read(),
-             "s": open(os.path.join(root, "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir")).read()}
-    kernels, k_tiles = {}, {}
+             "s": open(os.path.join(root, "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir")).read(),
+             "c": open(os.path.join(root, "bench/kernel-variants/gemm_w4a16_tiled.tir")).read()}
+    kernels, k_tiles, rows_of = {}, {}, {}
     for v in args.variants.split(","):
-        m = re.fullmatch(r"([tps])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
+        m = re.fullmatch(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
         if not m:
-            sys.exit("w4a16.py: variant %r is not [tps]RxT[_kKT][_sk[S]][_bB]" % v)
+            sys.exit("w4a16.py: variant %r is not [tpsc]RxT[_kKT][_sk[S]][_bB]" % v)
         split = False if m.group(5) is None else (int(m.group(5)) if m.group(5) else True)
         k_tiles[v] = int(m.group(4) or 64)
+        rows_of[v] = int(m.group(2))
         try:
             kernels[v] = tessel.compile(variant_text(bases[m.group(1)], int(m.group(2)), int(m.group(3)),
                                                      split, k_tiles[v], int(m.group(6) or 1)),
@@ -154,7 +171,16 @@ def main():
                       % (shape, name, k_tiles[name]))
                 continue
             y = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-            qp = packed[name[0]]
+            if name[0] == "c":
+                if n % rows_of[name]:
+                    print("%-20s %-10s skipped: N is not a multiple of its %d-row tiles" % (shape, name, rows_of[name]))
+                    continue
+                key = ("c", rows_of[name], k_tiles[name])
+                if key not in packed:
+                    packed[key] = pack_tiled(q, rows_of[name], k_tiles[name])
+                qp = packed[key]
+            else:
+                qp = packed[name[0]]
             kernel(x, qp, s, y)
             torch.cuda.synchronize()
             got = y[rows_t].double()

@@ -6,8 +6,9 @@
 # ragged shape (tessel run --gpu --check) and one under compute-sanitizer (memcheck, racecheck,
 # synccheck), then bench/python/w4a16.py over VARIANTS at SHAPES (against cuBLAS f16 and a copy,
 # interleaved). JSON records in $OUT/w4a16.jsonl, logs in $OUT (at most 8 files come back).
-# CHECKED and VARIANTS take pRxT (examples/kernels/gemm_w4a16_packed.tir) and sRxT (its group-scale
-# variant, bench/kernel-variants/gemm_w4a16_packed_group_scale.tir) names; see w4a16.py.
+# CHECKED and VARIANTS take pRxT (examples/kernels/gemm_w4a16_packed.tir), sRxT (its group-scale
+# variant, bench/kernel-variants/gemm_w4a16_packed_group_scale.tir) and cRxT (the weights stored
+# tile by tile, bench/kernel-variants/gemm_w4a16_tiled.tir) names; see w4a16.py.
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
@@ -22,22 +23,31 @@ CHECKED=${CHECKED:-p64x16_sk4_b4,p64x16_k128_sk4_b4}
 python3 - "$CHECKED" <<'PY'
 import re, sys, w4a16
 bases = {"p": open("examples/kernels/gemm_w4a16_packed.tir").read(),
-         "s": open("bench/kernel-variants/gemm_w4a16_packed_group_scale.tir").read()}
+         "s": open("bench/kernel-variants/gemm_w4a16_packed_group_scale.tir").read(),
+         "c": open("bench/kernel-variants/gemm_w4a16_tiled.tir").read()}
 for v in sys.argv[1].split(","):
-    m = re.fullmatch(r"([ps])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
+    m = re.fullmatch(r"([psc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
     text = w4a16.variant_text(bases[m.group(1)], int(m.group(2)), int(m.group(3)),
                               int(m.group(5)) if m.group(5) else False, int(m.group(4) or 64),
                               int(m.group(6) or 1))
     open("build-dev/variants/%s.tir" % v, "w").write(text)
 PY
+# The sizes of a check: ragged M and N (N a whole number of tiles for the tiled weights, whose Q
+# has NQ = N K / KT rows).
+check_sizes() {
+  case $1 in
+    c*) kt=$(echo $1 | sed -n 's/.*_k\([0-9]*\).*/\1/p'); echo "M=70,N=384,K=1280,KG=10,NQ=$((384 * 1280 / ${kt:-64}))" ;;
+    *) echo "M=70,N=328,K=1280,KG=10" ;;
+  esac
+}
 for v in ${CHECKED//,/ }; do
-  echo "== $v against the interpreter (M=70 N=328 K=1280 KG=10)"
-  $T run build-dev/variants/$v.tir --gpu --check --size M=70,N=328,K=1280,KG=10 2>&1 | grep -E "relative error|rel"
+  echo "== $v against the interpreter ($(check_sizes $v))"
+  $T run build-dev/variants/$v.tir --gpu --check --size $(check_sizes $v) 2>&1 | grep -E "relative error|rel"
 done
 if [ "${SAN:-1}" = 1 ]; then
   v=${CHECKED%%,*}
   for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size M=70,N=328,K=1280,KG=10 > $OUT/san.log 2>&1
+    compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size $(check_sizes $v) > $OUT/san.log 2>&1
     echo "$v $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
   done
 fi
