@@ -267,10 +267,18 @@ class Splitter {
     Value* to = b.index_op(OpKind::mul, next, k_blocks, "k_to", loc);
     Value* end = b.index_op(OpKind::div, to, splits_, "k_end", loc);
     Value* count = b.index_op(OpKind::sub, end, first, "k_count", loc);
-    // Every use of K in the role counts this part's blocks, except the two that compute them.
-    ir::replace_all_uses(role, k_blocks, count);
-    from->def()->set_operand(1, k_blocks);
-    to->def()->set_operand(1, k_blocks);
+    // Every use of K in the role counts this part's blocks (the loop's bound, the last slot's
+    // release), except the two that compute them and arithmetic that computes a tile coordinate
+    // from K (W4A16's weights stored tile by tile: row bn * K + k), which means the whole K.
+    for (Operation* op : users(&role, k_blocks)) {
+      if (op == from->def() || op == to->def()) continue;
+      bool computes_coordinate = op->kind() == OpKind::tile;
+      for (const auto& r : op->results()) computes_coordinate |= reaches_tile(r.get(), role);
+      if (computes_coordinate) continue;
+      for (int i = 0; i < op->num_operands(); ++i) {
+        if (op->operand(i) == k_blocks) op->set_operand(i, count);
+      }
+    }
 
     Value* k = loop.region(0)->argument(0);
     std::vector<Operation*> k_users = users(&loop, k);

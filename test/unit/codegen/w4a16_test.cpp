@@ -1,11 +1,14 @@
-// The W4A16 GEMMs (examples/kernels/gemm_w4a16.tir, natural weight order, and
-// gemm_w4a16_packed.tir, the weights stored in permuted column blocks): in the interpreter as
+// The W4A16 GEMMs (examples/kernels/gemm_w4a16.tir, natural weight order,
+// gemm_w4a16_packed.tir, the weights stored in permuted column blocks, and
+// bench/kernel-variants/gemm_w4a16_tiled.tir, those blocks stored tile by tile): in the interpreter as
 // written and lowered by the default pipeline (roles interleaved, few SMs), against plain loops
 // bit for bit, on shapes ragged in M and N; the packed one's CUDA for sm_90a: 8-byte fragment
 // reads, the lop3 unpack with the zero point folded, no spills, no serialized wgmma.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,7 +40,19 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   SCOPED_TRACE(name + (lowered ? " lowered " : " as written ") + std::to_string(M) + "x" +
                std::to_string(N) + "x" + std::to_string(K) + " g" + std::to_string(G) + " " +
                schedule + " parts " + std::to_string(parts));
-  std::string text = examples::lowered_kernels().at(name);
+  // The tiled variant lives with the bench's kernel variants: Q holds one 64-column K tile per row,
+  // the 128-row tile (bn, k) at rows (bn * K / 64 + k) * 128 ... (gemm_w4a16_tiled.tir).
+  const bool tiled = name == "gemm_w4a16_tiled";
+  std::string text;
+  if (tiled) {
+    std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/bench/kernel-variants/" + name + ".tir");
+    ASSERT_TRUE(in.good()) << name;
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  } else {
+    text = examples::lowered_kernels().at(name);
+  }
   if (parts > 1) {
     const std::string grid = "block_grid %tiles_n, %tiles_m :";
     const size_t at = text.find(grid);
@@ -48,11 +63,12 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   auto module = ir::parse_module(text, name + ".tir");
   ir::verify(*module);
   if (lowered) pipeline::lower(*module);
-  const bool packed = name == "gemm_w4a16_packed";
+  const bool packed = name == "gemm_w4a16_packed" || tiled;
   std::mt19937_64 rng(20261126 + M * 31 + N);
   std::uniform_real_distribution<double> unit(-1.0, 1.0), scale(0.005, 0.02);
   std::uniform_int_distribution<int> nibble(0, 15);
-  HostTensor x(ir::ScalarKind::f16, {M, K}), q(ir::ScalarKind::u4, {N, K}),
+  HostTensor x(ir::ScalarKind::f16, {M, K}),
+      q(ir::ScalarKind::u4, tiled ? std::vector<int64_t>{N * K / 64, 64} : std::vector<int64_t>{N, K}),
       s(ir::ScalarKind::f16, {K / G, N}), y(ir::ScalarKind::f16, {M, N});
   for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, unit(rng));
   for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));  // storage order
@@ -61,6 +77,7 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   std::vector<interp::Argument> args{&x, &q, &s, &y};
   interp::RunOptions options;
   options.sizes = {{"M", M}, {"N", N}, {"K", K}, {"KG", K / G}};
+  if (tiled) options.sizes["NQ"] = N * K / 64;
   options.sm_count = 3;
   options.schedule = interp::Schedule::parse(schedule);
   interp::interpret(*module->kernels.front(), args, options);
@@ -68,7 +85,10 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   std::vector<float> w(static_cast<size_t>(N * K));
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t k = 0; k < K; ++k) {
-      const int64_t at = packed ? n * K + k - k % 64 + packed_position(k % 64) : n * K + k;
+      const int64_t row = tiled ? ((n / 128) * (K / 64) + k / 64) * 128 + n % 128 : n;
+      const int64_t at = tiled    ? row * 64 + packed_position(k % 64)
+                         : packed ? n * K + k - k % 64 + packed_position(k % 64)
+                                  : n * K + k;
       const float qc = static_cast<float>(q.get_int(at)) - 8.0f;
       w[n * K + k] = round_f16(qc * static_cast<float>(s.get_float((k / G) * N + n)));
     }
@@ -101,6 +121,11 @@ TEST(W4A16, MatchesPlainLoopsBitForBit) {
     // with them; more SMs than tiles so parts of one tile interleave.
     check(name, true, 70, 200, 256, 64, "random:7", 3);
   }
+  // The weights stored tile by tile: the tile coordinate bn * K + k keeps the whole K under
+  // split-k while the loop counts the part's blocks.
+  check("gemm_w4a16_tiled", false, 70, 256, 256, 64, "round-robin");
+  check("gemm_w4a16_tiled", true, 70, 256, 256, 64, "random:3");
+  check("gemm_w4a16_tiled", true, 70, 256, 256, 64, "random:7", 3);
 }
 
 TEST(W4A16, PackedOrderReadsWordsAndUnpacksWithLop3) {
