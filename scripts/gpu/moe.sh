@@ -1,0 +1,29 @@
+#!/bin/bash
+# The mixed-type MoE expert GEMM (examples/kernels/moe_w4a16.tir) on the lent H100, one device call
+# from the repository root: the kernel against the interpreter at a ragged shape with random
+# expert row counts (tessel run --gpu --check), compute-sanitizer (memcheck, racecheck, synccheck)
+# on it, then bench/python/moe.py (TOKENS, EXPERTS, TOPK override its defaults: 256 experts,
+# top-8, hidden 7168, intermediate 2048, G = 128) against the loop of cuBLAS GEMMs over the
+# experts and torch._grouped_mm. JSON records in $OUT/moe.jsonl, logs under /tmp/moe-logs (only
+# the records and the summary come back).
+set -u
+source "$(dirname "$0")/common.sh"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+build_tool &
+build_python &
+wait
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+T=build-dev/bin/tessel
+LOGS=/tmp/moe-logs; mkdir -p $LOGS
+SIZES=E=9,M=300,N=264,K=640,KG=5
+echo "== moe_w4a16 against the interpreter ($SIZES)"
+$T run examples/kernels/moe_w4a16.tir --gpu --check --size $SIZES 2>&1 | grep -E "relative error"
+if [ "${SAN:-1}" = 1 ]; then
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool $T run examples/kernels/moe_w4a16.tir --gpu --size $SIZES > $LOGS/san.log 2>&1
+    echo "moe_w4a16 $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOGS/san.log)"
+  done
+fi
+export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
+timeout ${BENCH_TIMEOUT:-420} python3 bench/python/moe.py --json $OUT/moe.jsonl --iterations ${ITER:-20} \
+  --tokens ${TOKENS:-1,64,512,4096,8192} --experts ${EXPERTS:-256} --top-k ${TOPK:-8} 2>&1 | tail -20
