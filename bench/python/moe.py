@@ -7,9 +7,9 @@ Routing (outside the timed kernels, as the issue's "loop of cuBLAS GEMMs" baseli
 T tokens, E experts, top-k: random router logits, torch.topk, every (token, expert) pair becomes
 one row of X, sorted by expert (a stable sort), `ends` the cumulative row counts (int32). The
 timed product is an expert GEMM of a DeepSeek-V3-like layer: X [T*k, H] f16 (H = hidden) times
-each expert's W_e [I, H] (I = the expert's intermediate size) as W4A16: Q [E, I, H] uint4 packed
-two a byte (value 2h in the low nibble of byte h; a uint8 [E, I, H/2] array), group scales
-S [E, H/G, I] f16, w = (Q - 8) * S.
+each expert's W_e [I, H] (I = the expert's intermediate size) as W4A16: Q [E, I, H] uint4, two a
+byte in the kernel's packed nibble order (a uint8 [E, I, H/2] array, `pack_experts`), group
+scales S [E, H/G, I] f16, w = (Q - 8) * S.
 Check: Y poisoned (NaN); rows 0..63, the last 64 and every 97th against float64 products of the
 dequantized weights (rel_err <= 4e-3), all of Y against the cuBLAS loop's output (<= 1e-2).
 Timing: the kernel, the cuBLAS loop (one torch.matmul per expert with rows) and _grouped_mm
@@ -29,11 +29,14 @@ import torch
 
 import tessel
 from bench_common import provenance, repository_root, time_interleaved
+from w4a16 import pack_interleaved
 
 
-def pack_natural(q):
-    """uint8 [..., K] values 0..15 -> uint8 [..., K/2]: value 2k in the low nibble of byte k."""
-    return (q[..., 0::2] | (q[..., 1::2] << 4)).contiguous()
+def pack_experts(q):
+    """uint8 [E, N, K] values 0..15 -> uint8 [E, N, K/2] in moe_w4a16.tir's packed order (each
+    expert's rows as w4a16.pack_interleaved packs them)."""
+    e, n, k = q.shape
+    return pack_interleaved(q.reshape(e * n, k)).view(e, n, k // 2)
 
 
 def route(tokens, experts, top_k, gen):
@@ -64,7 +67,7 @@ def main():
                             file="moe_w4a16.tir")
     gen = torch.Generator(device="cuda").manual_seed(20261127)
     q = torch.randint(0, 16, (E, I, H), device="cuda", dtype=torch.uint8, generator=gen)
-    qp = pack_natural(q)
+    qp = pack_experts(q)
     s = (torch.rand(E, H // G, I, device="cuda", generator=gen) * 0.015 + 0.005).to(torch.float16)
     # The dequantized weights, each rounded to f16 once, as the kernel builds them for wgmma.
     w16 = torch.empty(E, I, H, device="cuda", dtype=torch.float16)

@@ -1,5 +1,5 @@
 // The mixed-type MoE expert GEMM (examples/kernels/moe_w4a16.tir): tokens sorted by expert times
-// each expert's int4 weights, in the interpreter as written and lowered by the default pipeline
+// each expert's int4 weights (stored in the packed nibble order), in the interpreter as written and lowered by the default pipeline
 // (roles interleaved, few SMs), against plain loops bit for bit — with experts that receive no
 // token, one token, and ragged counts across tile boundaries — and its sm_90a CUDA through ptxas
 // (no spills, no serialized wgmma).
@@ -26,6 +26,11 @@ using interp::HostTensor;
 
 float round_f16(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
 
+// Nibble of column c (0..63) in its 64-column block: the packed order (2,4,2,2,2):(4,16,1,2,8).
+int64_t packed_position(int64_t c) {
+  return 4 * (c & 1) + 16 * ((c >> 1) & 3) + ((c >> 3) & 1) + 2 * ((c >> 4) & 1) + 8 * ((c >> 5) & 1);
+}
+
 // `counts[e]` tokens for expert e (rows of X in expert order), N weight rows, K, group size G.
 void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, bool lowered,
            const char* schedule) {
@@ -46,7 +51,7 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
       s(ir::ScalarKind::f16, {E, K / G, N}), y(ir::ScalarKind::f16, {M, N}),
       row_ends(ir::ScalarKind::i32, {E});
   for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, unit(rng));
-  for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));
+  for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));  // storage order
   for (int64_t i = 0; i < s.size(); ++i) s.set_float(i, scale(rng));
   for (int64_t i = 0; i < y.size(); ++i) y.set_float(i, unit(rng));  // poisoned
   for (int64_t e = 0; e < E; ++e) row_ends.set_int(e, ends[e]);
@@ -62,7 +67,8 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
       for (int64_t n = 0; n < N; ++n) {
         float acc = 0.0f;  // the mma's order: k ascending, from +0
         for (int64_t k = 0; k < K; ++k) {
-          const float qc = static_cast<float>(q.get_int((e * N + n) * K + k)) - 8.0f;
+          const int64_t at = (e * N + n) * K + k - k % 64 + packed_position(k % 64);
+          const float qc = static_cast<float>(q.get_int(at)) - 8.0f;
           const float w = round_f16(qc * static_cast<float>(s.get_float((e * (K / G) + k / G) * N + n)));
           acc = acc + static_cast<float>(x.get_float(r * K + k)) * w;
         }
@@ -93,6 +99,15 @@ TEST(MoeW4A16, CompilesForSm90aWithoutSpills) {
   EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
   EXPECT_EQ(log.find("C7514"), std::string::npos) << log;
   EXPECT_NE(log.find(", 0 bytes spill stores"), std::string::npos) << log;
+}
+
+// The experts' packed weights are read as gemm_w4a16_packed's are: 8-byte fragment reads and the
+// one-lop3 unpack with the zero point folded.
+TEST(MoeW4A16, ReadsPackedFragmentsAsWords) {
+  auto module = ir::parse_module(examples::lowered_kernels().at("moe_w4a16"), "moe_w4a16.tir");
+  const std::string cuda = testing::compile_sm90a_source(*module->kernels.front()).cuda_source();
+  EXPECT_NE(cuda.find("ld.shared.b64"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("u4_pair_to_f16x2("), std::string::npos) << cuda;
 }
 
 }  // namespace
