@@ -249,9 +249,18 @@ TEST_F(GemmGpuTest, Fp8) {
 // weights (each rounded to f16 once, as the kernel packs them for wgmma) on sampled rows, the
 // output poisoned. Shapes ragged in M and N (the tokens and weight rows of partial tiles), group
 // sizes 64 and 128.
-double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group) {
-  auto module =
-      ir::parse_module(examples::lowered_kernels().at("gemm_w4a16"), "gemm_w4a16.tir");
+// `pins` (e.g. "split_k = 3, blocks_per_sm = 2") go on the example's block_grid; `resident`,
+// when given, receives what the launch sized the persistent grid for (launch_sm_count).
+double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group, const std::string& pins = "",
+                      int64_t* resident = nullptr) {
+  std::string text = examples::lowered_kernels().at("gemm_w4a16");
+  if (!pins.empty()) {
+    const std::string grid = "block_grid %tiles_n, %tiles_m :";
+    const size_t at = text.find(grid);
+    EXPECT_NE(at, std::string::npos);
+    text.replace(at, grid.size(), "block_grid %tiles_n, %tiles_m {" + pins + "} :");
+  }
+  auto module = ir::parse_module(text, "gemm_w4a16.tir");
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
   const uint64_t seed = runtime::fresh_seed();
   SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " g" +
@@ -278,6 +287,7 @@ double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group) {
                  TensorArg{ds.ptr(), {groups, n}, ir::ScalarKind::f16},
                  TensorArg{dy.ptr(), {m, n}, ir::ScalarKind::f16}});
   runtime::context().synchronize();
+  if (resident) *resident = kernel.launch_sm_count();
   auto y = runtime::to_floats(runtime::HostFloat::f16, dy.to_host<uint8_t>());
   std::vector<double> w(static_cast<size_t>(n * k)), xs(static_cast<size_t>(m * k));
   for (int64_t j = 0; j < n; ++j) {
@@ -312,6 +322,18 @@ TEST_F(GemmGpuTest, W4A16) {
                                   {300, 1000, 1024, 128},
                                   {1, 8192, 4096, 128}}) {
     EXPECT_LT(run_w4a16_gemm(c.m, c.n, c.k, c.group), 3e-3);
+  }
+}
+
+// Two blocks per SM (blocks_per_sm = 2: launch bound and register pool for two 384-thread blocks
+// of 51 KB shared memory each) with K split three ways: correct, and the persistent grid sized by
+// the two blocks each SM holds (the occupancy API), not one per SM.
+TEST_F(GemmGpuTest, W4A16TwoBlocksPerSmWithSplitK) {
+  for (int64_t m : {1, 70}) {
+    int64_t resident = 0;
+    EXPECT_LT(run_w4a16_gemm(m, 8192, 4096, 128, "split_k = 3, blocks_per_sm = 2", &resident),
+              3e-3);
+    EXPECT_EQ(resident, 2 * runtime::context().sm_count());
   }
 }
 
