@@ -40,7 +40,6 @@ import sys
 
 import torch
 
-import tessel
 from bench_common import provenance, repository_root, time_interleaved
 
 NOMINAL_GBPS = 3350.0
@@ -120,30 +119,49 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1):
     return "\n".join(out) + "\n"
 
 
+# The kernel each variant prefix names (w4a16.py's docstring), relative to the repository root.
+BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a16_packed.tir",
+         "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
+         "c": "bench/kernel-variants/gemm_w4a16_tiled.tir"}
+VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?")
+
+
+def parse_variant(name):
+    """`[tpsc]RxT[_kKT][_sk[S]][_bB]` -> dict(prefix, rows, tokens, k_tile, split_k, blocks_per_sm)."""
+    m = VARIANT.fullmatch(name)
+    if not m:
+        raise ValueError("variant %r is not [tpsc]RxT[_kKT][_sk[S]][_bB]" % name)
+    split = False if m.group(5) is None else (int(m.group(5)) if m.group(5) else True)
+    return {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
+            "k_tile": int(m.group(4) or 64), "split_k": split, "blocks_per_sm": int(m.group(6) or 1)}
+
+
+def named_variant_text(name, root=None):
+    """The tile program of variant `name`: its base kernel's text with the name's choices."""
+    v = parse_variant(name)
+    with open(os.path.join(root or repository_root(), BASES[v["prefix"]])) as f:
+        base = f.read()
+    return variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"])
+
+
 def main():
+    import tessel  # the extension, needed only to compile and launch (not for the variant texts)
+
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shapes", default="1x8192x8192g128,16x8192x8192g128,4096x8192x8192g128")
     p.add_argument("--variants", default="t128x64")
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=50)
     args = p.parse_args()
-    root = repository_root()
-    bases = {"t": open(os.path.join(root, "examples/kernels/gemm_w4a16.tir")).read(),
-             "p": open(os.path.join(root, "examples/kernels/gemm_w4a16_packed.tir")).read(),
-             "s": open(os.path.join(root, "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir")).read(),
-             "c": open(os.path.join(root, "bench/kernel-variants/gemm_w4a16_tiled.tir")).read()}
     kernels, k_tiles, rows_of = {}, {}, {}
     for v in args.variants.split(","):
-        m = re.fullmatch(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
-        if not m:
-            sys.exit("w4a16.py: variant %r is not [tpsc]RxT[_kKT][_sk[S]][_bB]" % v)
-        split = False if m.group(5) is None else (int(m.group(5)) if m.group(5) else True)
-        k_tiles[v] = int(m.group(4) or 64)
-        rows_of[v] = int(m.group(2))
         try:
-            kernels[v] = tessel.compile(variant_text(bases[m.group(1)], int(m.group(2)), int(m.group(3)),
-                                                     split, k_tiles[v], int(m.group(6) or 1)),
-                                        file="gemm_w4a16_%s.tir" % v)
+            choices = parse_variant(v)
+        except ValueError as e:
+            sys.exit("w4a16.py: %s" % e)
+        k_tiles[v], rows_of[v] = choices["k_tile"], choices["rows"]
+        try:
+            kernels[v] = tessel.compile(named_variant_text(v), file="gemm_w4a16_%s.tir" % v)
         except Exception as e:  # a variant the compiler refuses: say why, keep the others
             print("%-12s does not compile: %s" % (v, str(e).splitlines()[0]))
     record = provenance("w4a16.py")

@@ -3,6 +3,9 @@
 # defines the two builds every script needs.
 #   build_tool     the `tessel` tool into build-dev/ (tests and Python off; ~20 s on 16 cores)
 #   build_python   the Python extension into build-py/ (PYTHONPATH=build-py/python)
+#   build_tool_and_python   both at once; prints the build logs' tails and fails if either fails
+#   write_w4a16_variants A,B  build-dev/variants/A.tir ... from bench/python/w4a16.py's variant names
+#   run_gpu_test_binaries     every carried .carry-gpu/*_gpu_test side by side, one summary line each
 # Both log under $OUT and return non-zero when the build fails.
 cd "$(dirname "${BASH_SOURCE[1]}")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -19,4 +22,36 @@ build_python() {
     -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) \
     -DCUDAToolkit_ROOT=/usr/local/cuda > $OUT/pycfg.log 2>&1 &&
     cmake --build build-py --target _tessel -j 16 > $OUT/pybuild.log 2>&1
+}
+
+build_tool_and_python() {
+  build_tool &
+  build_python &
+  wait
+  ls build-dev/bin/tessel build-py/python/tessel > /dev/null ||
+    { tail -20 $OUT/build.log $OUT/pybuild.log; return 1; }
+}
+
+write_w4a16_variants() {
+  mkdir -p build-dev/variants
+  PYTHONPATH=$PWD/bench/python:${PYTHONPATH:-} python3 - "$1" <<'PY'
+import sys, w4a16
+for name in sys.argv[1].split(","):
+    open("build-dev/variants/%s.tir" % name, "w").write(w4a16.named_variant_text(name))
+PY
+}
+
+# GPU test binaries built on the CPU machine and carried (for t in attention decode gemm_epilogue
+# gemm kernels runtime device_library; do strip -o .carry-gpu/${t}_gpu_test
+# build/test/${t}_gpu_test; done; carry [".carry-gpu"]): correctness only, nothing timed.
+run_gpu_test_binaries() {
+  for t in .carry-gpu/*_gpu_test; do
+    (timeout ${TEST_TIMEOUT:-420} $t > $OUT/$(basename $t).log 2>&1; echo "rc=$?" >> $OUT/$(basename $t).log) &
+  done
+  wait
+  for t in .carry-gpu/*_gpu_test; do
+    n=$(basename $t)
+    echo "$n $(grep -E '^\[  PASSED|^\[  FAILED  \] [0-9]|^rc=' $OUT/$n.log | tr '\n' ' ')"
+    grep -E "^\[  FAILED  \] [A-Za-z]" $OUT/$n.log | head -5
+  done
 }

@@ -11,15 +11,7 @@ source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 build_tool &
 build_python &
-for t in .carry-gpu/*_gpu_test; do
-  (timeout ${TEST_TIMEOUT:-280} $t > $OUT/$(basename $t).log 2>&1; echo "rc=$?" >> $OUT/$(basename $t).log) &
-done
-wait
-for t in .carry-gpu/*_gpu_test; do
-  n=$(basename $t)
-  echo "$n $(grep -E '^\[  PASSED|^\[  FAILED  \] [0-9]|^rc=' $OUT/$n.log | tr '\n' ' ')"
-  grep -E "^\[  FAILED  \] [A-Za-z]" $OUT/$n.log | head -5
-done
+TEST_TIMEOUT=${TEST_TIMEOUT:-280} run_gpu_test_binaries  # waits for the builds too
 ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
 T=build-dev/bin/tessel
 timeout 150 $T bench gemm --kernels gemm,gemm_bf16 --shapes ${GEMM_SHAPES:-8192x8192x8192,4096x4096x4096,2048x2048x2048} \

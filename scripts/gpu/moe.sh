@@ -9,10 +9,7 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-build_tool &
-build_python &
-wait
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+build_tool_and_python || exit 1
 T=build-dev/bin/tessel
 LOGS=/tmp/moe-logs; mkdir -p $LOGS
 SIZES=E=9,M=300,N=264,K=640,KG=5

@@ -6,32 +6,15 @@
 # ragged shape (tessel run --gpu --check) and one under compute-sanitizer (memcheck, racecheck,
 # synccheck), then bench/python/w4a16.py over VARIANTS at SHAPES (against cuBLAS f16 and a copy,
 # interleaved). JSON records in $OUT/w4a16.jsonl, logs in $OUT (at most 8 files come back).
-# CHECKED and VARIANTS take pRxT (examples/kernels/gemm_w4a16_packed.tir), sRxT (its group-scale
-# variant, bench/kernel-variants/gemm_w4a16_packed_group_scale.tir) and cRxT (the weights stored
-# tile by tile, bench/kernel-variants/gemm_w4a16_tiled.tir) names; see w4a16.py.
+# CHECKED and VARIANTS take w4a16.py's variant names (pRxT, sRxT, cRxT with _kKT, _skS, _bB).
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-build_tool &
-build_python &
-wait
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+build_tool_and_python || exit 1
 T=build-dev/bin/tessel
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
-mkdir -p build-dev/variants
 CHECKED=${CHECKED:-p64x16_sk4_b4,p64x16_k128_sk4_b4}
-python3 - "$CHECKED" <<'PY'
-import re, sys, w4a16
-bases = {"p": open("examples/kernels/gemm_w4a16_packed.tir").read(),
-         "s": open("bench/kernel-variants/gemm_w4a16_packed_group_scale.tir").read(),
-         "c": open("bench/kernel-variants/gemm_w4a16_tiled.tir").read()}
-for v in sys.argv[1].split(","):
-    m = re.fullmatch(r"([psc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
-    text = w4a16.variant_text(bases[m.group(1)], int(m.group(2)), int(m.group(3)),
-                              int(m.group(5)) if m.group(5) else False, int(m.group(4) or 64),
-                              int(m.group(6) or 1))
-    open("build-dev/variants/%s.tir" % v, "w").write(text)
-PY
+write_w4a16_variants "$CHECKED"
 # The sizes of a check: ragged M and N (N a whole number of tiles for the tiled weights, whose Q
 # has NQ = N K / KT rows).
 check_sizes() {

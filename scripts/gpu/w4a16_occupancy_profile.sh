@@ -2,25 +2,13 @@
 # ncu of W4A16 variants (PROFILE, default the 64-row tile with split-K and 4 blocks per SM, and
 # the single-block baseline) at M = 16 with the stall reasons, N = K = 8192, G = 128 on the lent H100: throughput,
 # memory, scheduler, warp-state and occupancy sections of one launch each. Builds the tool; the
-# variant texts come from bench/python/w4a16.py (imported without the extension). Logs in $OUT.
+# variant texts come from bench/python/w4a16.py's names (write_w4a16_variants). Logs in $OUT.
 set -u
 source "$(dirname "$0")/common.sh"
 [ -x build-dev/bin/tessel ] || build_tool || { tail -20 $OUT/build.log; exit 1; }
 T=build-dev/bin/tessel
-export PYTHONPATH=$PWD/bench/python
-mkdir -p build-dev/variants
 PROFILE=${PROFILE:-p64x16,p64x16_k128_sk2_b4}
-python3 - "$PROFILE" <<'PY'
-import re, sys, types
-sys.modules.setdefault("tessel", types.ModuleType("tessel"))  # only the variant texts are needed
-import w4a16
-base = open("examples/kernels/gemm_w4a16_packed.tir").read()
-for v in sys.argv[1].split(","):
-    m = re.fullmatch(r"p(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?", v)
-    text = w4a16.variant_text(base, int(m.group(1)), int(m.group(2)), int(m.group(4)) if m.group(4) else False,
-                              int(m.group(3) or 64), int(m.group(5) or 1))
-    open("build-dev/variants/%s.tir" % v, "w").write(text)
-PY
+write_w4a16_variants "$PROFILE"
 STALLS="--metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
 S="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section InstructionStats"
 for v in ${PROFILE//,/ }; do

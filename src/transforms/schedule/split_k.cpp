@@ -271,10 +271,7 @@ class Splitter {
     // release), except the two that compute them and arithmetic that computes a tile coordinate
     // from K (W4A16's weights stored tile by tile: row bn * K + k), which means the whole K.
     for (Operation* op : users(&role, k_blocks)) {
-      if (op == from->def() || op == to->def()) continue;
-      bool computes_coordinate = op->kind() == OpKind::tile;
-      for (const auto& r : op->results()) computes_coordinate |= reaches_tile(r.get(), role);
-      if (computes_coordinate) continue;
+      if (op == from->def() || op == to->def() || computes_coordinate(*op, role)) continue;
       for (int i = 0; i < op->num_operands(); ++i) {
         if (op->operand(i) == k_blocks) op->set_operand(i, count);
       }
@@ -295,13 +292,20 @@ class Splitter {
       if (is_aref_op(op->kind())) continue;  // sequence numbers still count the iterations
       // Arithmetic that computes a tile coordinate from the index (a scale group k·64·KG / K)
       // computes it from the K block; any other use (none today) counts iterations.
-      bool computes_coordinate = false;
-      for (const auto& r : op->results()) computes_coordinate |= reaches_tile(r.get(), loop);
-      if (!computes_coordinate) continue;
+      if (!computes_coordinate(*op, loop)) continue;
       for (int i = 0; i < op->num_operands(); ++i) {
         if (op->operand(i) == k) op->set_operand(i, block);
       }
     }
+  }
+
+  // Whether `op` is a tile or computes a value that reaches a tile coordinate within `scope`.
+  bool computes_coordinate(Operation& op, Operation& scope) {
+    if (op.kind() == OpKind::tile) return true;
+    for (const auto& r : op.results()) {
+      if (reaches_tile(r.get(), scope)) return true;
+    }
+    return false;
   }
 
   bool reaches_tile(const Value* v, Operation& scope) {

@@ -1,35 +1,29 @@
 // The mixed-type MoE expert GEMM (examples/kernels/moe_w4a16.tir): tokens sorted by expert times
-// each expert's int4 weights (stored in the packed nibble order), in the interpreter as written and lowered by the default pipeline
-// (roles interleaved, few SMs), against plain loops bit for bit — with experts that receive no
+// each expert's int4 weights (stored in the packed nibble order), in the interpreter as written
+// and lowered by the default pipeline (roles interleaved, few SMs), against plain loops bit for bit — with experts that receive no
 // token, one token, and ragged counts across tile boundaries — and its sm_90a CUDA through ptxas
 // (no spills, no serialized wgmma).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "compile/compile.h"
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "pipeline/pipeline.h"
-#include "runtime/compiler.h"
 #include "sm90a_compile.h"
 #include "tessel/example_kernels.h"
+#include "w4a16_reference.h"
 
 namespace tessel {
 namespace {
 
 using interp::HostTensor;
 
-float round_f16(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
-
-// Nibble of column c (0..63) in its 64-column block: the packed order (2,4,2,2,2):(4,16,1,2,8).
-int64_t packed_position(int64_t c) {
-  return 4 * (c & 1) + 16 * ((c >> 1) & 3) + ((c >> 3) & 1) + 2 * ((c >> 4) & 1) + 8 * ((c >> 5) & 1);
-}
+using testing::packed_position;
+using testing::round_f16;
 
 // `counts[e]` tokens for expert e (rows of X in expert order), N weight rows, K, group size G.
 void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, bool lowered,

@@ -20,18 +20,15 @@
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
 #include "sm90a_compile.h"
+#include "w4a16_reference.h"
 
 namespace tessel {
 namespace {
 
 using interp::HostTensor;
 
-float round_f16(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
-
-// Nibble of column c (0..63) in its 64-column block: gemm_w4a16_packed.tir's (2,4,2,2,2):(4,16,1,2,8).
-int64_t packed_position(int64_t c) {
-  return 4 * (c & 1) + 16 * ((c >> 1) & 3) + ((c >> 3) & 1) + 2 * ((c >> 4) & 1) + 8 * ((c >> 5) & 1);
-}
+using testing::packed_position;
+using testing::round_f16;
 
 // `parts` > 1 pins the grid `split_k = parts` (split-k shifts the scale group's K too): the
 // reference then sums each part's K blocks from +0 and the parts' sums in part order.
