@@ -14,7 +14,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
 build_tool &
 build_python &
 wait
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 export PYTHONPATH=$PWD/build-py/python
 B="python3 bench/python/attention.py --iterations 20 --json $OUT/attention.jsonl"
 run() { timeout 150 $B "$@" 2>&1 | tee -a $OUT/bench.log | grep -v "^  File\|^    "; }

@@ -15,7 +15,7 @@ if [ -x .carry-gpu/attention_gpu_test ]; then
 fi
 wait
 grep -E "^\[  (FAILED|PASSED|  OK)|Failure|rc=" $OUT/attention_gpu_test.log 2>/dev/null | head -12
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 for f in flash_attention flash_attention_causal flash_attention_d64; do
   for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool $tool build-dev/bin/tessel run examples/kernels/$f.tir --gpu --size BH=3,S=300 > $OUT/san.log 2>&1

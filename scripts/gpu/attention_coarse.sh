@@ -13,7 +13,7 @@ build_python &
 (timeout 200 .carry-gpu/attention_gpu_test > $OUT/attention_gpu_test.log 2>&1; echo "attention_gpu_test rc=$?" >> $OUT/attention_gpu_test.log) &
 wait
 grep -E "^\[  (FAILED|PASSED|  OK)|Failure|rc=" $OUT/attention_gpu_test.log | head -12
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 mkdir -p build-dev/variants
 # Variants by sed: `coarse_pipeline = false` (the wait-at-use loop) and `pingpong = true` (turns).
 for f in flash_attention flash_attention_causal flash_attention_d64; do

@@ -6,7 +6,7 @@
 # D = 128, f16, not causal. Reports: $OUT/ncu_attention_*.txt.
 set -u
 source "$(dirname "$0")/common.sh"
-build_tool || { tail -30 $OUT/build.log; exit 1; }
+build_tool || { tail -30 $LOG/build.log; exit 1; }
 B=${B:-4}; H=${H:-32}; L=${L:-1024}
 S="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis"
 keys="Duration|DRAM Throughput|Compute \(SM\) Throughput|Grid Size|Block Size|Cluster Size|Registers Per|Dynamic Shared|Static Shared|Waves Per SM|Achieved Occupancy|Theoretical Occupancy|Issued Warp Per Scheduler|No Eligible|Active Warps Per Scheduler|Eligible Warps|Warp Cycles Per Issued|Executed Ipc A|SM Busy|Issue Slots Busy"

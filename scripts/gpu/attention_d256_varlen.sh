@@ -22,7 +22,7 @@ if [ -x .carry-gpu/attention_gpu_test ]; then
 fi
 wait
 grep -E "^\[  (FAILED|PASSED|  OK)|Failure|rc=|Expected|Which is" $OUT/attention_gpu_test.log 2>/dev/null | head -30
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 export PYTHONPATH=$PWD/build-py/python
 B="python3 bench/python/attention.py --iterations 20 --json $OUT/attention.jsonl"
 run() { timeout 150 $B "$@" 2>&1 | tee -a $OUT/bench.log | grep -v "^  File\|^    "; }

@@ -12,7 +12,7 @@ source "$(dirname "$0")/common.sh"
 export OUT
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
 build_tool & build_python & wait
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 T=build-dev/bin/tessel
 mkdir -p build-dev/variants
 for f in flash_attention flash_attention_causal; do

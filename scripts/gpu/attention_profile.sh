@@ -7,7 +7,7 @@ source "$(dirname "$0")/common.sh"
 build_tool &
 build_python &
 wait
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 mkdir -p build-dev/variants
 sed -e 's/%h, %i = block_grid %BH, %tiles_q :/%h, %i_grid = block_grid %BH, %tiles_q :/' \
     -e '/%i_grid = block_grid/a\  %q_last = sub %tiles_q, %c1 : index\n  %i = sub %q_last, %i_grid : index' \

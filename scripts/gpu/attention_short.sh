@@ -26,7 +26,7 @@ if [ -x .carry-gpu/attention_gpu_test ]; then
 fi
 wait
 grep -E "^\[  (FAILED|PASSED)|Failure|rc=" $OUT/attention_gpu_test.log 2>/dev/null | head -12
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 mkdir -p build-dev/variants
 for f in flash_attention flash_attention_causal; do
   for v in ${VARIANTS:-pingpong}; do

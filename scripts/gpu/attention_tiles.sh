@@ -7,7 +7,7 @@ source "$(dirname "$0")/common.sh"
 build_tool &
 build_python &
 wait
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 V=bench/kernel-variants/attention
 for f in $V/flash_attention_n176.tir $V/flash_attention_unstaged.tir; do
   echo "$(basename $f) $(build-dev/bin/tessel run $f --gpu --check --size BH=3,S=1000 2>&1 | grep -i 'error\|relative' | head -2)"

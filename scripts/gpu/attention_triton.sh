@@ -10,7 +10,7 @@ source "$(dirname "$0")/common.sh"
 export OUT
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
 python3 -c "import triton; print('triton', triton.__version__)"
-build_python || { tail -20 $OUT/pybuild.log; exit 1; }
+build_python || { tail -20 $LOG/pybuild.log; exit 1; }
 export PYTHONPATH=$PWD/build-py/python
 shapes=""
 for l in ${SHAPES_L:-1024 4096 16384}; do shapes="$shapes 4,32,$l,128"; done

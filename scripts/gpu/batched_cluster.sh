@@ -7,7 +7,7 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
-build_tool || { tail -30 $OUT/build.log; exit 1; }
+build_tool || { tail -30 $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
 V=bench/kernel-variants/gemm_batched_cluster2x1.tir
 for size in L=3,M=300,N=130,K=72 L=12,M=1000,N=1000,K=1000 L=2,M=64,N=264,K=136; do

@@ -6,10 +6,10 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-build_tool_and_python > $OUT/builds.log 2>&1 &
+build_tool_and_python > $LOG/builds.log 2>&1 &
 TEST_TIMEOUT=${TEST_TIMEOUT:-280} run_gpu_test_binaries
 wait
-cat $OUT/builds.log
+cat $LOG/builds.log
 for script in "$@"; do
   echo "== $script"
   bash "$script"

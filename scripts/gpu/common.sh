@@ -6,22 +6,24 @@
 #   build_tool_and_python   both at once; prints the build logs' tails and fails if either fails
 #   write_w4a16_variants A,B  build-dev/variants/A.tir ... from bench/python/w4a16.py's variant names
 #   run_gpu_test_binaries     every carried .carry-gpu/*_gpu_test side by side, one summary line each
-# Both log under $OUT and return non-zero when the build fails.
+# Both log under $LOG and return non-zero when the build fails.
 cd "$(dirname "${BASH_SOURCE[1]}")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=$(mktemp -d)
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+# Logs stay on the device machine (only a few files of $OUT come back; keep those for records).
+LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
 
 build_tool() {
   cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
-    -DTESSEL_BUILD_PYTHON=OFF > $OUT/cfg.log 2>&1 && ninja -C build-dev tessel > $OUT/build.log 2>&1
+    -DTESSEL_BUILD_PYTHON=OFF > $LOG/cfg.log 2>&1 && ninja -C build-dev tessel > $LOG/build.log 2>&1
 }
 
 build_python() {
   cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
     -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) \
-    -DCUDAToolkit_ROOT=/usr/local/cuda > $OUT/pycfg.log 2>&1 &&
-    cmake --build build-py --target _tessel -j 16 > $OUT/pybuild.log 2>&1
+    -DCUDAToolkit_ROOT=/usr/local/cuda > $LOG/pycfg.log 2>&1 &&
+    cmake --build build-py --target _tessel -j 16 > $LOG/pybuild.log 2>&1
 }
 
 build_tool_and_python() {
@@ -29,7 +31,7 @@ build_tool_and_python() {
   build_python &
   wait
   ls build-dev/bin/tessel build-py/python/tessel > /dev/null ||
-    { tail -20 $OUT/build.log $OUT/pybuild.log; return 1; }
+    { tail -20 $LOG/build.log $LOG/pybuild.log; return 1; }
 }
 
 write_w4a16_variants() {
@@ -46,12 +48,12 @@ PY
 # build/test/${t}_gpu_test; done; carry [".carry-gpu"]): correctness only, nothing timed.
 run_gpu_test_binaries() {
   for t in .carry-gpu/*_gpu_test; do
-    (timeout ${TEST_TIMEOUT:-420} $t > $OUT/$(basename $t).log 2>&1; echo "rc=$?" >> $OUT/$(basename $t).log) &
+    (timeout ${TEST_TIMEOUT:-420} $t > $LOG/$(basename $t).log 2>&1; echo "rc=$?" >> $LOG/$(basename $t).log) &
   done
   wait
   for t in .carry-gpu/*_gpu_test; do
     n=$(basename $t)
-    echo "$n $(grep -E '^\[  PASSED|^\[  FAILED  \] [0-9]|^rc=' $OUT/$n.log | tr '\n' ' ')"
-    grep -E "^\[  FAILED  \] [A-Za-z]" $OUT/$n.log | head -5
+    echo "$n $(grep -E '^\[  PASSED|^\[  FAILED  \] [0-9]|^rc=' $LOG/$n.log | tr '\n' ' ')"
+    grep -E "^\[  FAILED  \] [A-Za-z]" $LOG/$n.log | head -5
   done
 }

@@ -13,8 +13,8 @@ OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.mem --format=csv,noheader
 T=build-dev/bin/tessel
 [ -d gtest-src ] && [ ! -x ./decode_gpu_test ] && T=build-test/bin/tessel
-[ $T = build-dev/bin/tessel ] && (cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=OFF > $OUT/cfg.log 2>&1 && ninja -C build-dev tessel > $OUT/build.log 2>&1) &
-(cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) -DCUDAToolkit_ROOT=/usr/local/cuda > $OUT/pycfg.log 2>&1 && cmake --build build-py --target _tessel -j 16 > $OUT/pybuild.log 2>&1) &
+[ $T = build-dev/bin/tessel ] && (cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=OFF > $LOG/cfg.log 2>&1 && ninja -C build-dev tessel > $LOG/build.log 2>&1) &
+(cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) -DCUDAToolkit_ROOT=/usr/local/cuda > $LOG/pycfg.log 2>&1 && cmake --build build-py --target _tessel -j 16 > $LOG/pybuild.log 2>&1) &
 # The tests, built here when googletest's sources are carried beside the checkout (the image has
 # no GoogleTest): cp -r /usr/src/googletest .carry-decode/gtest-src.
 if [ -d gtest-src ] && [ ! -x ./decode_gpu_test ]; then
@@ -30,7 +30,7 @@ elif [ -x ./decode_gpu_test ]; then
 fi
 wait
 for f in decode_test decode_gpu_test; do [ -f $OUT/$f.log ] && grep -E "^\[  (FAILED|PASSED|  OK|SKIPPED)|Failure|rc=|decode B=" $OUT/$f.log | head -30; done
-ls $T build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls $T build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 for s in BHK=3,G=4,L=1000,NS=3 BHK=2,G=1,L=4097,NS=5; do
   echo "flash_decode $s: $($T run examples/kernels/flash_decode.tir --gpu --check --output OP --size $s 2>&1 | grep -i 'error\|relative' | head -2)"
 done

@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 build_tool &
 build_python &
 TEST_TIMEOUT=${TEST_TIMEOUT:-280} run_gpu_test_binaries  # waits for the builds too
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 T=build-dev/bin/tessel
 timeout 150 $T bench gemm --kernels gemm,gemm_bf16 --shapes ${GEMM_SHAPES:-8192x8192x8192,4096x4096x4096,2048x2048x2048} \
   --json $OUT/gemm.jsonl 2>&1 | tail -14

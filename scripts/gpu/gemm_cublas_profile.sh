@@ -6,7 +6,7 @@
 # variants of 2026-11-26-gemm-swap-h100.md) launched by `tessel run`. Reports: $OUT/ncu_*.txt.
 set -u
 source "$(dirname "$0")/common.sh"
-build_tool || { tail -30 $OUT/build.log; exit 1; }
+build_tool || { tail -30 $LOG/build.log; exit 1; }
 V=bench/kernel-variants
 S="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section LaunchStats --section Occupancy --section SchedulerStats"
 keys="Duration|Memory Throughput|DRAM Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|Compute \(SM\) Throughput|L2 Hit Rate|Warp Cycles Per Issued|Grid Size|Block Size|Cluster Size|Registers Per|Dynamic Shared|Static Shared|Waves Per SM|Achieved Occupancy|Theoretical Occupancy|Issued Warp Per Scheduler|No Eligible|Active Warps Per Scheduler|Eligible Warps"

@@ -8,7 +8,7 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
-build_tool || { tail -30 $OUT/build.log; exit 1; }
+build_tool || { tail -30 $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
 V=bench/kernel-variants
 NEW=${NEW:-gemm_m64_n32_s16 gemm_m64_n32_s16_cluster1x2}

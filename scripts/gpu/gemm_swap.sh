@@ -7,7 +7,7 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
-build_tool || { tail -30 $OUT/build.log; exit 1; }
+build_tool || { tail -30 $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
 V=bench/kernel-variants
 # SUFFIXES: the swapped variants to check and time (bench/kernel-variants/make_swap_variants.py)

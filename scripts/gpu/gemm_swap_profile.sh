@@ -7,7 +7,7 @@
 # without swap at M = 64).
 set -u
 source "$(dirname "$0")/common.sh"
-build_tool || { tail -30 $OUT/build.log; exit 1; }
+build_tool || { tail -30 $LOG/build.log; exit 1; }
 V=bench/kernel-variants
 S="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section LaunchStats --section Occupancy"
 STALLS="--metrics regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"

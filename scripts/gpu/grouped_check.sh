@@ -7,8 +7,8 @@ set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64 TESSEL_CACHE_DIR=/tmp/tessel-cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 ( cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
-    -DTESSEL_BUILD_PYTHON=OFF > "$OUT/build.log" 2>&1 && ninja -C build-dev tessel >> "$OUT/build.log" 2>&1 ) \
-  || { tail -40 "$OUT/build.log"; exit 1; }
+    -DTESSEL_BUILD_PYTHON=OFF > "$LOG/build.log" 2>&1 && ninja -C build-dev tessel >> "$LOG/build.log" 2>&1 ) \
+  || { tail -40 "$LOG/build.log"; exit 1; }
 T=build-dev/bin/tessel
 K=examples/kernels/gemm_grouped.tir
 P=canonicalize,synthesize-layouts,synthesize-shared-layouts,raster-blocks,warp-specialize,stage-stores,pipeline-arefs,persistent

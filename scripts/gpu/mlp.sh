@@ -12,7 +12,7 @@ source "$(dirname "$0")/common.sh"
 export OUT
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
 build_tool & build_python & wait
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 variants=${VARIANTS:-$(ls bench/kernel-variants/mlp_*.tir)}
 for f in examples/kernels/mlp.tir $variants; do
   for size in M=300,L=3 M=5,L=1 M=1000,L=2; do

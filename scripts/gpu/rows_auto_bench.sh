@@ -7,8 +7,8 @@ set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 OUT=${OUT:-/tmp/rows-out}; mkdir -p "$OUT"
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
-  -DTESSEL_BUILD_PYTHON=OFF >/dev/null && ninja -C build-dev tessel >"$OUT/build.log" 2>&1 ||
-  { tail -30 "$OUT/build.log"; exit 1; }
+  -DTESSEL_BUILD_PYTHON=OFF >/dev/null && ninja -C build-dev tessel >"$LOG/build.log" 2>&1 ||
+  { tail -30 "$LOG/build.log"; exit 1; }
 T=build-dev/bin/tessel
 KERNELS=rmsnorm_auto,layernorm_auto,softmax_auto,bias_gelu_auto
 for k in rmsnorm layernorm softmax bias_gelu; do

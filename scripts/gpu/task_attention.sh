@@ -11,7 +11,7 @@ source "$(dirname "$0")/common.sh"
 build_tool &
 build_python &
 wait
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 T=build-dev/bin/tessel
 $T task flash_attention > build-dev/fa_task.tir && $T task flash_attention_causal > build-dev/fa_causal_task.tir || exit 1
 export PYTHONPATH=$PWD/build-py/python

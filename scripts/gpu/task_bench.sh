@@ -5,7 +5,7 @@
 # example and cuBLAS in one process. Records in $OUT/task.jsonl.
 set -u
 source "$(dirname "$0")/common.sh"
-build_tool || { tail $OUT/build.log; exit 1; }
+build_tool || { tail $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
 $T task gemm > build-dev/gemm_task.tir && $T task dual_gemm > build-dev/dual_gemm_task.tir || exit 1
 S=8192x8192x8192,8192x8192x4096,4096x4096x4096,8191x4097x520

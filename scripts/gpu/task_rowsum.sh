@@ -13,8 +13,8 @@
 set -u
 source "$(dirname "$0")/common.sh"
 start=$(date +%s)
-build_tool || { tail -20 $OUT/build.log; exit 1; }
-build_python || { grep -E "error|FAILED" $OUT/pybuild.log | head -20; exit 1; }
+build_tool || { tail -20 $LOG/build.log; exit 1; }
+build_python || { grep -E "error|FAILED" $LOG/pybuild.log | head -20; exit 1; }
 echo "built in $(( $(date +%s) - start )) s"
 T=build-dev/bin/tessel
 $T task gemm_rowsum > $OUT/gemm_rowsum_task.tir || exit 1

@@ -15,7 +15,7 @@ if [ -x .carry-w4/gemm_gpu_test ]; then
 fi
 wait
 grep -E "^\[  (FAILED|PASSED|  OK)|Failure|rc=|Expected|Which is|seed" $OUT/gemm_gpu_test.log 2>/dev/null | head -20
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 T=build-dev/bin/tessel
 # Both weight orders: the natural one and the packed one (gemm_w4a16_packed.tir), each against
 # the interpreter on the same random bytes (which reads Q through its declared layout).

@@ -5,7 +5,7 @@
 # variant texts come from bench/python/w4a16.py's names (write_w4a16_variants). Logs in $OUT.
 set -u
 source "$(dirname "$0")/common.sh"
-[ -x build-dev/bin/tessel ] || build_tool || { tail -20 $OUT/build.log; exit 1; }
+[ -x build-dev/bin/tessel ] || build_tool || { tail -20 $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
 PROFILE=${PROFILE:-p64x16,p64x16_k128_sk2_b4}
 write_w4a16_variants "$PROFILE"

@@ -7,7 +7,7 @@ source "$(dirname "$0")/common.sh"
 build_tool &
 build_python &
 wait
-ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $OUT/build.log $OUT/pybuild.log; exit 1; }
+ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/build.log $LOG/pybuild.log; exit 1; }
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 mkdir -p build-dev/variants
 python3 - <<'PY'

@@ -12,7 +12,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 ws=${1:-test/lit/async/gemm_barriers.tir}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF > $OUT/cmake.log 2>&1 &&
-  cmake --build build-dev -j16 > $OUT/build.log 2>&1 || { echo "build failed"; tail -30 $OUT/build.log; exit 1; }
+  cmake --build build-dev -j16 > $LOG/build.log 2>&1 || { echo "build failed"; tail -30 $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
 printf "%-18s %-10s %s\n" shape result checksums
 for s in M=129,N=257,K=64 M=129,N=257,K=200 M=256,N=512,K=8 M=1000,N=1000,K=1000 M=3000,N=5000,K=704 M=4096,N=4096,K=4096; do

@@ -9,7 +9,7 @@ export TESSEL_CACHE_DIR=/tmp/tessel-cache
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 SIZE=${SIZE:-M=4096,N=4096,K=4096}
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF > $OUT/cmake.log 2>&1 &&
-  cmake --build build-dev -j16 > $OUT/build.log 2>&1 || { echo "build failed"; tail -30 $OUT/build.log; exit 1; }
+  cmake --build build-dev -j16 > $LOG/build.log 2>&1 || { echo "build failed"; tail -30 $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
 echo "== reference GEMM vs cuBLAS"
 $T bench gemm-reference --shapes 4096x4096x4096,3000x5000x704 --dtype f16 --iterations 30 2>&1 | grep -E "x[0-9]+x" | head
