@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=$(mktemp -d)
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.mem --format=csv,noheader
 T=build-dev/bin/tessel
 [ -d gtest-src ] && [ ! -x ./decode_gpu_test ] && T=build-test/bin/tessel

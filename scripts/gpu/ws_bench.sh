@@ -12,6 +12,7 @@ set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=/tmp/tessel-cache
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
 export TESSEL_COMMIT=$(cat .commit 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)
 SHAPES=${SHAPES:-8192x8192x8192,8192x8192x4096,4096x4096x4096,8192x8192x1024,2048x8192x1024,3000x5000x704,129x257x64,1000x1000x1000}
 KERNELS=${KERNELS:-examples/kernels/gemm.tir}

@@ -9,6 +9,7 @@ set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=/tmp/tessel-cache
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
 ws=${1:-test/lit/async/gemm_barriers.tir}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF > $OUT/cmake.log 2>&1 &&

@@ -14,6 +14,7 @@ set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=/tmp/tessel-cache
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
 export TESSEL_COMMIT=${TESSEL_COMMIT:-unknown}
 steps="${*:-bench extra sanitize}"
 SHAPES=${SHAPES:-8192x8192x8192,8192x8192x4096,4096x4096x4096,8192x8192x1024,2048x8192x1024,3000x5000x704,129x257x64,1000x1000x1000,8192x8192x1000}

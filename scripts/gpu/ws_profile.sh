@@ -7,6 +7,7 @@ set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=/tmp/tessel-cache
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
 SIZE=${SIZE:-M=4096,N=4096,K=4096}
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF > $OUT/cmake.log 2>&1 &&
   cmake --build build-dev -j16 > $LOG/build.log 2>&1 || { echo "build failed"; tail -30 $LOG/build.log; exit 1; }
