@@ -6,6 +6,7 @@
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 OUT=${OUT:-/tmp/rows-out}; mkdir -p "$OUT"
+LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
   -DTESSEL_BUILD_PYTHON=OFF >/dev/null && ninja -C build-dev tessel >"$LOG/build.log" 2>&1 ||
   { tail -30 "$LOG/build.log"; exit 1; }
