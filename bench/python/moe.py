@@ -17,8 +17,11 @@ interleaved (bench_common.time_interleaved, medians). Reported: ms, TFLOP/s, GB/
 the kernel must move (the weights of the experts that got rows, their scales, X, Y), and the
 ratios loop ms / tessel ms and grouped_mm ms / tessel ms.
 
+--tessel-only: the check launch and nothing timed (for a profiler: the kernel launches once per
+token count).
+
 usage: moe.py [--tokens 1,64,512,4096,8192] [--experts 256] [--top-k 8] [--hidden 7168]
-              [--intermediate 2048] [--group 128] [--json FILE] [--iterations N]
+              [--intermediate 2048] [--group 128] [--json FILE] [--iterations N] [--tessel-only]
 """
 import argparse
 import json
@@ -37,6 +40,30 @@ def pack_experts(q):
     expert's rows as w4a16.pack_interleaved packs them)."""
     e, n, k = q.shape
     return pack_interleaved(q.reshape(e * n, k)).view(e, n, k // 2)
+
+
+def variant_text(text, token_tile):
+    """moe_w4a16.tir with `token_tile` tokens per block (64 as written): the token count of
+    find_group's tiles, X's tile, the accumulator and the transposed store."""
+    if token_tile == 64:
+        return text
+    t = str(token_tile)
+    swaps = [
+        ("%tokens = const {value = 64}", "%tokens = const {value = " + t + "}"),
+        ("find_group %ends, %bt {tile = 64}", "find_group %ends, %bt {tile = " + t + "}"),
+        ("register<f32>[128,64]", "register<f32>[128," + t + "]"),
+        ("shape = [64,64], window = 0} : global<f16>[64,64]", "shape = [" + t + ",64], window = 0} : global<f16>[" + t + ",64]"),
+        ("%sX = copy %X_tile : shared<f16>[64,64]", "%sX = copy %X_tile : shared<f16>[" + t + ",64]"),
+        ("%sXt = transpose %sX : shared<f16>[64,64]", "%sXt = transpose %sX : shared<f16>[64," + t + "]"),
+        ("register<f32>[64,128]", "register<f32>[" + t + ",128]"),
+        ("shape = [64,128], window = 0} : global<f16>[64,128]", "shape = [" + t + ",128], window = 0} : global<f16>[" + t + ",128]"),
+        ("register<f16>[64,128]", "register<f16>[" + t + ",128]"),
+    ]
+    for old, new in swaps:
+        if old not in text:
+            raise SystemExit("moe.py: variant t%d: %r not in moe_w4a16.tir" % (token_tile, old))
+        text = text.replace(old, new)
+    return text
 
 
 def route(tokens, experts, top_k, gen):
@@ -60,11 +87,15 @@ def main():
     p.add_argument("--group", type=int, default=128)
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--tessel-only", action="store_true")
+    p.add_argument("--token-tiles", default="64",
+                   help="comma-separated tokens per block to time side by side (64 as written)")
     args = p.parse_args()
     E, H, I, G = args.experts, args.hidden, args.intermediate, args.group
     root = repository_root()
-    kernel = tessel.compile(open(os.path.join(root, "examples/kernels/moe_w4a16.tir")).read(),
-                            file="moe_w4a16.tir")
+    text = open(os.path.join(root, "examples/kernels/moe_w4a16.tir")).read()
+    token_tiles = [int(t) for t in args.token_tiles.split(",")]
+    kernels = {t: tessel.compile(variant_text(text, t), file="moe_w4a16.tir") for t in token_tiles}
     gen = torch.Generator(device="cuda").manual_seed(20261127)
     q = torch.randint(0, 16, (E, I, H), device="cuda", dtype=torch.uint8, generator=gen)
     qp = pack_experts(q)
@@ -90,20 +121,31 @@ def main():
                 torch.matmul(x[bounds[e]:bounds[e + 1]], w16[e].t(), out=out[bounds[e]:bounds[e + 1]])
 
         lib = torch.empty(m, I, device="cuda", dtype=torch.float16)
-        cublas_loop(lib)
+        if not args.tessel_only:
+            cublas_loop(lib)
         rows = sorted(set(range(min(m, 64))) | set(range(max(0, m - 64), m)) | set(range(0, m, 97)))
         expert_of_row = torch.bucketize(torch.arange(m, device="cuda"), ends, right=True)
         want = torch.stack([x[r].double() @ w16[expert_of_row[r]].double().t() for r in rows])
-        y = torch.full((m, I), float("nan"), device="cuda", dtype=torch.float16)
-        kernel(x, qp, s, y, ends)
-        torch.cuda.synchronize()
-        got = y[torch.tensor(rows, device="cuda")].double()
-        rel_err = (torch.linalg.norm(got - want) / torch.linalg.norm(want)).item()
-        lib_err = (torch.linalg.norm(y.double() - lib.double()) / torch.linalg.norm(lib.double())).item()
-        passed = rel_err <= 4e-3 and lib_err <= 1e-2
-        failures += not passed
+        lib_err = {}
+        rel_err = {}
+        for t, kernel in kernels.items():
+            y = torch.full((m, I), float("nan"), device="cuda", dtype=torch.float16)
+            kernel(x, qp, s, y, ends)
+            torch.cuda.synchronize()
+            got = y[torch.tensor(rows, device="cuda")].double()
+            rel_err[t] = (torch.linalg.norm(got - want) / torch.linalg.norm(want)).item()
+            lib_err[t] = 0.0 if args.tessel_only else \
+                (torch.linalg.norm(y.double() - lib.double()) / torch.linalg.norm(lib.double())).item()
+        passed = {t: rel_err[t] <= 4e-3 and lib_err[t] <= 1e-2 for t in kernels}
+        failures += sum(not ok for ok in passed.values())
+        if args.tessel_only:
+            for t in kernels:
+                print("tokens %5d rows %6d experts %3d  t%d rel_err %.1e%s" %
+                      (tokens, m, len(active), t, rel_err[t], "" if passed[t] else "  FAILED"))
+            continue
         out, out_lib = torch.empty_like(y), torch.empty_like(y)
-        fns = [lambda: kernel(x, qp, s, out, ends), lambda: cublas_loop(out_lib)]
+        fns = [(lambda k=kernel: k(x, qp, s, out, ends)) for kernel in kernels.values()]
+        fns.append(lambda: cublas_loop(out_lib))
         grouped = None
         if w_bf16 is not None:
             xb = x.to(torch.bfloat16)
@@ -113,26 +155,28 @@ def main():
             except Exception as e:  # not offered for this dtype / device: say so, keep the rest
                 print("torch._grouped_mm unavailable: %s" % str(e).splitlines()[0])
         times = time_interleaved(fns, 3, args.iterations)
-        mine, loop = times[0], times[1]
-        grouped = times[2] if len(times) > 2 else None
+        loop = times[len(kernels)]
+        grouped = times[len(kernels) + 1] if len(times) > len(kernels) + 1 else None
         weight_bytes = len(active) * I * H // 2 + len(active) * (H // G) * I * 2
         bytes_moved = weight_bytes + m * H * 2 + m * I * 2
-        r = {"name": "moe_w4a16", "tokens": tokens, "experts": E, "top_k": args.top_k, "hidden": H,
-             "intermediate": I, "group": G, "rows": m, "active_experts": len(active),
-             "max_rows_per_expert": int(counts.max().item()), "ms": mine,
-             "tflops": 2.0 * m * I * H / mine / 1e9, "gbps": bytes_moved / mine / 1e6,
-             "baseline": "loop of cublas f16 GEMMs over the experts (torch.matmul, dequantized weights)",
-             "baseline_ms": loop, "ratio": loop / mine,
-             "grouped_mm_ms": grouped, "ratio_grouped_mm": (grouped / mine) if grouped else None,
-             "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed, **record}
-        if args.json:
-            with open(args.json, "a") as f:
-                f.write(json.dumps(r) + "\n")
-        print("tokens %5d rows %6d experts %3d  tessel %.4f ms %6.1f TFLOP/s %6.0f GB/s  cuBLAS loop %.4f ms"
-              " ratio %.2f%s  rel_err %.1e / %.1e%s" %
-              (tokens, m, len(active), mine, r["tflops"], r["gbps"], loop, r["ratio"],
-               ("  _grouped_mm(bf16) %.4f ms ratio %.2f" % (grouped, grouped / mine)) if grouped else "",
-               rel_err, lib_err, "" if passed else "  FAILED"))
+        for i, t in enumerate(kernels):
+            mine = times[i]
+            r = {"name": "moe_w4a16", "token_tile": t, "tokens": tokens, "experts": E,
+                 "top_k": args.top_k, "hidden": H, "intermediate": I, "group": G, "rows": m,
+                 "active_experts": len(active), "max_rows_per_expert": int(counts.max().item()),
+                 "ms": mine, "tflops": 2.0 * m * I * H / mine / 1e9, "gbps": bytes_moved / mine / 1e6,
+                 "baseline": "loop of cublas f16 GEMMs over the experts (torch.matmul, dequantized weights)",
+                 "baseline_ms": loop, "ratio": loop / mine,
+                 "grouped_mm_ms": grouped, "ratio_grouped_mm": (grouped / mine) if grouped else None,
+                 "rel_err": rel_err[t], "rel_err_vs_baseline": lib_err[t], "passed": passed[t], **record}
+            if args.json:
+                with open(args.json, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+            print("tokens %5d rows %6d experts %3d t%-3d tessel %.4f ms %6.1f TFLOP/s %6.0f GB/s  cuBLAS loop"
+                  " %.4f ms ratio %.2f%s  rel_err %.1e / %.1e%s" %
+                  (tokens, m, len(active), t, mine, r["tflops"], r["gbps"], loop, r["ratio"],
+                   ("  _grouped_mm(bf16) %.4f ms ratio %.2f" % (grouped, grouped / mine)) if grouped else "",
+                   rel_err[t], lib_err[t], "" if passed[t] else "  FAILED"))
     return 1 if failures else 0
 
 

@@ -43,9 +43,8 @@ for name in sys.argv[1].split(","):
 PY
 }
 
-# GPU test binaries built on the CPU machine and carried (for t in attention decode gemm_epilogue
-# gemm kernels runtime device_library; do strip -o .carry-gpu/${t}_gpu_test
-# build/test/${t}_gpu_test; done; carry [".carry-gpu"]): correctness only, nothing timed.
+# GPU test binaries built on the CPU machine and carried (scripts/carry_gpu_tests.sh there;
+# carry [".carry-gpu"]): correctness only, nothing timed.
 run_gpu_test_binaries() {
   for t in .carry-gpu/*_gpu_test; do
     (timeout ${TEST_TIMEOUT:-420} $t > $LOG/$(basename $t).log 2>&1; echo "rc=$?" >> $LOG/$(basename $t).log) &

@@ -1,8 +1,7 @@
 #!/bin/bash
 # After a change to the emitted wgmma code (descriptors as two 32-bit words), one device call
 # from the repository root: every carried GPU test binary (correctness; built here, stripped and
-# carried: for t in attention decode gemm_epilogue gemm kernels runtime device_library; do
-# strip -o .carry-gpu/${t}_gpu_test build/test/${t}_gpu_test; done; carry [".carry-gpu"]), then,
+# carried: scripts/carry_gpu_tests.sh; carry [".carry-gpu"]), then,
 # with the GPU to itself, tessel bench gemm (gemm, gemm_bf16 and the 64-token variant against
 # cuBLAS) and bench/python/w4a16.py (VARIANTS at SHAPES against cuBLAS f16 and a copy).
 # JSON records in $OUT (gemm.jsonl, few_tokens.jsonl, w4a16.jsonl), logs beside them.

@@ -4,7 +4,8 @@
 # expert row counts (tessel run --gpu --check), compute-sanitizer (memcheck, racecheck, synccheck)
 # on it, then bench/python/moe.py (TOKENS, EXPERTS, TOPK override its defaults: 256 experts,
 # top-8, hidden 7168, intermediate 2048, G = 128) against the loop of cuBLAS GEMMs over the
-# experts and torch._grouped_mm. JSON records in $OUT/moe.jsonl, logs under /tmp/moe-logs (only
+# experts and torch._grouped_mm; TOKEN_TILES (default 64) times variants with that many tokens per
+# block side by side. JSON records in $OUT/moe.jsonl, logs under /tmp/moe-logs (only
 # the records and the summary come back).
 set -u
 source "$(dirname "$0")/common.sh"
@@ -23,4 +24,5 @@ if [ "${SAN:-1}" = 1 ]; then
 fi
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 timeout ${BENCH_TIMEOUT:-420} python3 bench/python/moe.py --json $OUT/moe.jsonl --iterations ${ITER:-20} \
-  --tokens ${TOKENS:-1,64,512,4096,8192} --experts ${EXPERTS:-256} --top-k ${TOPK:-8} 2>&1 | tail -20
+  --tokens ${TOKENS:-1,64,512,4096,8192} --experts ${EXPERTS:-256} --top-k ${TOPK:-8} \
+  --token-tiles ${TOKEN_TILES:-64} 2>&1 | tail -24

@@ -1,7 +1,6 @@
 #!/bin/bash
 # Every GPU test binary of the session on the lent H100 (built here, stripped and carried:
-# for t in attention decode gemm_epilogue gemm kernels runtime device_library; do
-#   strip -o .carry-gpu/${t}_gpu_test build/test/${t}_gpu_test; done; carry [".carry-gpu"]),
+# scripts/carry_gpu_tests.sh; carry [".carry-gpu"]),
 # then the LSTM cells under compute-sanitizer (scripts/gpu/lstm_sanitize.py). One device call.
 set -u
 source "$(dirname "$0")/common.sh"
