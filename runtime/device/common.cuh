@@ -52,16 +52,17 @@ __device__ __forceinline__ bool elect_one_sync() {
 }
 
 // find_group (src/ir/grouped.h): tile t of the flat list of `groups` groups' tiles of
-// `tile_rows` rows, group g owning rows [ends[g-1], ends[g]). A scalar walk over the ends, eight
-// at a time: the eight loads are issued together before the walk reads them (the walk's early
+// `tile_rows` rows, group g owning rows [ends[g-1], ends[g]). A scalar walk over the ends, four
+// at a time: the four loads are issued together before the walk reads them (the walk's early
 // exit kept the compiler from hoisting the loads of a plain loop, so each group cost a dependent
 // L1 round trip: ~5 us for a walk over 256 experts, paid by every tile of an MoE launch). The
-// ends stay in L1 after the first tile. Past the last tile: group = groups, rows = 0.
+// ends stay in L1 after the first tile (eight at a time made the varlen attention kernels
+// spill). Past the last tile: group = groups, rows = 0.
 struct GroupTile {
   int group, tile, first, rows;
 };
 __device__ __forceinline__ GroupTile find_group(const int* ends, int groups, int t, int tile_rows) {
-  constexpr int kBatch = 8;
+  constexpr int kBatch = 4;
   int before = 0, start = 0, g = 0;
   for (; g + kBatch <= groups; g += kBatch) {
     int stop[kBatch];
