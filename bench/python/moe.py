@@ -26,6 +26,7 @@ usage: moe.py [--tokens 1,64,512,4096,8192] [--experts 256] [--top-k 8] [--hidde
 import argparse
 import json
 import os
+import re
 import sys
 
 import torch
@@ -42,28 +43,41 @@ def pack_experts(q):
     return pack_interleaved(q.reshape(e * n, k)).view(e, n, k // 2)
 
 
-def variant_text(text, token_tile):
-    """moe_w4a16.tir with `token_tile` tokens per block (64 as written): the token count of
-    find_group's tiles, X's tile, the accumulator and the transposed store."""
-    if token_tile == 64:
-        return text
-    t = str(token_tile)
+VARIANT = re.compile(r"^t(16|32|64|128)(?:_r(64|128))?(?:_b([1-4]))?$")
+
+
+def variant_text(text, name):
+    """moe_w4a16.tir as variant `name` = t<T>[_r<R>][_b<B>]: T tokens per block (64 as written;
+    find_group's tile, X's tile, the accumulator and the transposed store), R weight rows per
+    block (128 as written; 64 is one consumer warpgroup) and B blocks per SM (the grid's
+    `blocks_per_sm` pin; 1 as written)."""
+    m = VARIANT.match(name)
+    if not m:
+        raise SystemExit("moe.py: variant %r is not t<16|32|64|128>[_r<64|128>][_b<1-4>]" % name)
+    tokens, rows, blocks = m.group(1), m.group(2) or "128", m.group(3)
+    head, body = text.split("kernel @", 1)
     swaps = [
-        ("%tokens = const {value = 64}", "%tokens = const {value = " + t + "}"),
-        ("find_group %ends, %bt {tile = 64}", "find_group %ends, %bt {tile = " + t + "}"),
-        ("register<f32>[128,64]", "register<f32>[128," + t + "]"),
-        ("shape = [64,64], window = 0} : global<f16>[64,64]", "shape = [" + t + ",64], window = 0} : global<f16>[" + t + ",64]"),
-        ("%sX = copy %X_tile : shared<f16>[64,64]", "%sX = copy %X_tile : shared<f16>[" + t + ",64]"),
-        ("%sXt = transpose %sX : shared<f16>[64,64]", "%sXt = transpose %sX : shared<f16>[64," + t + "]"),
-        ("register<f32>[64,128]", "register<f32>[" + t + ",128]"),
-        ("shape = [64,128], window = 0} : global<f16>[64,128]", "shape = [" + t + ",128], window = 0} : global<f16>[" + t + ",128]"),
-        ("register<f16>[64,128]", "register<f16>[" + t + ",128]"),
+        ("%tokens = const {value = 64}", "%tokens = const {value = @T@}"),
+        ("find_group %ends, %bt {tile = 64}", "find_group %ends, %bt {tile = @T@}"),
+        ("register<f32>[128,64]", "register<f32>[128,@T@]"),
+        ("shape = [64,64], window = 0} : global<f16>[64,64]", "shape = [@T@,64], window = 0} : global<f16>[@T@,64]"),
+        ("%sX = copy %X_tile : shared<f16>[64,64]", "%sX = copy %X_tile : shared<f16>[@T@,64]"),
+        ("%sXt = transpose %sX : shared<f16>[64,64]", "%sXt = transpose %sX : shared<f16>[64,@T@]"),
+        ("register<f32>[64,128]", "register<f32>[@T@,128]"),
+        ("shape = [64,128], window = 0} : global<f16>[64,128]", "shape = [@T@,128], window = 0} : global<f16>[@T@,128]"),
+        ("register<f16>[64,128]", "register<f16>[@T@,128]"),
     ]
     for old, new in swaps:
-        if old not in text:
-            raise SystemExit("moe.py: variant t%d: %r not in moe_w4a16.tir" % (token_tile, old))
-        text = text.replace(old, new)
-    return text
+        if old not in body:
+            raise SystemExit("moe.py: variant %s: %r not in moe_w4a16.tir" % (name, old))
+        body = body.replace(old, new)
+    body = body.replace("128", rows).replace("@T@", tokens)  # every 128 of the body is a weight row count
+    if blocks:
+        grid = "%bn, %bt = block_grid %tiles_n, %tiles_t :"
+        if grid not in body:
+            raise SystemExit("moe.py: variant %s: %r not in moe_w4a16.tir" % (name, grid))
+        body = body.replace(grid, "%%bn, %%bt = block_grid %%tiles_n, %%tiles_t {blocks_per_sm = %s} :" % blocks)
+    return head + "kernel @" + body
 
 
 def route(tokens, experts, top_k, gen):
@@ -88,14 +102,14 @@ def main():
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--tessel-only", action="store_true")
-    p.add_argument("--token-tiles", default="64",
-                   help="comma-separated tokens per block to time side by side (64 as written)")
+    p.add_argument("--variants", default="t64",
+                   help="comma-separated variants (t<T>[_r<R>][_b<B>], see variant_text) timed side by side")
     args = p.parse_args()
     E, H, I, G = args.experts, args.hidden, args.intermediate, args.group
     root = repository_root()
     text = open(os.path.join(root, "examples/kernels/moe_w4a16.tir")).read()
-    token_tiles = [int(t) for t in args.token_tiles.split(",")]
-    kernels = {t: tessel.compile(variant_text(text, t), file="moe_w4a16.tir") for t in token_tiles}
+    kernels = {v: tessel.compile(variant_text(text, v), file="moe_w4a16.tir")
+               for v in args.variants.split(",")}
     gen = torch.Generator(device="cuda").manual_seed(20261127)
     q = torch.randint(0, 16, (E, I, H), device="cuda", dtype=torch.uint8, generator=gen)
     qp = pack_experts(q)
@@ -140,7 +154,7 @@ def main():
         failures += sum(not ok for ok in passed.values())
         if args.tessel_only:
             for t in kernels:
-                print("tokens %5d rows %6d experts %3d  t%d rel_err %.1e%s" %
+                print("tokens %5d rows %6d experts %3d  %s rel_err %.1e%s" %
                       (tokens, m, len(active), t, rel_err[t], "" if passed[t] else "  FAILED"))
             continue
         out, out_lib = torch.empty_like(y), torch.empty_like(y)
@@ -161,7 +175,7 @@ def main():
         bytes_moved = weight_bytes + m * H * 2 + m * I * 2
         for i, t in enumerate(kernels):
             mine = times[i]
-            r = {"name": "moe_w4a16", "token_tile": t, "tokens": tokens, "experts": E,
+            r = {"name": "moe_w4a16", "variant": t, "tokens": tokens, "experts": E,
                  "top_k": args.top_k, "hidden": H, "intermediate": I, "group": G, "rows": m,
                  "active_experts": len(active), "max_rows_per_expert": int(counts.max().item()),
                  "ms": mine, "tflops": 2.0 * m * I * H / mine / 1e9, "gbps": bytes_moved / mine / 1e6,
@@ -172,7 +186,7 @@ def main():
             if args.json:
                 with open(args.json, "a") as f:
                     f.write(json.dumps(r) + "\n")
-            print("tokens %5d rows %6d experts %3d t%-3d tessel %.4f ms %6.1f TFLOP/s %6.0f GB/s  cuBLAS loop"
+            print("tokens %5d rows %6d experts %3d %-9s tessel %.4f ms %6.1f TFLOP/s %6.0f GB/s  cuBLAS loop"
                   " %.4f ms ratio %.2f%s  rel_err %.1e / %.1e%s" %
                   (tokens, m, len(active), t, mine, r["tflops"], r["gbps"], loop, r["ratio"],
                    ("  _grouped_mm(bf16) %.4f ms ratio %.2f" % (grouped, grouped / mine)) if grouped else "",

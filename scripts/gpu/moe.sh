@@ -4,8 +4,8 @@
 # expert row counts (tessel run --gpu --check), compute-sanitizer (memcheck, racecheck, synccheck)
 # on it, then bench/python/moe.py (TOKENS, EXPERTS, TOPK override its defaults: 256 experts,
 # top-8, hidden 7168, intermediate 2048, G = 128) against the loop of cuBLAS GEMMs over the
-# experts and torch._grouped_mm; TOKEN_TILES (default 64) times variants with that many tokens per
-# block side by side. JSON records in $OUT/moe.jsonl, logs under /tmp/moe-logs (only
+# experts and torch._grouped_mm; VARIANTS (default t64: as written) times moe.py variants
+# (t<T>[_r<R>][_b<B>]) side by side. JSON records in $OUT/moe.jsonl, logs under /tmp/moe-logs (only
 # the records and the summary come back).
 set -u
 source "$(dirname "$0")/common.sh"
@@ -13,7 +13,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 build_tool_and_python || exit 1
 T=build-dev/bin/tessel
 LOGS=/tmp/moe-logs; mkdir -p $LOGS
-SIZES=E=9,M=300,N=264,K=640,KG=5
+SIZES=${CHECK_SIZES:-E=9,M=300,N=264,K=640,KG=5}
 echo "== moe_w4a16 against the interpreter ($SIZES)"
 $T run examples/kernels/moe_w4a16.tir --gpu --check --output Y --size $SIZES 2>&1 | grep -E "relative error"
 if [ "${SAN:-1}" = 1 ]; then
@@ -25,4 +25,4 @@ fi
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 timeout ${BENCH_TIMEOUT:-420} python3 bench/python/moe.py --json $OUT/moe.jsonl --iterations ${ITER:-20} \
   --tokens ${TOKENS:-1,64,512,4096,8192} --experts ${EXPERTS:-256} --top-k ${TOPK:-8} \
-  --token-tiles ${TOKEN_TILES:-64} 2>&1 | tail -24
+  --variants ${VARIANTS:-t64} 2>&1 | tail -30
