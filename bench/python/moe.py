@@ -17,11 +17,15 @@ interleaved (bench_common.time_interleaved, medians). Reported: ms, TFLOP/s, GB/
 the kernel must move (the weights of the experts that got rows, their scales, X, Y), and the
 ratios loop ms / tessel ms and grouped_mm ms / tessel ms.
 
+--variants t16_r128_b2,t64,...: tile variants of the kernel (variant_text), each checked and
+timed; --tuned adds tessel.Variants over them, tuned at each token count (the measured
+dispatcher a user gets: Variants.tune, then a call launches the fastest), as "tuned:<choice>".
 --tessel-only: the check launch and nothing timed (for a profiler: the kernel launches once per
 token count).
 
 usage: moe.py [--tokens 1,64,512,4096,8192] [--experts 256] [--top-k 8] [--hidden 7168]
               [--intermediate 2048] [--group 128] [--json FILE] [--iterations N] [--tessel-only]
+              [--variants t64,...] [--tuned]
 """
 import argparse
 import json
@@ -102,6 +106,8 @@ def main():
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--tessel-only", action="store_true")
+    p.add_argument("--tuned", action="store_true",
+                   help="also time tessel.Variants over the variants, tuned at each token count")
     p.add_argument("--variants", default="t64",
                    help="comma-separated variants (t<T>[_r<R>][_b<B>], see variant_text) timed side by side")
     args = p.parse_args()
@@ -120,6 +126,7 @@ def main():
         w16[e] = ((q[e].float() - 8.0) * s[e].float().repeat_interleave(G, dim=0).t()).to(torch.float16)
     del q
     w_bf16 = w16.to(torch.bfloat16) if hasattr(torch, "_grouped_mm") else None
+    dispatch = tessel.Variants(list(kernels.values()), names=list(kernels)) if args.tuned else None
     record = provenance("moe.py")
     failures = 0
     for tokens in (int(t) for t in args.tokens.split(",")):
@@ -159,6 +166,14 @@ def main():
             continue
         out, out_lib = torch.empty_like(y), torch.empty_like(y)
         fns = [(lambda k=kernel: k(x, qp, s, out, ends)) for kernel in kernels.values()]
+        timed = list(kernels)
+        if dispatch is not None:  # the measured dispatcher: tune at this shape, then call as one
+            dispatch.tune(x, qp, s, out, ends, warmup=2, iterations=5, progress=False)
+            timed.append("tuned:" + dispatch.choose(x, qp, s, out, ends))
+            rel_err[timed[-1]] = rel_err[timed[-1][6:]]
+            lib_err[timed[-1]] = lib_err[timed[-1][6:]]
+            passed[timed[-1]] = passed[timed[-1][6:]]
+            fns.append(lambda: dispatch(x, qp, s, out, ends))
         fns.append(lambda: cublas_loop(out_lib))
         grouped = None
         if w_bf16 is not None:
@@ -169,11 +184,11 @@ def main():
             except Exception as e:  # not offered for this dtype / device: say so, keep the rest
                 print("torch._grouped_mm unavailable: %s" % str(e).splitlines()[0])
         times = time_interleaved(fns, 3, args.iterations)
-        loop = times[len(kernels)]
-        grouped = times[len(kernels) + 1] if len(times) > len(kernels) + 1 else None
+        loop = times[len(timed)]
+        grouped = times[len(timed) + 1] if len(times) > len(timed) + 1 else None
         weight_bytes = len(active) * I * H // 2 + len(active) * (H // G) * I * 2
         bytes_moved = weight_bytes + m * H * 2 + m * I * 2
-        for i, t in enumerate(kernels):
+        for i, t in enumerate(timed):
             mine = times[i]
             r = {"name": "moe_w4a16", "variant": t, "tokens": tokens, "experts": E,
                  "top_k": args.top_k, "hidden": H, "intermediate": I, "group": G, "rows": m,

@@ -25,4 +25,4 @@ fi
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 timeout ${BENCH_TIMEOUT:-420} python3 bench/python/moe.py --json $OUT/moe.jsonl --iterations ${ITER:-20} \
   --tokens ${TOKENS:-1,64,512,4096,8192} --experts ${EXPERTS:-256} --top-k ${TOPK:-8} \
-  --variants ${VARIANTS:-t64} 2>&1 | tail -30
+  --variants ${VARIANTS:-t64} ${TUNED:+--tuned} 2>&1 | tail -30
