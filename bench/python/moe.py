@@ -47,18 +47,19 @@ def pack_experts(q):
     return pack_interleaved(q.reshape(e * n, k)).view(e, n, k // 2)
 
 
-VARIANT = re.compile(r"^t(16|32|64|128)(?:_r(64|128))?(?:_b([1-4]))?$")
+VARIANT = re.compile(r"^t(16|32|64|128)(?:_r(64|128))?(?:_b([1-4]))?(?:_s([1-9]|1[0-6]))?$")
 
 
 def variant_text(text, name):
-    """moe_w4a16.tir as variant `name` = t<T>[_r<R>][_b<B>]: T tokens per block (64 as written;
-    find_group's tile, X's tile, the accumulator and the transposed store), R weight rows per
-    block (128 as written; 64 is one consumer warpgroup) and B blocks per SM (the grid's
-    `blocks_per_sm` pin; 1 as written)."""
+    """moe_w4a16.tir as variant `name` = t<T>[_r<R>][_b<B>][_s<S>]: T tokens per block (64 as
+    written; find_group's tile, X's tile, the accumulator and the transposed store), R weight rows
+    per block (128 as written; 64 is one consumer warpgroup), B blocks per SM (the grid's
+    `blocks_per_sm` pin; 1 as written) and S pipeline stages (the K loop's `stages` pin; the
+    pipeline's default as written)."""
     m = VARIANT.match(name)
     if not m:
-        raise SystemExit("moe.py: variant %r is not t<16|32|64|128>[_r<64|128>][_b<1-4>]" % name)
-    tokens, rows, blocks = m.group(1), m.group(2) or "128", m.group(3)
+        raise SystemExit("moe.py: variant %r is not t<16|32|64|128>[_r<64|128>][_b<1-4>][_s<1-16>]" % name)
+    tokens, rows, blocks, stages = m.group(1), m.group(2) or "128", m.group(3), m.group(4)
     head, body = text.split("kernel @", 1)
     swaps = [
         ("%tokens = const {value = 64}", "%tokens = const {value = @T@}"),
@@ -81,6 +82,11 @@ def variant_text(text, name):
         if grid not in body:
             raise SystemExit("moe.py: variant %s: %r not in moe_w4a16.tir" % (name, grid))
         body = body.replace(grid, "%%bn, %%bt = block_grid %%tiles_n, %%tiles_t {blocks_per_sm = %s} :" % blocks)
+    if stages:
+        loop = "iter(%c = %zero) :"
+        if loop not in body:
+            raise SystemExit("moe.py: variant %s: %r not in moe_w4a16.tir" % (name, loop))
+        body = body.replace(loop, "iter(%%c = %%zero) {stages = %s} :" % stages)
     return head + "kernel @" + body
 
 
