@@ -83,6 +83,8 @@ TEST(MoeW4A16, MatchesPlainLoopsBitForBit) {
   check(counts, 136, 128, 64, true, "round-robin");
   check(counts, 136, 128, 64, true, "random:5");
   check({3, 130}, 264, 192, 64, true, "producer-first");
+  // Every row its own expert: the grid's bound cdiv(M, 64) + min(E, M) - 1 is tight (5 tiles).
+  check({1, 1, 0, 1, 1, 1, 0, 0}, 136, 128, 64, true, "random:2");
 }
 
 TEST(MoeW4A16, CompilesForSm90aWithoutSpills) {
