@@ -58,7 +58,8 @@ __device__ __forceinline__ bool elect_one_sync() {
 // tile t is skipped with one compare. A plain loop's early exit kept the compiler from hoisting
 // its loads, and the walk cost ~100 cycles per group: measured on the H100, an MoE launch over 256
 // experts at one token spent its 0.5 ms walking past-the-list tiles (ncu: 99.95% L1 hits, 4% of
-// DRAM). Eight ends per batch made the varlen attention kernels spill. The ends stay in L1 after
+// DRAM). Eight ends per batch made the varlen attention kernels spill, and loading the next batch
+// while walking this one made the MoE kernel spill. The ends stay in L1 after
 // the first tile. Past the last tile: group = groups, rows = 0.
 struct GroupTile {
   int group, tile, first, rows;
