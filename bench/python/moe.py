@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Mixed-type MoE expert GEMM (issue 14): tessel's examples/kernels/moe_w4a16.tir, one launch over
+"""Mixed-type MoE expert GEMM (issue 14): tessel's examples/kernels/moe_w4a16.tir (moe_w8a16.tir with
+--weights fp8: e4m3 experts, DeepSeek-V3's weight format, with f16 group scales), one launch over
 every expert that received tokens, against a loop of cuBLAS f16 GEMMs over the experts (on the
 dequantized weights) and, where PyTorch offers it, torch._grouped_mm (bf16), in one process.
 
@@ -48,6 +49,22 @@ def pack_experts(q):
 
 
 VARIANT = re.compile(r"^t(16|32|64|128)(?:_r(64|128))?(?:_b([1-4]))?(?:_s([1-9]|1[0-6]))?$")
+
+
+# Byte of column c in its 64-column block of moe_w8a16.tir's fp8 weights: (2,4,2,4):(1,16,2,4).
+FP8_POSITION = [(c & 1) + 16 * ((c >> 1) & 3) + 2 * ((c >> 3) & 1) + 4 * ((c >> 4) & 3) for c in range(64)]
+
+
+def pack_fp8_experts(q):
+    """float8_e4m3fn [E, N, K] -> the same values in moe_w8a16.tir's storage order (each row's
+    64-column blocks permuted: column c of a block at byte FP8_POSITION[c]), as a float8 tensor."""
+    e, n, k = q.shape
+    inverse = [0] * 64
+    for c, at in enumerate(FP8_POSITION):
+        inverse[at] = c
+    index = torch.tensor(inverse, device=q.device)
+    raw = q.view(torch.uint8).view(e, n, k // 64, 64)
+    return raw.index_select(3, index).reshape(e, n, k).view(torch.float8_e4m3fn)
 
 
 def variant_text(text, name):
@@ -114,22 +131,32 @@ def main():
     p.add_argument("--tessel-only", action="store_true")
     p.add_argument("--tuned", action="store_true",
                    help="also time tessel.Variants over the variants, tuned at each token count")
+    p.add_argument("--weights", choices=["int4", "fp8"], default="int4",
+                   help="int4 (moe_w4a16.tir, zero point 8) or fp8 e4m3 (moe_w8a16.tir) experts")
     p.add_argument("--variants", default="t64",
                    help="comma-separated variants (t<T>[_r<R>][_b<B>], see variant_text) timed side by side")
     args = p.parse_args()
     E, H, I, G = args.experts, args.hidden, args.intermediate, args.group
     root = repository_root()
-    text = open(os.path.join(root, "examples/kernels/moe_w4a16.tir")).read()
-    kernels = {v: tessel.compile(variant_text(text, v), file="moe_w4a16.tir")
-               for v in args.variants.split(",")}
+    fp8 = args.weights == "fp8"
+    file = "moe_w8a16.tir" if fp8 else "moe_w4a16.tir"
+    text = open(os.path.join(root, "examples/kernels", file)).read()
+    kernels = {v: tessel.compile(variant_text(text, v), file=file) for v in args.variants.split(",")}
     gen = torch.Generator(device="cuda").manual_seed(20261127)
-    q = torch.randint(0, 16, (E, I, H), device="cuda", dtype=torch.uint8, generator=gen)
-    qp = pack_experts(q)
+    if fp8:
+        q = torch.empty(E, I, H, device="cuda", dtype=torch.float8_e4m3fn)
+        for e in range(E):
+            q[e] = (torch.rand(I, H, device="cuda", generator=gen) * 16.0 - 8.0).to(torch.float8_e4m3fn)
+        qp = pack_fp8_experts(q)
+    else:
+        q = torch.randint(0, 16, (E, I, H), device="cuda", dtype=torch.uint8, generator=gen)
+        qp = pack_experts(q)
     s = (torch.rand(E, H // G, I, device="cuda", generator=gen) * 0.015 + 0.005).to(torch.float16)
     # The dequantized weights, each rounded to f16 once, as the kernel builds them for wgmma.
     w16 = torch.empty(E, I, H, device="cuda", dtype=torch.float16)
     for e in range(E):
-        w16[e] = ((q[e].float() - 8.0) * s[e].float().repeat_interleave(G, dim=0).t()).to(torch.float16)
+        value = q[e].float() if fp8 else q[e].float() - 8.0
+        w16[e] = (value * s[e].float().repeat_interleave(G, dim=0).t()).to(torch.float16)
     del q
     w_bf16 = w16.to(torch.bfloat16) if hasattr(torch, "_grouped_mm") else None
     dispatch = tessel.Variants(list(kernels.values()), names=list(kernels)) if args.tuned else None
@@ -192,11 +219,11 @@ def main():
         times = time_interleaved(fns, 3, args.iterations)
         loop = times[len(timed)]
         grouped = times[len(timed) + 1] if len(times) > len(timed) + 1 else None
-        weight_bytes = len(active) * I * H // 2 + len(active) * (H // G) * I * 2
+        weight_bytes = len(active) * I * H // (1 if fp8 else 2) + len(active) * (H // G) * I * 2
         bytes_moved = weight_bytes + m * H * 2 + m * I * 2
         for i, t in enumerate(timed):
             mine = times[i]
-            r = {"name": "moe_w4a16", "variant": t, "tokens": tokens, "experts": E,
+            r = {"name": "moe_w8a16" if fp8 else "moe_w4a16", "variant": t, "tokens": tokens, "experts": E,
                  "top_k": args.top_k, "hidden": H, "intermediate": I, "group": G, "rows": m,
                  "active_experts": len(active), "max_rows_per_expert": int(counts.max().item()),
                  "ms": mine, "tflops": 2.0 * m * I * H / mine / 1e9, "gbps": bytes_moved / mine / 1e6,

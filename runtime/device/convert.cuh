@@ -58,6 +58,21 @@ __device__ __forceinline__ unsigned u4_pair_to_f16x2(unsigned word, int p, unsig
   return out;
 }
 
+// Two fp8 values as an f16x2 word, exactly (every e4m3 and e5m2 value is an f16): the low byte
+// of `pair` becomes the low half, the high byte the high half (PTX ISA, cvt: "the upper 8 bits
+// ... to the upper half"). One cvt.rn.f16x2.e4m3x2 / e5m2x2 (sm_89 and later).
+enum class Fp8 { e4m3, e5m2 };
+template <Fp8 kind>
+__device__ __forceinline__ unsigned fp8x2_to_f16x2(unsigned short pair) {
+  unsigned out;
+  if constexpr (kind == Fp8::e4m3) {
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(out) : "h"(pair));
+  } else {
+    asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(out) : "h"(pair));
+  }
+  return out;
+}
+
 // Packed 16-bit arithmetic, each result rounded to the format as the tile IR's ops on f16 and
 // bf16 values are (add/sub/mul/fma .rn; max/min exact). `bf` picks bf16x2 (sm_90) over f16x2;
 // it is a constant at every call, so one instruction remains.

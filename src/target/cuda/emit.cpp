@@ -109,14 +109,16 @@ EmittedKernel Emitter::run() {
         user_error(kernel_.loc(), "emit: kernel parameter %", arg->name(),
                    " must be a global tensor");
       }
-      // A packed 4-bit tensor stored in permuted column blocks (ir/column_blocks.h) is row-major
-      // to TMA, which is how the emitter reads it: the permutation is in its tiles' layouts.
-      const bool blocked = (t.element() == ScalarKind::u4 || t.element() == ScalarKind::i4) &&
+      // A packed 4-bit or fp8 tensor stored in permuted column blocks (ir/column_blocks.h) is
+      // row-major to TMA, which is how the emitter reads it: the permutation is in its tiles'
+      // layouts.
+      const bool blocked = (t.element() == ScalarKind::u4 || t.element() == ScalarKind::i4 ||
+                            t.element() == ScalarKind::f8e4m3 || t.element() == ScalarKind::f8e5m2) &&
                            ir::column_blocks(t).has_value();
       if (t.has_layout() && !blocked) {
         user_error(kernel_.loc(), "emit: kernel parameter %", arg->name(),
                    " has a layout; the emitter addresses global tensors row-major only (and "
-                   "packed 4-bit ones stored in permuted column blocks)");
+                   "packed 4-bit or fp8 ones stored in permuted column blocks)");
       }
       // FP8 tensors reach shared memory by TMA and wgmma reads them there; an op that would
       // hold them in registers is refused where it is emitted.

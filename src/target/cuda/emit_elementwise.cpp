@@ -19,10 +19,16 @@ void Emitter::cast(const Operation& op) {
   }
   // Packed 4-bit integers are exact in f16, bf16 and f32: their cast is the same registers —
   // f16x2 words when packed4_to_register unpacked them for casts to f16, else the floats of
-  // their values (register_c_type).
+  // their values (register_c_type). So are fp8 values in f16.
   const Reg& words = reg_words(op, src);
   const ScalarKind from = src->type().element();
-  if ((from == ScalarKind::u4 || from == ScalarKind::i4) && words.plan == plan_for(op, to) &&
+  // fp8 values read for casts to f16 arrive converted (packed_words_to_register: one cvt per
+  // pair, exact).
+  const bool fp8_as_f16 = (from == ScalarKind::f8e4m3 || from == ScalarKind::f8e5m2) &&
+                          words.packed && words.element == ScalarKind::f16 &&
+                          to.element() == ScalarKind::f16;
+  if (((from == ScalarKind::u4 || from == ScalarKind::i4) || fp8_as_f16) &&
+      words.plan == plan_for(op, to) &&
       is_register_float(to.element()) && (!words.packed || to.element() == ScalarKind::f16)) {
     line("// " + words.name + " as " + std::string(ir::to_string(to.element())) + " (exact" +
          (words.packed ? ", f16x2 pairs)" : ")"));

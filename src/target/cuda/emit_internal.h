@@ -340,7 +340,7 @@ class Emitter {
   void copy_async_1d(const Operation& op, int64_t extent);
   void shared_to_register(const Operation& op);
   void packed4_to_register(const Operation& op, const SharedTile& s);
-  void packed4_words_to_register(const Operation& op, const SharedTile& s, int64_t bits);
+  void packed_words_to_register(const Operation& op, const SharedTile& s, int64_t bits);
   bool packed_elementwise(const Operation& op);
   // "&bars[index]" for an op whose operands i, i + 1 are an mbarrier array and an index.
   std::string barrier(const Operation& op, int i);

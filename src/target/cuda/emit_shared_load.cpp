@@ -57,6 +57,16 @@ void Emitter::shared_to_register(const Operation& op) {
   }
   const SharedTile& s = it->second;
   if (s.element == ScalarKind::u4 || s.element == ScalarKind::i4) return packed4_to_register(op, s);
+  if (s.element == ScalarKind::f8e4m3 || s.element == ScalarKind::f8e5m2) {
+    const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
+    for (int64_t bits : {16, 32, 64, 128}) {
+      if (atom == "ld.shared.b" + std::to_string(bits))
+        return packed_words_to_register(op, s, bits);
+    }
+    unsupported(op, "reads fp8 values with atom '" + atom +
+                        "'; they are read from shared memory two or more at a time "
+                        "(ld.shared.b16 .. b128)");
+  }
   static const std::regex atom_re(R"(ld\.shared\.b(\d+))");
   std::smatch m;
   const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
@@ -216,7 +226,7 @@ void Emitter::packed4_to_register(const Operation& op, const SharedTile& s) {
   const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
   for (int64_t bits : {16, 32, 64, 128}) {
     if (atom == "ld.shared.b" + std::to_string(bits))
-      return packed4_words_to_register(op, s, bits);
+      return packed_words_to_register(op, s, bits);
   }
   if (atom != "ld.shared.b8") {
     unsupported(op, "reads packed 4-bit values with atom '" + atom +
@@ -363,9 +373,10 @@ std::string f16x2_word(int64_t value) {
 
 }  // namespace
 
-// Packed 4-bit values read a word or more at a time (ld.shared.b16 .. b128, which synthesis
-// chose because each thread's values, in the tile's layout, fill aligned runs of 4 .. 32
-// elements of the buffer: a tile of weights stored in permuted column blocks, ir/column_blocks.h).
+// Packed 4-bit values, or 8-bit floats, read a word or more at a time (ld.shared.b16 .. b128,
+// which synthesis chose because each thread's values, in the tile's layout, fill aligned runs of
+// 2 .. 32 elements of the buffer: a tile of weights stored in permuted column blocks,
+// ir/column_blocks.h).
 // A run's values may sit in any order inside it; each thread's runs must have the same shape in
 // every thread (value v at the same place of the same run), and, as for byte reads, runs whose
 // offsets differ by one constant in every thread share one run-time address.
@@ -376,7 +387,12 @@ std::string f16x2_word(int64_t value) {
 // subtracts a scalar integer constant c (the zero point), c is folded into that same instruction
 // and the sub is not emitted: q - c is exact either way, so the result is bit for bit the same.
 // Any other placement extracts nibble by nibble.
-void Emitter::packed4_words_to_register(const Operation& op, const SharedTile& s, int64_t bits) {
+//
+// fp8 (e4m3, e5m2) values are read only for casts to f16, which is exact: each pair (2j, 2j + 1)
+// becomes one f16x2 word by one cvt.rn.f16x2.e4m3x2 (or e5m2x2) of a 16-bit half — the pair's own
+// half of a word when value 2j is its low byte and 2j + 1 its high byte, else the two bytes put
+// together first.
+void Emitter::packed_words_to_register(const Operation& op, const SharedTile& s, int64_t bits) {
   const std::string atom = op.str_attr("atom");
   const Value* result = op.result();
   const Plan* plan_p = plan_for(op, result->type());
@@ -385,7 +401,10 @@ void Emitter::packed4_words_to_register(const Operation& op, const SharedTile& s
   if (result->type().element() != s.element)
     unsupported(op, "changes the element type; cast instead");
   const Plan& plan = *plan_p;
-  const int64_t n = bits / 4;  // nibbles a load moves
+  const bool fp8 = s.element == ScalarKind::f8e4m3 || s.element == ScalarKind::f8e5m2;
+  const int64_t element_bits = fp8 ? 8 : 4;
+  const int64_t per_word = 32 / element_bits;
+  const int64_t n = bits / element_bits;  // values a load moves
   if (plan.values % n != 0) unsupported(op, "holds values that do not fill whole " + atom + " runs");
   const SharedMap map = shared_map(s.layout);
   const int64_t rows = s.shape[0];
@@ -426,7 +445,7 @@ void Emitter::packed4_words_to_register(const Operation& op, const SharedTile& s
                         " does not give every thread whole runs of " + std::to_string(n) +
                         " values of " + s.layout + " placed alike");
   }
-  // Address classes of the runs (differences in nibbles, even and constant over threads).
+  // Address classes of the runs (differences in elements, whole loads and constant over threads).
   std::vector<int64_t> rep_of(static_cast<size_t>(runs), -1), delta(static_cast<size_t>(runs), 0);
   std::vector<int64_t> reps;
   auto start = [&](int64_t t, int64_t r) {
@@ -464,9 +483,11 @@ void Emitter::packed4_words_to_register(const Operation& op, const SharedTile& s
     }
   });
   to_f16 = to_f16 && uses > 0;
+  if (fp8 && !to_f16)
+    unsupported(op, "reads fp8 values for a use other than casts to f16 (the only unpacking here)");
   const Operation* folded = nullptr;
   int64_t minus = 0;
-  if (to_f16 && uses == 1) {
+  if (!fp8 && to_f16 && uses == 1) {
     int cast_uses = 0;
     const Operation* user_op = nullptr;
     ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
@@ -492,16 +513,17 @@ void Emitter::packed4_words_to_register(const Operation& op, const SharedTile& s
   }
   const bool is_signed = s.element == ScalarKind::i4;
   // Pairs (2j, 2j + 1) at nibbles p, p + 4 of one word: the interleaved order.
-  bool interleaved = to_f16 && plan.values % 2 == 0;
+  bool interleaved = !fp8 && to_f16 && plan.values % 2 == 0;
   for (int64_t j = 0; interleaved && 2 * j < plan.values; ++j) {
     const int64_t a = 2 * j, b = a + 1;
     interleaved = run[size_t(a)] == run[size_t(b)] && pos[size_t(a)] % 8 < 4 &&
                   pos[size_t(b)] == pos[size_t(a)] + 4;
   }
-  const int64_t words = plan.values / 8;
+  const int64_t words = plan.values / per_word;
   const std::string raw = fresh(result->name() + "_words");
-  line("unsigned " + raw + "[" + std::to_string(words) + "];  // packed 4-bit, " +
-       std::to_string(runs) + " run(s) of " + std::to_string(n) + " nibbles");
+  line("unsigned " + raw + "[" + std::to_string(words) + "];  // packed " +
+       std::to_string(element_bits) + "-bit, " + std::to_string(runs) + " run(s) of " +
+       std::to_string(n) + " values");
   line("{  // load " + raw + " <- shared %" + op.operand(0)->name() + " (" + atom + ", " +
        std::to_string(reps.size()) + " address class(es))");
   ++indent_;
@@ -513,12 +535,12 @@ void Emitter::packed4_words_to_register(const Operation& op, const SharedTile& s
                               std::to_string(c[1]) + ")";
     line("const " + vec + "* p" + std::to_string(q) + " = reinterpret_cast<const " + vec + "*>(" +
          s.base + " + ((" + shared_layout_expr(s.layout, index) + " - " +
-         std::to_string(pos[size_t(first[size_t(q)])]) + ") >> 1));");
+         std::to_string(pos[size_t(first[size_t(q)])]) + ")" + (fp8 ? "" : " >> 1") + "));");
   }
   for (int64_t r = 0; r < runs; ++r) {
     const std::string at = "p" + std::to_string(rep_of[size_t(r)]) + "[" +
                             std::to_string(delta[size_t(r)] / n) + "]";
-    const std::string w = raw + "[" + std::to_string(r * n / 8) + "]";
+    const std::string w = raw + "[" + std::to_string(r * n / per_word) + "]";
     if (bits == 16) {
       line(raw + "[" + std::to_string(r / 2) + "] " + (r % 2 ? "|= (unsigned)" : "= (unsigned)") +
            at + (r % 2 ? " << 16;" : ";"));
@@ -528,14 +550,34 @@ void Emitter::packed4_words_to_register(const Operation& op, const SharedTile& s
       std::string l = "{ const " + vec + " u = " + at + ";";
       const char* parts[] = {"x", "y", "z", "w"};
       for (int64_t i = 0; i < bits / 32; ++i)
-        l += " " + raw + "[" + std::to_string(r * n / 8 + i) + "] = u." + parts[i] + ";";
+        l += " " + raw + "[" + std::to_string(r * n / per_word + i) + "] = u." + parts[i] + ";";
       line(l + " }");
     }
   }
   --indent_;
   line("}");
-  // The nibble of value v: word (run * n + pos) / 8, bits 4 * ((run * n + pos) % 8).
+  // The element of value v in the words: word (run * n + pos) / per_word, bits element_bits *
+  // ((run * n + pos) % per_word).
   auto nibble = [&](int64_t v) { return run[size_t(v)] * n + pos[size_t(v)]; };
+  if (fp8) {
+    const Reg& r = (regs_[result] = Reg{fresh(result->name()), plan_p, ScalarKind::f16, true});
+    line("unsigned " + r.name + "[" + std::to_string(plan.values / 2) + "];  // f16x2 pairs");
+    auto byte = [&](int64_t x) {
+      return "((" + raw + "[" + std::to_string(x / 4) + "] >> " + std::to_string(8 * (x % 4)) +
+             ") & 0xFFu)";
+    };
+    for (int64_t j = 0; 2 * j < plan.values; ++j) {
+      const int64_t a = nibble(2 * j), b = nibble(2 * j + 1);
+      const std::string half =
+          a % 2 == 0 && b == a + 1
+              ? "(unsigned short)(" + raw + "[" + std::to_string(a / 4) + "]" +
+                    (a % 4 ? " >> 16" : "") + ")"
+              : "(unsigned short)(" + byte(a) + " | (" + byte(b) + " << 8))";
+      line(r.name + "[" + std::to_string(j) + "] = tessel::device::fp8x2_to_f16x2<tessel::device::Fp8::" +
+           (s.element == ScalarKind::f8e4m3 ? "e4m3" : "e5m2") + ">(" + half + ");");
+    }
+    return;
+  }
   if (!to_f16) {
     const Reg& r = new_reg(op);
     for (int64_t v = 0; v < plan.values; ++v) {

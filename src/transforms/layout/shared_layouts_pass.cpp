@@ -255,12 +255,13 @@ class SharedSynthesis {
                            out.back().atom.rfind("st.shared", 0) == 0))
         break;
     }
-    // Packed sub-byte values (u4 weights) are unpacked from whole words, in whatever order the
-    // word holds them (emit_shared_load.cpp's packed4_to_register): a thread that owns aligned
-    // runs of consecutive elements along the rows loads each run at once even when its register
-    // layout lists them in another order. The run's values, sorted by column, are what the
-    // instruction touches; bank conflicts are counted for that order.
-    if (packed && !store) {
+    // Packed sub-byte values (u4 weights) and 8-bit floats (fp8 weights) are unpacked from whole
+    // words, in whatever order the word holds them (emit_shared_load.cpp's packed4_to_register,
+    // packed_words_to_register): a thread that owns aligned runs of consecutive elements along
+    // the rows loads each run at once even when its register layout lists them in another order.
+    // The run's values, sorted by column, are what the instruction touches; bank conflicts are
+    // counted for that order.
+    if ((packed || bits == 8) && !store) {
       std::vector<int64_t> sorted(table.size());
       for (int64_t t = 0; t < T; ++t) {
         std::vector<int64_t> mine;

@@ -1,5 +1,6 @@
-// The mixed-type MoE expert GEMM (examples/kernels/moe_w4a16.tir) on the GPU: tokens sorted by
-// expert times each expert's int4 weights (packed nibble order, group scales), fresh random
+// The mixed-type MoE expert GEMMs on the GPU (examples/kernels/moe_w4a16.tir, and moe_w8a16.tir
+// with fp8 e4m3 weights): tokens sorted by expert times each expert's int4 weights (packed nibble
+// order) or fp8 weights (permuted 64-column blocks), with group scales, fresh random
 // inputs, Y poisoned with NaN, experts that receive no token, one token, and counts across the
 // 64-token tiles, N and the expert count not multiples of the tiles (13 experts: find_group's
 // batches of eight ends and its remainder), against a float64 host product of the dequantized
@@ -25,14 +26,21 @@ namespace {
 
 class MoeGpuTest : public testing::GpuTest {};
 
+// Byte of column c (0..63) in its 64-column block of moe_w8a16's weights: (2,4,2,4):(1,16,2,4).
+int64_t fp8_position(int64_t c) {
+  return (c & 1) + 16 * ((c >> 1) & 3) + 2 * ((c >> 3) & 1) + 4 * ((c >> 4) & 3);
+}
+
 // Runs the kernel with `counts[e]` rows for expert e; returns ||Y - ref|| / ||ref|| over all rows
-// (and fails the test on a row the kernel left unwritten: NaN).
-double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t group) {
+// (a row the kernel left unwritten is NaN and fails the comparison). `fp8`: moe_w8a16.
+double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t group,
+               bool fp8 = false) {
   const int64_t experts = static_cast<int64_t>(counts.size());
   std::vector<int64_t> ends;
   int64_t m = 0;
   for (int64_t c : counts) ends.push_back(m += c);
-  auto module = ir::parse_module(examples::lowered_kernels().at("moe_w4a16"), "moe_w4a16.tir");
+  const std::string name = fp8 ? "moe_w8a16" : "moe_w4a16";
+  auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
   const uint64_t seed = runtime::fresh_seed();
   SCOPED_TRACE("E=" + std::to_string(experts) + " M=" + std::to_string(m) + " N=" +
@@ -40,10 +48,14 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> real(-1.0, 1.0), scale(0.005, 0.02);
   std::uniform_int_distribution<int> nibble(0, 15);
-  interp::HostTensor x(ir::ScalarKind::f16, {m, k}), q(ir::ScalarKind::u4, {experts, n, k}),
+  const ir::ScalarKind weight = fp8 ? ir::ScalarKind::f8e4m3 : ir::ScalarKind::u4;
+  interp::HostTensor x(ir::ScalarKind::f16, {m, k}), q(weight, {experts, n, k}),
       s(ir::ScalarKind::f16, {experts, k / group, n}), row_ends(ir::ScalarKind::i32, {experts});
   for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, real(rng));
-  for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));  // storage order
+  for (int64_t i = 0; i < q.size(); ++i) {  // storage order
+    if (fp8) q.set_float(i, 8.0 * real(rng));  // rounded to e4m3
+    else q.set_int(i, nibble(rng));
+  }
   for (int64_t i = 0; i < s.size(); ++i) s.set_float(i, scale(rng));
   for (int64_t e = 0; e < experts; ++e) row_ends.set_int(e, ends[e]);
   auto upload = [](const interp::HostTensor& t) {
@@ -55,7 +67,7 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
   runtime::DeviceBuffer dy(std::max<int64_t>(m * n, 1) * 2);
   dy.fill_bytes(0xFF);
   kernel.launch({TensorArg{dx.ptr(), {m, k}, ir::ScalarKind::f16},
-                 TensorArg{dq.ptr(), {experts, n, k}, ir::ScalarKind::u4},
+                 TensorArg{dq.ptr(), {experts, n, k}, weight},
                  TensorArg{ds.ptr(), {experts, k / group, n}, ir::ScalarKind::f16},
                  TensorArg{dy.ptr(), {m, n}, ir::ScalarKind::f16},
                  TensorArg{dends.ptr(), {experts}, ir::ScalarKind::i32}});
@@ -67,8 +79,9 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
     std::vector<double> w(static_cast<size_t>(n * k));
     for (int64_t j = 0; j < n; ++j) {
       for (int64_t kk = 0; kk < k; ++kk) {
-        const int64_t at = (e * n + j) * k + kk - kk % 64 + testing::packed_position(kk % 64);
-        const double v = (static_cast<double>(q.get_int(at)) - 8.0) *
+        const int64_t at = (e * n + j) * k + kk - kk % 64 +
+                           (fp8 ? fp8_position(kk % 64) : testing::packed_position(kk % 64));
+        const double v = (fp8 ? q.get_float(at) : static_cast<double>(q.get_int(at)) - 8.0) *
                          s.get_float((e * (k / group) + kk / group) * n + j);
         w[j * k + kk] = interp::round_to(ir::ScalarKind::f16, v);
       }
@@ -94,6 +107,13 @@ TEST_F(MoeGpuTest, RaggedExperts) {
   std::vector<int64_t> one_each(40, 0);
   for (int64_t e = 0; e < 40; e += 5) one_each[e] = 1;
   EXPECT_LT(run_moe(one_each, 512, 1024, 128), 3e-3);
+}
+
+TEST_F(MoeGpuTest, Fp8ExpertsRagged) {
+  EXPECT_LT(run_moe({0, 70, 1, 0, 5, 64, 0, 130, 2, 0, 0, 63, 0}, 264, 640, 128, true), 3e-3);
+  std::vector<int64_t> one_each(40, 0);
+  for (int64_t e = 0; e < 40; e += 5) one_each[e] = 1;
+  EXPECT_LT(run_moe(one_each, 512, 1024, 128, true), 3e-3);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// The mixed-type MoE expert GEMM (examples/kernels/moe_w4a16.tir): tokens sorted by expert times
-// each expert's int4 weights (stored in the packed nibble order), in the interpreter as written
+// The mixed-type MoE expert GEMMs (examples/kernels/moe_w4a16.tir, and moe_w8a16.tir with fp8
+// e4m3 weights): tokens sorted by expert times each expert's int4 weights (stored in the packed
+// nibble order) or fp8 weights (stored in permuted 64-column blocks), in the interpreter as written
 // and lowered by the default pipeline (roles interleaved, few SMs), against plain loops bit for bit — with experts that receive no
 // token, one token, and ragged counts across tile boundaries — and its sm_90a CUDA through ptxas
 // (no spills, no serialized wgmma).
@@ -25,9 +26,16 @@ using interp::HostTensor;
 using testing::packed_position;
 using testing::round_f16;
 
-// `counts[e]` tokens for expert e (rows of X in expert order), N weight rows, K, group size G.
+// Byte of column c (0..63) in its 64-column block of moe_w8a16's fp8 weights: the order
+// (2,4,2,4):(1,16,2,4).
+int64_t fp8_position(int64_t c) {
+  return (c & 1) + 16 * ((c >> 1) & 3) + 2 * ((c >> 3) & 1) + 4 * ((c >> 4) & 3);
+}
+
+// `counts[e]` tokens for expert e (rows of X in expert order), N weight rows, K, group size G;
+// `fp8`: moe_w8a16 (e4m3 weights, no zero point) instead of moe_w4a16.
 void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, bool lowered,
-           const char* schedule) {
+           const char* schedule, bool fp8 = false) {
   const int64_t E = static_cast<int64_t>(counts.size());
   std::vector<int64_t> ends;
   int64_t M = 0;
@@ -35,17 +43,22 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
   SCOPED_TRACE(std::string(lowered ? "lowered " : "as written ") + "E=" + std::to_string(E) +
                " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" +
                std::to_string(K) + " " + schedule);
-  auto module = ir::parse_module(examples::lowered_kernels().at("moe_w4a16"), "moe_w4a16.tir");
+  const std::string name = fp8 ? "moe_w8a16" : "moe_w4a16";
+  auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
   ir::verify(*module);
   if (lowered) pipeline::lower(*module);
   std::mt19937_64 rng(20261127 + M * 31 + N);
   std::uniform_real_distribution<double> unit(-1.0, 1.0), scale(0.005, 0.02);
   std::uniform_int_distribution<int> nibble(0, 15);
-  HostTensor x(ir::ScalarKind::f16, {M, K}), q(ir::ScalarKind::u4, {E, N, K}),
+  HostTensor x(ir::ScalarKind::f16, {M, K}),
+      q(fp8 ? ir::ScalarKind::f8e4m3 : ir::ScalarKind::u4, {E, N, K}),
       s(ir::ScalarKind::f16, {E, K / G, N}), y(ir::ScalarKind::f16, {M, N}),
       row_ends(ir::ScalarKind::i32, {E});
   for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, unit(rng));
-  for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));  // storage order
+  for (int64_t i = 0; i < q.size(); ++i) {  // storage order
+    if (fp8) q.set_float(i, 4.0 * unit(rng));  // rounded to e4m3
+    else q.set_int(i, nibble(rng));
+  }
   for (int64_t i = 0; i < s.size(); ++i) s.set_float(i, scale(rng));
   for (int64_t i = 0; i < y.size(); ++i) y.set_float(i, unit(rng));  // poisoned
   for (int64_t e = 0; e < E; ++e) row_ends.set_int(e, ends[e]);
@@ -61,8 +74,10 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
       for (int64_t n = 0; n < N; ++n) {
         float acc = 0.0f;  // the mma's order: k ascending, from +0
         for (int64_t k = 0; k < K; ++k) {
-          const int64_t at = (e * N + n) * K + k - k % 64 + packed_position(k % 64);
-          const float qc = static_cast<float>(q.get_int(at)) - 8.0f;
+          const int64_t at =
+              (e * N + n) * K + k - k % 64 + (fp8 ? fp8_position(k % 64) : packed_position(k % 64));
+          const float qc = fp8 ? static_cast<float>(q.get_float(at))
+                               : static_cast<float>(q.get_int(at)) - 8.0f;
           const float w = round_f16(qc * static_cast<float>(s.get_float((e * (K / G) + k / G) * N + n)));
           acc = acc + static_cast<float>(x.get_float(r * K + k)) * w;
         }
@@ -87,14 +102,35 @@ TEST(MoeW4A16, MatchesPlainLoopsBitForBit) {
   check({1, 1, 0, 1, 1, 1, 0, 0}, 136, 128, 64, true, "random:2");
 }
 
+TEST(MoeW8A16, MatchesPlainLoopsBitForBit) {
+  const std::vector<int64_t> counts{0, 70, 1, 0, 5, 64, 0};
+  check(counts, 136, 128, 64, false, "round-robin", true);
+  check(counts, 136, 128, 64, true, "random:5", true);
+  check({3, 130}, 264, 192, 64, true, "producer-first", true);
+}
+
 TEST(MoeW4A16, CompilesForSm90aWithoutSpills) {
-  auto module = ir::parse_module(examples::lowered_kernels().at("moe_w4a16"), "moe_w4a16.tir");
-  const std::string log = testing::ptxas_report(
-      testing::compile_sm90a_source(*module->kernels.front()).cuda_source());
-  EXPECT_NE(log.find("Used"), std::string::npos) << log;
-  EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
-  EXPECT_EQ(log.find("C7514"), std::string::npos) << log;
-  EXPECT_NE(log.find(", 0 bytes spill stores"), std::string::npos) << log;
+  for (const char* name : {"moe_w4a16", "moe_w8a16"}) {
+    SCOPED_TRACE(name);
+    auto module = ir::parse_module(examples::lowered_kernels().at(name), name);
+    const std::string log = testing::ptxas_report(
+        testing::compile_sm90a_source(*module->kernels.front()).cuda_source());
+    EXPECT_NE(log.find("Used"), std::string::npos) << log;
+    EXPECT_EQ(log.find("C7515"), std::string::npos) << log;
+    EXPECT_EQ(log.find("C7514"), std::string::npos) << log;
+    EXPECT_NE(log.find(", 0 bytes spill stores"), std::string::npos) << log;
+  }
+}
+
+// The fp8 experts' weights: one 16-byte read per row of a thread's fragment (the permuted
+// blocks), and one cvt per pair of values.
+TEST(MoeW8A16, ReadsRunsOf16BytesAndConvertsPairs) {
+  auto module = ir::parse_module(examples::lowered_kernels().at("moe_w8a16"), "moe_w8a16.tir");
+  const std::string cuda = testing::compile_sm90a_source(*module->kernels.front()).cuda_source();
+  EXPECT_NE(cuda.find("ld.shared.b128, 1 address class"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("fp8x2_to_f16x2<tessel::device::Fp8::e4m3>((unsigned short)(q_words[0]))"),
+            std::string::npos)
+      << cuda;
 }
 
 // The experts' packed weights are read as gemm_w4a16_packed's are: 8-byte fragment reads and the
