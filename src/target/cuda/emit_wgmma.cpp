@@ -37,24 +37,30 @@ std::pair<int64_t, int64_t> wgmma_c(int64_t t, int64_t i) {
   return {16 * w + l / 4 + 8 * ((i >> 1) & 1), 8 * (i / 4) + 2 * (l % 4) + (i & 1)};
 }
 
-// How wgmma reads one operand: its major-ness and the element offset (before the 128-byte
-// swizzle) of element (mn, k), from which the descriptors' start addresses, LBO and SBO and the
-// k steps follow. A 128-byte row holds `row` elements: 64 of 16 bits, 128 of 8 bits (FP8, which
-// wgmma reads K-major only).
+// How wgmma reads one operand: its major-ness and the element offset (before the swizzle) of
+// element (mn, k), from which the descriptors' start addresses, LBO and SBO and the k steps
+// follow. A swizzled row of `swizzle` bytes (128, or 64 for a K-major tile whose K is 32 16-bit
+// or 64 8-bit values) holds `row` elements: 64 of 16 bits, 128 of 8 bits in a 128-byte row (FP8,
+// which wgmma reads K-major only).
 struct WgmmaOperand {
   bool mn_major = false;
   int64_t mn = 0, k = 0;  // the operand's extents: M or N, and K
   int64_t bytes = 2;      // per element
+  int64_t swizzle = 128;  // bytes of a swizzled row
 
-  int64_t row() const { return 128 / bytes; }
+  int64_t row() const { return swizzle / bytes; }
   int64_t offset(int64_t r, int64_t c) const {
     const int64_t w = row();
     return mn_major ? (r / w) * w * k + c * w + r % w : (c / w) * w * mn + r * w + c % w;
   }
   // Bytes between 64-wide MN atoms (MN-major); ignored for K-major (CUTLASS writes 16 bytes).
   int64_t lbo_bytes() const { return mn_major ? 128 * k : 16; }
-  // Bytes between 8-row groups: 8 rows of 128 bytes in both forms.
-  static int64_t sbo_bytes() { return 1024; }
+  // Bytes between 8-row groups: 8 swizzled rows, dense (1024 for 128-byte rows, 512 for 64-byte
+  // ones: HOPPER.md's descriptor table, from CUTLASS's canonical GMMA layouts and PTX 9.7.16.3).
+  int64_t sbo_bytes() const { return 8 * swizzle; }
+  std::string swizzle_mode() const {
+    return swizzle == 64 ? "tessel::device::SmemSwizzle::b64" : "tessel::device::SmemSwizzle::b128";
+  }
 };
 
 // The form in which `s` (A when `is_b` is false, B otherwise) can be read by wgmma, or nullopt.
@@ -63,15 +69,20 @@ std::optional<WgmmaOperand> wgmma_operand(const SharedTile& s, bool is_b) {
   if (s.shape.size() != 2 ||
       (s.element != ScalarKind::f16 && s.element != ScalarKind::bf16 && !fp8))
     return std::nullopt;
-  // The 128-byte swizzle in element offsets: 16-byte units are 8 elements of 16 bits, 16 of 8.
+  // The 128-byte swizzle in element offsets: 16-byte units are 8 elements of 16 bits, 16 of 8;
+  // the 64-byte swizzle permutes four units (K-major only here).
   const std::string sw128 = fp8 ? "Sw<3,4,3> o 0 o " : "Sw<3,3,3> o 0 o ";
-  if (s.layout.rfind(sw128, 0) != 0) return std::nullopt;
+  const std::string sw64 = fp8 ? "Sw<2,4,3> o 0 o " : "Sw<2,3,3> o 0 o ";
+  int64_t swizzle = 0;
+  if (s.layout.rfind(sw128, 0) == 0) swizzle = 128;
+  if (s.layout.rfind(sw64, 0) == 0) swizzle = 64;
+  if (swizzle == 0) return std::nullopt;
   const SharedMap map = shared_map(s.layout);
   const int64_t rows = s.shape[0], cols = s.shape[1];
   if (static_cast<int64_t>(map.base.size()) != rows * cols) return std::nullopt;
   for (bool mn_major : {false, true}) {
-    WgmmaOperand w{mn_major, is_b ? cols : rows, is_b ? rows : cols, fp8 ? 1 : 2};
-    if (fp8 && mn_major) continue;
+    WgmmaOperand w{mn_major, is_b ? cols : rows, is_b ? rows : cols, fp8 ? 1 : 2, swizzle};
+    if ((fp8 || swizzle != 128) && mn_major) continue;
     if (w.k % (32 / w.bytes) != 0 ||
         (mn_major ? w.mn % 64 != 0 : w.k % w.row() != 0 || w.mn % 8 != 0)) {
       continue;
@@ -226,10 +237,9 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
   auto descriptor = [&](const WgmmaOperand& f, const std::string& base, const std::string& start) {
     return f.mn_major ? "tessel::device::make_smem_descriptor(tessel::device::smem_u32(" + base +
                             " + " + start + "), " + std::to_string(f.lbo_bytes()) + ", " +
-                            std::to_string(WgmmaOperand::sbo_bytes()) +
-                            ", tessel::device::SmemSwizzle::b128)"
+                            std::to_string(f.sbo_bytes()) + ", " + f.swizzle_mode() + ")"
                       : "tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" +
-                            base + " + " + start + "), tessel::device::SmemSwizzle::b128)";
+                            base + " + " + start + "), " + f.swizzle_mode() + ")";
   };
   for (size_t i = 0; i < per_group[0].size(); ++i) {
     std::string row =
@@ -297,7 +307,8 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
     unsupported(mma, "reads B from a shared tile in layout " + b.layout + " over " +
                          ir::to_string(ir::Shape(b.shape.begin(), b.shape.end())) +
                          "; wgmma takes tiles 128-byte swizzled, K-major (the transpose of "
-                         "[N,K]) or MN-major ([K,N] with N a multiple of 64)");
+                         "[N,K]) or MN-major ([K,N] with N a multiple of 64), or 64-byte swizzled "
+                         "K-major");
   }
   const WgmmaOperand& fb = *form;
   const Reg& acc = reg(mma, mma.operand(2));
@@ -359,9 +370,9 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
         fb.mn_major
             ? "tessel::device::make_smem_descriptor(tessel::device::smem_u32(" + b.base + " + " +
                   col + "), " + std::to_string(fb.lbo_bytes()) + ", " +
-                  std::to_string(WgmmaOperand::sbo_bytes()) + ", tessel::device::SmemSwizzle::b128)"
+                  std::to_string(fb.sbo_bytes()) + ", " + fb.swizzle_mode() + ")"
             : "tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" + b.base +
-                  " + " + col + "), tessel::device::SmemSwizzle::b128)";
+                  " + " + col + "), " + fb.swizzle_mode() + ")";
     line("const tessel::device::SmemDescriptor desc_b" + std::to_string(i) + " = " + desc + ";");
   }
   const std::string call = "tessel::device::wgmma_rs<" + std::to_string(atom_n) +
