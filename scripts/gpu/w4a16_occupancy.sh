@@ -7,6 +7,7 @@
 # synccheck), then bench/python/w4a16.py over VARIANTS at SHAPES (against cuBLAS f16 and a copy,
 # interleaved). JSON records in $OUT/w4a16.jsonl, logs in $OUT (at most 8 files come back).
 # CHECKED and VARIANTS take w4a16.py's variant names (pRxT, sRxT, cRxT with _kKT, _skS, _bB).
+# CHECK_KG sets the checks' group count (K = 1280; 40 is G = 32).
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
@@ -20,7 +21,7 @@ write_w4a16_variants "$CHECKED"
 check_sizes() {
   case $1 in
     c*) kt=$(echo $1 | sed -n 's/.*_k\([0-9]*\).*/\1/p'); echo "M=70,N=384,K=1280,KG=10,NQ=$((384 * 1280 / ${kt:-64}))" ;;
-    *) echo "M=70,N=328,K=1280,KG=10" ;;
+    *) echo "M=70,N=328,K=1280,KG=${CHECK_KG:-10}" ;;
   esac
 }
 for v in ${CHECKED//,/ }; do
