@@ -62,18 +62,28 @@ def packed_position(c):
     return 4 * e + 16 * q + h + 2 * s0 + 8 * s1
 
 
+def packed_position_32(c):
+    """Nibble of column c (0..31) in a 32-column block, the packed order for a K tile of 32 (group
+    size 32): (2,4,2,2):(4,8,1,2), c = e + 2q + 8h + 16s -> 4e + 8q + h + 2s — a thread's two k16
+    steps of a row one 32-bit word, each pair (e = 0, 1) at nibbles p and p + 4."""
+    e, q, h, s = c & 1, (c >> 1) & 3, (c >> 3) & 1, (c >> 4) & 1
+    return 4 * e + 8 * q + h + 2 * s
+
+
 def pack_natural(q):
     """uint8 [N, K] values 0..15 -> uint8 [N, K/2]: value 2k in the low nibble of byte k."""
     return (q[:, 0::2] | (q[:, 1::2] << 4)).contiguous()
 
 
-def pack_interleaved(q):
+def pack_interleaved(q, block=64):
     """uint8 [N, K] values 0..15 (K % 64 == 0) -> uint8 [N, K/2] in gemm_w4a16_packed.tir's order:
-    within each block of 64 columns, column c at nibble packed_position(c)."""
+    within each block of 64 columns, column c at nibble packed_position(c) (block=32: the K-tile-32
+    variants' packed_position_32)."""
     n, k = q.shape
-    perm = torch.tensor([packed_position(c) for c in range(64)], device=q.device)
-    nibbles = torch.empty_like(q).view(n, k // 64, 64)
-    nibbles[:, :, perm] = q.view(n, k // 64, 64)
+    position = packed_position if block == 64 else packed_position_32
+    perm = torch.tensor([position(c) for c in range(block)], device=q.device)
+    nibbles = torch.empty_like(q).view(n, k // block, block)
+    nibbles[:, :, perm] = q.view(n, k // block, block)
     return pack_natural(nibbles.view(n, k))
 
 
@@ -107,6 +117,10 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1):
         line = line.replace("(NQ,((2,4,2,2,2),1)):(64,((4,16,1,2,8),64))>[NQ,64]",
                             "(NQ,((2,4,2,2,2),%d)):(%d,((4,16,1,2,8),64))>[NQ,%d]" % (k_tile // 64, k_tile, k_tile))
         line = line.replace("N % 128 == 0)", "N %% %d == 0)" % rows)
+        # gemm_w4a16_packed.tir with a K tile of 32: 32-column blocks (packed_position_32)
+        if k_tile == 32:
+            line = line.replace("(N,((2,4,2,2,2),K/64)):(K,((4,16,1,2,8),64))",
+                                "(N,((2,4,2,2),K/32)):(K,((4,8,1,2),32))")
         if "block_grid" in line:
             pins = []
             if split_k:
@@ -197,6 +211,10 @@ def main():
                 if key not in packed:
                     packed[key] = pack_tiled(q, rows_of[name], k_tiles[name])
                 qp = packed[key]
+            elif name[0] in "ps" and k_tiles[name] == 32:
+                if "p32" not in packed:
+                    packed["p32"] = pack_interleaved(q, 32)
+                qp = packed["p32"]
             else:
                 qp = packed[name[0]]
             kernel(x, qp, s, y)
