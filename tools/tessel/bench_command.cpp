@@ -18,6 +18,7 @@
 #include "support/command_line.h"
 #include "support/diagnostics.h"
 #include "tessel/command.h"
+#include "tessel/python_benches.h"
 
 namespace tessel::tool {
 namespace {
@@ -93,7 +94,23 @@ constexpr const char* kUsage =
     "Default shapes 4,32,1024,128 4,32,4096,128 4,32,16384,128; ratio = SDPA time / tessel time.\n"
     "--varlen: one batch of sequences of lengths L1,L2,... with H heads (D = 128) through\n"
     "flash_attention_varlen*.tir, against torch's variable-length FlashAttention-2 and cuDNN on\n"
-    "the padded batch.\n";
+    "the padded batch.\n"
+    "\n"
+    "usage: tessel bench w4a16 [--shapes MxNxKgG,...] [--variants NAME,...] [--json FILE]\n"
+    "                          [--iterations N]\n"
+    "fp16 x int4 GEMM (examples/kernels/gemm_w4a16*.tir and their tile variants, names\n"
+    "[tpsc]RxT[_kKT][_sk[S]][_bB] as bench/python/w4a16.py's docstring gives them) against cuBLAS\n"
+    "f16 on the dequantized weights and a copy of the packed weights, in one process: the suite is\n"
+    "bench/python/w4a16.py, run as attention's is.\n"
+    "\n"
+    "usage: tessel bench moe [--tokens T,...] [--experts E] [--top-k K] [--hidden H]\n"
+    "                        [--intermediate I] [--group G] [--weights int4|fp8]\n"
+    "                        [--variants t<T>[_r<R>][_b<B>][_s<S>],...] [--tuned] [--tessel-only]\n"
+    "                        [--json FILE] [--iterations N]\n"
+    "The MoE expert GEMM (examples/kernels/moe_w4a16.tir, moe_w8a16.tir with --weights fp8) over\n"
+    "top-k routed tokens against a loop of cuBLAS GEMMs over the experts and torch._grouped_mm, in\n"
+    "one process (bench/python/moe.py); --tuned adds tessel.Variants over the variants, tuned at\n"
+    "each token count.\n";
 
 struct BenchArgs {
   std::string suite;
@@ -129,12 +146,6 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
   return parsed;
 }
 
-// Single-quoted for the shell.
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 // `tessel bench attention`: the baselines live in PyTorch (cuDNN and FlashAttention-2 through
 // SDPA), so the suite is the Python benchmark; this checks the options and runs it.
@@ -219,6 +230,10 @@ int run_attention_bench(const std::vector<std::string>& args) {
 int run_bench(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "attention")
     return run_attention_bench(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "w4a16")
+    return run_w4a16_bench(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "moe")
+    return run_moe_bench(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == "memory-bound") {  // bench/harness/memory_bench.h
     return bench::run_memory_bench(std::vector<std::string>(args.begin() + 1, args.end()));
   }

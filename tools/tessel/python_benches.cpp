@@ -1,0 +1,98 @@
+// The Python-backed bench suites (python_benches.h): an option table per suite, each option a
+// flag or a value matched whole by a regular expression, then python3 on the suite's script.
+#include "tessel/python_benches.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <regex>
+
+#include "support/diagnostics.h"
+
+namespace tessel::tool {
+namespace {
+
+struct PythonOption {
+  std::string name;
+  std::string pattern;  // empty: a flag without a value
+  std::string what;     // what the value must be, for the message
+};
+
+const std::string kPositive = "[1-9][0-9]*";
+
+// Checks `args` against `options` and runs bench/python/<script> with them.
+int run_python_bench(const std::string& suite, const std::string& script,
+                     const std::vector<PythonOption>& options,
+                     const std::vector<std::string>& args) {
+  std::vector<std::string> forwarded;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const PythonOption* option = nullptr;
+    for (const PythonOption& o : options) {
+      if (o.name == a) option = &o;
+    }
+    if (!option) {
+      user_error(SourceLocation::unknown(), "bench ", suite, ": unknown option '", a,
+                 "' (see `tessel help bench`)");
+    }
+    forwarded.push_back(a);
+    if (option->pattern.empty()) continue;
+    if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)
+      user_error(SourceLocation::unknown(), "bench ", suite, ": ", a, " needs a value");
+    const std::string& value = args[++i];
+    if (!std::regex_match(value, std::regex(option->pattern)))
+      user_error(SourceLocation::unknown(), "bench ", suite, ": ", a, " takes ", option->what,
+                 ", not '", value, "'");
+    forwarded.push_back(value);
+  }
+  const std::string dir = std::string(TESSEL_SOURCE_DIR) + "/bench/python";
+  std::string command = "PYTHONPATH=" + shell_quote(std::string(TESSEL_BINARY_DIR) + "/python") +
+                        ":" + shell_quote(dir) + "${PYTHONPATH:+:$PYTHONPATH} python3 " +
+                        shell_quote(dir + "/" + script);
+  for (const std::string& a : forwarded) command += " " + shell_quote(a);
+  std::cout << command << std::endl;
+  return std::system(command.c_str()) == 0 ? 0 : 1;
+}
+
+// A comma-separated list of `item`s.
+std::string list_of(const std::string& item) { return item + "(," + item + ")*"; }
+
+}  // namespace
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+int run_w4a16_bench(const std::vector<std::string>& args) {
+  return run_python_bench(
+      "w4a16", "w4a16.py",
+      {{"--shapes", list_of("[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*g[1-9][0-9]*"),
+        "shapes MxNxKgG separated by commas"},
+       {"--variants", list_of("[tpsc][1-9][0-9]*x[1-9][0-9]*(_k[1-9][0-9]*)?(_sk[0-9]*)?(_b[1-9][0-9]*)?"),
+        "variant names [tpsc]RxT[_kKT][_sk[S]][_bB] separated by commas"},
+       {"--json", ".+", "a file"},
+       {"--iterations", kPositive, "a positive count"}},
+      args);
+}
+
+int run_moe_bench(const std::vector<std::string>& args) {
+  return run_python_bench(
+      "moe", "moe.py",
+      {{"--tokens", list_of(kPositive), "token counts separated by commas"},
+       {"--experts", kPositive, "a positive count"},
+       {"--top-k", kPositive, "a positive count"},
+       {"--hidden", kPositive, "a positive size"},
+       {"--intermediate", kPositive, "a positive size"},
+       {"--group", kPositive, "a positive group size"},
+       {"--weights", "int4|fp8", "int4 or fp8"},
+       {"--variants", list_of("t(16|32|64|128)(_r(64|128))?(_b[1-4])?(_s([1-9]|1[0-6]))?"),
+        "variant names t<16|32|64|128>[_r<64|128>][_b<1-4>][_s<1-16>] separated by commas"},
+       {"--tuned", "", ""},
+       {"--tessel-only", "", ""},
+       {"--json", ".+", "a file"},
+       {"--iterations", kPositive, "a positive count"}},
+      args);
+}
+
+}  // namespace tessel::tool
