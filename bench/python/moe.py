@@ -134,7 +134,7 @@ def main():
     p.add_argument("--weights", choices=["int4", "fp8"], default="int4",
                    help="int4 (moe_w4a16.tir, zero point 8) or fp8 e4m3 (moe_w8a16.tir) experts")
     p.add_argument("--variants", default="t64",
-                   help="comma-separated variants (t<T>[_r<R>][_b<B>], see variant_text) timed side by side")
+                   help="comma-separated variants (t<T>[_r<R>][_b<B>][_s<S>], see variant_text) timed side by side")
     args = p.parse_args()
     E, H, I, G = args.experts, args.hidden, args.intermediate, args.group
     root = repository_root()

@@ -65,7 +65,8 @@ struct GroupTile {
   int group, tile, first, rows;
 };
 __device__ __forceinline__ int group_tiles(int rows, int tile_rows) {
-  return static_cast<int>((static_cast<unsigned>(rows) + tile_rows - 1) / static_cast<unsigned>(tile_rows));
+  const unsigned r = static_cast<unsigned>(rows), t = static_cast<unsigned>(tile_rows);
+  return static_cast<int>((r + t - 1) / t);
 }
 __device__ __forceinline__ GroupTile find_group(const int* ends, int groups, int t, int tile_rows) {
   int before = 0, start = 0, g = 0;

@@ -27,8 +27,9 @@ struct ColumnBlocks {
   int64_t position(int64_t c) const;
 };
 
-// The column blocks of a global tensor type of rank 2 or more whose layout has the form above; nothing for
-// any other type (no layout, a row-major or column-major layout, or a non-permutation P:S).
+// The column blocks of a global tensor type of rank 2 or more whose layout has the form above;
+// nothing for any other type (no layout, a row-major or column-major layout, or a
+// non-permutation P:S).
 std::optional<ColumnBlocks> column_blocks(const Type& global);
 
 }  // namespace tessel::ir

@@ -413,6 +413,12 @@ int tile_window_dim(const Operation& tile) {
   return w && w->kind == Attribute::Kind::integer ? static_cast<int>(w->i) : -1;
 }
 
+const Value* storage_root(const Value* v) {
+  while (v->def() && (v->def()->kind() == OpKind::tile || v->def()->kind() == OpKind::transpose))
+    v = v->def()->operand(0);
+  return v;
+}
+
 std::string value_ref(const Value* v) {
   return "%" + (v->name().empty() ? std::string("?") : v->name());
 }

@@ -303,6 +303,10 @@ std::vector<int> tile_kept_dims(const Operation& tile);
 std::string value_ref(const Value* v);
 std::string op_where(const Operation& op);
 
+// The tensor a view stands for: `v` through every `tile` and `transpose` that made it (a
+// kernel parameter or an alloc; `v` itself when it is not a view).
+const Value* storage_root(const Value* v);
+
 // Visits op and every op nested in its regions, parents before children, in program order.
 template <typename F>
 void walk(Operation* op, F&& visit) {

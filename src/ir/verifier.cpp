@@ -431,13 +431,6 @@ void Verifier::yield(const Operation& op) {
   if (op.num_results() != 0) error(op, "has no results");
 }
 
-const Value* Verifier::storage_root(const Value* v) {
-  while (v->def() && (v->def()->kind() == OpKind::tile || v->def()->kind() == OpKind::transpose)) {
-    v = v->def()->operand(0);
-  }
-  return v;
-}
-
 void Verifier::check_reads(const Operation& op) {
   bool is_store = op.kind() == OpKind::copy && op.num_operands() == 2;
   bool is_view = op.kind() == OpKind::tile || op.kind() == OpKind::transpose ||

@@ -106,9 +106,8 @@ class Verifier {
   void yield(const Operation& op);
 
   // An alloc'd tensor must be written (by a copy into it or into a view of it) before anything
-  // reads it: reading it earlier reads undefined data.
-  static const Value* storage_root(const Value* v);
-
+  // reads it (ir::storage_root finds the tensor behind a view): reading it earlier reads
+  // undefined data.
   void check_reads(const Operation& op);
 
   const Operation* kernel_ = nullptr;

@@ -146,7 +146,6 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
   return parsed;
 }
 
-
 // `tessel bench attention`: the baselines live in PyTorch (cuDNN and FlashAttention-2 through
 // SDPA), so the suite is the Python benchmark; this checks the options and runs it.
 int run_attention_bench(const std::vector<std::string>& args) {
@@ -218,13 +217,7 @@ int run_attention_bench(const std::vector<std::string>& args) {
                  parts[3], ": examples/kernels/", name,
                  ".tir does not exist); pass --kernel FILE.tir");
   }
-  std::string command = "PYTHONPATH=" + shell_quote(std::string(TESSEL_BINARY_DIR) + "/python") +
-                        "${PYTHONPATH:+:$PYTHONPATH} python3 " +
-                        shell_quote(std::string(TESSEL_SOURCE_DIR) + "/bench/python/attention.py");
-  for (const std::string& a : forwarded) command += " " + shell_quote(a);
-  std::cout << command << std::endl;
-  const int status = std::system(command.c_str());
-  return status == 0 ? 0 : 1;
+  return run_python_script("attention.py", forwarded);
 }
 
 int run_bench(const std::vector<std::string>& args) {

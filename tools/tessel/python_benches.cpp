@@ -44,32 +44,39 @@ int run_python_bench(const std::string& suite, const std::string& script,
                  ", not '", value, "'");
     forwarded.push_back(value);
   }
-  const std::string dir = std::string(TESSEL_SOURCE_DIR) + "/bench/python";
-  std::string command = "PYTHONPATH=" + shell_quote(std::string(TESSEL_BINARY_DIR) + "/python") +
-                        ":" + shell_quote(dir) + "${PYTHONPATH:+:$PYTHONPATH} python3 " +
-                        shell_quote(dir + "/" + script);
-  for (const std::string& a : forwarded) command += " " + shell_quote(a);
-  std::cout << command << std::endl;
-  return std::system(command.c_str()) == 0 ? 0 : 1;
+  return run_python_script(script, forwarded);
 }
 
 // A comma-separated list of `item`s.
-std::string list_of(const std::string& item) { return item + "(," + item + ")*"; }
+std::string list_of(const std::string& item) {
+  return item + "(," + item + ")*";
+}
 
-}  // namespace
-
+// Single-quoted for the shell.
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
+}  // namespace
+
+// python3 puts the script's folder on sys.path, so moe.py finds w4a16.py and bench_common.py.
+int run_python_script(const std::string& script, const std::vector<std::string>& args) {
+  std::string command = "PYTHONPATH=" + shell_quote(std::string(TESSEL_BINARY_DIR) + "/python") +
+                        "${PYTHONPATH:+:$PYTHONPATH} python3 " +
+                        shell_quote(std::string(TESSEL_SOURCE_DIR) + "/bench/python/" + script);
+  for (const std::string& a : args) command += " " + shell_quote(a);
+  std::cout << command << std::endl;
+  return std::system(command.c_str()) == 0 ? 0 : 1;
+}
 int run_w4a16_bench(const std::vector<std::string>& args) {
   return run_python_bench(
       "w4a16", "w4a16.py",
       {{"--shapes", list_of("[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*g[1-9][0-9]*"),
         "shapes MxNxKgG separated by commas"},
-       {"--variants", list_of("[tpsc][1-9][0-9]*x[1-9][0-9]*(_k[1-9][0-9]*)?(_sk[0-9]*)?(_b[1-9][0-9]*)?"),
+       {"--variants",
+        list_of("[tpsc][1-9][0-9]*x[1-9][0-9]*(_k[1-9][0-9]*)?(_sk[0-9]*)?(_b[1-9][0-9]*)?"),
         "variant names [tpsc]RxT[_kKT][_sk[S]][_bB] separated by commas"},
        {"--json", ".+", "a file"},
        {"--iterations", kPositive, "a positive count"}},

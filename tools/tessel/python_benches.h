@@ -12,7 +12,9 @@ namespace tessel::tool {
 int run_w4a16_bench(const std::vector<std::string>& args);
 int run_moe_bench(const std::vector<std::string>& args);
 
-// Single-quoted for the shell.
-std::string shell_quote(const std::string& s);
+// Runs bench/python/<script> of the source tree with `args` (already checked) by python3, with
+// this build's Python extension first on PYTHONPATH; prints the command line first. 0 when the
+// script succeeds. (`tessel bench attention` runs attention.py this way too.)
+int run_python_script(const std::string& script, const std::vector<std::string>& args);
 
 }  // namespace tessel::tool

@@ -97,23 +97,15 @@ int64_t group_rows(const ir::Operation& kernel, const ir::Value* ends,
 }
 
 // Whether the kernel writes `param`: the destination of a store (`copy %value, %dest`, or a
-// lowered kernel's `copy_async %stage, %dest`) is a tile
-// (or slice, transpose) chain rooted at it. The default output of `run` is the last tensor the
-// kernel writes, not the last parameter: a grouped kernel's last parameter is often its row ends,
-// an input that poisoning would corrupt.
+// lowered kernel's `copy_async %stage, %dest`) is a view of it. The default output of `run` is
+// the last tensor the kernel writes, not the last parameter: a grouped kernel's last parameter
+// is often its row ends, an input that poisoning would corrupt.
 bool kernel_writes(const ir::Operation& kernel, const ir::Value* param) {
   bool writes = false;
   ir::walk(const_cast<ir::Operation*>(&kernel), [&](ir::Operation* op) {
-    bool store = (op->kind() == ir::OpKind::copy && op->num_operands() == 2) ||
-                 (op->kind() == ir::OpKind::copy_async && op->num_operands() >= 2);
-    if (!store) return;
-    const ir::Value* dest = op->operand(1);
-    while (dest != param && dest->def() != nullptr &&
-           (dest->def()->kind() == ir::OpKind::tile ||
-            dest->def()->kind() == ir::OpKind::slice ||
-            dest->def()->kind() == ir::OpKind::transpose))
-      dest = dest->def()->operand(0);
-    if (dest == param) writes = true;
+    const bool store = (op->kind() == ir::OpKind::copy && op->num_operands() == 2) ||
+                       (op->kind() == ir::OpKind::copy_async && op->num_operands() >= 2);
+    if (store && ir::storage_root(op->operand(1)) == param) writes = true;
   });
   return writes;
 }
@@ -212,7 +204,8 @@ int run_run(const std::vector<std::string>& args) {
   }
   if (output < 0) {
     user_error(SourceLocation::unknown(), output_name.empty()
-                                              ? "the kernel writes no tensor parameter (name one with --output)"
+                                              ? "the kernel writes no tensor parameter (name "
+                                                "one with --output)"
                                               : "no tensor parameter %" + output_name);
   }
   double rel_error = -1;
@@ -317,8 +310,9 @@ const bool registered = register_command(
      "  relative error), on random inputs (floats uniform in [-1,1), rounded to the element type;\n"
      "  the row ends a grouped kernel's find_group reads: random groups splitting the rows;\n"
      "  seed 1 unless --seed), then prints each tensor's checksum and the first N (8) elements of\n"
-     "  the output tensor (the last tensor parameter the kernel writes, unless --output). --size gives every size of\n"
-     "  the kernel (it may repeat; a name the kernel does not have is an error).\n"
+     "  the output tensor (the last tensor parameter the kernel writes, unless --output). --size\n"
+     "  gives every size of the kernel (it may repeat; a name the kernel does not have is an\n"
+     "  error).\n"
      "  --passes replaces the compile pipeline (as in compile).\n"
      "  --schedule (with --interpret) picks how a warp-specialized kernel's roles interleave at\n"
      "  their synchronization points: round-robin (the default), producer-first, consumer-first\n"

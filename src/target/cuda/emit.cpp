@@ -112,8 +112,9 @@ EmittedKernel Emitter::run() {
       // A packed 4-bit or fp8 tensor stored in permuted column blocks (ir/column_blocks.h) is
       // row-major to TMA, which is how the emitter reads it: the permutation is in its tiles'
       // layouts.
-      const bool blocked = (t.element() == ScalarKind::u4 || t.element() == ScalarKind::i4 ||
-                            t.element() == ScalarKind::f8e4m3 || t.element() == ScalarKind::f8e5m2) &&
+      const ScalarKind e = t.element();
+      const bool blocked = (e == ScalarKind::u4 || e == ScalarKind::i4 ||
+                            e == ScalarKind::f8e4m3 || e == ScalarKind::f8e5m2) &&
                            ir::column_blocks(t).has_value();
       if (t.has_layout() && !blocked) {
         user_error(kernel_.loc(), "emit: kernel parameter %", arg->name(),

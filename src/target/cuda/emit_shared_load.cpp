@@ -562,6 +562,8 @@ void Emitter::packed_words_to_register(const Operation& op, const SharedTile& s,
   if (fp8) {
     const Reg& r = (regs_[result] = Reg{fresh(result->name()), plan_p, ScalarKind::f16, true});
     line("unsigned " + r.name + "[" + std::to_string(plan.values / 2) + "];  // f16x2 pairs");
+    const std::string kind = s.element == ScalarKind::f8e4m3 ? "tessel::device::Fp8::e4m3"
+                                                             : "tessel::device::Fp8::e5m2";
     auto byte = [&](int64_t x) {
       return "((" + raw + "[" + std::to_string(x / 4) + "] >> " + std::to_string(8 * (x % 4)) +
              ") & 0xFFu)";
@@ -573,8 +575,8 @@ void Emitter::packed_words_to_register(const Operation& op, const SharedTile& s,
               ? "(unsigned short)(" + raw + "[" + std::to_string(a / 4) + "]" +
                     (a % 4 ? " >> 16" : "") + ")"
               : "(unsigned short)(" + byte(a) + " | (" + byte(b) + " << 8))";
-      line(r.name + "[" + std::to_string(j) + "] = tessel::device::fp8x2_to_f16x2<tessel::device::Fp8::" +
-           (s.element == ScalarKind::f8e4m3 ? "e4m3" : "e5m2") + ">(" + half + ");");
+      line(r.name + "[" + std::to_string(j) + "] = tessel::device::fp8x2_to_f16x2<" + kind + ">(" +
+           half + ");");
     }
     return;
   }

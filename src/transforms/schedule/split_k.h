@@ -25,9 +25,10 @@
 // trip count of its `for %k = 0 to %K step 1` loop, the same top-level value in every role):
 // the loop runs `for %k = 0 to %k_count`, every `tile` coordinate %k in it — and every op that
 // computes a tile coordinate from %k, such as W4A16's scale group k·64·KG / K — reads
-// %k_first + %k instead, and every other use of K in the role (the consumer's release of the last slot)
-// but those that compute a tile coordinate (a tile stored at row bn * K + k) becomes %k_count — aref sequence numbers still count 0, 1, 2, ... in each role. After the
-// consumer's K loop, before the first op that reads its accumulator %acc:
+// %k_first + %k instead, and every other use of K in the role (the consumer's release of the
+// last slot) but those that compute a tile coordinate (a tile stored at row bn * K + k) becomes
+// %k_count — aref sequence numbers still count 0, 1, 2, ... in each role. After the consumer's
+// K loop, before the first op that reads its accumulator %acc:
 //   %partial = workspace_part %partials, %part
 //   copy %acc, tile(%partial, <the output tile's coordinates>) {masked}
 //   %arrived = counter_arrive workspace_part(%counters, %bm * %tn + %bn), %splits

@@ -40,8 +40,7 @@ TEST_F(GroupedGpu, FindGroupMatchesAHostWalk) {
       int rows = 0;
       for (int g = 0; g < groups; ++g) {
         const int count = rng() % 3 == 0 ? 0 : static_cast<int>(rng() % 300);
-        for (int t = 0; t * tile_rows < count; ++t)
-          want.insert(want.end(), {g, t, rows, count});
+        for (int t = 0; t * tile_rows < count; ++t) want.insert(want.end(), {g, t, rows, count});
         ends.push_back(rows += count);
       }
       const int listed = static_cast<int>(want.size() / 4), tiles = listed + 5;

@@ -53,8 +53,10 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
       s(ir::ScalarKind::f16, {experts, k / group, n}), row_ends(ir::ScalarKind::i32, {experts});
   for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, real(rng));
   for (int64_t i = 0; i < q.size(); ++i) {  // storage order
-    if (fp8) q.set_float(i, 8.0 * real(rng));  // rounded to e4m3
-    else q.set_int(i, nibble(rng));
+    if (fp8)
+      q.set_float(i, 8.0 * real(rng));  // rounded to e4m3
+    else
+      q.set_int(i, nibble(rng));
   }
   for (int64_t i = 0; i < s.size(); ++i) s.set_float(i, scale(rng));
   for (int64_t e = 0; e < experts; ++e) row_ends.set_int(e, ends[e]);

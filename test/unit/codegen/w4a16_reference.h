@@ -6,7 +6,9 @@
 
 namespace tessel::testing {
 
-inline float round_f16(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
+inline float round_f16(float x) {
+  return static_cast<float>(static_cast<_Float16>(x));
+}
 
 // Nibble of column c (0..63) in its 64-column block: the packed order (2,4,2,2,2):(4,16,1,2,8).
 inline int64_t packed_position(int64_t c) {

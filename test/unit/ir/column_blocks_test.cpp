@@ -10,12 +10,12 @@ namespace tessel::ir {
 namespace {
 
 TEST(ColumnBlocks, PackedWeightsOfOneMatrix) {
-  auto blocks = column_blocks(
-      parse_type("global<u4, (N,((2,4,2,2,2),K/64)):(K,((4,16,1,2,8),64))>[N,K]"));
+  auto blocks =
+      column_blocks(parse_type("global<u4, (N,((2,4,2,2,2),K/64)):(K,((4,16,1,2,8),64))>[N,K]"));
   ASSERT_TRUE(blocks.has_value());
   EXPECT_EQ(blocks->block, 64);
-  EXPECT_EQ(blocks->position(1), 4);   // column 1 at nibble 4
-  EXPECT_EQ(blocks->position(8), 1);   // column 8 at nibble 1
+  EXPECT_EQ(blocks->position(1), 4);  // column 1 at nibble 4
+  EXPECT_EQ(blocks->position(8), 1);  // column 8 at nibble 1
   EXPECT_EQ(blocks->position(63), 63);
   EXPECT_NE(blocks->permutation.find("(4,16,1,2,8)"), std::string::npos) << blocks->permutation;
 }
@@ -37,10 +37,10 @@ TEST(ColumnBlocks, OtherLayoutsAreNot) {
   // plain row-major layout, and no layout at all.
   EXPECT_FALSE(column_blocks(
       parse_type("global<u4, (E,N,((2,4,2,2,2),K/64)):(E*K,K,((4,16,1,2,8),64))>[E,N,K]")));
-  EXPECT_FALSE(column_blocks(
-      parse_type("global<u4, (N,((2,4,2,2,2),K/64)):(64,((4,16,1,2,8),64))>[N,K]")));
-  EXPECT_FALSE(column_blocks(
-      parse_type("global<u4, (N,((2,4,2,2,2),K/64)):(K,((4,16,1,2,0),64))>[N,K]")));
+  EXPECT_FALSE(
+      column_blocks(parse_type("global<u4, (N,((2,4,2,2,2),K/64)):(64,((4,16,1,2,8),64))>[N,K]")));
+  EXPECT_FALSE(
+      column_blocks(parse_type("global<u4, (N,((2,4,2,2,2),K/64)):(K,((4,16,1,2,0),64))>[N,K]")));
   EXPECT_FALSE(column_blocks(parse_type("global<u4, (N,K):(K,1)>[N,K]")));
   EXPECT_FALSE(column_blocks(parse_type("global<u4>[N,K]")));
 }
