@@ -17,7 +17,7 @@ move (Q + S + X + Y), its fraction of the copy's read+write GB/s and of the H100
 
 Variants (--variants): `tRxT` = R weight rows x T tokens per block (the example is t128x64),
 `_kKT` a K tile of KT (64 in the example; shapes whose group size is not a multiple of it are
-skipped), `_sk` = split_k = auto on the block grid, `_skS` = S parts, `_bB` = blocks_per_sm = B
+skipped), `_sk` = split_k = auto on the block grid, `_skS` = S parts, `_bB` = blocks_per_sm = B, `_stN` = N pipeline stages pinned on the K loop
 (B blocks share an SM: launch bound and register budget 64K / (B x 256 threads); the persistent
 grid is sized by the occupancy the launch finds). Each is the example's text with its tile extents
 replaced; one that does not compile is reported and skipped. `pRxT` is the same over
@@ -96,10 +96,11 @@ def pack_tiled(q, rows, k_tile):
     return pack_interleaved(tiles.reshape(n * k // k_tile, k_tile))
 
 
-def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1):
+def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages=None):
     """The example with R = rows, T = tokens, a K tile of k_tile (one scale per K tile: valid for
-    group sizes that are multiples of it), split_k (False, True for auto, or a part count) and
-    blocks_per_sm (the launch bound and register budget: blocks sharing an SM)."""
+    group sizes that are multiples of it), split_k (False, True for auto, or a part count),
+    blocks_per_sm (the launch bound and register budget: blocks sharing an SM) and stages (the K
+    loop's pinned ring depth; None leaves it to the stage budget)."""
     out = []
     for line in text.splitlines():
         m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)
@@ -121,6 +122,8 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1):
         if k_tile == 32:
             line = line.replace("(N,((2,4,2,2,2),K/64)):(K,((4,16,1,2,8),64))",
                                 "(N,((2,4,2,2),K/32)):(K,((4,8,1,2),32))")
+        if stages and "iter(%c = %zero) :" in line:
+            line = line.replace("iter(%c = %zero) :", "iter(%%c = %%zero) {stages = %d} :" % stages)
         if "block_grid" in line:
             pins = []
             if split_k:
@@ -137,17 +140,19 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1):
 BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a16_packed.tir",
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir"}
-VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?")
+VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_st(\d+))?")
 
 
 def parse_variant(name):
-    """`[tpsc]RxT[_kKT][_sk[S]][_bB]` -> dict(prefix, rows, tokens, k_tile, split_k, blocks_per_sm)."""
+    """`[tpsc]RxT[_kKT][_sk[S]][_bB][_stN]` -> dict(prefix, rows, tokens, k_tile, split_k,
+    blocks_per_sm, stages)."""
     m = VARIANT.fullmatch(name)
     if not m:
-        raise ValueError("variant %r is not [tpsc]RxT[_kKT][_sk[S]][_bB]" % name)
+        raise ValueError("variant %r is not [tpsc]RxT[_kKT][_sk[S]][_bB][_stN]" % name)
     split = False if m.group(5) is None else (int(m.group(5)) if m.group(5) else True)
     return {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
-            "k_tile": int(m.group(4) or 64), "split_k": split, "blocks_per_sm": int(m.group(6) or 1)}
+            "k_tile": int(m.group(4) or 64), "split_k": split, "blocks_per_sm": int(m.group(6) or 1),
+            "stages": int(m.group(7)) if m.group(7) else None}
 
 
 def named_variant_text(name, root=None):
@@ -155,7 +160,8 @@ def named_variant_text(name, root=None):
     v = parse_variant(name)
     with open(os.path.join(root or repository_root(), BASES[v["prefix"]])) as f:
         base = f.read()
-    return variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"])
+    return variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
+                        v["stages"])
 
 
 def main():
