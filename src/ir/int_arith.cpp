@@ -1,9 +1,6 @@
 // Integer arithmetic with the IR's semantics.
 #include "ir/int_arith.h"
 
-#include <algorithm>
-#include <vector>
-
 namespace tessel::ir {
 
 int64_t wrap_integer(ScalarKind kind, int64_t value) {
@@ -76,81 +73,6 @@ std::optional<int64_t> eval_integer(OpKind op, ScalarKind kind, int64_t a, int64
       return std::nullopt;
   }
   return wrap_integer(kind, r);
-}
-
-namespace {
-
-// `assumed` holds the carried values taken to hold while their loop is examined, in the order
-// they were taken; a refuted one is dropped with every one taken after it (those may have held
-// only because of it).
-bool never_negative(const Value* v, std::vector<const Value*>& assumed, int depth) {
-  if (!v || depth > 64 || !v->type().is_scalar() || !is_integer(v->type().element())) return false;
-  const Operation* def = v->def();
-  if (!def) {
-    // A block argument: a for loop's induction variable or one of its carried values.
-    const Block* block = v->owner_block();
-    const Operation* loop = block ? block->parent() : nullptr;
-    if (!loop || loop->kind() != OpKind::for_) return false;
-    if (v->index() == 0) return never_negative(loop->operand(0), assumed, depth + 1);
-    if (std::find(assumed.begin(), assumed.end(), v) != assumed.end()) return true;
-    const size_t mark = assumed.size();
-    assumed.push_back(v);
-    const int carried = v->index() - 1;
-    const Operation* yield = block->terminator();
-    const bool holds = loop->num_operands() > 3 + carried &&
-                       never_negative(loop->operand(3 + carried), assumed, depth + 1) && yield &&
-                       yield->num_operands() > carried &&
-                       never_negative(yield->operand(carried), assumed, depth + 1);
-    if (!holds) assumed.resize(mark);
-    return holds;
-  }
-  auto all = [&] {
-    for (const Value* o : def->operands())
-      if (!never_negative(o, assumed, depth + 1)) return false;
-    return true;
-  };
-  switch (def->kind()) {
-    case OpKind::constant: {
-      const Attribute* a = def->attr("value");
-      return a && a->kind == Attribute::Kind::integer && a->i >= 0;
-    }
-    case OpKind::size:
-    case OpKind::block_grid:
-    case OpKind::sm_count:
-    case OpKind::cluster_rank:
-      return true;
-    case OpKind::add:
-    case OpKind::mul:
-    case OpKind::div:
-    case OpKind::cdiv:
-    case OpKind::min:
-      return all();
-    case OpKind::rem:
-      return never_negative(def->operand(0), assumed, depth + 1);
-    case OpKind::sub:
-      // A difference a pass knows to be a count (split-k's K tiles of a part, persistent's rows
-      // left in a raster group) carries `nonneg`; the interpreter checks it.
-      return def->has_attr("nonneg");
-    case OpKind::find_group:  // a group index, a tile in it, its first row and its row count
-      return true;
-    case OpKind::max:
-      return never_negative(def->operand(0), assumed, depth + 1) ||
-             never_negative(def->operand(1), assumed, depth + 1);
-    case OpKind::for_: {
-      // The loop's result: its carried value after the last iteration (or the initial one).
-      const Block& body = *def->region(0);
-      return never_negative(body.argument(v->index() + 1), assumed, depth + 1);
-    }
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
-bool never_negative(const Value* v) {
-  std::vector<const Value*> assumed;
-  return never_negative(v, assumed, 0);
 }
 
 }  // namespace tessel::ir

@@ -21,15 +21,4 @@ int64_t wrap_integer(ScalarKind kind, int64_t value);
 std::optional<int64_t> eval_integer(OpKind op, ScalarKind kind, int64_t a, int64_t b,
                                     std::string_view pred = {});
 
-// Whether an index-typed scalar is never negative, from how it is made: constants >= 0, sizes,
-// grid indices, SM counts, cluster ranks; sums, products, quotients, cdivs and minima of such,
-// a remainder of such a dividend, a maximum with one such operand; a `sub` marked `nonneg` (a
-// pass's statement, which the interpreter checks); find_group's results; a loop's induction variable
-// whose lower bound is one (steps are positive); a loop-carried value, and the loop's result,
-// whose initial value and every yielded value are (by induction: a cycle through carried values
-// is assumed to hold). The CUDA emitter divides such values unsigned (a shift or a mask for a
-// power of two, where a signed division or remainder costs five instructions). Anything else,
-// `sub` included, is not known to be.
-bool never_negative(const Value* v);
-
 }  // namespace tessel::ir

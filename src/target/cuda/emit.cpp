@@ -176,12 +176,6 @@ EmittedKernel Emitter::run() {
   for (size_t i = 0; i < params.size(); ++i) src << (i ? ", " : "") << params[i];
   src << ") {\n";
   src << "  const int tid = threadIdx.x;\n";
-  // The warp's index broadcast from lane 0 (CUTLASS's canonical_warp_idx_sync does the same):
-  // the role branches test it, so ptxas knows each branch is taken by whole warps and keeps
-  // what is uniform inside a role (loop counters, ring slots, wgmma descriptors) in uniform
-  // registers. A branch on the thread index left it in per-thread registers, moved to uniform
-  // ones before every wgmma (two R2UR each).
-  if (roles_) src << "  const int tsl_warp = __shfl_sync(0xffffffffu, tid / 32, 0);\n";
   if (smem_bytes_ > 0 && smem_align_ <= 16) {
     src << "  extern __shared__ __align__(16) unsigned char tsl_smem[];\n";
   } else if (smem_bytes_ > 0) {

@@ -246,12 +246,9 @@ void Emitter::turn(const Operation& op) {
 void Emitter::warp_group(const Operation& op) {
   const int64_t first = op.int_attr("first_thread"), threads = op.int_attr("threads");
   const std::string role = op.str_attr("role");
-  // Roles are whole warps (the warp-specialize passes split at warpgroups): the branch tests the
-  // warp-uniform warp index (emit.cpp's tsl_warp), not the thread index.
-  TESSEL_ASSERT(first % 32 == 0 && threads % 32 == 0, "a role that is not whole warps");
-  line("if (tsl_warp >= " + std::to_string(first / 32) + " && tsl_warp < " +
-       std::to_string((first + threads) / 32) + ") {  // role " + role + ": threads [" +
-       std::to_string(first) + ", " + std::to_string(first + threads) + ")" +
+  line("if (tid >= " + std::to_string(first) + " && tid < " + std::to_string(first + threads) +
+       ") {  // role " + role + ": threads [" + std::to_string(first) + ", " +
+       std::to_string(first + threads) + ")" +
        (op.has_attr("issue") ? ", issued by one thread" : ""));
   ++indent_;
   line("const int tid = static_cast<int>(threadIdx.x) - " + std::to_string(first) +

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <functional>
 
-#include "ir/int_arith.h"
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
@@ -206,19 +205,6 @@ void Emitter::elementwise(const Operation& op) {
     std::vector<std::string> args;
     for (const Value* v : op.operands()) args.push_back(scalar(op, v));
     std::string e = apply(op.kind(), args, is_f);
-    // An index divided where neither side is ever negative divides unsigned: the same value, and
-    // a shift or a mask for a power of two (ring slots and parities), where the signed division
-    // or remainder rounds toward zero in five instructions.
-    if (!is_f && (op.kind() == OpKind::div || op.kind() == OpKind::rem) &&
-        ir::never_negative(op.operand(0)) && ir::never_negative(op.operand(1))) {
-      e = "static_cast<int>(static_cast<unsigned>(" + args[0] + ") " +
-          (op.kind() == OpKind::div ? "/" : "%") + " static_cast<unsigned>(" + args[1] + "))";
-    }
-    if (!is_f && op.kind() == OpKind::cdiv && ir::never_negative(op.operand(0)) &&
-        ir::never_negative(op.operand(1))) {
-      e = "static_cast<int>((static_cast<unsigned>(" + args[0] + ") + static_cast<unsigned>(" +
-          args[1] + ") - 1u) / static_cast<unsigned>(" + args[1] + "))";
-    }
     if (e.empty()) unsupported(op, "is not supported by the CUDA emitter yet");
     std::string name = fresh(op.result()->name());
     line(std::string("const ") + (is_f ? "float " : "int ") + name + " = " + e + ";");

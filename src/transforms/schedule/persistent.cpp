@@ -244,8 +244,6 @@ void make_kernel_persistent(Operation& kernel) {
       Value* group_index = b.index_op(OpKind::div, t, per_group, "group", loc);
       Value* group_first = b.index_op(OpKind::mul, group_index, c_group, "group_first", loc);
       Value* left = b.index_op(OpKind::sub, tiles_m, group_first, "rows_left", loc);
-      // The tile's group starts inside the grid: a count (ir::never_negative).
-      left->def()->set_attr("nonneg", Attribute::unit());
       Value* rows = b.index_op(OpKind::min, left, c_group, "group_rows", loc);
       Value* within = b.index_op(OpKind::rem, t, per_group, "in_group", loc);
       Value* row_in = b.index_op(OpKind::rem, within, rows, "row_in_group", loc);

@@ -267,8 +267,6 @@ class Splitter {
     Value* to = b.index_op(OpKind::mul, next, k_blocks, "k_to", loc);
     Value* end = b.index_op(OpKind::div, to, splits_, "k_end", loc);
     Value* count = b.index_op(OpKind::sub, end, first, "k_count", loc);
-    // (part + 1) K / S >= part K / S: a count (ir::never_negative).
-    count->def()->set_attr("nonneg", ir::Attribute::unit());
     // Every use of K in the role counts this part's blocks (the loop's bound, the last slot's
     // release), except the two that compute them and arithmetic that computes a tile coordinate
     // from K (W4A16's weights stored tile by tile: row bn * K + k), which means the whole K.
