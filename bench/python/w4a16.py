@@ -30,7 +30,11 @@ bench/kernel-variants/gemm_w4a16_tiled.tir: the weights stored tile by tile (`pa
 R x KT tile one contiguous run, a block's K range one stream).
 
 usage: w4a16.py [--shapes MxNxKgG,...] [--variants t128x64,p64x16_k128_sk4,...] [--json FILE]
-                [--iterations N]
+                [--iterations N] [--graph LAUNCHES [--sets S]]
+
+--graph: each kernel and baseline also timed as a CUDA graph of LAUNCHES launches rotating over
+S copies of its weights (graph_* fields of the record): back-to-back launches without host gaps,
+as a model's decode step runs them (bench/results/2026-11-27-w4a16-fixed-costs-h100.md).
 """
 import argparse
 import json
@@ -164,6 +168,46 @@ def named_variant_text(name, root=None):
                         v["stages"])
 
 
+def graph_of(calls):
+    """One CUDA graph running `calls` (callables) in turn, captured after one warm-up pass on a
+    side stream (split-k's workspaces are allocated then): its replay is len(calls) launches with
+    no host gaps between them."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for c in calls:
+            c()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for c in calls:
+            c()
+    return g.replay
+
+
+def graph_times(args, kernel, x, qp, s, out, w16, src, dst, bytes_moved):
+    """Per-launch milliseconds of the kernel, cuBLAS and the copy, each as a graph of
+    args.graph launches rotating over args.sets copies of its weights (N K / 2 bytes packed, 2 N K
+    as f16: four sets of the packed 8192 x 8192 weights are 134 MB against the 50 MB L2), the
+    three graphs replayed in turns (time_interleaved's medians)."""
+    sets = max(1, args.sets)
+    qs = [qp] + [qp.clone() for _ in range(sets - 1)]
+    ss = [s] + [s.clone() for _ in range(sets - 1)]
+    ws = [w16] + [w16.clone() for _ in range(sets - 1)]
+    srcs = [src] + [src.clone() for _ in range(sets - 1)]
+    n = args.graph
+    mine = graph_of([(lambda i=i: kernel(x, qs[i % sets], ss[i % sets], out)) for i in range(n)])
+    blas = graph_of([(lambda i=i: torch.matmul(x, ws[i % sets].t())) for i in range(n)])
+    copy = graph_of([(lambda i=i: dst.copy_(srcs[i % sets])) for i in range(n)])
+    t_mine, t_blas, t_copy = (t / n for t in time_interleaved([mine, blas, copy], 3, args.iterations))
+    gbps = bytes_moved / t_mine / 1e6
+    copy_gbps = 2 * src.numel() / t_copy / 1e6
+    del qs, ss, ws, srcs
+    return {"graph_launches": n, "graph_sets": sets, "graph_ms": t_mine, "graph_gbps": gbps,
+            "graph_baseline_ms": t_blas, "graph_ratio": t_blas / t_mine, "graph_copy_ms": t_copy,
+            "graph_copy_gbps": copy_gbps, "graph_fraction_of_copy": gbps / copy_gbps}
+
+
 def main():
     import tessel  # the extension, needed only to compile and launch (not for the variant texts)
 
@@ -172,6 +216,11 @@ def main():
     p.add_argument("--variants", default="t128x64")
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--graph", type=int, default=0, metavar="LAUNCHES",
+                   help="also time each kernel as a CUDA graph of LAUNCHES launches (and the "
+                        "baselines likewise), rotating over --sets copies of the weights")
+    p.add_argument("--sets", type=int, default=4,
+                   help="weight copies a graph rotates over, so that they do not stay in L2")
     args = p.parse_args()
     kernels, k_tiles, rows_of = {}, {}, {}
     for v in args.variants.split(","):
@@ -242,9 +291,17 @@ def main():
                  "baseline": "cublas f16 on dequantized weights (torch.matmul)", "baseline_ms": blas,
                  "ratio": blas / mine, "copy_ms": copy, "copy_gbps": copy_gbps,
                  "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed, **record}
+            if args.graph:
+                r.update(graph_times(args, kernel, x, qp, s, out, w16, src, dst, bytes_moved))
             if args.json:
                 with open(args.json, "a") as f:
                     f.write(json.dumps(r) + "\n")
+            if args.graph:
+                print("%-20s %-10s graph of %d launches: %.4f ms per launch %7.0f GB/s (%.2f of copy "
+                      "%.0f GB/s)  cuBLAS f16 %.4f ms  ratio %.2f" %
+                      (shape, name, args.graph, r["graph_ms"], r["graph_gbps"],
+                       r["graph_fraction_of_copy"], r["graph_copy_gbps"], r["graph_baseline_ms"],
+                       r["graph_ratio"]))
             print("%-20s %-10s %.4f ms %7.1f TFLOP/s %7.0f GB/s (%.2f of copy %.0f GB/s, %.2f nominal)"
                   "  cuBLAS f16 %.4f ms  ratio %.2f  rel_err %.1e / %.1e%s" %
                   (shape, name, mine, r["tflops"], gbps, r["fraction_of_copy"], copy_gbps,

@@ -1,0 +1,33 @@
+#!/bin/bash
+# W4A16's fixed cost per launch, one device call from the repository root:
+#   TESTS=1     every carried GPU test binary (scripts/carry_gpu_tests.sh; carry [".carry-gpu"]);
+#   SAN=1       compute-sanitizer memcheck, racecheck, synccheck on the first of VARIANTS
+#               (split-k's partial tiles and arrival counter);
+#   then bench/python/w4a16.py over VARIANTS at SHAPES, each timed launch by launch (an event pair
+#   around every launch, interleaved with cuBLAS and a copy) and as CUDA graphs of GRAPH launches
+#   rotating over 4 weight copies (records in $OUT/w4a16.jsonl). SHAPES over several K give the
+#   fixed cost: time = fixed + bytes / rate.
+set -u
+source "$(dirname "$0")/common.sh"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+build_tool_and_python || exit 1
+[ "${TESTS:-0}" = 1 ] && run_gpu_test_binaries
+T=build-dev/bin/tessel
+VARIANTS=${VARIANTS:-c64x16_k128_sk3_b4,c64x16_k128_sk2_b3_st8}
+write_w4a16_variants "$VARIANTS"
+v=${VARIANTS%%,*}
+kt=$(echo $v | sed -n 's/.*_k\([0-9]*\).*/\1/p')
+SIZE="M=70,N=384,K=1280,KG=10,NQ=$((384 * 1280 / ${kt:-64}))"
+echo "$v against the interpreter ($SIZE): $($T run build-dev/variants/$v.tir --gpu --check --size $SIZE 2>&1 | grep -E 'relative error')"
+if [ "${SAN:-1}" = 1 ]; then
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size $SIZE > $LOG/san.log 2>&1
+    echo "$v $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san.log)"
+  done
+fi
+export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
+cd bench/python
+timeout ${BENCH_TIMEOUT:-360} python3 w4a16.py --json $OUT/w4a16.jsonl --iterations ${ITER:-30} \
+  --graph ${GRAPH:-8} --sets 4 \
+  --shapes ${SHAPES:-16x8192x2048g128,16x8192x8192g128,16x8192x32768g128,1x8192x8192g128} \
+  --variants $VARIANTS 2>&1 | tail -40
