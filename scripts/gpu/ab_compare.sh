@@ -6,7 +6,8 @@
 #   - SASS=name: the kernel of that W4A16 variant, its SASS instruction counts ($OUT/<side>.sass);
 #   - CHECK="a.tir ...": `tessel run --gpu --check` of each against the interpreter (sizes in
 #     CHECK_SIZE, default M=70,N=328,K=1280,KG=10);
-#   - W4A16="variants": bench/python/w4a16.py at W4A16_SHAPES (records $OUT/<side>_w4a16.jsonl);
+#   - W4A16="variants": bench/python/w4a16.py at W4A16_SHAPES with W4A16_ARGS (e.g. --graph 8)
+#     (records $OUT/<side>_w4a16.jsonl);
 #   - ATTN=1: bench/python/attention.py (the example for D) at ATTN_SHAPES, not causal and causal
 #     (records $OUT/<side>_attention.jsonl).
 # Each bench process times its kernels against the library in that process; compare the ratios.
@@ -45,7 +46,8 @@ for side in base new; do
   export PYTHONPATH=$tree/build-py/python:$tree/bench/python
   if [ -n "${W4A16:-}" ]; then
     (cd $tree/bench/python && TESSEL_COMMIT=$side timeout 300 python3 w4a16.py --json $OUT/${side}_w4a16.jsonl \
-      --iterations ${ITER:-30} --shapes ${W4A16_SHAPES:-1x8192x8192g128,16x8192x8192g128} --variants $W4A16 2>&1 | tail -20)
+      --iterations ${ITER:-30} --shapes ${W4A16_SHAPES:-1x8192x8192g128,16x8192x8192g128} --variants $W4A16 \
+      ${W4A16_ARGS:-} 2>&1 | tail -20)
   fi
   if [ -n "${ATTN:-}" ]; then
     for causal in "" --causal; do
