@@ -97,23 +97,6 @@ __device__ __forceinline__ GroupTile find_group(const int* ends, int groups, int
   return {groups, 0, start, 0};
 }
 
-// atomicInc (`old >= limit ? 0 : old + 1`) with acquire-release semantics at GPU scope (PTX ISA,
-// atom: .acq_rel .gpu). Split-k's arrival counter: its release covers the writes that the
-// arriving block's threads ordered before this thread by a barrier (release is cumulative; the
-// barrier orders them within the block), its acquire the writes the earlier arrivals released;
-// a barrier after it passes the acquire on to the block's other threads. One thread fences this
-// way, where a __threadfence() by every thread before and after the count made 128 threads each
-// wait for their writes (bench/results/2026-11-27-w4a16-fixed-costs-h100.md). CUTLASS's split-K
-// semaphores order their partial tiles the same way.
-__device__ __forceinline__ unsigned atomic_inc_acq_rel_gpu(unsigned* address, unsigned limit) {
-  unsigned old;
-  asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;"
-               : "=r"(old)
-               : "l"(address), "r"(limit)
-               : "memory");
-  return old;
-}
-
 // Rounds a byte offset up to a multiple of `alignment` (a power of two).
 __device__ __forceinline__ unsigned align_up(unsigned value, unsigned alignment) {
   return (value + alignment - 1) & ~(alignment - 1);

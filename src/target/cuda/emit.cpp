@@ -194,16 +194,6 @@ EmittedKernel Emitter::run() {
       src << "  const int " << plan->var[d] << " = " << thread_expr(*plan, d) << ";\n";
     }
   }
-  // Every TMA descriptor the kernel always uses is prefetched into the TMA unit's cache before
-  // anything else (CUTLASS's producers do the same): a block's first load of each tensor
-  // otherwise waits for its descriptor's fetch from parameter memory, one after another, at the
-  // start of every block. Optional descriptors (a guarded path's, possibly unset) are not.
-  std::string prefetch;
-  for (const KernelParam& p : out_.params) {
-    if (p.kind == KernelParam::Kind::tma_descriptor && !p.optional)
-      prefetch += " tessel::device::tma_prefetch_descriptor(&" + p.name + ");";
-  }
-  if (!prefetch.empty()) src << "  if (tid == 0) {" << prefetch << " }\n";
   for (const std::string& l : prologue_) src << "  " << l << "\n";
   src << body_.str() << "}\n";
   out_.source = src.str();

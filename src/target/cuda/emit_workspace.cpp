@@ -38,23 +38,18 @@ void Emitter::counter_arrive(const Operation& op) {
   const std::string name = fresh(op.result()->name());
   const std::string word = scratch(op.result()->name(), 1);
   line("int " + name + ";");
-  // The role's writes (its partial tile) are ordered before thread 0 by the barrier; thread 0's
-  // acq_rel count releases them and acquires the earlier parts' (runtime/device/common.cuh); the
-  // second barrier passes the count and the acquire to the role's other threads.
-  line(
-      "{  // counter_arrive: the role's barrier, one acq_rel count at GPU scope, the barrier "
-      "again");
+  line("{  // counter_arrive: release this role's writes, count once, acquire the others'");
   ++indent_;
+  line("__threadfence();");
   line(threads_barrier());
   line("if (tid == 0) {");
-  line(
-      "  const unsigned before = "
-      "tessel::device::atomic_inc_acq_rel_gpu(reinterpret_cast<unsigned*>(" +
-      c.base + "), static_cast<unsigned>(" + n + ") - 1u);");
+  line("  const unsigned before = atomicInc(reinterpret_cast<unsigned*>(" + c.base +
+       "), static_cast<unsigned>(" + n + ") - 1u);");
   line("  *reinterpret_cast<int*>(" + word + ") = static_cast<int>(before);");
   line("}");
   line(threads_barrier());
   line(name + " = *reinterpret_cast<const int*>(" + word + ");");
+  line("__threadfence();");
   --indent_;
   line("}");
   scalars_[op.result()] = name;
