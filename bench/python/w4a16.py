@@ -17,10 +17,11 @@ move (Q + S + X + Y), its fraction of the copy's read+write GB/s and of the H100
 
 Variants (--variants): `tRxT` = R weight rows x T tokens per block (the example is t128x64),
 `_kKT` a K tile of KT (64 in the example; shapes whose group size is not a multiple of it are
-skipped), `_sk` = split_k = auto on the block grid, `_skS` = S parts, `_bB` = blocks_per_sm = B, `_stN` = N pipeline stages pinned on the K loop
+skipped), `_sk` = split_k = auto on the block grid, `_skS` = S parts, `_bB` = blocks_per_sm = B
 (B blocks share an SM: launch bound and register budget 64K / (B x 256 threads); the persistent
-grid is sized by the occupancy the launch finds). Each is the example's text with its tile extents
-replaced; one that does not compile is reported and skipped. `pRxT` is the same over
+grid is sized by the occupancy the launch finds), `_stN` = N pipeline stages pinned on the K loop.
+Each is the example's text with its tile extents replaced; one that does not compile is reported
+and skipped. `pRxT` is the same over
 examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order that
 `pack_interleaved` makes (each thread's fragment bytes contiguous, nibbles interleaved for the
 one-lop3 unpack; the layout is in that file's comment), the same Q, S and X otherwise. `sRxT`
@@ -293,6 +294,11 @@ def main():
                  "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed, **record}
             if args.graph:
                 r.update(graph_times(args, kernel, x, qp, s, out, w16, src, dst, bytes_moved))
+                # The graph's launches wrote `out` from copies of the same inputs: the checked Y,
+                # bit for bit (split-k sums its parts in a fixed order).
+                r["graph_output_equal"] = bool(torch.equal(out, y))
+                r["passed"] = passed = passed and r["graph_output_equal"]
+                failures += not r["graph_output_equal"]
             if args.json:
                 with open(args.json, "a") as f:
                     f.write(json.dumps(r) + "\n")
