@@ -33,10 +33,12 @@ echo "source page: $(wc -l < $OUT/${V}_stalls.csv) lines $(head -c 300 $LOG/sour
 python3 - $OUT/${V}_stalls.csv <<'PY'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
+# ncu's source page starts with a "Kernel Name" row, then the header.
+while rows and "Source" not in [h.strip() for h in rows[0]]:
+    rows = rows[1:]
 if len(rows) < 2:
     sys.exit("no source rows")
 head = rows[0]
-print("columns:", "; ".join(head[:60]))
 def col(name):
     for i, h in enumerate(head):
         if h.strip() == name:
@@ -47,7 +49,6 @@ if samples is None:
     samples = next((i for i, h in enumerate(head) if "Sampling" in h), None)
 if src is None or samples is None:
     sys.exit("no Source / sampling column")
-stall_cols = [i for i, h in enumerate(head) if h.startswith("stall_") or "Stall" in h and i != samples]
 body = rows[1:]
 def num(x):
     try:
