@@ -1,6 +1,7 @@
 #!/bin/bash
-# One carried GPU test binary's tests run REPEAT times (default 20), alone and then beside every
-# other carried binary (BESIDE=1), to tell a flake from a race: prints each run's verdict and the
+# One carried GPU test binary's tests run REPEAT times (default 20): alone, or with BESIDE=1 the
+# second half of the runs each beside every other carried binary (as check.sh runs them; the
+# next run starts once they end), to tell a flake from a race. Prints each run's verdict and the
 # first failure's log lines. Usage (device tool, carry [".carry-gpu"]):
 #   TEST=gemm_gpu_test FILTER='GemmGpuTest.W4A16*' REPEAT=20 bash scripts/gpu/repeat_gpu_test.sh
 set -u
@@ -11,7 +12,7 @@ fails=0
 for i in $(seq 1 ${REPEAT:-20}); do
   if [ "${BESIDE:-0}" = 1 ] && [ $i -gt $(( ${REPEAT:-20} / 2 )) ]; then
     for t in .carry-gpu/*_gpu_test; do
-      [ "$(basename $t)" = "$TEST" ] || (timeout 300 $t > /dev/null 2>&1 &)
+      [ "$(basename $t)" = "$TEST" ] || timeout 300 $t > /dev/null 2>&1 &
     done
   fi
   timeout 300 .carry-gpu/$TEST --gtest_filter="$FILTER" > $LOG/repeat_$i.log 2>&1
