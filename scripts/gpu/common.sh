@@ -5,6 +5,7 @@
 #   build_python   the Python extension into build-py/ (PYTHONPATH=build-py/python)
 #   build_tool_and_python   both at once; prints the build logs' tails and fails if either fails
 #   write_w4a16_variants A,B  build-dev/variants/A.tir ... from bench/python/w4a16.py's variant names
+#   w4a16_check_sizes NAME    the --size of a ragged check of that variant (NQ for tiled weights)
 #   run_gpu_test_binaries     every carried .carry-gpu/*_gpu_test side by side, one summary line each
 # Both log under $LOG and return non-zero when the build fails.
 cd "$(dirname "${BASH_SOURCE[1]}")/../.."
@@ -41,6 +42,17 @@ import sys, w4a16
 for name in sys.argv[1].split(","):
     open("build-dev/variants/%s.tir" % name, "w").write(w4a16.named_variant_text(name))
 PY
+}
+
+# The sizes of a W4A16 variant's check against the interpreter: ragged M and N (N a whole number
+# of tiles for the tiled weights `c...`, whose Q has NQ = N K / KT rows); CHECK_KG sets the group
+# count (K = 1280; 40 is G = 32).
+w4a16_check_sizes() {
+  case $1 in
+    c*) local kt=$(echo $1 | sed -n 's/.*_k\([0-9]*\).*/\1/p')
+        echo "M=70,N=384,K=1280,KG=10,NQ=$((384 * 1280 / ${kt:-64}))" ;;
+    *) echo "M=70,N=328,K=1280,KG=${CHECK_KG:-10}" ;;
+  esac
 }
 
 # GPU test binaries built on the CPU machine and carried (scripts/carry_gpu_tests.sh there;

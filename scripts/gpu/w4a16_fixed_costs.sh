@@ -16,8 +16,7 @@ T=build-dev/bin/tessel
 VARIANTS=${VARIANTS:-c64x16_k128_sk3_b4,c64x16_k128_sk2_b3_st8}
 write_w4a16_variants "$VARIANTS"
 v=${VARIANTS%%,*}
-kt=$(echo $v | sed -n 's/.*_k\([0-9]*\).*/\1/p')
-SIZE="M=70,N=384,K=1280,KG=10,NQ=$((384 * 1280 / ${kt:-64}))"
+SIZE=$(w4a16_check_sizes $v)
 echo "$v against the interpreter ($SIZE): $($T run build-dev/variants/$v.tir --gpu --check --size $SIZE 2>&1 | grep -E 'relative error')"
 if [ "${SAN:-1}" = 1 ]; then
   for tool in memcheck racecheck synccheck; do

@@ -16,22 +16,14 @@ T=build-dev/bin/tessel
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 CHECKED=${CHECKED:-p64x16_sk4_b4,p64x16_k128_sk4_b4}
 write_w4a16_variants "$CHECKED"
-# The sizes of a check: ragged M and N (N a whole number of tiles for the tiled weights, whose Q
-# has NQ = N K / KT rows).
-check_sizes() {
-  case $1 in
-    c*) kt=$(echo $1 | sed -n 's/.*_k\([0-9]*\).*/\1/p'); echo "M=70,N=384,K=1280,KG=10,NQ=$((384 * 1280 / ${kt:-64}))" ;;
-    *) echo "M=70,N=328,K=1280,KG=${CHECK_KG:-10}" ;;
-  esac
-}
 for v in ${CHECKED//,/ }; do
-  echo "== $v against the interpreter ($(check_sizes $v))"
-  $T run build-dev/variants/$v.tir --gpu --check --size $(check_sizes $v) 2>&1 | grep -E "relative error|rel"
+  echo "== $v against the interpreter ($(w4a16_check_sizes $v))"
+  $T run build-dev/variants/$v.tir --gpu --check --size $(w4a16_check_sizes $v) 2>&1 | grep -E "relative error|rel"
 done
 if [ "${SAN:-1}" = 1 ]; then
   v=${CHECKED%%,*}
   for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size $(check_sizes $v) > $OUT/san.log 2>&1
+    compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size $(w4a16_check_sizes $v) > $OUT/san.log 2>&1
     echo "$v $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/san.log)"
   done
 fi

@@ -70,6 +70,7 @@ int run_python_script(const std::string& script, const std::vector<std::string>&
   std::cout << command << std::endl;
   return std::system(command.c_str()) == 0 ? 0 : 1;
 }
+
 int run_w4a16_bench(const std::vector<std::string>& args) {
   return run_python_bench(
       "w4a16", "w4a16.py",

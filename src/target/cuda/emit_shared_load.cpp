@@ -49,6 +49,19 @@ void Emitter::copy_async_1d(const Operation& op, int64_t extent) {
        ", " + coords + ");");
 }
 
+namespace {
+
+// The bits of a word load of packed values (ld.shared.b16 .. b128): packed_words_to_register
+// unpacks 4-bit and 8-bit values read so; nothing for any other atom.
+std::optional<int64_t> word_load_bits(const std::string& atom) {
+  for (int64_t bits : {16, 32, 64, 128}) {
+    if (atom == "ld.shared.b" + std::to_string(bits)) return bits;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void Emitter::shared_to_register(const Operation& op) {
   auto it = shared_.find(op.operand(0));
   if (it == shared_.end() || it->second.transposed) {
@@ -59,10 +72,8 @@ void Emitter::shared_to_register(const Operation& op) {
   if (s.element == ScalarKind::u4 || s.element == ScalarKind::i4) return packed4_to_register(op, s);
   if (s.element == ScalarKind::f8e4m3 || s.element == ScalarKind::f8e5m2) {
     const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
-    for (int64_t bits : {16, 32, 64, 128}) {
-      if (atom == "ld.shared.b" + std::to_string(bits))
-        return packed_words_to_register(op, s, bits);
-    }
+    if (const std::optional<int64_t> bits = word_load_bits(atom))
+      return packed_words_to_register(op, s, *bits);
     unsupported(op, "reads fp8 values with atom '" + atom +
                         "'; they are read from shared memory two or more at a time "
                         "(ld.shared.b16 .. b128)");
@@ -224,10 +235,8 @@ void Emitter::shared_to_register(const Operation& op) {
 // the nibble's sign: its value is (n ^ 8) - 8.
 void Emitter::packed4_to_register(const Operation& op, const SharedTile& s) {
   const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
-  for (int64_t bits : {16, 32, 64, 128}) {
-    if (atom == "ld.shared.b" + std::to_string(bits))
-      return packed_words_to_register(op, s, bits);
-  }
+  if (const std::optional<int64_t> bits = word_load_bits(atom))
+    return packed_words_to_register(op, s, *bits);
   if (atom != "ld.shared.b8") {
     unsupported(op, "reads packed 4-bit values with atom '" + atom +
                         "'; they are read from shared memory a byte (two values) at a time "

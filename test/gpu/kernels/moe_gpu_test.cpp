@@ -26,11 +26,6 @@ namespace {
 
 class MoeGpuTest : public testing::GpuTest {};
 
-// Byte of column c (0..63) in its 64-column block of moe_w8a16's weights: (2,4,2,4):(1,16,2,4).
-int64_t fp8_position(int64_t c) {
-  return (c & 1) + 16 * ((c >> 1) & 3) + 2 * ((c >> 3) & 1) + 4 * ((c >> 4) & 3);
-}
-
 // Runs the kernel with `counts[e]` rows for expert e; returns ||Y - ref|| / ||ref|| over all rows
 // (a row the kernel left unwritten is NaN and fails the comparison). `fp8`: moe_w8a16.
 double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t group,
@@ -81,8 +76,9 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
     std::vector<double> w(static_cast<size_t>(n * k));
     for (int64_t j = 0; j < n; ++j) {
       for (int64_t kk = 0; kk < k; ++kk) {
-        const int64_t at = (e * n + j) * k + kk - kk % 64 +
-                           (fp8 ? fp8_position(kk % 64) : testing::packed_position(kk % 64));
+        const int64_t at =
+            (e * n + j) * k + kk - kk % 64 +
+            (fp8 ? testing::fp8_position(kk % 64) : testing::packed_position(kk % 64));
         const double v = (fp8 ? q.get_float(at) : static_cast<double>(q.get_int(at)) - 8.0) *
                          s.get_float((e * (k / group) + kk / group) * n + j);
         w[j * k + kk] = interp::round_to(ir::ScalarKind::f16, v);

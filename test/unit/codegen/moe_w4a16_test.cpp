@@ -23,14 +23,9 @@ namespace {
 
 using interp::HostTensor;
 
+using testing::fp8_position;
 using testing::packed_position;
 using testing::round_f16;
-
-// Byte of column c (0..63) in its 64-column block of moe_w8a16's fp8 weights: the order
-// (2,4,2,4):(1,16,2,4).
-int64_t fp8_position(int64_t c) {
-  return (c & 1) + 16 * ((c >> 1) & 3) + 2 * ((c >> 3) & 1) + 4 * ((c >> 4) & 3);
-}
 
 // `counts[e]` tokens for expert e (rows of X in expert order), N weight rows, K, group size G;
 // `fp8`: moe_w8a16 (e4m3 weights, no zero point) instead of moe_w4a16.
