@@ -6,10 +6,12 @@
 //   free --acquire(n)--> acquired(n) --commit(n)--> committed(n) --wait(n)--> waited(n)
 //        --release(n)--> released(n) --acquire(n + D)--> acquired(n + D) ...
 //
-// Because every role numbers its ops 0, 1, 2, ... in order (checked), the machine is four
-// counters — how many sequence numbers were acquired, committed, waited and released — and slot
-// n % D's state follows from where n stands among them. acquire(n) may go once n < D or n - D was
-// released; wait(n) once n was committed.
+// Because every role numbers its ops in order (checked), the machine is four counters — how many
+// sequence numbers were acquired, committed, waited and released — and slot n % D's state follows
+// from where n stands among them. acquire(n) may go once n < D or n - D was released; wait(n)
+// once n was committed. The producer role takes 0, 1, 2, ...; W consumer roles (W > 1 after
+// split-consumers) take turns, the i-th of them in kernel order waiting for and releasing
+// i, i + W, i + 2W, ... — so the wait and release counters are kept per consumer role.
 #pragma once
 
 #include <cstdint>
@@ -23,11 +25,13 @@ namespace tessel::interp {
 
 class ArefModel {
  public:
-  ArefModel(const ir::Operation& def, int64_t slots) : def_(&def), slots_(slots) {}
+  // The consumer roles are found in `def`'s kernel: the roles with an aref_wait of it.
+  ArefModel(const ir::Operation& def, int64_t slots);
 
   int64_t slots() const { return slots_; }
   // Before the op blocks: its sequence number is the role's next for that op, the role is the
-  // aref's (one producer role acquires and commits, one consumer role waits and releases), and a
+  // aref's (one producer role acquires and commits; the consumer roles wait and release, each
+  // the numbers of its turn), and a
   // commit / release names a number that was acquired / waited. Throws a UserError naming `op`.
   void check(const ir::Operation& op, const ir::Operation& role, int64_t n);
   // Whether aref_acquire / aref_wait of n may go now, and what it waits for when it may not.
@@ -46,12 +50,18 @@ class ArefModel {
   static Step step_of(ir::OpKind kind);
   std::string slot_state(int64_t slot) const;  // "slot 1 holds 5, committed"
   std::string name() const { return ir::value_ref(def_->result()); }
+  // Wait / release counts: sequence numbers below `done(step)` all had that step; n had it when
+  // its consumer role's count passed it.
+  bool had(Step step, int64_t n) const;
+  int64_t done(Step step) const;
 
   const ir::Operation* def_;
   int64_t slots_;
   int64_t count_[steps] = {0, 0, 0, 0};                // numbers done per step
   const ir::Operation* last_op_[steps] = {};           // for messages
-  const ir::Operation* role_[2] = {nullptr, nullptr};  // producer side, consumer side
+  const ir::Operation* producer_ = nullptr;
+  std::vector<const ir::Operation*> consumers_;  // in kernel order: consumer i takes i + W j
+  std::vector<int64_t> waited_, released_;       // numbers each consumer role waited / released
 };
 
 // The barriers of one mbarrier_init: range checks and the errors of ir::BarrierModel, each named

@@ -51,6 +51,9 @@ std::vector<std::string> lowering_passes() {
   // loads the shared tile once per cluster); a warp-specialized kernel's grid becomes one block
   // per SM looping over tiles, cluster by cluster.
   passes.push_back("cluster-blocks");
+  // A grid pinned consumer_split_k = W: the consumer's K loop taken in turns by W consumer roles
+  // of the block, their accumulators summed through shared memory (split-k inside the block).
+  passes.push_back("split-consumers");
   passes.push_back("persistent");
   // Branches on kernel-wide conditions (stage-stores' TMA row-alignment guard) hoisted out of
   // the tile loop: each copy of the loop gets its own register allocation.

@@ -18,6 +18,8 @@ std::string Emitter::round_to(ScalarKind k, const std::string& e) {
 void Emitter::copy(const Operation& op) {
   if (op.num_operands() == 2 && op.operand(1)->type().space() == MemorySpace::shared &&
       op.operand(0)->type().space() == MemorySpace::reg) {
+    if (op.has_attr("atom") && op.str_attr("atom").rfind("st.shared", 0) == 0)
+      return register_to_shared(op);
     return stmatrix_store(op);
   }
   if (op.num_operands() == 2 && op.operand(0)->type().space() == MemorySpace::shared &&

@@ -333,6 +333,7 @@ class Emitter {
   void slice(const Operation& op);
   void shared_alloc(const Operation& op);
   void stmatrix_store(const Operation& op);
+  void register_to_shared(const Operation& op);
   // A shared buffer into a global tile by the role's threads, element by element (a fallback).
   void shared_to_global(const Operation& op);
   // emit_shared_load.cpp: a 1-D TMA load into an aref slot buffer (an epilogue operand), and a

@@ -550,6 +550,32 @@ class Run {
     }
   }
 
+  // A register tensor stored into a slot buffer by the role's threads (split-consumers'
+  // hand-over): a write that has landed once the stores are done, before the threads' arrive on
+  // the full barrier that publishes it. Like a load, it must come after the slot's earlier use
+  // was read. False for any other op.
+  bool store_into_slot(const Operation& op) {
+    if (op.kind() != OpKind::copy || op.num_operands() != 2 ||
+        op.operand(0)->type().space() != ir::MemorySpace::reg)
+      return false;
+    const size_t* found = buffers_.find(op.operand(1));
+    if (!found) return false;
+    visible_ = true;
+    const SlotRef dst = uses_[*found].ref;
+    SlotState& s = rings_[dst.ring][dst.at()];
+    drop_view(s, *found);
+    settle_views(s);
+    const int64_t j = s.issued + 1;
+    if (s.reads_done < j - 1) {
+      fail(op, "stores into " + dst.str() + " (use " + std::to_string(j) + ") while use " +
+                   std::to_string(s.reads_done + 1) +
+                   " is still being read: the store did not wait for the release");
+    }
+    ++s.issued;
+    ++s.landed;
+    return true;
+  }
+
   void retire(size_t use_index) {
     Use& use = uses_[use_index];
     if (--use.outstanding == 0) ++rings_[use.ref.ring][use.ref.at()].reads_done;
@@ -764,6 +790,10 @@ class Run {
         return true;
       }
       default:
+        if (store_into_slot(op)) {
+          ++f.pc;
+          return true;
+        }
         if (!scalar(op, r.env)) {
           // Any other reader of a ring buffer reads it now.
           for (const Value* v : op.operands()) {

@@ -1,5 +1,6 @@
 #include "transforms/async/lower_arefs.h"
 
+#include <algorithm>
 #include <map>
 
 #include "ir/async.h"
@@ -66,10 +67,13 @@ class Lowering {
     Value* ring = aref->result();
     const int64_t slots = aref->int_attr("slots");
     const std::string name = ring->name().empty() ? "ring" : ring->name();
-    // The ops of this aref, by role.
+    // The ops of this aref, by role. A slot is filled by TMA (a producer role of one issuing
+    // thread) or by the threads of the role that acquires it (register copies: split-consumers'
+    // hand-over of partial accumulators, from one consumer role to another).
     std::vector<Operation*> uses;
     const Operation* producer = nullptr;
-    const Operation* consumer = nullptr;
+    std::vector<const Operation*> consumers;
+    const bool by_threads = filled_by_threads(ring);
     ir::walk(&kernel_, [&](Operation* op) {
       if (op->num_operands() == 0 || op->operand(0) != ring) return;
       if (op->kind() == OpKind::aref_slot) return;
@@ -84,34 +88,47 @@ class Lowering {
                    " stands outside every role");
       bool produces = op->kind() == OpKind::aref_acquire || op->kind() == OpKind::aref_commit;
       const char* want = produces ? "producer" : "consumer";
-      if (role->str_attr("role") != want) {
+      if (role->str_attr("role") != want && !(produces && by_threads)) {
         user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
                    " stands in the ", role->str_attr("role"), " role at ", ir::op_where(*role),
                    "; only a ", want,
                    " role may use it (the register split and the barriers' arrival counts "
                    "follow the roles)");
       }
-      if (produces && !role->has_attr("issue")) {
+      if (produces && !by_threads && !role->has_attr("issue")) {
         user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
                    " stands in a producer role that is not `issue = one` (", ir::op_where(*role),
                    "): the TMA producer's expect_tx must be the full barrier's one arrival, made "
                    "by one elected thread");
       }
-      const Operation*& side = produces ? producer : consumer;
-      if (side && side != role) {
-        user_error(op->loc(), "lower-arefs: ", ir::value_ref(ring), " has more than one ",
-                   produces ? "producer" : "consumer", " role (", ir::op_where(*side), " and ",
-                   ir::op_where(*role), "); one of each is lowered");
+      if (produces) {
+        if (producer && producer != role) {
+          user_error(op->loc(), "lower-arefs: ", ir::value_ref(ring),
+                     " has more than one producer role (", ir::op_where(*producer), " and ",
+                     ir::op_where(*role), "); one is lowered");
+        }
+        producer = role;
+      } else if (std::find(consumers.begin(), consumers.end(), role) == consumers.end()) {
+        // Several consumer roles take turns (split-consumers: role w waits for and releases
+        // w, w + W, ...); each sequence number is released by one of them, so they must be
+        // alike for one arrival count to fit every slot.
+        if (!consumers.empty() && role->int_attr("threads") != consumers[0]->int_attr("threads")) {
+          user_error(op->loc(), "lower-arefs: ", ir::value_ref(ring),
+                     " has consumer roles of different sizes (", ir::op_where(*consumers[0]),
+                     " and ", ir::op_where(*role),
+                     "); roles that take turns on an aref must have as many threads");
+        }
+        consumers.push_back(role);
       }
-      side = role;
       uses.push_back(op);
     });
     if (uses.empty()) return false;  // already lowered (only aref_slot uses it), or unused
-    if (!producer || !consumer) {
+    if (!producer || consumers.empty()) {
       user_error(aref->loc(), "lower-arefs: ", ir::value_ref(ring),
                  " needs a producer role (aref_acquire/commit) and a consumer role "
                  "(aref_wait/release)");
     }
+    const Operation* consumer = consumers.front();
     const int64_t warpgroups = consumer->int_attr("threads") / 128;
     // Who releases a slot: one arrival per warpgroup when only wgmma reads the buffers (the
     // warpgroup's wait retires the whole group's reads), one per thread when the consumer's
@@ -120,7 +137,10 @@ class Lowering {
     OpBuilder b(top_);
     b.set_insertion_point_before(first_role_);
     Operation* full = b.create(OpKind::mbarrier_init, {}, {Type::mbarrier(slots)}, aref->loc());
-    full->set_attr("arrivals", Attribute::integer(1));
+    // A slot its producer's threads fill completes when each of them arrived after its stores
+    // (an arrive releases the thread's earlier writes to the waiting threads).
+    full->set_attr("arrivals",
+                   Attribute::integer(by_threads ? producer->int_attr("threads") : 1));
     full->result()->set_name(name + "_full");
     Operation* empty = b.create(OpKind::mbarrier_init, {}, {Type::mbarrier(slots)}, aref->loc());
     empty->set_attr("arrivals",
@@ -134,6 +154,15 @@ class Lowering {
       at.set_insertion_point_before(op);
       const SourceLocation loc = op->loc();
       Value* n = op->operand(1);
+      if (op->kind() == OpKind::aref_commit && by_threads) {
+        // Every producer thread arrives after its own stores into the slot.
+        at.create(OpKind::mbarrier_arrive, {full->result(), at.index_op(OpKind::rem, n, c_slots,
+                                                                        "slot", loc)},
+                  {}, loc)
+            ->set_attr("by", Attribute::ident("thread"));
+        op->parent_block()->remove(op);
+        continue;
+      }
       if (op->kind() == OpKind::aref_commit) {
         // Nothing to emit: the commit's meaning — "the slot holds its data" — is the full
         // barrier's phase completing, which needs the producer's expect_tx arrival (made at the
@@ -152,7 +181,7 @@ class Lowering {
           Value* parity = at.index_op(OpKind::sub, c1, phase, "empty_parity", loc);
           at.create(OpKind::mbarrier_wait, {empty->result(), slot, parity}, {}, loc);
           Operation* bufs = slot_of(at, op, ring, slot);
-          fill_by_tma(op, bufs, at, full->result(), slot);
+          if (!by_threads) fill_by_tma(op, bufs, at, full->result(), slot);
           break;
         }
         case OpKind::aref_wait: {
@@ -172,6 +201,30 @@ class Lowering {
       op->parent_block()->remove(op);
     }
     return true;
+  }
+
+  // Whether the slots of `ring` are filled by the threads of the role that acquires them: some
+  // buffer an aref_acquire returns is the destination of a copy from a register tensor. Such a
+  // slot holds nothing a TMA load wrote: every buffer must be filled that way (checked here).
+  bool filled_by_threads(Value* ring) {
+    bool threads = false, tma = false;
+    ir::walk(&kernel_, [&](Operation* op) {
+      if (op->kind() != OpKind::aref_acquire || op->operand(0) != ring) return;
+      for (const auto& buf : op->results()) {
+        ir::walk(&kernel_, [&](Operation* use) {
+          if (use->kind() != OpKind::copy || use->num_operands() != 2 ||
+              use->operand(1) != buf.get())
+            return;
+          (use->operand(0)->type().space() == MemorySpace::reg ? threads : tma) = true;
+        });
+      }
+    });
+    if (threads && tma) {
+      user_error(ir::aref_def(ring)->loc(), "lower-arefs: ", ir::value_ref(ring),
+                 " has slots filled both by TMA and by register copies; a slot is filled one "
+                 "way (its full barrier counts either the TMA bytes or the threads' arrivals)");
+    }
+    return threads;
   }
 
   // Whether the consumer's threads read a slot buffer themselves (a copy into registers, a

@@ -1,0 +1,322 @@
+#include "transforms/async/split_consumers.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "ir/async.h"
+#include "ir/canonicalize.h"
+#include "layout/layout.h"
+#include "layout/parse.h"
+#include "layout/table.h"
+
+namespace tessel::transforms {
+namespace {
+
+using ir::Attribute;
+using ir::Block;
+using ir::MemorySpace;
+using ir::OpBuilder;
+using ir::Operation;
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+using ir::Value;
+
+constexpr int64_t kMaxThreads = 1024;
+
+bool is_aref_op(OpKind k) {
+  return k == OpKind::aref_acquire || k == OpKind::aref_commit || k == OpKind::aref_wait ||
+         k == OpKind::aref_release;
+}
+
+// The widest st.shared / ld.shared (in f32 elements: 4, 2 or 1) that moves each thread's values
+// of a register tensor of `threads` threads between registers and a row-major R x C buffer: each
+// thread's values come in aligned runs of w consecutive offsets.
+int64_t vector_width(const Type& reg, int64_t threads) {
+  const layout::Layout tv = layout::parse_layout(reg.layout());
+  const std::vector<int64_t> table = layout::layout_table(tv);
+  const int64_t rows = reg.static_shape()[0];
+  const int64_t cols = reg.rank() == 2 ? reg.static_shape()[1] : 1;
+  const int64_t values = static_cast<int64_t>(table.size()) / threads;
+  auto offset = [&](int64_t t, int64_t v) {
+    const int64_t i = table[static_cast<size_t>(t + threads * v)];
+    return (i % rows) * cols + i / rows;
+  };
+  for (int64_t w : {4, 2}) {
+    if (values % w != 0) continue;
+    bool runs = true;
+    for (int64_t t = 0; runs && t < threads; ++t) {
+      for (int64_t v = 0; runs && v < values; v += w) {
+        const int64_t base = offset(t, v);
+        runs = base % w == 0;
+        for (int64_t u = 1; runs && u < w; ++u) runs = offset(t, v + u) == base + u;
+      }
+    }
+    if (runs) return w;
+  }
+  return 1;
+}
+
+class Splitter {
+ public:
+  Splitter(Operation& kernel, Operation& grid)
+      : kernel_(kernel), top_(*kernel.region(0)), grid_(grid), loc_(grid.loc()) {}
+
+  void run() {
+    const Attribute& pin = *grid_.attr("consumer_split_k");
+    if (pin.kind != Attribute::Kind::integer || pin.i < 2) {
+      user_error(loc_, "split-consumers: `consumer_split_k = ", pin.str(),
+                 "` is a number of consumer warpgroups, 2 or more");
+    }
+    const int64_t parts = pin.i;
+    if (const Attribute* p = grid_.attr("persistent");
+        p && !(p->kind == Attribute::Kind::integer && p->i == 0)) {
+      user_error(loc_, "split-consumers: `consumer_split_k` needs a grid of one block per tile; "
+                       "`persistent = ", p->str(), "` is pinned on the same grid (the K tiles of "
+                       "consecutive tiles would reach the consumer roles in another order)");
+    }
+    if (grid_.has_attr("cluster")) {
+      user_error(loc_, "split-consumers: `consumer_split_k` and a cluster (`cluster = ",
+                 grid_.attr("cluster")->str(), "`) on one grid are not supported together");
+    }
+    std::vector<Operation*> consumers;
+    int64_t end_thread = 0;
+    for (const auto& op : top_.ops()) {
+      if (op->kind() != OpKind::warp_group) continue;
+      if (op->str_attr("role") == "consumer") consumers.push_back(op.get());
+      end_thread = std::max(end_thread, op->int_attr("first_thread") + op->int_attr("threads"));
+    }
+    if (consumers.size() != 1) {
+      user_error(loc_, "split-consumers: `consumer_split_k` splits the K loop of one consumer "
+                       "role; the kernel has ", consumers.size(),
+                 consumers.empty() ? " (it is not warp-specialized: sm_90a, a TMA + wgmma loop)"
+                                   : "");
+    }
+    Operation* role = consumers.front();
+    const int64_t threads = role->int_attr("threads");
+    const int64_t total = grid_.int_attr("threads") + (parts - 1) * threads;
+    if (total > kMaxThreads) {
+      user_error(loc_, "split-consumers: `consumer_split_k = ", parts, "` makes a block of ",
+                 total, " threads (", parts, " consumer roles of ", threads,
+                 "), over the limit of ", kMaxThreads);
+    }
+    const size_t loop_at = find_k_loop(*role);
+    Operation* loop = role->region(0)->ops()[loop_at].get();
+    check_carried(*loop);
+    deepen_rings(*loop, parts);
+
+    // Roles 1..W-1: copies of the role, each ending with its hand-over.
+    std::vector<Value*> handovers;
+    Operation* previous = role;
+    for (int64_t w = 1; w < parts; ++w) {
+      std::unordered_map<const Value*, Value*> mapping;
+      Operation* copy = top_.insert(ir::position_in_block(*previous) + 1, ir::clone(*role, mapping));
+      previous = copy;
+      copy->set_attr("first_thread", Attribute::integer(end_thread + (w - 1) * threads));
+      Block& body = *copy->region(0);
+      Operation* copy_loop = body.ops()[loop_at].get();
+      while (body.ops().back().get() != copy_loop) body.remove(body.ops().back().get());
+      stride_loop(*copy_loop, w, parts);
+      handovers.push_back(hand_over(*copy, *copy_loop, w));
+    }
+    stride_loop(*loop, 0, parts);
+    sum_partials(*role, *loop, handovers);
+
+    grid_.set_attr("threads", Attribute::integer(total));
+    grid_.set_attr("persistent", Attribute::integer(0));
+    grid_.remove_attr("consumer_split_k");
+  }
+
+ private:
+  // The position in the role's region of its K loop: `for %k = 0 to %n step 1` standing directly
+  // in the role, with an aref_wait directly in its body. Aref ops before it are refused (roles
+  // 1..W-1 keep what precedes the loop, and would wait on a ring as a second consumer).
+  size_t find_k_loop(const Operation& role) {
+    const Block& body = *role.region(0);
+    for (size_t i = 0; i < body.ops().size(); ++i) {
+      Operation* op = body.ops()[i].get();
+      bool waits = false;
+      if (op->kind() == OpKind::for_) {
+        for (const auto& inner : op->region(0)->ops())
+          waits = waits || inner->kind() == OpKind::aref_wait;
+      }
+      if (!waits) {
+        ir::walk(op, [&](Operation* o) {
+          if (is_aref_op(o->kind())) {
+            user_error(o->loc(), "split-consumers: ", o->name(), " of ",
+                       ir::value_ref(o->operand(0)),
+                       " stands before the consumer's K loop; only its K loop and what follows "
+                       "it may use arefs when the loop is split among consumer roles");
+          }
+        });
+        continue;
+      }
+      if (ir::int_constant(op->operand(0)) != 0 || ir::int_constant(op->operand(2)) != 1) {
+        user_error(op->loc(), "split-consumers: the consumer's K loop must run `for %k = 0 to %n "
+                              "step 1`, not from ",
+                   ir::value_ref(op->operand(0)), " in steps of ", ir::value_ref(op->operand(2)));
+      }
+      return i;
+    }
+    user_error(role.loc(), "split-consumers: the consumer role has no K loop (a `for` whose body "
+                           "waits on an aref) to split");
+  }
+
+  // Every value the loop carries is an f32 register tensor that an mma updates (its yield is an
+  // mma's result): partial sums of the K tiles, which add. Anything else (a running max, a
+  // counter) would not be the sum of its parts.
+  static void check_carried(const Operation& loop) {
+    const Operation* yield = loop.region(0)->terminator();
+    for (int i = 0; i < loop.num_results(); ++i) {
+      const Type& t = loop.result(i)->type();
+      const Operation* def = yield ? yield->operand(i)->def() : nullptr;
+      if (!t.is_tensor() || t.space() != MemorySpace::reg || t.element() != ScalarKind::f32 ||
+          !def || def->kind() != OpKind::mma || !t.has_layout() || t.rank() > 2) {
+        user_error(loop.loc(), "split-consumers: the K loop carries ",
+                   ir::value_ref(loop.result(i)), " (", t.str(),
+                   "), which is not an mma's f32 accumulator; only accumulators are summed "
+                   "across consumer roles");
+      }
+    }
+  }
+
+  // Each ring the loop waits on gets a depth that is a multiple of the roles (see the header).
+  void deepen_rings(const Operation& loop, int64_t parts) {
+    for (const auto& op : loop.region(0)->ops()) {
+      if (op->kind() != OpKind::aref_wait) continue;
+      Operation* aref = const_cast<Operation*>(ir::aref_def(op->operand(0)));
+      if (!aref) continue;
+      const int64_t slots = aref->int_attr("slots");
+      aref->set_attr("slots", Attribute::integer(std::max(parts, slots / parts * parts)));
+    }
+  }
+
+  // for %k = 0 to %n step 1  ->  for %j = 0 to (%n + W - 1 - w) / W step 1, %k = %j W + w.
+  void stride_loop(Operation& loop, int64_t w, int64_t parts) {
+    OpBuilder before(loop.parent_block());
+    before.set_insertion_point_before(&loop);
+    const SourceLocation loc = loop.loc();
+    Value* c_parts = before.index_constant(parts, loc);
+    Value* c_first = before.index_constant(w, loc);
+    Value* c_round = before.index_constant(parts - 1 - w, loc);
+    Value* padded = before.index_op(OpKind::add, loop.operand(1), c_round, "k_padded", loc);
+    loop.set_operand(1, before.index_op(OpKind::div, padded, c_parts, "k_trips", loc));
+    Block& body = *loop.region(0);
+    Value* j = body.argument(0);
+    const std::string k_name = j->name();
+    j->set_name("k_turn");
+    OpBuilder in(&body);
+    in.set_insertion_point_before(body.ops().front().get());
+    Value* scaled = in.index_op(OpKind::mul, j, c_parts, "k_scaled", loc);
+    Value* k = in.index_op(OpKind::add, scaled, c_first, k_name, loc);
+    ir::replace_all_uses(loop, j, k);
+    scaled->def()->set_operand(0, j);
+  }
+
+  // Role w's accumulators into an aref of its own, filled by the role's threads.
+  Value* hand_over(Operation& role, Operation& loop, int64_t w) {
+    std::vector<Type> buffers;
+    for (const auto& r : loop.results()) {
+      const Type& t = r->type();
+      const int64_t rows = t.static_shape()[0];
+      const int64_t cols = t.rank() == 2 ? t.static_shape()[1] : 1;
+      const std::string layout = t.rank() == 2 ? "(" + std::to_string(rows) + "," +
+                                                     std::to_string(cols) + "):(" +
+                                                     std::to_string(cols) + ",1)"
+                                               : std::to_string(rows) + ":1";
+      buffers.push_back(Type::tensor(ScalarKind::f32, t.shape(), MemorySpace::shared, layout));
+    }
+    OpBuilder top(&top_);
+    top.set_insertion_point_before(first_role());
+    Operation* aref = top.create(OpKind::aref, {}, {Type::aref(buffers)}, loop.loc());
+    aref->set_attr("slots", Attribute::integer(1));
+    aref->result()->set_name("partial" + std::to_string(w));
+    Value* ring = aref->result();
+
+    OpBuilder at(role.region(0));
+    Value* c0 = at.index_constant(0, loop.loc());
+    Operation* acquire = at.create(OpKind::aref_acquire, {ring, c0}, buffers, loop.loc());
+    for (int i = 0; i < loop.num_results(); ++i) {
+      acquire->result(i)->set_name("partial_out" + std::to_string(w));
+      const int64_t width = vector_width(loop.result(i)->type(), role.int_attr("threads"));
+      at.create(OpKind::copy, {loop.result(i), acquire->result(i)}, {}, loop.loc())
+          ->set_attr("atom", Attribute::string("st.shared.b" + std::to_string(32 * width)));
+    }
+    at.create(OpKind::aref_commit, {ring, c0}, {}, loop.loc());
+    return ring;
+  }
+
+  // Role 0 adds the partials of roles 1..W-1, in order, right after its loop.
+  void sum_partials(Operation& role, Operation& loop, const std::vector<Value*>& partials) {
+    Block& body = *role.region(0);
+    // The users of the loop's results (its epilogue) read the sums instead.
+    std::vector<Operation*> users;
+    for (const auto& op : body.ops()) {
+      ir::walk(op.get(), [&](Operation* o) {
+        for (int i = 0; i < loop.num_results(); ++i) {
+          if (std::find(o->operands().begin(), o->operands().end(), loop.result(i)) !=
+              o->operands().end()) {
+            users.push_back(o);
+            break;
+          }
+        }
+      });
+    }
+    OpBuilder at(&body);
+    const size_t next = ir::position_in_block(loop) + 1;
+    if (next < body.ops().size()) at.set_insertion_point_before(body.ops()[next].get());
+    const SourceLocation loc = loop.loc();
+    Value* c0 = at.index_constant(0, loc);
+    std::vector<Value*> sums;
+    for (const auto& r : loop.results()) sums.push_back(r.get());
+    for (size_t p = 0; p < partials.size(); ++p) {
+      const Type& aref_type = partials[p]->type();
+      Operation* wait = at.create(OpKind::aref_wait, {partials[p], c0}, aref_type.buffers(), loc);
+      for (int i = 0; i < loop.num_results(); ++i) {
+        const Type& t = loop.result(i)->type();
+        wait->result(i)->set_name("partial_in" + std::to_string(p + 1));
+        const int64_t width = vector_width(t, role.int_attr("threads"));
+        Operation* load = at.create(OpKind::copy, {wait->result(i)}, {t}, loc);
+        load->set_attr("atom", Attribute::string("ld.shared.b" + std::to_string(32 * width)));
+        load->result()->set_name("partial" + std::to_string(p + 1));
+        Operation* add = at.create(OpKind::add, {sums[i], load->result()}, {t}, loc);
+        add->result()->set_name("acc_sum");
+        sums[i] = add->result();
+      }
+      at.create(OpKind::aref_release, {partials[p], c0}, {}, loc);
+    }
+    for (Operation* user : users) {
+      for (int o = 0; o < user->num_operands(); ++o) {
+        for (int i = 0; i < loop.num_results(); ++i) {
+          if (user->operand(o) == loop.result(i)) user->set_operand(o, sums[i]);
+        }
+      }
+    }
+  }
+
+  Operation* first_role() const {
+    for (const auto& op : top_.ops()) {
+      if (op->kind() == OpKind::warp_group) return op.get();
+    }
+    TESSEL_ASSERT(false, "split-consumers: no role");
+  }
+
+  Operation& kernel_;
+  Block& top_;
+  Operation& grid_;
+  SourceLocation loc_;
+};
+
+}  // namespace
+
+void split_consumers(ir::Module& module) {
+  for (auto& kernel : module.kernels) {
+    Operation* grid = nullptr;
+    for (const auto& op : kernel->region(0)->ops()) {
+      if (op->kind() == OpKind::block_grid) grid = op.get();
+    }
+    if (grid && grid->has_attr("consumer_split_k")) Splitter(*kernel, *grid).run();
+  }
+}
+
+}  // namespace tessel::transforms
