@@ -1,6 +1,7 @@
 #!/bin/bash
 # W4A16's fixed cost per launch, one device call from the repository root:
 #   TESTS=1     every carried GPU test binary (scripts/carry_gpu_tests.sh; carry [".carry-gpu"]);
+#   CHECK_ALL=1 every variant checked against the interpreter on the GPU (else the first);
 #   SAN=1       compute-sanitizer memcheck, racecheck, synccheck on the first of VARIANTS
 #               (split-k's partial tiles and arrival counter);
 #   then bench/python/w4a16.py over VARIANTS at SHAPES, each timed launch by launch (an event pair
@@ -16,8 +17,12 @@ T=build-dev/bin/tessel
 VARIANTS=${VARIANTS:-c64x16_k128_sk3_b4,c64x16_k128_sk2_b3_st8}
 write_w4a16_variants "$VARIANTS"
 v=${VARIANTS%%,*}
+# CHECK_ALL=1: every variant against the interpreter at its ragged size (else the first only).
+for c in $([ "${CHECK_ALL:-0}" = 1 ] && echo ${VARIANTS//,/ } || echo $v); do
+  SIZE=$(w4a16_check_sizes $c)
+  echo "$c against the interpreter ($SIZE): $($T run build-dev/variants/$c.tir --gpu --check --size $SIZE 2>&1 | grep -E 'relative error|error')"
+done
 SIZE=$(w4a16_check_sizes $v)
-echo "$v against the interpreter ($SIZE): $($T run build-dev/variants/$v.tir --gpu --check --size $SIZE 2>&1 | grep -E 'relative error')"
 if [ "${SAN:-1}" = 1 ]; then
   for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size $SIZE > $LOG/san.log 2>&1

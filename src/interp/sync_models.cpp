@@ -111,9 +111,12 @@ void ArefModel::check(const ir::Operation& op, const ir::Operation& role, int64_
                waited ? range(0, waited) : std::string("none"), ")");
   }
   if (n != next) {
+    const auto w = static_cast<int64_t>(waited_.size());
     user_error(op.loc(), op_text(op), ": sequence number ", n, " is out of order: the next ",
                op.name(), " of ", name(), " is sequence number ", next,
-               " (each role numbers an aref's uses 0, 1, 2, ... in order)");
+               step <= commit || w == 1
+                   ? " (each role numbers an aref's uses 0, 1, 2, ... in order)"
+                   : " (its consumer roles take turns, each its numbers in order)");
   }
 }
 

@@ -128,6 +128,15 @@ class Lowering {
                  " needs a producer role (aref_acquire/commit) and a consumer role "
                  "(aref_wait/release)");
     }
+    if (consumers.size() > 1 && slots % static_cast<int64_t>(consumers.size()) != 0) {
+      // A parity wait cannot tell phase n from phase n - 2D: whoever waits for use n of a slot
+      // must know use n - D completed, which it does when it waited for n - D itself — when the
+      // uses of each slot belong to one role, i.e. W divides D (split_consumers.h).
+      user_error(aref->loc(), "lower-arefs: ", ir::value_ref(ring), " has ", slots,
+                 " slot(s) and ", consumers.size(),
+                 " consumer roles taking turns; its slots must be a multiple of the roles (each "
+                 "slot's uses then belong to one role, which waited for the slot's previous use)");
+    }
     const Operation* consumer = consumers.front();
     const int64_t warpgroups = consumer->int_attr("threads") / 128;
     // Who releases a slot: one arrival per warpgroup when only wgmma reads the buffers (the
