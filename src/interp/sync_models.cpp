@@ -45,24 +45,23 @@ ArefModel::Step ArefModel::step_of(ir::OpKind kind) {
 
 ArefModel::ArefModel(const ir::Operation& def, int64_t slots) : def_(&def), slots_(slots) {
   ir::walk(const_cast<ir::Operation*>(def.parent_op()), [&](ir::Operation* op) {
-    if (op->kind() != ir::OpKind::aref_wait || op->operand(0) != def.result()) return;
+    const bool acquires = op->kind() == ir::OpKind::aref_acquire;
+    if ((!acquires && op->kind() != ir::OpKind::aref_wait) || op->operand(0) != def.result())
+      return;
+    std::vector<const ir::Operation*>& side = roles_[acquires ? 0 : 1];
     const ir::Operation* role = ir::enclosing_role(*op);
-    if (role && std::find(consumers_.begin(), consumers_.end(), role) == consumers_.end())
-      consumers_.push_back(role);
+    if (role && std::find(side.begin(), side.end(), role) == side.end()) side.push_back(role);
   });
-  waited_.assign(std::max<size_t>(1, consumers_.size()), 0);
-  released_.assign(waited_.size(), 0);
+  for (int step = 0; step < steps; ++step)
+    lane_count_[step].assign(std::max<size_t>(1, roles_[step / 2].size()), 0);
 }
 
 bool ArefModel::had(Step step, int64_t n) const {
-  if (step == acquire || step == commit) return n < count_[step];
-  const auto w = static_cast<int64_t>(waited_.size());
-  const std::vector<int64_t>& count = step == wait ? waited_ : released_;
-  return n / w < count[static_cast<size_t>(n % w)];
+  const auto r = static_cast<int64_t>(lane_count_[step].size());
+  return n / r < lane_count_[step][static_cast<size_t>(n % r)];
 }
 
 int64_t ArefModel::done(Step step) const {
-  if (step == acquire || step == commit) return count_[step];
   int64_t n = 0;
   while (had(step, n)) ++n;
   return n;
@@ -71,38 +70,34 @@ int64_t ArefModel::done(Step step) const {
 void ArefModel::check(const ir::Operation& op, const ir::Operation& role, int64_t n) {
   Step step = step_of(op.kind());
   if (n < 0) user_error(op.loc(), op_text(op), ": sequence number ", n, " is negative");
-  int64_t next = count_[step];
-  if (step <= commit) {
-    if (!producer_) producer_ = &role;
-    if (producer_ != &role) {
-      user_error(op.loc(), op_text(op), ": ", role_ref(role), " uses ", name(),
-                 " as its producer, which ", role_ref(*producer_),
-                 " already is (one producer role per aref)");
+  const int side = step <= commit ? 0 : 1;
+  const char* kind = side == 0 ? "producer" : "consumer";
+  std::vector<const ir::Operation*>& roles = roles_[side];
+  const auto r = static_cast<int64_t>(lane_count_[step].size());
+  auto it = std::find(roles.begin(), roles.end(), &role);
+  if (it == roles.end()) {
+    if (!roles.empty()) {
+      user_error(op.loc(), op_text(op), ": ", role_ref(role), " uses ", name(), " as its ", kind,
+                 ", which ", role_ref(*roles.front()), " already is (the ", kind,
+                 " roles of an aref are those with an ", side == 0 ? "aref_acquire" : "aref_wait",
+                 " of it)");
     }
-  } else {
-    const auto w = static_cast<int64_t>(waited_.size());
-    auto it = std::find(consumers_.begin(), consumers_.end(), &role);
-    if (it == consumers_.end()) {
-      if (!consumers_.empty()) {
-        user_error(op.loc(), op_text(op), ": ", role_ref(role), " uses ", name(),
-                   " as a consumer but has no aref_wait of it");
-      }
-      consumers_.push_back(&role);
-      it = consumers_.begin();
-    }
-    const int64_t i = it - consumers_.begin();
-    if (n % w != i) {
-      user_error(op.loc(), op_text(op), ": sequence number ", n, " of ", name(), " is not ",
-                 role_ref(role), "'s: its ", w, " consumer roles take turns, consumer role ", i,
-                 " (from 0, in kernel order) taking ", i, ", ", i + w, ", ", i + 2 * w, ", ...");
-    }
-    next = i + w * (step == wait ? waited_ : released_)[static_cast<size_t>(i)];
+    roles.push_back(&role);
+    it = roles.begin();
   }
+  const int64_t i = it - roles.begin();
+  if (n % r != i) {
+    user_error(op.loc(), op_text(op), ": sequence number ", n, " of ", name(), " is not ",
+               role_ref(role), "'s: its ", r, " ", kind, " roles take turns, ", kind, " role ", i,
+               " (from 0, in kernel order) taking ", i, ", ", i + r, ", ", i + 2 * r, ", ...");
+  }
+  const int64_t next = i + r * lane_count_[step][static_cast<size_t>(i)];
   // A commit / release must follow the acquire / wait of the same number.
-  if (step == commit && n >= count_[acquire]) {
+  if (step == commit && !had(acquire, n)) {
+    const int64_t acquired = done(acquire);
     user_error(op.loc(), op_text(op), ": commits sequence number ", n, " of ", name(),
                ", which was not acquired (acquired so far: ",
-               count_[acquire] ? range(0, count_[acquire]) : std::string("none"), ")");
+               acquired ? range(0, acquired) : std::string("none"), ")");
   }
   if (step == release && !had(wait, n)) {
     const int64_t waited = done(wait);
@@ -111,18 +106,17 @@ void ArefModel::check(const ir::Operation& op, const ir::Operation& role, int64_
                waited ? range(0, waited) : std::string("none"), ")");
   }
   if (n != next) {
-    const auto w = static_cast<int64_t>(waited_.size());
     user_error(op.loc(), op_text(op), ": sequence number ", n, " is out of order: the next ",
                op.name(), " of ", name(), " is sequence number ", next,
-               step <= commit || w == 1
-                   ? " (each role numbers an aref's uses 0, 1, 2, ... in order)"
-                   : " (its consumer roles take turns, each its numbers in order)");
+               r == 1 ? " (each role numbers an aref's uses 0, 1, 2, ... in order)"
+                      : side == 0 ? " (its producer roles take turns, each its numbers in order)"
+                                  : " (its consumer roles take turns, each its numbers in order)");
   }
 }
 
 bool ArefModel::ready(ir::OpKind kind, int64_t n) const {
   if (kind == ir::OpKind::aref_acquire) return n < slots_ || had(release, n - slots_);
-  if (kind == ir::OpKind::aref_wait) return count_[commit] > n;
+  if (kind == ir::OpKind::aref_wait) return had(commit, n);
   return true;
 }
 
@@ -132,7 +126,7 @@ std::string ArefModel::slot_state(int64_t slot) const {
   int64_t m = slot + (count_[acquire] - 1 - slot) / slots_ * slots_;  // its latest number
   const char* state = had(release, m)  ? "released"
                       : had(wait, m)   ? "waited, not released"
-                      : m < count_[commit] ? "committed, not waited for"
+                      : had(commit, m) ? "committed, not waited for"
                                            : "acquired, not committed";
   return s + " holds sequence number " + std::to_string(m) + ", " + state;
 }
@@ -150,25 +144,30 @@ void ArefModel::apply(const ir::Operation& op) {
   Step step = step_of(op.kind());
   ++count_[step];
   last_op_[step] = &op;
-  if (step == wait || step == release) {
-    const ir::Operation* role = ir::enclosing_role(op);
-    auto it = std::find(consumers_.begin(), consumers_.end(), role);
-    const size_t i = it == consumers_.end() ? 0 : static_cast<size_t>(it - consumers_.begin());
-    ++(step == wait ? waited_ : released_)[i];
-  }
+  const std::vector<const ir::Operation*>& roles = roles_[step <= commit ? 0 : 1];
+  auto it = std::find(roles.begin(), roles.end(), ir::enclosing_role(op));
+  ++lane_count_[step][it == roles.end() ? 0 : static_cast<size_t>(it - roles.begin())];
 }
 
 void ArefModel::role_finished(const ir::Operation& role) const {
-  if (producer_ != &role || count_[commit] == count_[acquire]) return;
+  auto it = std::find(roles_[0].begin(), roles_[0].end(), &role);
+  if (it == roles_[0].end()) return;
+  const auto i = static_cast<size_t>(it - roles_[0].begin());
+  if (lane_count_[commit][i] == lane_count_[acquire][i]) return;
+  const auto r = static_cast<int64_t>(roles_[0].size());
+  const int64_t first = static_cast<int64_t>(i) + r * lane_count_[commit][i];
+  const int64_t last = static_cast<int64_t>(i) + r * (lane_count_[acquire][i] - 1);
   const ir::Operation& op = *last_op_[acquire];
   user_error(role.loc(), role_ref(role), " ends with sequence number(s) ",
-             range(count_[commit], count_[acquire]), " of ", name(), " acquired (by ", op_text(op),
-             " at ", op.loc().str(), ") but never committed");
+             r == 1 ? range(first, last + 1)
+                    : std::to_string(first) + (last > first ? ".." + std::to_string(last) : ""),
+             " of ", name(), " acquired (by ", op_text(op), " at ", op.loc().str(),
+             ") but never committed");
 }
 
 void ArefModel::block_finished() const {
   const int64_t waited = done(wait), released = done(release);
-  if (waited < count_[commit]) {
+  if (waited < count_[commit] || done(commit) < count_[commit]) {
     const ir::Operation& op = *last_op_[commit];
     user_error(def_->loc(), "aref ", name(), ": sequence number(s) ",
                range(waited, count_[commit]), " were committed (the last by ", op_text(op),

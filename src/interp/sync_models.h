@@ -10,7 +10,7 @@
 // sequence numbers were acquired, committed, waited and released — and slot n % D's state follows
 // from where n stands among them. acquire(n) may go once n < D or n - D was released; wait(n)
 // once n was committed. The producer role takes 0, 1, 2, ...; W consumer roles (W > 1 after
-// split-consumers) take turns, the i-th of them in kernel order waiting for and releasing
+// split-roles) take turns, the i-th of them in kernel order waiting for and releasing
 // i, i + W, i + 2W, ... — so the wait and release counters are kept per consumer role.
 #pragma once
 
@@ -50,8 +50,8 @@ class ArefModel {
   static Step step_of(ir::OpKind kind);
   std::string slot_state(int64_t slot) const;  // "slot 1 holds 5, committed"
   std::string name() const { return ir::value_ref(def_->result()); }
-  // Wait / release counts: sequence numbers below `done(step)` all had that step; n had it when
-  // its consumer role's count passed it.
+  // Whether sequence number n had `step` (its role's count for the step passed it), and the
+  // first number that did not.
   bool had(Step step, int64_t n) const;
   int64_t done(Step step) const;
 
@@ -59,9 +59,10 @@ class ArefModel {
   int64_t slots_;
   int64_t count_[steps] = {0, 0, 0, 0};                // numbers done per step
   const ir::Operation* last_op_[steps] = {};           // for messages
-  const ir::Operation* producer_ = nullptr;
-  std::vector<const ir::Operation*> consumers_;  // in kernel order: consumer i takes i + W j
-  std::vector<int64_t> waited_, released_;       // numbers each consumer role waited / released
+  // The producer roles and the consumer roles, in kernel order: with R roles on a side, role i
+  // takes the numbers i, i + R, i + 2R, ... (R = 1 but after split-roles).
+  std::vector<const ir::Operation*> roles_[2];
+  std::vector<int64_t> lane_count_[steps];  // per step, the numbers each role of its side did
 };
 
 // The barriers of one mbarrier_init: range checks and the errors of ir::BarrierModel, each named

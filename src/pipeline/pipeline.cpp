@@ -53,7 +53,7 @@ std::vector<std::string> lowering_passes() {
   passes.push_back("cluster-blocks");
   // A grid pinned consumer_split_k = W: the consumer's K loop taken in turns by W consumer roles
   // of the block, their accumulators summed through shared memory (split-k inside the block).
-  passes.push_back("split-consumers");
+  passes.push_back("split-roles");
   passes.push_back("persistent");
   // Branches on kernel-wide conditions (stage-stores' TMA row-alignment guard) hoisted out of
   // the tile loop: each copy of the loop gets its own register allocation.

@@ -17,7 +17,7 @@
 #include "transforms/async/pipeline_arefs.h"
 #include "transforms/async/pipeline_loops.h"
 #include "transforms/async/share_rings.h"
-#include "transforms/async/split_consumers.h"
+#include "transforms/async/split_roles.h"
 #include "transforms/async/stage_stores.h"
 #include "transforms/async/warp_specialize.h"
 #include "transforms/layout/schedule_rows.h"
@@ -135,10 +135,10 @@ void register_passes() {
                      "blocks that share an operand tile (adjacent along a grid dimension) grouped "
                      "into thread-block clusters of 2, for multicast-loads",
                      [](ir::Module& m) { cluster_blocks(m); }});
-  ir::register_pass({"split-consumers",
+  ir::register_pass({"split-roles",
                      "a block_grid pinned consumer_split_k = W: the consumer's K loop taken in "
                      "turns by W consumer roles, their accumulators summed through shared memory",
-                     [](ir::Module& m) { split_consumers(m); }});
+                     [](ir::Module& m) { split_roles(m); }});
   ir::register_pass(
       {"persistent",
        "a warp-specialized kernel's grid as one block per resident slot looping over tiles in the "

@@ -550,7 +550,7 @@ class Run {
     }
   }
 
-  // A register tensor stored into a slot buffer by the role's threads (split-consumers'
+  // A register tensor stored into a slot buffer by the role's threads (split-roles'
   // hand-over): a write that has landed once the stores are done, before the threads' arrive on
   // the full barrier that publishes it. Like a load, it must come after the slot's earlier use
   // was read. False for any other op.

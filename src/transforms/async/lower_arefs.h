@@ -43,6 +43,8 @@
 //                                                                 (an inc it cannot serve waits
 //                                                                 forever)
 //   consumer = min(256, (pool - 40 * P) / C rounded down to a multiple of 8)
+// (48 instead of 40 when the producer is several roles taking turns, split-roles: its stride
+// arithmetic spilled at 40)
 // The producer role starts with `setmaxnreg {count = 40, mode = dec}`, every consumer role with
 // `setmaxnreg {count = consumer, mode = inc}` (PTX allows 24..256 in steps of 8), when consumer
 // is at least entry + 8 (otherwise the split gains nothing and is left out). Examples: 384

@@ -1,6 +1,7 @@
-#include "transforms/async/split_consumers.h"
+#include "transforms/async/split_roles.h"
 
 #include <algorithm>
+#include <numeric>
 #include <unordered_map>
 
 #include "ir/async.h"
@@ -63,103 +64,153 @@ class Splitter {
       : kernel_(kernel), top_(*kernel.region(0)), grid_(grid), loc_(grid.loc()) {}
 
   void run() {
-    const Attribute& pin = *grid_.attr("consumer_split_k");
-    if (pin.kind != Attribute::Kind::integer || pin.i < 2) {
-      user_error(loc_, "split-consumers: `consumer_split_k = ", pin.str(),
-                 "` is a number of consumer warpgroups, 2 or more");
-    }
-    const int64_t parts = pin.i;
+    const int64_t consumers = pin("consumer_split_k");
+    const int64_t producers = pin("producer_split_k");
     if (const Attribute* p = grid_.attr("persistent");
         p && !(p->kind == Attribute::Kind::integer && p->i == 0)) {
-      user_error(loc_, "split-consumers: `consumer_split_k` needs a grid of one block per tile; "
-                       "`persistent = ", p->str(), "` is pinned on the same grid (the K tiles of "
-                       "consecutive tiles would reach the consumer roles in another order)");
+      user_error(loc_, "split-roles: a K loop split among roles needs a grid of one block per "
+                       "tile; `persistent = ", p->str(), "` is pinned on the same grid (the K "
+                       "tiles of consecutive tiles would reach the roles in another order)");
     }
     if (grid_.has_attr("cluster")) {
-      user_error(loc_, "split-consumers: `consumer_split_k` and a cluster (`cluster = ",
+      user_error(loc_, "split-roles: a K loop split among roles and a cluster (`cluster = ",
                  grid_.attr("cluster")->str(), "`) on one grid are not supported together");
     }
-    std::vector<Operation*> consumers;
+    Operation* consumer = the_role("consumer");
+    Operation* producer = producers > 1 ? the_role("producer") : nullptr;
     int64_t end_thread = 0;
     for (const auto& op : top_.ops()) {
-      if (op->kind() != OpKind::warp_group) continue;
-      if (op->str_attr("role") == "consumer") consumers.push_back(op.get());
-      end_thread = std::max(end_thread, op->int_attr("first_thread") + op->int_attr("threads"));
+      if (op->kind() == OpKind::warp_group)
+        end_thread = std::max(end_thread, op->int_attr("first_thread") + op->int_attr("threads"));
     }
-    if (consumers.size() != 1) {
-      user_error(loc_, "split-consumers: `consumer_split_k` splits the K loop of one consumer "
-                       "role; the kernel has ", consumers.size(),
-                 consumers.empty() ? " (it is not warp-specialized: sm_90a, a TMA + wgmma loop)"
-                                   : "");
-    }
-    Operation* role = consumers.front();
-    const int64_t threads = role->int_attr("threads");
-    const int64_t total = grid_.int_attr("threads") + (parts - 1) * threads;
+    int64_t total = grid_.int_attr("threads") + (consumers - 1) * consumer->int_attr("threads");
+    if (producer) total += (producers - 1) * producer->int_attr("threads");
     if (total > kMaxThreads) {
-      user_error(loc_, "split-consumers: `consumer_split_k = ", parts, "` makes a block of ",
-                 total, " threads (", parts, " consumer roles of ", threads,
-                 "), over the limit of ", kMaxThreads);
+      user_error(loc_, "split-roles: `consumer_split_k = ", consumers, "` and `producer_split_k = ",
+                 producers, "` make a block of ", total, " threads, over the limit of ",
+                 kMaxThreads);
     }
-    const size_t loop_at = find_k_loop(*role);
-    Operation* loop = role->region(0)->ops()[loop_at].get();
-    check_carried(*loop);
-    deepen_rings(*loop, parts);
+    const size_t consumer_loop_at = find_k_loop(*consumer, OpKind::aref_wait);
+    Operation* loop = consumer->region(0)->ops()[consumer_loop_at].get();
+    if (consumers > 1) check_carried(*loop);
+    deepen_rings(*loop, std::lcm(consumers, producers));
 
-    // Roles 1..W-1: copies of the role, each ending with its hand-over.
-    std::vector<Value*> handovers;
-    Operation* previous = role;
-    for (int64_t w = 1; w < parts; ++w) {
-      std::unordered_map<const Value*, Value*> mapping;
-      Operation* copy = top_.insert(ir::position_in_block(*previous) + 1, ir::clone(*role, mapping));
-      previous = copy;
-      copy->set_attr("first_thread", Attribute::integer(end_thread + (w - 1) * threads));
-      Block& body = *copy->region(0);
-      Operation* copy_loop = body.ops()[loop_at].get();
-      while (body.ops().back().get() != copy_loop) body.remove(body.ops().back().get());
-      stride_loop(*copy_loop, w, parts);
-      handovers.push_back(hand_over(*copy, *copy_loop, w));
+    if (consumers > 1) {
+      // Roles 1..W-1: copies of the consumer, each ending with its hand-over.
+      std::vector<Value*> handovers;
+      Operation* previous = consumer;
+      for (int64_t w = 1; w < consumers; ++w) {
+        Operation* copy = copy_role(*consumer, previous, consumer_loop_at, end_thread);
+        previous = copy;
+        Operation* copy_loop = copy->region(0)->ops()[consumer_loop_at].get();
+        stride_loop(*copy_loop, w, consumers);
+        handovers.push_back(hand_over(*copy, *copy_loop, w));
+      }
+      stride_loop(*loop, 0, consumers);
+      sum_partials(*consumer, *loop, handovers);
     }
-    stride_loop(*loop, 0, parts);
-    sum_partials(*role, *loop, handovers);
+    if (producer) {
+      // Producers 1..P-1 issue the loads of their turns only: nothing else the producer does
+      // (a per-tile epilogue operand) may stand outside its K loop.
+      const size_t producer_loop_at = find_k_loop(*producer, OpKind::aref_acquire);
+      Operation* producer_loop = producer->region(0)->ops()[producer_loop_at].get();
+      for (size_t i = producer_loop_at + 1; i < producer->region(0)->ops().size(); ++i) {
+        ir::walk(producer->region(0)->ops()[i].get(), [&](Operation* o) {
+          if (is_aref_op(o->kind())) {
+            user_error(o->loc(), "split-roles: ", o->name(), " of ", ir::value_ref(o->operand(0)),
+                       " stands after the producer's K loop; a producer split among roles "
+                       "(`producer_split_k`) loads in its K loop only");
+          }
+        });
+      }
+      Operation* previous = producer;
+      for (int64_t p = 1; p < producers; ++p) {
+        Operation* copy = copy_role(*producer, previous, producer_loop_at, end_thread);
+        previous = copy;
+        stride_loop(*copy->region(0)->ops()[producer_loop_at], p, producers);
+      }
+      stride_loop(*producer_loop, 0, producers);
+    }
 
     grid_.set_attr("threads", Attribute::integer(total));
     grid_.set_attr("persistent", Attribute::integer(0));
     grid_.remove_attr("consumer_split_k");
+    grid_.remove_attr("producer_split_k");
   }
 
  private:
+  // The grid's pin `key`: 1 when absent.
+  int64_t pin(const char* key) {
+    const Attribute* a = grid_.attr(key);
+    if (!a) return 1;
+    if (a->kind != Attribute::Kind::integer || a->i < 1) {
+      user_error(loc_, "split-roles: `", key, " = ", a->str(), "` is a number of roles, 1 or more");
+    }
+    return a->i;
+  }
+
+  // The kernel's one role of `kind` (producer or consumer).
+  Operation* the_role(const std::string& kind) {
+    std::vector<Operation*> roles;
+    for (const auto& op : top_.ops()) {
+      if (op->kind() == OpKind::warp_group && op->str_attr("role") == kind)
+        roles.push_back(op.get());
+    }
+    if (roles.size() != 1) {
+      user_error(loc_, "split-roles: a K loop is split among roles of one ", kind,
+                 " role; the kernel has ", roles.size(),
+                 roles.empty() ? " (it is not warp-specialized: sm_90a, a TMA + wgmma loop)" : "");
+    }
+    return roles.front();
+  }
+
+  // A copy of `role` after `previous`, on the next free threads, ending with its K loop (what
+  // follows the loop is the original's alone).
+  Operation* copy_role(const Operation& role, Operation* previous, size_t loop_at,
+                       int64_t& end_thread) {
+    std::unordered_map<const Value*, Value*> mapping;
+    Operation* copy = top_.insert(ir::position_in_block(*previous) + 1, ir::clone(role, mapping));
+    copy->set_attr("first_thread", Attribute::integer(end_thread));
+    end_thread += role.int_attr("threads");
+    Block& body = *copy->region(0);
+    Operation* copy_loop = body.ops()[loop_at].get();
+    while (body.ops().back().get() != copy_loop) body.remove(body.ops().back().get());
+    return copy;
+  }
+
   // The position in the role's region of its K loop: `for %k = 0 to %n step 1` standing directly
   // in the role, with an aref_wait directly in its body. Aref ops before it are refused (roles
   // 1..W-1 keep what precedes the loop, and would wait on a ring as a second consumer).
-  size_t find_k_loop(const Operation& role) {
+  size_t find_k_loop(const Operation& role, OpKind sequenced) {
     const Block& body = *role.region(0);
     for (size_t i = 0; i < body.ops().size(); ++i) {
       Operation* op = body.ops()[i].get();
       bool waits = false;
       if (op->kind() == OpKind::for_) {
         for (const auto& inner : op->region(0)->ops())
-          waits = waits || inner->kind() == OpKind::aref_wait;
+          waits = waits || inner->kind() == sequenced;
       }
       if (!waits) {
         ir::walk(op, [&](Operation* o) {
           if (is_aref_op(o->kind())) {
-            user_error(o->loc(), "split-consumers: ", o->name(), " of ",
-                       ir::value_ref(o->operand(0)),
-                       " stands before the consumer's K loop; only its K loop and what follows "
-                       "it may use arefs when the loop is split among consumer roles");
+            user_error(o->loc(), "split-roles: ", o->name(), " of ",
+                       ir::value_ref(o->operand(0)), " stands before the ", role.str_attr("role"),
+                       "'s K loop; only its K loop and what follows it may use arefs when the "
+                       "loop is split among roles");
           }
         });
         continue;
       }
       if (ir::int_constant(op->operand(0)) != 0 || ir::int_constant(op->operand(2)) != 1) {
-        user_error(op->loc(), "split-consumers: the consumer's K loop must run `for %k = 0 to %n "
-                              "step 1`, not from ",
+        user_error(op->loc(), "split-roles: the ", role.str_attr("role"),
+                   "'s K loop must run `for %k = 0 to %n step 1`, not from ",
                    ir::value_ref(op->operand(0)), " in steps of ", ir::value_ref(op->operand(2)));
       }
       return i;
     }
-    user_error(role.loc(), "split-consumers: the consumer role has no K loop (a `for` whose body "
-                           "waits on an aref) to split");
+    user_error(role.loc(), "split-roles: the ", role.str_attr("role"),
+               " role has no K loop (a `for` whose body ",
+               sequenced == OpKind::aref_wait ? "waits on" : "acquires", " an aref) to split");
   }
 
   // Every value the loop carries is an f32 register tensor that an mma updates (its yield is an
@@ -172,7 +223,7 @@ class Splitter {
       const Operation* def = yield ? yield->operand(i)->def() : nullptr;
       if (!t.is_tensor() || t.space() != MemorySpace::reg || t.element() != ScalarKind::f32 ||
           !def || def->kind() != OpKind::mma || !t.has_layout() || t.rank() > 2) {
-        user_error(loop.loc(), "split-consumers: the K loop carries ",
+        user_error(loop.loc(), "split-roles: the K loop carries ",
                    ir::value_ref(loop.result(i)), " (", t.str(),
                    "), which is not an mma's f32 accumulator; only accumulators are summed "
                    "across consumer roles");
@@ -298,7 +349,7 @@ class Splitter {
     for (const auto& op : top_.ops()) {
       if (op->kind() == OpKind::warp_group) return op.get();
     }
-    TESSEL_ASSERT(false, "split-consumers: no role");
+    TESSEL_ASSERT(false, "split-roles: no role");
   }
 
   Operation& kernel_;
@@ -309,13 +360,14 @@ class Splitter {
 
 }  // namespace
 
-void split_consumers(ir::Module& module) {
+void split_roles(ir::Module& module) {
   for (auto& kernel : module.kernels) {
     Operation* grid = nullptr;
     for (const auto& op : kernel->region(0)->ops()) {
       if (op->kind() == OpKind::block_grid) grid = op.get();
     }
-    if (grid && grid->has_attr("consumer_split_k")) Splitter(*kernel, *grid).run();
+    if (grid && (grid->has_attr("consumer_split_k") || grid->has_attr("producer_split_k")))
+      Splitter(*kernel, *grid).run();
   }
 }
 

@@ -51,6 +51,6 @@
 namespace tessel::transforms {
 
 // Splits the consumer role of every kernel of `module` pinned `consumer_split_k` (see above).
-void split_consumers(ir::Module& module);
+void split_roles(ir::Module& module);
 
 }  // namespace tessel::transforms
