@@ -1,7 +1,9 @@
 #include "transforms/async/split_roles.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 
 #include "ir/async.h"
@@ -93,7 +95,7 @@ class Splitter {
     const size_t consumer_loop_at = find_k_loop(*consumer, OpKind::aref_wait);
     Operation* loop = consumer->region(0)->ops()[consumer_loop_at].get();
     if (consumers > 1) check_carried(*loop);
-    deepen_rings(*loop, std::lcm(consumers, producers));
+    deepen_rings(*loop, std::lcm(consumers, producers), consumers);
 
     if (consumers > 1) {
       // Roles 1..W-1: copies of the consumer, each ending with its hand-over.
@@ -103,10 +105,10 @@ class Splitter {
         Operation* copy = copy_role(*consumer, previous, consumer_loop_at, end_thread);
         previous = copy;
         Operation* copy_loop = copy->region(0)->ops()[consumer_loop_at].get();
-        stride_loop(*copy_loop, w, consumers);
+        stride_role(*copy, *copy_loop, w, consumers);
         handovers.push_back(hand_over(*copy, *copy_loop, w));
       }
-      stride_loop(*loop, 0, consumers);
+      stride_role(*consumer, *loop, 0, consumers);
       sum_partials(*consumer, *loop, handovers);
     }
     if (producer) {
@@ -127,9 +129,9 @@ class Splitter {
       for (int64_t p = 1; p < producers; ++p) {
         Operation* copy = copy_role(*producer, previous, producer_loop_at, end_thread);
         previous = copy;
-        stride_loop(*copy->region(0)->ops()[producer_loop_at], p, producers);
+        stride_role(*copy, *copy->region(0)->ops()[producer_loop_at], p, producers);
       }
-      stride_loop(*producer_loop, 0, producers);
+      stride_role(*producer, *producer_loop, 0, producers);
     }
 
     grid_.set_attr("threads", Attribute::integer(total));
@@ -164,8 +166,10 @@ class Splitter {
     return roles.front();
   }
 
-  // A copy of `role` after `previous`, on the next free threads, ending with its K loop (what
-  // follows the loop is the original's alone).
+  // A copy of `role` after `previous`, on the next free threads, with what follows its K loop
+  // reduced to the loop's drain: the mma_waits and the split rings' releases after the loop (the
+  // last numbers a pipelined consumer releases once their wgmma groups retire) and what they
+  // use. The rest (the epilogue) is the original's alone.
   Operation* copy_role(const Operation& role, Operation* previous, size_t loop_at,
                        int64_t& end_thread) {
     std::unordered_map<const Value*, Value*> mapping;
@@ -173,8 +177,25 @@ class Splitter {
     copy->set_attr("first_thread", Attribute::integer(end_thread));
     end_thread += role.int_attr("threads");
     Block& body = *copy->region(0);
-    Operation* copy_loop = body.ops()[loop_at].get();
-    while (body.ops().back().get() != copy_loop) body.remove(body.ops().back().get());
+    std::set<const Operation*> kept;
+    for (size_t i = body.ops().size(); i-- > loop_at + 1;) {
+      Operation* op = body.ops()[i].get();
+      bool keep = false;
+      ir::walk(op, [&](Operation* o) {
+        keep = keep || o->kind() == OpKind::mma_wait ||
+               (is_aref_op(o->kind()) && rings_.count(o->operand(0)));
+      });
+      for (const Operation* user : kept) {
+        ir::walk(const_cast<Operation*>(user), [&](Operation* o) {
+          for (const Value* v : o->operands()) keep = keep || v->def() == op;
+        });
+      }
+      if (keep) {
+        kept.insert(op);
+      } else {
+        body.remove(op);
+      }
+    }
     return copy;
   }
 
@@ -231,37 +252,119 @@ class Splitter {
     }
   }
 
-  // Each ring the loop waits on gets a depth that is a multiple of the roles (see the header).
-  void deepen_rings(const Operation& loop, int64_t parts) {
+  // Each ring the loop waits on gets a depth that is a multiple of the roles (see the header),
+  // and must hold what W consumers keep at once: each keeps the slots of its P wgmma groups in
+  // flight (mma_wait {pending = P}) and waits for one more.
+  void deepen_rings(const Operation& loop, int64_t parts, int64_t consumers) {
+    int64_t in_flight = 0;
+    for (const auto& op : loop.region(0)->ops()) {
+      if (op->kind() == OpKind::mma_wait)
+        in_flight = std::max(in_flight, op->int_attr("pending"));
+    }
     for (const auto& op : loop.region(0)->ops()) {
       if (op->kind() != OpKind::aref_wait) continue;
       Operation* aref = const_cast<Operation*>(ir::aref_def(op->operand(0)));
       if (!aref) continue;
-      const int64_t slots = aref->int_attr("slots");
-      aref->set_attr("slots", Attribute::integer(std::max(parts, slots / parts * parts)));
+      rings_.insert(op->operand(0));
+      const int64_t slots = std::max(parts, aref->int_attr("slots") / parts * parts);
+      if (slots < consumers * (in_flight + 1)) {
+        user_error(aref->loc(), "split-roles: ", ir::value_ref(op->operand(0)), " has ", slots,
+                   " slot(s) (a multiple of the roles), but its ", consumers,
+                   " consumer roles keep ", in_flight,
+                   " wgmma group(s) in flight each and wait for one more slot: it needs ",
+                   consumers * (in_flight + 1),
+                   " (pin more `stages` or fewer `mma_in_flight` on the K loop)");
+      }
+      aref->set_attr("slots", Attribute::integer(slots));
     }
   }
 
-  // for %k = 0 to %n step 1  ->  for %j = 0 to (%n + W - 1 - w) / W step 1, %k = %j W + w.
-  void stride_loop(Operation& loop, int64_t w, int64_t parts) {
+  // Role w of W takes the K loop's iterations w, w + W, ...: its loop counts its own iterations,
+  //   for %j = 0 to %trips step 1      %trips = (%n + W - 1 - w) / W
+  // and what the iterations mean is mapped back:
+  //   - every sequence number x of a split ring in the role (iteration arithmetic: %j, %j - P for
+  //     a release P groups later, %n - i for the drain after the loop) becomes x W + w;
+  //   - the loop's other uses of its index (tile coordinates) read %k = %j W + w;
+  //   - uses of %n that only count iterations (the drain's `%n - i` and its guards) read %trips;
+  //     its other uses (a tile-by-tile weight layout's row, bn * n + k) keep %n.
+  void stride_role(Operation& role, Operation& loop, int64_t w, int64_t parts) {
     OpBuilder before(loop.parent_block());
     before.set_insertion_point_before(&loop);
     const SourceLocation loc = loop.loc();
     Value* c_parts = before.index_constant(parts, loc);
     Value* c_first = before.index_constant(w, loc);
     Value* c_round = before.index_constant(parts - 1 - w, loc);
-    Value* padded = before.index_op(OpKind::add, loop.operand(1), c_round, "k_padded", loc);
-    loop.set_operand(1, before.index_op(OpKind::div, padded, c_parts, "k_trips", loc));
+    Value* n = loop.operand(1);
+    Value* padded = before.index_op(OpKind::add, n, c_round, "k_padded", loc);
+    Value* trips = before.index_op(OpKind::div, padded, c_parts, "k_trips", loc);
+    loop.set_operand(1, trips);
+    std::set<const Operation*> scaling;
+    // Sequence numbers of the split rings, scaled to the role's turn.
+    std::vector<Operation*> sequenced;
+    ir::walk(&role, [&](Operation* op) {
+      if (is_aref_op(op->kind()) && rings_.count(op->operand(0))) sequenced.push_back(op);
+    });
+    // One scaled number per number and block: an acquire and its commit keep sharing theirs.
+    std::map<std::pair<const Value*, const Block*>, Value*> made;
+    for (Operation* op : sequenced) {
+      Value*& turn = made[{op->operand(1), op->parent_block()}];
+      if (!turn) {
+        OpBuilder at(op->parent_block());
+        at.set_insertion_point_before(op);
+        Value* scaled = at.index_op(OpKind::mul, op->operand(1), c_parts, "turn_seq", loc);
+        scaling.insert(scaled->def());
+        turn = at.index_op(OpKind::add, scaled, c_first, "seq_turn", loc);
+      }
+      op->set_operand(1, turn);
+    }
     Block& body = *loop.region(0);
     Value* j = body.argument(0);
     const std::string k_name = j->name();
     j->set_name("k_turn");
     OpBuilder in(&body);
     in.set_insertion_point_before(body.ops().front().get());
-    Value* scaled = in.index_op(OpKind::mul, j, c_parts, "k_scaled", loc);
-    Value* k = in.index_op(OpKind::add, scaled, c_first, k_name, loc);
-    ir::replace_all_uses(loop, j, k);
-    scaled->def()->set_operand(0, j);
+    Value* k_scaled = in.index_op(OpKind::mul, j, c_parts, "k_scaled", loc);
+    Value* k = in.index_op(OpKind::add, k_scaled, c_first, k_name, loc);
+    scaling.insert(k_scaled->def());
+    ir::walk(&role, [&](Operation* op) {
+      if (op == &loop || scaling.count(op)) return;
+      const bool counts = counts_iterations(role, op, scaling);
+      for (int i = 0; i < op->num_operands(); ++i) {
+        if (op->operand(i) == j && !counts) op->set_operand(i, k);
+        if (op->operand(i) == n && counts) op->set_operand(i, trips);
+      }
+    });
+  }
+
+  // Whether `op` is index arithmetic whose results only count iterations: they flow, through
+  // more index arithmetic and comparisons, into the split rings' sequence numbers (the scaling
+  // ops) and into the conditions of `if`s (the guards of a release), and nowhere else.
+  static bool counts_iterations(const Operation& role, const Operation* op,
+                                const std::set<const Operation*>& scaling) {
+    switch (op->kind()) {
+      case OpKind::add:
+      case OpKind::sub:
+      case OpKind::mul:
+      case OpKind::div:
+      case OpKind::rem:
+      case OpKind::min:
+      case OpKind::max:
+      case OpKind::cmp:
+        break;
+      default:
+        return false;
+    }
+    bool only = true, used = false;
+    ir::walk(const_cast<Operation*>(&role), [&](Operation* user) {
+      for (int i = 0; i < user->num_operands(); ++i) {
+        if (user->operand(i)->def() != op) continue;
+        used = true;
+        if (scaling.count(user)) continue;
+        if (user->kind() == OpKind::if_ && i == 0) continue;
+        only = only && counts_iterations(role, user, scaling);
+      }
+    });
+    return used && only;
   }
 
   // Role w's accumulators into an aref of its own, filled by the role's threads.
@@ -313,9 +416,19 @@ class Splitter {
         }
       });
     }
+    // Right before the first op that reads a result (after the loop's drain, whose mma_wait
+    // completes the accumulators).
     OpBuilder at(&body);
-    const size_t next = ir::position_in_block(loop) + 1;
-    if (next < body.ops().size()) at.set_insertion_point_before(body.ops()[next].get());
+    for (size_t i = ir::position_in_block(loop) + 1; i < body.ops().size(); ++i) {
+      bool reads = false;
+      ir::walk(body.ops()[i].get(), [&](Operation* o) {
+        for (const Value* v : o->operands()) reads = reads || v->def() == &loop;
+      });
+      if (reads) {
+        at.set_insertion_point_before(body.ops()[i].get());
+        break;
+      }
+    }
     const SourceLocation loc = loop.loc();
     Value* c0 = at.index_constant(0, loc);
     std::vector<Value*> sums;
@@ -354,6 +467,7 @@ class Splitter {
 
   Operation& kernel_;
   Block& top_;
+  std::set<const Value*> rings_;  // the arefs the K loop waits on: their uses are split
   Operation& grid_;
   SourceLocation loc_;
 };
