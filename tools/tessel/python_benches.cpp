@@ -78,8 +78,8 @@ int run_w4a16_bench(const std::vector<std::string>& args) {
         "shapes MxNxKgG separated by commas"},
        {"--variants",
         list_of("[tpsc][1-9][0-9]*x[1-9][0-9]*(_k[1-9][0-9]*)?(_sk[0-9]*)?(_b[1-9][0-9]*)?"
-                "(_st[1-9][0-9]*)?"),
-        "variant names [tpsc]RxT[_kKT][_sk[S]][_bB][_stN] separated by commas"},
+                "(_w[1-9][0-9]*)?(_p[1-9][0-9]*)?(_st[1-9][0-9]*)?"),
+        "variant names [tpsc]RxT[_kKT][_sk[S]][_bB][_wW][_pP][_stN] separated by commas"},
        {"--json", ".+", "a file"},
        {"--iterations", kPositive, "a positive count"},
        {"--graph", kPositive, "a positive launch count"},

@@ -11,6 +11,8 @@
 #include "layout/layout.h"
 #include "layout/parse.h"
 #include "layout/table.h"
+#include "target/cuda/target.h"
+#include "transforms/async/stage_budget.h"
 
 namespace tessel::transforms {
 namespace {
@@ -134,6 +136,7 @@ class Splitter {
       stride_role(*producer, *producer_loop, 0, producers);
     }
 
+    check_shared_memory();
     grid_.set_attr("threads", Attribute::integer(total));
     grid_.set_attr("persistent", Attribute::integer(0));
     grid_.remove_attr("consumer_split_k");
@@ -141,6 +144,28 @@ class Splitter {
   }
 
  private:
+  // The rings (at their new depths), the hand-over buffers and the kernel's other shared tensors
+  // must fit the block's shared memory (stage_budget.h's rules), which the split-k GEMM tile
+  // of 128 x 256 f32 partials does not: an error here, not a failed launch.
+  void check_shared_memory() {
+    int64_t bytes = ring_reserve_bytes(kernel_), partials = 0;
+    for (const auto& op : top_.ops()) {
+      if (op->kind() == OpKind::alloc) bytes += round_up(op->result()->type().static_bytes(), 128);
+      if (op->kind() != OpKind::aref) continue;
+      int64_t slot = 0;
+      for (const Type& b : op->result()->type().buffers()) slot += round_up(b.static_bytes(), 128);
+      bytes += slot * op->int_attr("slots");
+      if (op->result()->name().rfind("partial", 0) == 0) partials += slot;
+    }
+    const int64_t blocks = grid_.has_attr("blocks_per_sm") ? grid_.int_attr("blocks_per_sm") : 1;
+    const int64_t limit = target::cuda::Target::named("sm_90a").shared_memory_per_block() / blocks;
+    if (bytes > limit) {
+      user_error(loc_, "split-roles: the block needs ", bytes, " bytes of shared memory (", partials,
+                 " of them for the partial accumulators handed to the first consumer role), over "
+                 "the ", limit, " a block has; split a smaller tile, or pin fewer stages");
+    }
+  }
+
   // The grid's pin `key`: 1 when absent.
   int64_t pin(const char* key) {
     const Attribute* a = grid_.attr(key);
@@ -159,8 +184,9 @@ class Splitter {
         roles.push_back(op.get());
     }
     if (roles.size() != 1) {
-      user_error(loc_, "split-roles: a K loop is split among roles of one ", kind,
-                 " role; the kernel has ", roles.size(),
+      user_error(loc_, "split-roles: the K loop of one ", kind,
+                 " role is split among copies of it; the kernel has ", roles.size(), " ", kind,
+                 " roles",
                  roles.empty() ? " (it is not warp-specialized: sm_90a, a TMA + wgmma loop)" : "");
     }
     return roles.front();
