@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
 
 #include "compile/compile.h"
@@ -334,6 +335,44 @@ TEST_F(GemmGpuTest, W4A16TwoBlocksPerSmWithSplitK) {
     EXPECT_LT(run_w4a16_gemm(m, 8192, 4096, 128, "split_k = 3, blocks_per_sm = 2", &resident),
               3e-3);
     EXPECT_EQ(resident, 2 * runtime::context().sm_count());
+  }
+}
+
+// The K loop split among roles of the block (split-roles): consumer warpgroups taking the K
+// tiles in turns, their accumulators summed in shared memory, and producers issuing the loads in
+// turns. W4A16 (128 x 64 tiles, 256-thread consumers) at one and 70 tokens, K = 4096 and a K of
+// 41 blocks that neither two nor three roles divide; and the example GEMM on a 64 x 32 tile
+// (split-roles refuses the 128 x 256 tile: its f32 partials do not fit beside the ring) on
+// ragged shapes. (N stays small: the float64 references run on the host.)
+TEST_F(GemmGpuTest, KLoopSplitAmongRoles) {
+  for (const char* pins : {"consumer_split_k = 2, producer_split_k = 2", "consumer_split_k = 3"}) {
+    SCOPED_TRACE(pins);
+    for (int64_t m : {1, 70}) EXPECT_LT(run_w4a16_gemm(m, 640, 4096, 128, pins), 3e-3);
+    EXPECT_LT(run_w4a16_gemm(70, 328, 2624, 64, pins), 3e-3);
+  }
+  // gemm.tir with 64 x 32 tiles.
+  std::map<std::string, std::string> small = {
+      {"%c128 = const {value = 128}", "%c128 = const {value = 64}"},
+      {"%c256 = const {value = 256}", "%c256 = const {value = 32}"},
+      {"register<f32>[128,256]", "register<f32>[64,32]"},
+      {"iter(%c = %zero) : register<f32>[128,256]",
+       "iter(%c = %zero) {stages = 8, mma_in_flight = 2} : register<f32>[64,32]"},
+      {"shape = [128,64]} : global<f16>[128,64]", "shape = [64,64]} : global<f16>[64,64]"},
+      {"%sA = copy %A_tile : shared<f16>[128,64]", "%sA = copy %A_tile : shared<f16>[64,64]"},
+      {"shape = [256,64]} : global<f16>[256,64]", "shape = [32,64]} : global<f16>[32,64]"},
+      {"%sB = copy %B_tile : shared<f16>[256,64]", "%sB = copy %B_tile : shared<f16>[32,64]"},
+      {"%sBt = transpose %sB : shared<f16>[64,256]", "%sBt = transpose %sB : shared<f16>[64,32]"},
+      {"%c_next = mma %sA, %sBt, %c : register<f32>[128,256]",
+       "%c_next = mma %sA, %sBt, %c : register<f32>[64,32]"},
+      {"shape = [128,256]} : global<f16>[128,256]", "shape = [64,32]} : global<f16>[64,32]"},
+      {"%out = cast %acc : register<f16>[128,256]", "%out = cast %acc : register<f16>[64,32]"}};
+  for (const char* pins : {"", "{consumer_split_k = 2} ", "{consumer_split_k = 2, producer_split_k = 2} "}) {
+    SCOPED_TRACE(pins);
+    auto attributes = small;
+    attributes["block_grid %tiles_m, %tiles_n :"] =
+        std::string("block_grid %tiles_m, %tiles_n ") + pins + ":";
+    for (Shape s : {Shape{64, 1024, 4096}, Shape{70, 200, 1000}, Shape{1, 40, 8}})
+      EXPECT_LT(run_gemm("gemm", runtime::HostFloat::f16, s, attributes), 2e-3);
   }
 }
 

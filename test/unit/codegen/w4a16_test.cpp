@@ -31,12 +31,15 @@ using testing::packed_position;
 using testing::round_f16;
 
 // `parts` > 1 pins the grid `split_k = parts` (split-k shifts the scale group's K too): the
-// reference then sums each part's K blocks from +0 and the parts' sums in part order.
+// reference then sums each part's K blocks from +0 and the parts' sums in part order. `roles`
+// > 1 pins `consumer_split_k = roles` (and `producers` > 1 `producer_split_k`): consumer role w
+// sums the K blocks w, w + roles, ... from +0, and the first adds the others' sums in role order.
 void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t K, int64_t G,
-           const char* schedule, int64_t parts = 1) {
+           const char* schedule, int64_t parts = 1, int64_t roles = 1, int64_t producers = 1) {
   SCOPED_TRACE(name + (lowered ? " lowered " : " as written ") + std::to_string(M) + "x" +
                std::to_string(N) + "x" + std::to_string(K) + " g" + std::to_string(G) + " " +
-               schedule + " parts " + std::to_string(parts));
+               schedule + " parts " + std::to_string(parts) + " roles " + std::to_string(roles) +
+               " producers " + std::to_string(producers));
   // The tiled variant lives with the bench's kernel variants: Q holds one 64-column K tile per row,
   // the 128-row tile (bn, k) at rows (bn * K / 64 + k) * 128 ... (gemm_w4a16_tiled.tir).
   const bool tiled = name == "gemm_w4a16_tiled";
@@ -50,12 +53,16 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   } else {
     text = examples::lowered_kernels().at(name);
   }
-  if (parts > 1) {
+  std::string pins;
+  if (parts > 1) pins = "split_k = " + std::to_string(parts);
+  if (roles > 1) pins += (pins.empty() ? "" : ", ") + ("consumer_split_k = " + std::to_string(roles));
+  if (producers > 1)
+    pins += (pins.empty() ? "" : ", ") + ("producer_split_k = " + std::to_string(producers));
+  if (!pins.empty()) {
     const std::string grid = "block_grid %tiles_n, %tiles_m :";
     const size_t at = text.find(grid);
     ASSERT_NE(at, std::string::npos);
-    text.replace(at, grid.size(),
-                 "block_grid %tiles_n, %tiles_m {split_k = " + std::to_string(parts) + "} :");
+    text.replace(at, grid.size(), "block_grid %tiles_n, %tiles_m {" + pins + "} :");
   }
   auto module = ir::parse_module(text, name + ".tir");
   ir::verify(*module);
@@ -93,12 +100,19 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   int64_t bad = 0;
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) {
-      float acc = 0.0f;  // the mma's order: k ascending, from +0, in each part
+      float acc = 0.0f;  // the mma's order: k ascending, from +0, in each part and role
       const int64_t blocks = K / 64;
       for (int64_t part = 0; part < parts; ++part) {
+        const int64_t first = part * blocks / parts, end = (part + 1) * blocks / parts;
         float partial = 0.0f;
-        for (int64_t k = part * blocks / parts * 64; k < (part + 1) * blocks / parts * 64; ++k)
-          partial = partial + static_cast<float>(x.get_float(m * K + k)) * w[n * K + k];
+        for (int64_t role = 0; role < roles; ++role) {
+          float turns = 0.0f;
+          for (int64_t b = first + role; b < end; b += roles) {
+            for (int64_t k = b * 64; k < (b + 1) * 64; ++k)
+              turns = turns + static_cast<float>(x.get_float(m * K + k)) * w[n * K + k];
+          }
+          partial = role == 0 ? turns : partial + turns;
+        }
         acc = acc + partial;
       }
       const float want = round_f16(acc), got = static_cast<float>(y.get_float(m * N + n));
@@ -123,6 +137,16 @@ TEST(W4A16, MatchesPlainLoopsBitForBit) {
   check("gemm_w4a16_tiled", false, 70, 256, 256, 64, "round-robin");
   check("gemm_w4a16_tiled", true, 70, 256, 256, 64, "random:3");
   check("gemm_w4a16_tiled", true, 70, 256, 256, 64, "random:7", 3);
+}
+
+// The K loop split among roles of the block (split-roles): two or three consumer warpgroups
+// taking the K blocks in turns (5 blocks: 3 + 2, and 2 + 2 + 1), one or two producers, summed
+// in role order through shared memory — bit for bit.
+TEST(W4A16, RolesTakingTurnsMatchPlainLoopsBitForBit) {
+  check("gemm_w4a16", true, 70, 200, 320, 64, "round-robin", 1, 2);
+  check("gemm_w4a16", true, 70, 200, 320, 64, "producer-first", 1, 2, 2);
+  check("gemm_w4a16_packed", true, 5, 136, 320, 64, "random:3", 1, 3);
+  check("gemm_w4a16_tiled", true, 70, 256, 320, 64, "random:7", 1, 2, 2);
 }
 
 TEST(W4A16, PackedOrderReadsWordsAndUnpacksWithLop3) {
