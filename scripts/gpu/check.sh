@@ -7,7 +7,7 @@ set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 build_tool_and_python > $LOG/builds.log 2>&1 &
-TEST_TIMEOUT=${TEST_TIMEOUT:-280} run_gpu_test_binaries
+TEST_TIMEOUT=${TEST_TIMEOUT:-420} run_gpu_test_binaries  # gemm_gpu_test alone takes ~280 s
 wait
 cat $LOG/builds.log
 for script in "$@"; do
