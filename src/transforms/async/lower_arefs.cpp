@@ -247,23 +247,22 @@ class Lowering {
 
   // Whether the consumer's threads read a slot buffer themselves (a copy into registers, a
   // reduction over it: anything but an mma, directly or through transposes, whose reads the
-  // warpgroup's wgmma wait retires) without a role_sync after the read in its block (warp-
-  // specialize's epilogue operands synchronize the role before their release). A warpgroup's one
+  // warpgroup's wgmma wait retires) without a role_sync between the read and the release in its
+  // block (warp-specialize's epilogue operands synchronize the role before their release). A warpgroup's one
   // arrival would then free the slot while other warps of it may still read it (a row reduction
   // over the A tile a wgmma also reads): every thread arrives after its own reads instead.
   static bool threads_read(const std::vector<Operation*>& uses) {
-    std::vector<const Value*> buffers;
+    bool read = false;
     for (const Operation* op : uses) {
       if (op->kind() != OpKind::aref_wait) continue;
+      std::vector<const Value*> buffers;
       for (const auto& r : op->results()) buffers.push_back(r.get());
-    }
-    bool read = false;
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      const Value* buf = buffers[i];
-      const Block* block = buf->def()->parent_block();
-      std::vector<const Operation*> readers;
-      collect_readers(buf, *block, readers, buffers);
-      for (const Operation* reader : readers) read = read || !synced_after(*reader);
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        std::vector<const Operation*> readers;
+        collect_readers(buffers[i], *op->parent_block(), readers, buffers);
+        for (const Operation* reader : readers)
+          read = read || !synced_after(*reader, op->operand(0));
+      }
     }
     return read;
   }
@@ -287,15 +286,20 @@ class Lowering {
     }
   }
 
-  // A role_sync after `op` in its block.
-  static bool synced_after(const Operation& op) {
+  // A role_sync after `op` in its block and before the block's next release of `ring` (the
+  // role's threads have all read when the one arrival frees the slot). A role_sync that only
+  // follows the release (split-roles' sum of the partials, read and released before the
+  // epilogue's staging syncs) does not count.
+  static bool synced_after(const Operation& op, const Value* ring) {
     bool after = false;
     for (const auto& o : op.parent_block()->ops()) {
       if (o.get() == &op) {
         after = true;
         continue;
       }
-      if (after && o->kind() == OpKind::role_sync) return true;
+      if (!after) continue;
+      if (o->kind() == OpKind::role_sync) return true;
+      if (o->kind() == OpKind::aref_release && o->operand(0) == ring) return false;
     }
     return false;
   }

@@ -155,7 +155,7 @@ class Splitter {
       int64_t slot = 0;
       for (const Type& b : op->result()->type().buffers()) slot += round_up(b.static_bytes(), 128);
       bytes += slot * op->int_attr("slots");
-      if (op->result()->name().rfind("partial", 0) == 0) partials += slot;
+      if (handovers_.count(op.get())) partials += slot;
     }
     const int64_t blocks = grid_.has_attr("blocks_per_sm") ? grid_.int_attr("blocks_per_sm") : 1;
     const int64_t limit = target::cuda::Target::named("sm_90a").shared_memory_per_block() / blocks;
@@ -279,8 +279,8 @@ class Splitter {
   }
 
   // Each ring the loop waits on gets a depth that is a multiple of the roles (see the header),
-  // and must hold what W consumers keep at once: each keeps the slots of its P wgmma groups in
-  // flight (mma_wait {pending = P}) and waits for one more.
+  // and must hold what W consumers keep at once: each keeps the slots of its F wgmma groups in
+  // flight (mma_wait {pending = F}) and waits for one more.
   void deepen_rings(const Operation& loop, int64_t parts, int64_t consumers) {
     int64_t in_flight = 0;
     for (const auto& op : loop.region(0)->ops()) {
@@ -308,8 +308,8 @@ class Splitter {
   // Role w of W takes the K loop's iterations w, w + W, ...: its loop counts its own iterations,
   //   for %j = 0 to %trips step 1      %trips = (%n + W - 1 - w) / W
   // and what the iterations mean is mapped back:
-  //   - every sequence number x of a split ring in the role (iteration arithmetic: %j, %j - P for
-  //     a release P groups later, %n - i for the drain after the loop) becomes x W + w;
+  //   - every sequence number x of a split ring in the role (iteration arithmetic: %j, %j - F for
+  //     a release F groups later, %n - i for the drain after the loop) becomes x W + w;
   //   - the loop's other uses of its index (tile coordinates) read %k = %j W + w;
   //   - uses of %n that only count iterations (the drain's `%n - i` and its guards) read %trips;
   //     its other uses (a tile-by-tile weight layout's row, bn * n + k) keep %n.
@@ -411,6 +411,7 @@ class Splitter {
     Operation* aref = top.create(OpKind::aref, {}, {Type::aref(buffers)}, loop.loc());
     aref->set_attr("slots", Attribute::integer(1));
     aref->result()->set_name("partial" + std::to_string(w));
+    handovers_.insert(aref);
     Value* ring = aref->result();
 
     OpBuilder at(role.region(0));
@@ -493,7 +494,8 @@ class Splitter {
 
   Operation& kernel_;
   Block& top_;
-  std::set<const Value*> rings_;  // the arefs the K loop waits on: their uses are split
+  std::set<const Value*> rings_;         // the arefs the K loop waits on: their uses are split
+  std::set<const Operation*> handovers_;  // the arefs made for the partial accumulators
   Operation& grid_;
   SourceLocation loc_;
 };
