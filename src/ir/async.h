@@ -32,7 +32,12 @@
 //       The consumer is done reading sequence number n; its slot may be reused. (`consumed`.)
 //   The sequence number %n is an index value: each role that uses an aref uses numbers 0, 1, 2, ...
 //   in order (in a persistent kernel they keep counting across tiles). Slot and phase are derived:
-//   slot n % D, phase n / D. One producer role and one consumer role per aref.
+//   slot n % D, phase n / D. One producer role and one consumer role per aref, or R roles of a side
+//   taking turns (split-roles, src/transforms/async/split_roles.h): the i-th of them in kernel
+//   order uses i, i + R, i + 2R, ... in order, and R divides D, so that every use of a slot belongs
+//   to one role of each side. A slot is filled by TMA copies in an `issue = one` producer role, or
+//   by register copies of the acquiring role's threads (split-roles' hand-over of partial
+//   accumulators from one consumer role to another).
 //
 //   mma_commit                   closes the group of wgmma-backed mma ops issued since the last
 //                                commit (wgmma.commit_group).

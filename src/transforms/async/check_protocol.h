@@ -4,7 +4,8 @@
 //
 // Method: a bounded model check. The kernel's synchronization skeleton — its roles, loops and
 // branches with their index arithmetic, mbarrier_init / wait / arrive / expect_tx, TMA loads
-// (copy_async) into ring slots, the slot buffers' readers (any op using an aref_slot result, an
+// (copy_async) into ring slots, register copies into slots (split-roles' hand-over: a write that
+// has landed when the copy is done, published by the threads' arrivals), the slot buffers' readers (any op using an aref_slot result, an
 // async mma until the mma_wait that retires its wgmma group) — is executed on concrete sizes,
 // each role as a coroutine that blocks at a wait it cannot pass, every barrier an explicit phase
 // model (ir::BarrierModel, shared with the interpreter: a fresh barrier's parity-1 phase counts

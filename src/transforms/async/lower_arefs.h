@@ -29,6 +29,13 @@
 // loaded values feed a wgmma (W4A16's dequantized weights, an RS wgmma's A) does not retire
 // the reads: coarse-pipeline's operand form releases the weight slot right after the dequant,
 // before the wgmma that reads the registers is issued, let alone waited for.
+// Roles taking turns (split-roles: R roles of a side, the i-th using i, i + R, ...) change
+// nothing above: each sequence number is still committed by one producer and released by one
+// consumer role, so the arrival counts are one role's (the roles of a side must be alike). A slot
+// filled by the acquiring role's threads instead of TMA (register copies: split-roles' hand-over
+// of partial accumulators) has a full barrier counting that role's threads, each arriving at the
+// commit after its own stores (`mbarrier_arrive %full, n % D {by = thread}`: the arrive releases
+// the stores to the waiting role), and no expect_tx.
 // The index arithmetic is IR (rem, div, sub on index constants at the top level, the kernel's
 // own where it has them, else new ones before the roles), so the protocol check and the emitter
 // see every slot and parity.
@@ -55,15 +62,17 @@
 // FlashAttention-3's 24/240 for two consumer warpgroups fills the same 64512-register pool exactly.
 //
 // Refused with a user error naming the aref and the op:
-//   - an aref_commit of a slot whose buffers were not all filled, between its aref_acquire and
-//     it, by one TMA copy each (a copy without a `tma.load` atom, a buffer filled twice or not at
-//     all): a producer that is not TMA is not lowered yet;
+//   - an aref_commit of a TMA-filled slot whose buffers were not all filled, between its
+//     aref_acquire and it, by one TMA copy each (a copy from global memory without a `tma.load`
+//     atom, a buffer filled twice or not at all): a producer of generic copies from global
+//     memory is not lowered yet; slots filled both by TMA and by register copies;
 //   - an aref_acquire without an aref_commit of the same sequence number after it in its block;
-//   - an aref used by more than one producer role or more than one consumer role, or by only one
-//     side;
-//   - roles malformed for lowering: acquire/commit outside a `role = producer` role, wait/release
-//     outside a `role = consumer` role, a producer role that is not `issue = one` (its expect_tx
-//     must be the full barrier's single arrival), an aref used by an op other than the four.
+//   - an aref used by only one side; roles taking turns on a side that differ in size, or whose
+//     count does not divide the ring depth; several roles filling slots by register copies;
+//   - roles malformed for lowering: acquire/commit of a TMA-filled slot outside a `role =
+//     producer` role, wait/release outside a `role = consumer` role, a TMA producer role that is
+//     not `issue = one` (its expect_tx must be the full barrier's single arrival), an aref used
+//     by an op other than the four.
 // Arefs that only aref_slot uses (already lowered) and kernels without arefs are left unchanged.
 #pragma once
 
