@@ -96,6 +96,12 @@ class Lowering {
                    " role may use it (the register split and the barriers' arrival counts "
                    "follow the roles)");
       }
+      if (produces && by_threads && role->has_attr("issue")) {
+        user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
+                   " stands in an `issue = one` role (", ir::op_where(*role),
+                   ") but its slots are filled by register copies: every thread of the role "
+                   "stores and arrives, and only one thread runs such a role");
+      }
       if (produces && !by_threads && !role->has_attr("issue")) {
         user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
                    " stands in a producer role that is not `issue = one` (", ir::op_where(*role),
@@ -248,9 +254,10 @@ class Lowering {
   // Whether the consumer's threads read a slot buffer themselves (a copy into registers, a
   // reduction over it: anything but an mma, directly or through transposes, whose reads the
   // warpgroup's wgmma wait retires) without a role_sync between the read and the release in its
-  // block (warp-specialize's epilogue operands synchronize the role before their release). A warpgroup's one
-  // arrival would then free the slot while other warps of it may still read it (a row reduction
-  // over the A tile a wgmma also reads): every thread arrives after its own reads instead.
+  // block (warp-specialize's epilogue operands synchronize the role before their release). A
+  // warpgroup's one arrival would then free the slot while other warps of it may still read it
+  // (a row reduction over the A tile a wgmma also reads): every thread arrives after its own
+  // reads instead.
   static bool threads_read(const std::vector<Operation*>& uses) {
     bool read = false;
     for (const Operation* op : uses) {
