@@ -141,12 +141,14 @@ TEST(W4A16, MatchesPlainLoopsBitForBit) {
 
 // The K loop split among roles of the block (split-roles): two or three consumer warpgroups
 // taking the K blocks in turns (5 blocks: 3 + 2, and 2 + 2 + 1), one or two producers, summed
-// in role order through shared memory — bit for bit.
+// in role order through shared memory, also inside the parts of a split-k — bit for bit.
 TEST(W4A16, RolesTakingTurnsMatchPlainLoopsBitForBit) {
   check("gemm_w4a16", true, 70, 200, 320, 64, "round-robin", 1, 2);
   check("gemm_w4a16", true, 70, 200, 320, 64, "producer-first", 1, 2, 2);
   check("gemm_w4a16_packed", true, 5, 136, 320, 64, "random:3", 1, 3);
   check("gemm_w4a16_tiled", true, 70, 256, 320, 64, "random:7", 1, 2, 2);
+  // With split-k too: two parts of 2 and 3 blocks, each split between two consumer roles.
+  check("gemm_w4a16_tiled", true, 70, 256, 320, 64, "random:9", 2, 2);
 }
 
 TEST(W4A16, PackedOrderReadsWordsAndUnpacksWithLop3) {
