@@ -43,6 +43,17 @@ std::optional<std::string> shared_offset_expr(const std::string& layout, const s
                                               const std::string& col);
 // The same offset as a number (nullopt for any other layout).
 std::optional<int64_t> shared_offset_value(const std::string& layout, int64_t row, int64_t col);
+// A shared buffer read or written element by element (ld.shared / st.shared of threads): its
+// layout as one stride per dimension (rank 1 or 2, checked against the layout's table), under
+// an optional swizzle "Sw<B,M,S> o 0 o ..."; nullopt for any other layout.
+struct StridedBuffer {
+  std::vector<int64_t> stride;
+  std::optional<layout::Swizzle> swizzle;
+};
+std::optional<StridedBuffer> strided_buffer(const std::string& layout,
+                                            const std::vector<int64_t>& shape);
+// The element offset of a coordinate in such a buffer (before any swizzle).
+int64_t strided_offset(const std::vector<int64_t>& coord, const std::vector<int64_t>& stride);
 // The C type of a register tensor's values: float (f16, bf16 and f32 alike: rounded on the way),
 // int (index, i32), bool (i1); empty for the others.
 std::string register_c_type(ScalarKind k);
@@ -81,6 +92,13 @@ struct Plan {
     return c;
   }
 };
+
+// Whether every thread's values of `plan` lie in a strided buffer in aligned runs of `w`
+// consecutive elements (its part of the offset and each run's start multiples of w): what a
+// w-element st.shared / ld.shared per run needs.
+bool aligned_runs(const Plan& plan, const std::vector<int64_t>& stride, int64_t w);
+// The C expression of a thread's part of its values' offsets in such a buffer ("" for none).
+std::string thread_offset_expr(const Plan& plan, const std::vector<int64_t>& stride);
 
 // The C expression of leaf `l`'s thread coordinate, `(tid / prefix) % extent`.
 std::string leaf_coord_expr(const Leaf& l, int64_t threads);
@@ -334,6 +352,7 @@ class Emitter {
   void shared_alloc(const Operation& op);
   void stmatrix_store(const Operation& op);
   void register_to_shared(const Operation& op);
+  const SharedTile& store_destination(const Operation& op);
   // A shared buffer into a global tile by the role's threads, element by element (a fallback).
   void shared_to_global(const Operation& op);
   // emit_shared_load.cpp: a 1-D TMA load into an aref slot buffer (an epilogue operand), and a

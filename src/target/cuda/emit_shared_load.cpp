@@ -49,6 +49,60 @@ void Emitter::copy_async_1d(const Operation& op, int64_t extent) {
        ", " + coords + ");");
 }
 
+std::optional<StridedBuffer> strided_buffer(const std::string& text,
+                                            const std::vector<int64_t>& shape) {
+  static const std::regex swizzled_re(R"(^Sw<(\d+),(\d+),(\d+)> o 0 o (.*)$)");
+  std::smatch sm;
+  StridedBuffer out;
+  std::string strided_text = text;
+  if (std::regex_match(text, sm, swizzled_re)) {
+    out.swizzle = layout::Swizzle(std::stoi(sm[1]), std::stoi(sm[2]), std::stoi(sm[3]));
+    strided_text = sm[4].str();
+  }
+  const size_t rank = shape.size();
+  const std::vector<int64_t> table = layout::layout_table(layout::parse_layout(strided_text));
+  int64_t count = 1;
+  for (int64_t e : shape) count *= e;
+  if (static_cast<int64_t>(table.size()) != count || rank < 1 || rank > 2) return std::nullopt;
+  out.stride.assign(rank, 0);
+  out.stride[0] = count > 1 && shape[0] > 1 ? table[1] : 0;
+  if (rank == 2) out.stride[1] = shape[1] > 1 ? table[static_cast<size_t>(shape[0])] : 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t r = i % shape[0], c = rank == 2 ? i / shape[0] : 0;
+    if (table[static_cast<size_t>(i)] != r * out.stride[0] + (rank == 2 ? c * out.stride[1] : 0))
+      return std::nullopt;
+  }
+  return out;
+}
+
+int64_t strided_offset(const std::vector<int64_t>& coord, const std::vector<int64_t>& stride) {
+  int64_t o = 0;
+  for (size_t d = 0; d < stride.size(); ++d) o += coord[d] * stride[d];
+  return o;
+}
+
+std::string thread_offset_expr(const Plan& plan, const std::vector<int64_t>& stride) {
+  std::string thread;
+  for (size_t d = 0; d < stride.size(); ++d) {
+    if (plan.var[d] == "0" || stride[d] == 0) continue;
+    thread += (thread.empty() ? "" : " + ") + plan.var[d] +
+              (stride[d] == 1 ? "" : " * " + std::to_string(stride[d]));
+  }
+  return thread;
+}
+
+bool aligned_runs(const Plan& plan, const std::vector<int64_t>& stride, int64_t w) {
+  bool aligned = plan.values % w == 0;
+  for (const Leaf& leaf : plan.leaves) aligned = aligned && strided_offset(leaf.coef, stride) % w == 0;
+  for (int64_t v = 0; aligned && v < plan.values; v += w) {
+    const int64_t base = strided_offset(plan.value_coord[static_cast<size_t>(v)], stride);
+    aligned = base % w == 0;
+    for (int64_t u = 1; aligned && u < w; ++u)
+      aligned = strided_offset(plan.value_coord[static_cast<size_t>(v + u)], stride) == base + u;
+  }
+  return aligned;
+}
+
 namespace {
 
 // The bits of a word load of packed values (ld.shared.b16 .. b128): packed_words_to_register
@@ -95,35 +149,13 @@ void Emitter::shared_to_register(const Operation& op) {
     unsupported(op, "has atom '" + atom + "', which does not move whole " + std::to_string(bytes) +
                         "-byte elements in 1 to 16 bytes");
   }
-  // The buffer's layout as one stride per dimension (checked against its table), under an
-  // optional swizzle "Sw<B,M,S> o 0 o ..." (SharedMap reads the same text for the mainloops).
-  const size_t rank = s.shape.size();
-  static const std::regex swizzled_re(R"(^Sw<(\d+),(\d+),(\d+)> o 0 o (.*)$)");
-  std::smatch sm;
-  std::optional<layout::Swizzle> swizzle;
-  std::string strided_text = s.layout;
-  if (std::regex_match(s.layout, sm, swizzled_re)) {
-    swizzle = layout::Swizzle(std::stoi(sm[1]), std::stoi(sm[2]), std::stoi(sm[3]));
-    strided_text = sm[4].str();
-  }
-  const layout::Layout l = layout::parse_layout(strided_text);
-  std::vector<int64_t> table = layout::layout_table(l);
-  int64_t count = 1;
-  for (int64_t e : s.shape) count *= e;
-  std::vector<int64_t> stride(rank, 0);
-  bool strided = static_cast<int64_t>(table.size()) == count && rank >= 1 && rank <= 2;
-  if (strided) {
-    stride[0] = count > 1 && s.shape[0] > 1 ? table[1] : 0;
-    if (rank == 2) stride[1] = s.shape[1] > 1 ? table[static_cast<size_t>(s.shape[0])] : 0;
-    for (int64_t i = 0; strided && i < count; ++i) {
-      int64_t r = i % s.shape[0], c = rank == 2 ? i / s.shape[0] : 0;
-      strided = table[static_cast<size_t>(i)] == r * stride[0] + (rank == 2 ? c * stride[1] : 0);
-    }
-  }
+  const std::optional<StridedBuffer> strided = strided_buffer(s.layout, s.shape);
   if (!strided) {
     unsupported(op, "reads a shared buffer in layout " + s.layout +
                         "; threads read rank-1 or rank-2 buffers in a plain strided layout here");
   }
+  const std::vector<int64_t>& stride = strided->stride;
+  const std::optional<layout::Swizzle>& swizzle = strided->swizzle;
   // 16-bit elements read two or more at a time stay packed, as loaded (see Reg): an epilogue
   // operand held beside the accumulators in half the registers. gemm_bias_relu's bias row (64
   // values a thread) unpacked into floats at the load made ptxas spill 44 bytes once overlap-
@@ -136,22 +168,10 @@ void Emitter::shared_to_register(const Operation& op) {
   const Plan& plan = *r.plan;
   if (plan.tile != s.shape) unsupported(op, "between tiles of different shapes");
   if (r.element != s.element) unsupported(op, "changes the element type; cast instead");
-  auto offset = [&](const std::vector<int64_t>& c) {
-    int64_t o = 0;
-    for (size_t d = 0; d < rank; ++d) o += c[d] * stride[d];
-    return o;
-  };
+  auto offset = [&](const std::vector<int64_t>& c) { return strided_offset(c, stride); };
   // Every thread's part of the offset, and every vector's, must be w-aligned and its w values
   // consecutive in the buffer: what the atom was chosen for (warp-specialize's read_width).
-  bool aligned = plan.values % w == 0;
-  for (const Leaf& leaf : plan.leaves) aligned = aligned && offset(leaf.coef) % w == 0;
-  for (int64_t v = 0; aligned && v < plan.values; v += w) {
-    int64_t base = offset(plan.value_coord[static_cast<size_t>(v)]);
-    aligned = base % w == 0;
-    for (int64_t u = 1; aligned && u < w; ++u)
-      aligned = offset(plan.value_coord[static_cast<size_t>(v + u)]) == base + u;
-  }
-  if (!aligned) {
+  if (!aligned_runs(plan, stride, w)) {
     unsupported(op, "has atom '" + atom + "' but the register layout " + plan.text +
                         " does not give each thread aligned runs of " + std::to_string(w) +
                         " consecutive elements of " + s.layout);
@@ -164,12 +184,7 @@ void Emitter::shared_to_register(const Operation& op) {
                         std::to_string(int64_t{1} << swizzle->base) + " elements in " + s.layout);
   }
   const char* type = bytes == 4 ? "const float" : "const unsigned short";
-  std::string thread;
-  for (size_t d = 0; d < rank; ++d) {
-    if (plan.var[d] == "0" || stride[d] == 0) continue;
-    thread += (thread.empty() ? "" : " + ") + plan.var[d] +
-              (stride[d] == 1 ? "" : " * " + std::to_string(stride[d]));
-  }
+  const std::string thread = thread_offset_expr(plan, stride);
   const std::string bf = s.element == ScalarKind::bf16 ? "true" : "false";
   line("{  // load " + r.name + " <- shared %" + op.operand(0)->name() + " (" + atom + ")");
   ++indent_;

@@ -115,17 +115,22 @@ void Emitter::shared_alloc(const Operation& op) {
        tile.base);
 }
 
-// f32 registers into a plain strided buffer by st.shared.bN, each thread its own values (split-
-// consumers' hand-over of partial accumulators: written once per tile, read back by another
-// role in the same layout, so the widest vector the layout allows is all that matters).
-void Emitter::register_to_shared(const Operation& op) {
-  const Reg& r = reg_words(op, op.operand(0));
-  const Plan& plan = *r.plan;
+// The shared buffer a register -> shared copy writes (its second operand).
+const SharedTile& Emitter::store_destination(const Operation& op) {
   auto dst = shared_.find(op.operand(1));
   if (dst == shared_.end() || dst->second.transposed) {
     unsupported(op, "into %" + op.operand(1)->name() + ", which is not a shared buffer");
   }
-  const SharedTile& buf = dst->second;
+  return dst->second;
+}
+
+// f32 registers into a plain strided buffer by st.shared.bN, each thread its own values (split-
+// roles' hand-over of partial accumulators: written once per tile, read back by another
+// role in the same layout, so the widest vector the layout allows is all that matters).
+void Emitter::register_to_shared(const Operation& op) {
+  const Reg& r = reg_words(op, op.operand(0));
+  const Plan& plan = *r.plan;
+  const SharedTile& buf = store_destination(op);
   static const std::regex atom_re(R"(st\.shared\.b(32|64|128))");
   std::smatch m;
   const std::string atom = op.str_attr("atom");
@@ -140,43 +145,20 @@ void Emitter::register_to_shared(const Operation& op) {
   if (plan.tile != buf.shape || plan.tile.empty() || plan.tile.size() > 2) {
     unsupported(op, "between tiles of different shapes (or not 1-D or 2-D)");
   }
-  static const std::regex plain2(R"(^\((\d+),(\d+)\):\((\d+),(\d+)\)$)");
-  static const std::regex plain1(R"(^(\d+):(\d+)$)");
-  std::smatch lm;
-  std::vector<int64_t> stride;
-  if (plan.tile.size() == 2 && std::regex_match(buf.layout, lm, plain2)) {
-    stride = {std::stoll(lm[3]), std::stoll(lm[4])};
-  } else if (plan.tile.size() == 1 && std::regex_match(buf.layout, lm, plain1)) {
-    stride = {std::stoll(lm[2])};
-  } else {
+  const std::optional<StridedBuffer> strided = strided_buffer(buf.layout, buf.shape);
+  if (!strided || strided->swizzle) {
     unsupported(op, "writes a shared buffer in layout " + buf.layout +
                         "; st.shared writes a plain strided layout here");
   }
+  const std::vector<int64_t>& stride = strided->stride;
   const int64_t w = std::stoll(m[1]) / 32;
-  auto offset = [&](const std::vector<int64_t>& c) {
-    int64_t o = 0;
-    for (size_t d = 0; d < c.size(); ++d) o += c[d] * stride[d];
-    return o;
-  };
-  bool aligned = plan.values % w == 0;
-  for (const Leaf& leaf : plan.leaves) aligned = aligned && offset(leaf.coef) % w == 0;
-  for (int64_t v = 0; aligned && v < plan.values; v += w) {
-    const int64_t base = offset(plan.value_coord[static_cast<size_t>(v)]);
-    aligned = base % w == 0;
-    for (int64_t u = 1; aligned && u < w; ++u)
-      aligned = offset(plan.value_coord[static_cast<size_t>(v + u)]) == base + u;
-  }
-  if (!aligned) {
+  auto offset = [&](const std::vector<int64_t>& c) { return strided_offset(c, stride); };
+  if (!aligned_runs(plan, stride, w)) {
     unsupported(op, "has atom '" + atom + "' but the register layout " + plan.text +
                         " does not give each thread aligned runs of " + std::to_string(w) +
                         " consecutive elements of " + buf.layout);
   }
-  std::string thread;
-  for (size_t d = 0; d < stride.size(); ++d) {
-    if (plan.var[d] == "0" || stride[d] == 0) continue;
-    thread += (thread.empty() ? "" : " + ") + plan.var[d] +
-              (stride[d] == 1 ? "" : " * " + std::to_string(stride[d]));
-  }
+  const std::string thread = thread_offset_expr(plan, stride);
   line("{  // store " + r.name + " -> shared %" + op.operand(1)->name() + " (" + atom + ")");
   ++indent_;
   line("float* p = reinterpret_cast<float*>(" + buf.base + ")" +
@@ -201,11 +183,7 @@ void Emitter::register_to_shared(const Operation& op) {
 void Emitter::stmatrix_store(const Operation& op) {
   const Reg& r = reg_words(op, op.operand(0));
   const Plan& plan = *r.plan;
-  auto dst = shared_.find(op.operand(1));
-  if (dst == shared_.end() || dst->second.transposed) {
-    unsupported(op, "into %" + op.operand(1)->name() + ", which is not a shared buffer");
-  }
-  const SharedTile& buf = dst->second;
+  const SharedTile& buf = store_destination(op);
   std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
   if (atom != "stmatrix.x4.b16" && atom != "stmatrix.x4.trans.b16") {
     unsupported(op, "has atom '" + atom +
