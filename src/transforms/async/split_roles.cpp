@@ -13,6 +13,7 @@
 #include "layout/table.h"
 #include "target/cuda/target.h"
 #include "transforms/async/stage_budget.h"
+#include "transforms/layout/layout_utils.h"
 
 namespace tessel::transforms {
 namespace {
@@ -35,29 +36,15 @@ bool is_aref_op(OpKind k) {
 }
 
 // The widest st.shared / ld.shared (in f32 elements: 4, 2 or 1) that moves each thread's values
-// of a register tensor of `threads` threads between registers and a row-major R x C buffer: each
-// thread's values come in aligned runs of w consecutive offsets.
+// of a register tensor of `threads` threads between registers and a row-major R x C buffer:
+// each thread's values come in aligned runs of w consecutive columns.
 int64_t vector_width(const Type& reg, int64_t threads) {
-  const layout::Layout tv = layout::parse_layout(reg.layout());
-  const std::vector<int64_t> table = layout::layout_table(tv);
-  const int64_t rows = reg.static_shape()[0];
-  const int64_t cols = reg.rank() == 2 ? reg.static_shape()[1] : 1;
+  const std::vector<int64_t> table = layout::layout_table(layout::parse_layout(reg.layout()));
   const int64_t values = static_cast<int64_t>(table.size()) / threads;
-  auto offset = [&](int64_t t, int64_t v) {
-    const int64_t i = table[static_cast<size_t>(t + threads * v)];
-    return (i % rows) * cols + i / rows;
-  };
   for (int64_t w : {4, 2}) {
-    if (values % w != 0) continue;
-    bool runs = true;
-    for (int64_t t = 0; runs && t < threads; ++t) {
-      for (int64_t v = 0; runs && v < values; v += w) {
-        const int64_t base = offset(t, v);
-        runs = base % w == 0;
-        for (int64_t u = 1; runs && u < w; ++u) runs = offset(t, v + u) == base + u;
-      }
-    }
-    if (runs) return w;
+    if (values % w == 0 &&
+        vector_along(table, threads, values, reg.static_shape()[0], w, reg.rank() == 2 ? 1 : 0))
+      return w;
   }
   return 1;
 }

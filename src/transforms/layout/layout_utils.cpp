@@ -17,6 +17,22 @@ std::vector<int64_t> tv_table(const layout::TVLayout& tv) {
   return layout_table(tv.layout());
 }
 
+bool vector_along(const std::vector<int64_t>& table, int64_t T, int64_t V, int64_t rows,
+                  int64_t w, int d) {
+  const int64_t step = d == 1 ? rows : 1;
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t v = 0; v < V; v += w) {
+      const int64_t base = table[size_t(t + T * v)];
+      const int64_t coord = d == 1 ? base / rows : base % rows;
+      if (coord % w != 0) return false;
+      for (int64_t u = 1; u < w; ++u) {
+        if (table[size_t(t + T * (v + u))] != base + u * step) return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool same_tv(const layout::TVLayout& a, const layout::TVLayout& b) {
   if (a.layout() == b.layout() && a.tile_shape() == b.tile_shape()) return true;
   return a.num_threads() == b.num_threads() && a.num_values() == b.num_values() &&

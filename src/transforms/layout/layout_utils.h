@@ -31,6 +31,11 @@ layout::Layout tidy(const std::vector<layout::Layout>& modes);
 
 // The tile index (colexicographic over `tile_shape`) of each (thread, value) index t + T*v.
 std::vector<int64_t> tv_table(const layout::TVLayout& tv);
+// Whether each thread's values (a tv_table of T threads x V values over a tile of `rows` rows)
+// come in runs of w consecutive elements along dimension d (0: down a column, 1: along a row),
+// each run aligned to w: what one w-element vector access per run needs.
+bool vector_along(const std::vector<int64_t>& table, int64_t T, int64_t V, int64_t rows,
+                  int64_t w, int d);
 // Whether two TV layouts are the same function (same threads, values, tile and elements), however
 // their modes are grouped: ((2,2,8):(64,8,512)) and ((2,2,2),4):((64,8,512),1024) are equal.
 bool same_tv(const layout::TVLayout& a, const layout::TVLayout& b);

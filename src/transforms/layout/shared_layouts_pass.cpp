@@ -302,24 +302,6 @@ class SharedSynthesis {
     return out;
   }
 
-  // Whether each thread's values come in runs of w consecutive elements along dimension d,
-  // aligned to w.
-  static bool vector_along(const std::vector<int64_t>& table, int64_t T, int64_t V, int64_t rows,
-                           int64_t w, int d) {
-    int64_t step = d == 1 ? rows : 1;
-    for (int64_t t = 0; t < T; ++t) {
-      for (int64_t v = 0; v < V; v += w) {
-        int64_t base = table[size_t(t + T * v)];
-        int64_t coord = d == 1 ? base / rows : base % rows;
-        if (coord % w != 0) return false;
-        for (int64_t u = 1; u < w; ++u) {
-          if (table[size_t(t + T * (v + u))] != base + u * step) return false;
-        }
-      }
-    }
-    return true;
-  }
-
   // ---- vectors ----
 
   // A rank-1 shared tile (a row of per-column scales a mainloop reads each K step, say): written
