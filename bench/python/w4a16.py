@@ -22,7 +22,9 @@ skipped), `_sk` = split_k = auto on the block grid, `_skS` = S parts, `_bB` = bl
 grid is sized by the occupancy the launch finds), `_wW` = consumer_split_k = W (the K loop taken in
 turns by W consumer warpgroups of the block, summed in shared memory: split-roles), `_pP` =
 producer_split_k = P (the loads issued in turns by P producer warpgroups), `_stN` = N pipeline
-stages pinned on the K loop.
+stages pinned on the K loop, `_ovoff` / `_ovwait` = overlap_launches = off / wait (the default
+overlaps each launch with the one before it and prefetches the first weight tiles into L2 before
+waiting for it; `wait` overlaps without the prefetches; `off` launches as before).
 Each is the example's text with its tile extents replaced; one that does not compile is reported
 and skipped. `pRxT` is the same over
 examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order that
@@ -105,13 +107,14 @@ def pack_tiled(q, rows, k_tile):
 
 
 def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages=None,
-                 consumers=1, producers=1):
+                 consumers=1, producers=1, overlap=None):
     """The example with R = rows, T = tokens, a K tile of k_tile (one scale per K tile: valid for
     group sizes that are multiples of it), split_k (False, True for auto, or a part count),
     blocks_per_sm (the launch bound and register budget: blocks sharing an SM) and stages (the K
     loop's pinned ring depth; None leaves it to the stage budget) and consumers (consumer
     warpgroups taking the K tiles in turn, consumer_split_k; 1: one) and producers (the same for
-    the warpgroups issuing the loads, producer_split_k)."""
+    the warpgroups issuing the loads, producer_split_k) and overlap (the block grid's
+    overlap_launches: off, wait or prefetch; None leaves the default, prefetch)."""
     out = []
     for line in text.splitlines():
         m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)
@@ -145,6 +148,8 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
                 pins.append("consumer_split_k = %d" % consumers)
             if producers > 1:
                 pins.append("producer_split_k = %d" % producers)
+            if overlap:
+                pins.append("overlap_launches = %s" % overlap)
             if pins:
                 line = line.replace(" : index, index", " {%s} : index, index" % ", ".join(pins))
         out.append(line)
@@ -155,20 +160,22 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
 BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a16_packed.tir",
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir"}
-VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?(?:_st(\d+))?")
+VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?(?:_st(\d+))?"
+                     r"(?:_ov(off|wait))?")
 
 
 def parse_variant(name):
-    """`[tpsc]RxT[_kKT][_sk[S]][_bB][_wW][_pP][_stN]` -> dict(prefix, rows, tokens, k_tile, split_k,
-    blocks_per_sm, consumers, producers, stages)."""
+    """`[tpsc]RxT[_kKT][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]` -> dict(prefix, rows, tokens, k_tile,
+    split_k, blocks_per_sm, consumers, producers, stages, overlap)."""
     m = VARIANT.fullmatch(name)
     if not m:
-        raise ValueError("variant %r is not [tpsc]RxT[_kKT][_sk[S]][_bB][_wW][_pP][_stN]" % name)
+        raise ValueError("variant %r is not [tpsc]RxT[_kKT][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]"
+                         % name)
     split = False if m.group(5) is None else (int(m.group(5)) if m.group(5) else True)
     return {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
             "k_tile": int(m.group(4) or 64), "split_k": split, "blocks_per_sm": int(m.group(6) or 1),
             "consumers": int(m.group(7) or 1), "producers": int(m.group(8) or 1),
-            "stages": int(m.group(9)) if m.group(9) else None}
+            "stages": int(m.group(9)) if m.group(9) else None, "overlap": m.group(10)}
 
 
 def named_variant_text(name, root=None):
@@ -177,7 +184,7 @@ def named_variant_text(name, root=None):
     with open(os.path.join(root or repository_root(), BASES[v["prefix"]])) as f:
         base = f.read()
     return variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
-                        v["stages"], v["consumers"], v["producers"])
+                        v["stages"], v["consumers"], v["producers"], v["overlap"])
 
 
 def graph_of(calls):

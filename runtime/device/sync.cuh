@@ -35,5 +35,17 @@ __device__ __forceinline__ void named_barrier_arrive(unsigned id, unsigned count
 
 constexpr unsigned kNamedBarrierFirstUserId = 8;
 
+// griddepcontrol.launch_dependents: the launch after this one (launched with programmatic stream
+// serialization) may be scheduled once every block of this grid has issued this or exited.
+__device__ __forceinline__ void launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+// griddepcontrol.wait: waits until the grids this launch depends on have completed and their
+// memory operations are visible to it; returns at once when the launch did not overlap them.
+__device__ __forceinline__ void grid_dependency_wait() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 }  // namespace device
 }  // namespace tessel

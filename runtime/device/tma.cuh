@@ -91,6 +91,43 @@ __device__ __forceinline__ void tma_load_5d(void* dst, const TmaDescriptor* desc
       : "memory");
 }
 
+// cp.async.bulk.prefetch.tensor.Nd.L2.global.tile: asks for the box at (c0, ...) in L2, as a
+// load of the same descriptor would read it. No barrier, nothing to wait for: a hint.
+__device__ __forceinline__ void tma_prefetch_1d(const TmaDescriptor* desc, int c0) {
+  asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%0, {%1}];" ::"l"(
+                   tma_descriptor_address(desc)),
+               "r"(c0)
+               : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_2d(const TmaDescriptor* desc, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(
+                   tma_descriptor_address(desc)),
+               "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_3d(const TmaDescriptor* desc, int c0, int c1,
+                                                int c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(
+                   tma_descriptor_address(desc)),
+               "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_4d(const TmaDescriptor* desc, int c0, int c1, int c2,
+                                                int c3) {
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];" ::"l"(
+                   tma_descriptor_address(desc)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_5d(const TmaDescriptor* desc, int c0, int c1, int c2,
+                                                int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.prefetch.tensor.5d.L2.global.tile [%0, {%1, %2, %3, %4, %5}];" ::"l"(
+          tma_descriptor_address(desc)),
+      "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
 // As tma_load_1d, with an L2 cache policy (kCacheEvict*) for the global reads.
 __device__ __forceinline__ void tma_load_1d_hint(void* dst, const TmaDescriptor* desc,
                                                  unsigned long long* bar,

@@ -322,6 +322,7 @@ runtime::LaunchConfig CompiledKernel::launch_config(const std::map<std::string, 
   config.block.x = static_cast<unsigned>(emitted_.threads);
   config.cluster.x = static_cast<unsigned>(emitted_.cluster);
   config.dynamic_shared_bytes = static_cast<unsigned>(emitted_.dynamic_shared_bytes);
+  config.overlap_previous = emitted_.overlaps_launches;
   return config;
 }
 

@@ -94,6 +94,7 @@ std::string serialize(const Entry& entry) {
   w.number(k.threads);
   w.number(k.cluster);
   w.number(k.dynamic_shared_bytes);
+  w.number(k.overlaps_launches ? 1 : 0);
   w.number(static_cast<int64_t>(k.params.size()));
   for (const KernelParam& p : k.params) {
     w.number(static_cast<int64_t>(p.kind));
@@ -121,6 +122,7 @@ std::optional<Entry> deserialize(std::string_view bytes) {
   k.threads = static_cast<int>(r.number());
   k.cluster = static_cast<int>(r.number());
   k.dynamic_shared_bytes = static_cast<int>(r.number());
+  k.overlaps_launches = r.number() != 0;
   int64_t params = r.count(16);  // a parameter is at least 8 fields of 2 bytes
   for (int64_t i = 0; i < params && !r.failed(); ++i) {
     KernelParam p;

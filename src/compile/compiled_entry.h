@@ -18,7 +18,8 @@ namespace tessel::compiled_entry {
 
 // Part of every key of these entries: bump it whenever the format changes.
 inline constexpr const char* kFormat =
-    "tessel-compiled v4";  // v2: optional TMA descriptors; v3: clusters; v4: workspaces
+    "tessel-compiled v5";  // v2: optional TMA descriptors; v3: clusters; v4: workspaces;
+                           // v5: overlapping launches
 
 struct Entry {
   std::string lowered_ir;  // what the emitter consumed (ir::print of the lowered module)

@@ -463,6 +463,11 @@ void Machine::exec(const Operation& op) {
     case OpKind::turn_begin:
     case OpKind::turn_wait:
     case OpKind::turn_pass:
+    // One launch at a time: nothing runs before it to wait for, nothing after it to let in,
+    // and a prefetch into L2 changes no value.
+    case OpKind::grid_wait:
+    case OpKind::launch_dependents:
+    case OpKind::prefetch:
       return;
     default:
       TESSEL_ASSERT(false, "no interpreter rule for ", op.name());

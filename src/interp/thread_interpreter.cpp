@@ -252,6 +252,11 @@ void ThreadRun::exec(const Operation& op) {
       return;
     case OpKind::tile:
       return tile(op);
+    // One launch at a time (see the tile-level interpreter).
+    case OpKind::grid_wait:
+    case OpKind::launch_dependents:
+    case OpKind::prefetch:
+      return;
     case OpKind::transpose:
       return transpose(op);
     case OpKind::alloc:

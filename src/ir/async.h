@@ -140,6 +140,22 @@
 //                                           counter zero. Nothing waits: a block that is not
 //                                           last goes on, and no launch can deadlock on it.
 //
+// Launches that overlap (made by overlap-launches, src/transforms/async/overlap_launches.cpp):
+// a launch may start while the launch before it on the stream still runs (programmatic dependent
+// launch: the runtime launches a kernel that holds a grid_wait with the programmatic stream
+// serialization attribute).
+//   launch_dependents                       the next launch may start (its blocks take SMs as
+//                                           they free up); nothing about this launch's memory
+//                                           is promised to it by this
+//   grid_wait                               the thread waits until the launch before this one has
+//                                           finished and its memory writes are visible; a no-op
+//                                           when the launch did not overlap. Every thread runs it
+//                                           before its first access to global memory other than
+//                                           reads of the kernel's ready(...) parameters
+//   prefetch %tile {atom = "tma.load..."}   one thread asks for the tile (of a ready parameter)
+//                                           in L2, as the TMA load of that atom would read it,
+//                                           and does not wait
+//
 // Level 2 is what the protocol check (check-protocol) reasons about, and what the emitter
 // translates: mbarrier ops become tessel::device::mbarrier_* calls, copy_async a TMA load, and so
 // on; the emitter adds no wait or arrive of its own.
@@ -151,7 +167,7 @@
 
 namespace tessel::ir {
 
-// Whether `kind` is one of the ops above (warp_group through cluster_sync; not slice, a plain op,
+// Whether `kind` is one of the ops above (warp_group through prefetch; not slice, a plain op,
 // nor cluster_rank, which reads the machine like sm_count).
 bool is_async_op(OpKind kind);
 

@@ -116,6 +116,10 @@ enum class OpKind {
   turn_pass,
   // thread-block clusters (several blocks that share shared memory and barriers)
   cluster_sync,
+  // launches that overlap the launch before them (programmatic dependent launch; overlap-launches)
+  grid_wait,
+  launch_dependents,
+  prefetch,
   // register tensors
   slice,
   // the machine
@@ -197,6 +201,10 @@ struct KernelSignature {
   std::string name;
   std::vector<std::string> sizes;
   std::vector<Fact> facts;
+  // `ready(%W, ...)`: parameters (argument numbers) that no earlier launch still running writes,
+  // such as a model's weights. The kernel only reads them, and a launch that overlaps the one
+  // before it (overlap-launches) may read them before that launch has finished.
+  std::vector<int> ready;
 };
 
 // A straight-line list of ops with arguments. Every region is one block.

@@ -410,6 +410,23 @@ class Parser {
       } while (try_char(','));
       expect(')', "to close the facts");
     }
+    if (try_keyword("ready")) {
+      expect('(', "to open the ready parameters");
+      do {
+        skip_ws();
+        SourceLocation at = here();
+        std::string name = value_name();
+        int found = -1;
+        for (const auto& arg : body->arguments()) {
+          if (arg->name() == name) found = arg->index();
+        }
+        if (found < 0) {
+          fail_at(at, "ready(%", name, ") names no parameter of the kernel");
+        }
+        sig.ready.push_back(found);
+      } while (try_char(','));
+      expect(')', "to close the ready parameters");
+    }
     region_body(body);
     return op;
   }

@@ -33,6 +33,13 @@ class Printer {
       }
       out_ << ")";
     }
+    if (!sig.ready.empty()) {
+      out_ << " ready(";
+      for (size_t i = 0; i < sig.ready.size(); ++i) {
+        out_ << (i ? ", " : "") << "%" << body.argument(sig.ready[i])->name();
+      }
+      out_ << ")";
+    }
     out_ << " {\n";
     block(body, 1);
     out_ << "}\n";

@@ -32,11 +32,31 @@ void Verifier::kernel(const Operation& op) {
     }
     check_type(op, t);
   }
+  std::set<int> ready;
+  for (int index : sig.ready) {
+    const Value* arg = body.argument(index);
+    if (!arg->type().is_tensor()) {
+      error(op, "ready(", value_ref(arg), ") names a scalar; ready parameters are global tensors");
+    }
+    if (!ready.insert(index).second) error(op, "ready(", value_ref(arg), ") is named twice");
+  }
   scopes_.emplace_back();
   for (const auto& arg : body.arguments()) scopes_.back().insert(arg.get());
   block(body);
   scopes_.pop_back();
   verify_roles(op);
+  // A ready tensor is only read: a launch may read it before the launch before it has finished.
+  walk(const_cast<Operation*>(&op), [&](Operation* o) {
+    const bool store = (o->kind() == OpKind::copy || o->kind() == OpKind::copy_async) &&
+                       o->num_results() == 0 && o->num_operands() == 2;
+    if (!store) return;
+    const Value* root = storage_root(o->operand(1));
+    if (!root->def() && root->owner_block() == &body && ready.count(root->index())) {
+      error(*o, "writes ", value_ref(root),
+            ", which the kernel declares ready (only read, and written by no launch that may "
+            "still run)");
+    }
+  });
 }
 
 bool Verifier::visible(const Value* v) const {

@@ -107,7 +107,7 @@ void slot_results(const Operation& op) {
 }  // namespace
 
 bool is_async_op(OpKind kind) {
-  return kind >= OpKind::warp_group && kind <= OpKind::cluster_sync;
+  return kind >= OpKind::warp_group && kind <= OpKind::prefetch;
 }
 
 const Operation* enclosing_role(const Operation& op) {
@@ -230,6 +230,22 @@ void verify_async_op(const Operation& op) {
       counts(op, 0, 0);
       need_top_level(op);
       return;
+    case OpKind::grid_wait:
+    case OpKind::launch_dependents:
+      counts(op, 0, 0);
+      return;
+    case OpKind::prefetch: {
+      counts(op, 1, 0);
+      const Type& t = op.operand(0)->type();
+      if (!t.is_tensor() || t.space() != MemorySpace::global) {
+        fail(op, "prefetches a global tile into L2, not ", t.str());
+      }
+      if (!op.has_attr("atom") || op.attr("atom")->kind != Attribute::Kind::string ||
+          op.str_attr("atom").rfind("tma.load.", 0) != 0) {
+        fail(op, "needs the atom of the TMA load it prefetches for (atom = \"tma.load...\")");
+      }
+      return;
+    }
     case OpKind::mbarrier_wait:
       counts(op, 3, 0);
       need_mbarrier(op, 0);

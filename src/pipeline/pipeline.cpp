@@ -83,6 +83,9 @@ std::vector<std::string> lowering_passes() {
   // registers (attention) issues them in turns, one warpgroup's softmax beside the other's GEMMs.
   passes.push_back("pingpong-consumers");
   passes.push_back("lower-mainloops");
+  // The next launch may start while this one runs; each thread waits for the earlier launch
+  // before its first access that may depend on it (after every pass that adds accesses).
+  passes.push_back("overlap-launches");
   passes.push_back("check-protocol");
   return passes;
 }

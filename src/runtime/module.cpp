@@ -9,8 +9,10 @@ namespace {
 
 // The driver's description of a launch of `grid` blocks shaped as `config` says, with the cluster
 // dimension as its one attribute (kept in `cluster`) when `with_cluster`.
+// `attributes` holds up to two entries for the launch to point at: the cluster dimensions and
+// programmatic stream serialization (LaunchConfig::overlap_previous).
 CUlaunchConfig driver_launch(const LaunchConfig& config, const Dim3& grid,
-                             CUlaunchAttribute& cluster, bool with_cluster) {
+                             CUlaunchAttribute (&attributes)[2], bool with_cluster) {
   CUlaunchConfig launch{};
   launch.gridDimX = grid.x;
   launch.gridDimY = grid.y;
@@ -20,15 +22,23 @@ CUlaunchConfig driver_launch(const LaunchConfig& config, const Dim3& grid,
   launch.blockDimZ = config.block.z;
   launch.sharedMemBytes = config.dynamic_shared_bytes;
   launch.hStream = config.stream;
+  launch.attrs = attributes;
+  launch.numAttrs = 0;
   if (with_cluster) {
+    CUlaunchAttribute& cluster = attributes[launch.numAttrs++];
     cluster = {};
     cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     cluster.value.clusterDim.x = config.cluster.x;
     cluster.value.clusterDim.y = config.cluster.y;
     cluster.value.clusterDim.z = config.cluster.z;
-    launch.attrs = &cluster;
-    launch.numAttrs = 1;
   }
+  if (config.overlap_previous) {
+    CUlaunchAttribute& overlap = attributes[launch.numAttrs++];
+    overlap = {};
+    overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    overlap.value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (launch.numAttrs == 0) launch.attrs = nullptr;
   return launch;
 }
 
@@ -93,8 +103,8 @@ int Function::max_active_clusters(const LaunchConfig& config) {
     set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
   }
   // The grid only has to be a multiple of the cluster; the answer does not depend on it.
-  CUlaunchAttribute cluster;
-  CUlaunchConfig launch = driver_launch(config, config.cluster, cluster, true);
+  CUlaunchAttribute attributes[2];
+  CUlaunchConfig launch = driver_launch(config, config.cluster, attributes, true);
   int clusters = 0;
   check(driver().cuOccupancyMaxActiveClusters(&clusters, function_, &launch),
         "cuOccupancyMaxActiveClusters");
@@ -132,9 +142,8 @@ void Function::launch(const LaunchConfig& config, void** args) {
   if (config.dynamic_shared_bytes > dynamic_shared_limit_) {
     set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
   }
-  CUlaunchAttribute cluster_attribute;
-  CUlaunchConfig launch =
-      driver_launch(config, config.grid, cluster_attribute, cluster.count() > 1);
+  CUlaunchAttribute attributes[2];
+  CUlaunchConfig launch = driver_launch(config, config.grid, attributes, cluster.count() > 1);
   check(driver().cuLaunchKernelEx(&launch, function_, args, nullptr), "cuLaunchKernelEx");
 }
 

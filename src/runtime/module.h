@@ -18,6 +18,10 @@ struct LaunchConfig {
   Dim3 cluster;  // {1,1,1}: no cluster. Otherwise each grid dimension must be a multiple of it.
   unsigned dynamic_shared_bytes = 0;
   CUstream stream = nullptr;
+  // Programmatic stream serialization: the launch may start before the kernel before it on the
+  // stream has finished (once that one's blocks have all triggered or exited). Only for kernels
+  // that wait for it before touching what it may write (griddepcontrol.wait; overlap-launches).
+  bool overlap_previous = false;
 };
 
 // A kernel entry point of a loaded module. Cheap to copy; valid while its Module lives.

@@ -14,6 +14,7 @@
 #include "transforms/async/lower_mainloops.h"
 #include "transforms/async/multicast_loads.h"
 #include "transforms/async/overlap_epilogue.h"
+#include "transforms/async/overlap_launches.h"
 #include "transforms/async/pipeline_arefs.h"
 #include "transforms/async/pipeline_loops.h"
 #include "transforms/async/share_rings.h"
@@ -135,6 +136,12 @@ void register_passes() {
                      "blocks that share an operand tile (adjacent along a grid dimension) grouped "
                      "into thread-block clusters of 2, for multicast-loads",
                      [](ir::Module& m) { cluster_blocks(m); }});
+  ir::register_pass({"overlap-launches",
+                     "a launch starts while the one before it runs (programmatic dependent "
+                     "launch): launch_dependents first, grid_wait before each thread's first "
+                     "access that may depend on the earlier launch, L2 prefetches of ready "
+                     "tensors' first tiles before it",
+                     [](ir::Module& m) { overlap_launches(m); }});
   ir::register_pass({"split-roles",
                      "a block_grid pinned consumer_split_k = W: the consumer's K loop taken in "
                      "turns by W consumer roles, their accumulators summed through shared memory",

@@ -57,6 +57,9 @@ struct EmittedKernel {
   int threads = 0;     // block size (the register layouts' T)
   int cluster = 1;     // blocks per cluster along the grid's x (the block_grid's `cluster`)
   int dynamic_shared_bytes = 0;
+  // The kernel waits for the launch before it (grid_wait): launch it with the programmatic
+  // stream serialization attribute, so that it may start before that launch has finished.
+  bool overlaps_launches = false;
   std::vector<KernelParam> params;
 };
 

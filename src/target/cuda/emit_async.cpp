@@ -106,6 +106,17 @@ void Emitter::async_op(const Operation& op) {
     case OpKind::block_sync:
       line("__syncthreads();");
       return;
+    // Programmatic dependent launch (overlap-launches). The runtime launches a kernel that
+    // waits with the attribute that lets it overlap the launch before it.
+    case OpKind::launch_dependents:
+      line("tessel::device::launch_dependents();");
+      return;
+    case OpKind::grid_wait:
+      out_.overlaps_launches = true;
+      line("tessel::device::grid_dependency_wait();");
+      return;
+    case OpKind::prefetch:
+      return prefetch(op);
     case OpKind::cluster_sync:
       // Every thread of every block of the cluster (barrier.cluster, release / acquire).
       line("tessel::device::cluster_sync();");
@@ -388,6 +399,39 @@ void Emitter::copy_async(const Operation& op) {
          dst->second.base + " + " + (bytes[0] ? std::to_string(bytes[0]) + " + " : "") +
          "tessel::device::cluster_cta_rank() * " + std::to_string(rank_stride) + ", &" + tmap +
          ", " + barrier(op, 2) + ", " + std::to_string((1 << blocks) - 1) + ", " + coords + ");");
+  }
+}
+
+// The boxes the TMA load of the same atom would read, into L2 (one thread, nothing waits): the
+// same descriptor as the load's, so the later load finds them there.
+void Emitter::prefetch(const Operation& op) {
+  static const std::regex atom_2d(R"(tma\.load\.2d\.box(\d+)x(\d+)(?:\.sw(\d+))?)");
+  static const std::regex atom_1d(R"(tma\.load\.1d\.box(\d+))");
+  const std::string atom = op.str_attr("atom");
+  const Operation* tile = &tma_source_tile(op);
+  const View& g = view(op, op.operand(0));
+  const std::vector<int64_t> shape = op.operand(0)->type().static_shape();
+  const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
+  std::smatch m;
+  if (std::regex_match(atom, m, atom_1d)) {
+    const std::string tmap = tma_descriptor(op, *tile, 1, std::stoll(m[1]), 0);
+    const auto [coords, rank] = tma_coordinates(g, {g.origin[0]});
+    line(issuer + "tessel::device::tma_prefetch_" + std::to_string(rank) + "d(&" + tmap + ", " +
+         coords + ");");
+    return;
+  }
+  if (!std::regex_match(atom, m, atom_2d) || shape.size() != 2) {
+    unsupported(op, "has atom '" + atom + "'; a prefetch is for a 1-D or 2-D TMA load's boxes");
+  }
+  const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]),
+                swizzle = m[3].matched ? std::stoll(m[3]) : 0;
+  const std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
+  for (int64_t r = 0; r < shape[0]; r += rows) {
+    for (int64_t c = 0; c < shape[1]; c += cols) {
+      const auto [coords, rank] = tma_coordinates(g, {plus(g.origin[0], r), plus(g.origin[1], c)});
+      line(issuer + "tessel::device::tma_prefetch_" + std::to_string(rank) + "d(&" + tmap + ", " +
+           coords + ");");
+    }
   }
 }
 

@@ -333,6 +333,7 @@ class Emitter {
                                                                     const SharedTile& dst,
                                                                     int64_t rows, int64_t cols);
   void store_async(const Operation& op);
+  void prefetch(const Operation& op);
   // The TMA descriptor parameter for tiles of `tile`'s tensor with this box and swizzle (one per
   // tensor, box and swizzle, made on first use).
   std::pair<std::string, int> tma_coordinates(const View& g, const std::vector<std::string>& at);

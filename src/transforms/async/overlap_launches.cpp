@@ -1,0 +1,216 @@
+#include "transforms/async/overlap_launches.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/async.h"
+#include "support/diagnostics.h"
+
+namespace tessel::transforms {
+namespace {
+
+using ir::Attribute;
+using ir::Block;
+using ir::MemorySpace;
+using ir::OpBuilder;
+using ir::Operation;
+using ir::OpKind;
+using ir::Value;
+
+bool is_view(OpKind kind) {
+  return kind == OpKind::tile || kind == OpKind::transpose || kind == OpKind::global_view ||
+         kind == OpKind::tile_extent || kind == OpKind::workspace ||
+         kind == OpKind::workspace_part;
+}
+
+bool is_global(const Value* v) {
+  return v->type().is_tensor() && v->type().space() == MemorySpace::global;
+}
+
+class KernelOverlap {
+ public:
+  KernelOverlap(Operation& kernel, std::string mode) : kernel_(kernel), mode_(std::move(mode)) {
+    body_ = kernel.region(0);
+    for (int index : kernel.signature().ready) ready_.insert(body_->argument(index));
+  }
+
+  void run() {
+    OpBuilder front(body_);
+    front.set_insertion_point_before(body_->ops().front().get());
+    front.create(OpKind::launch_dependents, {}, {}, kernel_.loc());
+    for (size_t i = 0; i < body_->ops().size(); ++i) {
+      Operation* op = body_->ops()[i].get();
+      if (op->kind() == OpKind::warp_group) {
+        place_wait(*op->region(0));
+        continue;
+      }
+      if (accesses_dependent(*op)) {
+        wait_before(*body_, op);
+        return;  // every thread has waited: the roles after this need no wait of their own
+      }
+    }
+  }
+
+ private:
+  // A global access that may depend on an earlier launch: any op but a view with a global
+  // operand whose tensor is not a ready parameter (a workspace never is).
+  bool accesses_dependent(Operation& op) {
+    bool found = false;
+    ir::walk(&op, [&](Operation* o) {
+      if (found || is_view(o->kind())) return;
+      for (const Value* v : o->operands()) {
+        if (is_global(v) && !ready_.count(ir::storage_root(v))) found = true;
+      }
+    });
+    return found;
+  }
+
+  void place_wait(Block& block) {
+    for (const auto& op : block.ops()) {
+      if (accesses_dependent(*op)) {
+        wait_before(block, op.get());
+        return;
+      }
+    }
+  }
+
+  void wait_before(Block& block, Operation* op) {
+    if (mode_ == "prefetch" && op->kind() == OpKind::for_) prefetch_first_iterations(block, *op);
+    OpBuilder b(&block);
+    b.set_insertion_point_before(op);
+    b.create(OpKind::grid_wait, {}, {}, op->loc());
+  }
+
+  // The TMA loads of ready tensors in `loop`, grouped by how many of the loop's first
+  // iterations to prefetch for (their ring's depth divided among the roles that fill it).
+  void prefetch_first_iterations(Block& block, Operation& loop) {
+    std::map<int64_t, std::vector<Operation*>> by_depth;
+    ir::walk(&loop, [&](Operation* o) {
+      if (o->kind() != OpKind::copy_async || o->num_operands() != 4 || !o->has_attr("atom"))
+        return;
+      if (o->str_attr("atom").rfind("tma.load.", 0) != 0) return;
+      if (!ready_.count(ir::storage_root(o->operand(0)))) return;
+      const Operation* slot = o->operand(1)->def();
+      if (!slot || slot->kind() != OpKind::aref_slot) return;
+      const Operation* ring = slot->operand(0)->def();
+      if (!ring || !ring->has_attr("slots")) return;
+      const int64_t fillers = std::max<int64_t>(1, roles_filling(slot->operand(0)));
+      const int64_t depth = (ring->int_attr("slots") + fillers - 1) / fillers;
+      by_depth[depth].push_back(o);
+    });
+    for (const auto& [depth, loads] : by_depth) prefetch_loop(block, loop, depth, loads);
+  }
+
+  // How many roles load into slots of `ring`.
+  int64_t roles_filling(const Value* ring) {
+    int64_t roles = 0;
+    for (const auto& op : body_->ops()) {
+      if (op->kind() != OpKind::warp_group) continue;
+      bool fills = false;
+      ir::walk(op.get(), [&](Operation* o) {
+        if (o->kind() != OpKind::copy_async || o->num_operands() != 4) return;
+        const Operation* slot = o->operand(1)->def();
+        fills = fills || (slot && slot->kind() == OpKind::aref_slot && slot->operand(0) == ring);
+      });
+      roles += fills;
+    }
+    return roles;
+  }
+
+  // The ops of `loop`'s body (at its top level) that compute `v` from the induction variable and
+  // values defined outside the loop, in program order; false when `v` needs anything else.
+  bool address_slice(const Operation& loop, const Value* v, std::set<const Operation*>& slice) {
+    const Block& body = *loop.region(0);
+    if (v->owner_block() == &body && !v->def()) return v == body.argument(0);
+    if (!ir::defined_inside(v, loop)) return true;
+    const Operation* def = v->def();
+    if (!def || def->parent_block() != &body) return false;  // nested deeper: not followed
+    const OpKind k = def->kind();
+    const bool index_math = ir::is_elementwise(k) && def->num_results() == 1 &&
+                            def->result()->type().is_scalar();
+    if (k != OpKind::tile && k != OpKind::transpose && k != OpKind::constant && !index_math)
+      return false;
+    if (!slice.insert(def).second) return true;
+    for (const Value* operand : def->operands()) {
+      if (!address_slice(loop, operand, slice)) return false;
+    }
+    return true;
+  }
+
+  void prefetch_loop(Block& block, Operation& loop, int64_t depth,
+                     const std::vector<Operation*>& loads) {
+    std::set<const Operation*> slice;
+    std::vector<Operation*> prefetched;
+    for (Operation* load : loads) {
+      std::set<const Operation*> mine = slice;
+      if (!address_slice(loop, load->operand(0), mine)) continue;
+      slice = std::move(mine);
+      prefetched.push_back(load);
+    }
+    if (prefetched.empty()) return;
+    const SourceLocation loc = loop.loc();
+    OpBuilder b(&block);
+    b.set_insertion_point_before(&loop);
+    Value* lb = loop.operand(0);
+    Value* ub = loop.operand(1);
+    Value* step = loop.operand(2);
+    Value* span = b.index_op(OpKind::mul, b.index_constant(depth, loc), step, "prefetch_span", loc);
+    Value* end = b.index_op(OpKind::add, lb, span, "prefetch_end", loc);
+    Value* bounded = b.index_op(OpKind::min, end, ub, "prefetch_bound", loc);
+    Operation* prologue = b.create(OpKind::for_, {lb, bounded, step}, {}, loc);
+    Block* pbody = prologue->add_region();
+    Value* iv = pbody->add_argument(loop.region(0)->argument(0)->type(),
+                                    loop.region(0)->argument(0)->name() + "_prefetch");
+    std::unordered_map<const Value*, Value*> mapping{{loop.region(0)->argument(0), iv}};
+    OpBuilder pb(pbody);
+    for (const auto& op : loop.region(0)->ops()) {
+      if (slice.count(op.get())) pb.insert(ir::clone(*op, mapping));
+    }
+    for (Operation* load : prefetched) {
+      auto it = mapping.find(load->operand(0));
+      Value* tile = it == mapping.end() ? load->operand(0) : it->second;
+      pb.create(OpKind::prefetch, {tile}, {}, load->loc())
+          ->set_attr("atom", Attribute::string(load->str_attr("atom")));
+    }
+  }
+
+  Operation& kernel_;
+  std::string mode_;
+  Block* body_ = nullptr;
+  std::set<const Value*> ready_;
+};
+
+void overlap_kernel(Operation& kernel) {
+  Block& body = *kernel.region(0);
+  const Operation* grid = nullptr;
+  bool placed = false;
+  ir::walk(&kernel, [&](Operation* op) {
+    if (op->kind() == OpKind::block_grid) grid = op;
+    placed = placed || op->kind() == OpKind::grid_wait || op->kind() == OpKind::launch_dependents;
+  });
+  if (!grid || placed || body.ops().empty()) return;
+  std::string mode = "prefetch";
+  if (grid->has_attr("overlap_launches")) {
+    const Attribute& pin = *grid->attr("overlap_launches");
+    if (pin.kind != Attribute::Kind::ident ||
+        (pin.s != "off" && pin.s != "wait" && pin.s != "prefetch")) {
+      user_error(grid->loc(), "overlap-launches: overlap_launches is off, wait or prefetch");
+    }
+    mode = pin.s;
+  }
+  if (mode == "off") return;
+  // griddepcontrol is sm_90's; an sm_80 kernel (or one without a target) launches as before.
+  if (!grid->has_attr("target") || grid->str_attr("target").rfind("sm_90", 0) != 0) return;
+  KernelOverlap(kernel, mode).run();
+}
+
+}  // namespace
+
+void overlap_launches(ir::Module& module) {
+  for (const auto& kernel : module.kernels) overlap_kernel(*kernel);
+}
+
+}  // namespace tessel::transforms

@@ -1,0 +1,52 @@
+// OverlapLaunches: a launch starts while the launch before it on the stream is still running
+// (Hopper's programmatic dependent launch), and waits for it only where it must.
+//
+// Why. Back-to-back launches of a short kernel (a W4A16 GEMV at M = 16: 18 µs, of which ~4.5 µs
+// is a fixed cost per launch; flash-decoding over a small KV cache; a 64-token GEMM) pay, per
+// launch, the gap between one grid's end and the next grid's first blocks, the blocks' prologue
+// (barrier init, register reconfiguration) and the latency of the first loads, with the SMs idle
+// (bench/results/2026-11-27-split-roles-h100.md: 3.6-4.6 µs per launch against cuBLAS's 1.6-1.9).
+// With a programmatic launch the next grid's blocks take SMs as the previous grid's blocks leave
+// them, run their prologue and start loading what no earlier launch writes (a model's weights),
+// and wait for the previous grid only before the first access that may depend on it.
+//
+// What the pass does (last before check-protocol, on level-2 IR), unless the block_grid pins
+// `overlap_launches = off`, and only for sm_90 targets:
+//   - `launch_dependents` as the kernel's first op: the next launch may begin as soon as every
+//     block of this one has started. That is safe at any point because the next launch's
+//     grid_wait waits for this launch to finish, not for the trigger; placing it first lets
+//     the next grid's blocks queue for SMs as early as possible (they get one only where a
+//     block of this grid has left, or where room is left over);
+//   - `grid_wait` in every thread before its first access to global memory that is not a read
+//     of a `ready(...)` parameter: at the kernel's top level before the first op (a loop, a copy)
+//     that contains such an access, or, when the roles begin first, in each role before the
+//     first op of its body that contains one. An access is any op other than a view (tile,
+//     transpose, global_view, tile_extent, workspace, workspace_part) with a global operand:
+//     loads, stores, TMA copies, counters, find_group's reads of a group list. Workspaces are
+//     never ready (the previous launch of the same kernel uses them);
+//   - with `overlap_launches = prefetch` (the default), before a role's or the kernel's grid_wait
+//     that stands before a loop, `prefetch` ops for the first iterations' TMA loads of ready
+//     tensors in that loop: a loop over the first ceil(slots / producers) iterations (the ring's
+//     depth divided among the producer roles that take turns filling it) that recomputes each
+//     load's tile coordinates from the induction variable (index arithmetic and tiles only; a
+//     load whose tile needs anything else, or a loop-carried value, is not prefetched) and asks
+//     for the tile in L2. After the wait the loads find their first tiles in L2 instead of
+//     starting the DRAM stream cold.
+// `overlap_launches = wait` places the trigger and the waits without prefetches.
+//
+// The runtime launches a kernel that holds a grid_wait with the programmatic stream
+// serialization attribute (EmittedKernel::overlaps_launches); launched without it, or after a
+// kernel that does not trigger early, grid_wait returns at once.
+//
+// What the user promises with ready(%W): no launch that may still be running when this one
+// starts writes %W. The kernel itself must only read it (the verifier checks).
+#pragma once
+
+#include "ir/ir.h"
+
+namespace tessel::transforms {
+
+// Places launch_dependents, grid_wait and the ready tensors' L2 prefetches (see above).
+void overlap_launches(ir::Module& module);
+
+}  // namespace tessel::transforms
