@@ -22,9 +22,10 @@ skipped), `_sk` = split_k = auto on the block grid, `_skS` = S parts, `_bB` = bl
 grid is sized by the occupancy the launch finds), `_wW` = consumer_split_k = W (the K loop taken in
 turns by W consumer warpgroups of the block, summed in shared memory: split-roles), `_pP` =
 producer_split_k = P (the loads issued in turns by P producer warpgroups), `_stN` = N pipeline
-stages pinned on the K loop, `_ovoff` / `_ovwait` = overlap_launches = off / wait (the default
-overlaps each launch with the one before it and prefetches the first weight tiles into L2 before
-waiting for it; `wait` overlaps without the prefetches; `off` launches as before).
+stages pinned on the K loop, `_ovoff` / `_ovprefetch` = overlap_launches = off / prefetch (by
+default each launch overlaps the one before it and waits for it before its first access that
+may depend on it; `prefetch` also asks for the first weight tiles in L2 before waiting; `off`
+launches as before).
 Each is the example's text with its tile extents replaced; one that does not compile is reported
 and skipped. `pRxT` is the same over
 examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order that
@@ -114,7 +115,7 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
     loop's pinned ring depth; None leaves it to the stage budget) and consumers (consumer
     warpgroups taking the K tiles in turn, consumer_split_k; 1: one) and producers (the same for
     the warpgroups issuing the loads, producer_split_k) and overlap (the block grid's
-    overlap_launches: off, wait or prefetch; None leaves the default, prefetch)."""
+    overlap_launches: off, wait or prefetch; None leaves the default, wait)."""
     out = []
     for line in text.splitlines():
         m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)
@@ -161,7 +162,7 @@ BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir"}
 VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?(?:_st(\d+))?"
-                     r"(?:_ov(off|wait))?")
+                     r"(?:_ov(off|wait|prefetch))?")
 
 
 def parse_variant(name):

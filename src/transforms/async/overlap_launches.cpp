@@ -192,7 +192,7 @@ void overlap_kernel(Operation& kernel) {
     placed = placed || op->kind() == OpKind::grid_wait || op->kind() == OpKind::launch_dependents;
   });
   if (!grid || placed || body.ops().empty()) return;
-  std::string mode = "prefetch";
+  std::string mode = "wait";
   if (grid->has_attr("overlap_launches")) {
     const Attribute& pin = *grid->attr("overlap_launches");
     if (pin.kind != Attribute::Kind::ident ||

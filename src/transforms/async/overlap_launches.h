@@ -24,15 +24,18 @@
 //     transpose, global_view, tile_extent, workspace, workspace_part) with a global operand:
 //     loads, stores, TMA copies, counters, find_group's reads of a group list. Workspaces are
 //     never ready (the previous launch of the same kernel uses them);
-//   - with `overlap_launches = prefetch` (the default), before a role's or the kernel's grid_wait
+//   - with `overlap_launches = prefetch` (opt-in), before a role's or the kernel's grid_wait
 //     that stands before a loop, `prefetch` ops for the first iterations' TMA loads of ready
 //     tensors in that loop: a loop over the first ceil(slots / producers) iterations (the ring's
 //     depth divided among the producer roles that take turns filling it) that recomputes each
 //     load's tile coordinates from the induction variable (index arithmetic and tiles only; a
 //     load whose tile needs anything else, or a loop-carried value, is not prefetched) and asks
-//     for the tile in L2. After the wait the loads find their first tiles in L2 instead of
-//     starting the DRAM stream cold.
-// `overlap_launches = wait` places the trigger and the waits without prefetches.
+//     for the tile in L2, so that the loads after the wait find their first tiles there.
+// The default, `overlap_launches = wait`, places the trigger and the waits without prefetches:
+// on the H100 the prefetches cost W4A16 at M = 16 0.3 µs per launch instead of saving any (17.5
+// against 17.0 µs at N = K = 8192, bench/results/2026-11-27-overlap-launches-h100.md): with one
+// block per SM, a block of the next launch gets its SM only when this launch's block there has
+// left, too late for a prefetch to run ahead of anything.
 //
 // The runtime launches a kernel that holds a grid_wait with the programmatic stream
 // serialization attribute (EmittedKernel::overlaps_launches); launched without it, or after a

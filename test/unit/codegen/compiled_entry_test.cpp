@@ -35,6 +35,7 @@ compiled_entry::Entry sample_entry() {
   e.emitted.threads = 256;
   e.emitted.cluster = 2;
   e.emitted.dynamic_shared_bytes = 197680;
+  e.emitted.overlaps_launches = true;
   KernelParam tensor;
   tensor.kind = KernelParam::Kind::tensor;
   tensor.name = "A";
@@ -83,6 +84,7 @@ TEST(CompiledEntry, RoundTripsEveryField) {
   EXPECT_EQ(back->emitted.threads, 256);
   EXPECT_EQ(back->emitted.cluster, 2);
   EXPECT_EQ(back->emitted.dynamic_shared_bytes, 197680);
+  EXPECT_TRUE(back->emitted.overlaps_launches);
   expect_same_params(back->emitted.params, e.emitted.params);
   // No cubin (compile_cubin = false) is a valid entry too.
   e.cubin.clear();
@@ -100,7 +102,7 @@ TEST(CompiledEntry, RejectsAnythingButOneWholeEntry) {
   EXPECT_FALSE(compiled_entry::deserialize(bytes + "1:x"));
   // Another format version.
   std::string other = bytes;
-  other.replace(other.find("v4"), 2, "v3");
+  other.replace(other.find("v5"), 2, "v4");
   EXPECT_FALSE(compiled_entry::deserialize(other));
   // An unknown parameter kind, and a type that does not parse.
   compiled_entry::Entry e = sample_entry();
