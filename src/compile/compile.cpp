@@ -303,6 +303,16 @@ int64_t CompiledKernel::launch_sm_count() const {
   return runtime::context().sm_count();
 }
 
+bool overlapping_launches_allowed() {
+  // Read once: TESSEL_OVERLAP_LAUNCHES=0 launches every kernel without programmatic stream
+  // serialization (its grid_wait then returns at once), for A/B timings of the same cubins.
+  static const bool allowed = [] {
+    const char* env = std::getenv("TESSEL_OVERLAP_LAUNCHES");
+    return !(env && std::string(env) == "0");
+  }();
+  return allowed;
+}
+
 runtime::LaunchConfig CompiledKernel::launch_config(const std::map<std::string, int64_t>& sizes,
                                                     std::optional<int64_t> sm_count) const {
   std::vector<int64_t> grid = interp::grid_extents(*module_->kernels.front(), sizes,
@@ -322,7 +332,7 @@ runtime::LaunchConfig CompiledKernel::launch_config(const std::map<std::string, 
   config.block.x = static_cast<unsigned>(emitted_.threads);
   config.cluster.x = static_cast<unsigned>(emitted_.cluster);
   config.dynamic_shared_bytes = static_cast<unsigned>(emitted_.dynamic_shared_bytes);
-  config.overlap_previous = emitted_.overlaps_launches;
+  config.overlap_previous = emitted_.overlaps_launches && overlapping_launches_allowed();
   return config;
 }
 

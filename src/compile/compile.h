@@ -59,6 +59,10 @@ struct CompileTimes {
   bool from_disk = false;
 };
 
+// Whether kernels that wait for the launch before them (overlap-launches) are launched so that
+// they may overlap it: true unless the environment sets TESSEL_OVERLAP_LAUNCHES=0 (read once).
+bool overlapping_launches_allowed();
+
 class CompiledKernel {
  public:
   const std::string& name() const { return name_; }
