@@ -38,9 +38,11 @@ class KernelOverlap {
   }
 
   void run() {
-    OpBuilder front(body_);
-    front.set_insertion_point_before(body_->ops().front().get());
-    front.create(OpKind::launch_dependents, {}, {}, kernel_.loc());
+    if (mode_ != "wait") {
+      OpBuilder front(body_);
+      front.set_insertion_point_before(body_->ops().front().get());
+      front.create(OpKind::launch_dependents, {}, {}, kernel_.loc());
+    }
     for (size_t i = 0; i < body_->ops().size(); ++i) {
       Operation* op = body_->ops()[i].get();
       if (op->kind() == OpKind::warp_group) {
@@ -196,8 +198,8 @@ void overlap_kernel(Operation& kernel) {
   if (grid->has_attr("overlap_launches")) {
     const Attribute& pin = *grid->attr("overlap_launches");
     if (pin.kind != Attribute::Kind::ident ||
-        (pin.s != "off" && pin.s != "wait" && pin.s != "prefetch")) {
-      user_error(grid->loc(), "overlap-launches: overlap_launches is off, wait or prefetch");
+        (pin.s != "off" && pin.s != "wait" && pin.s != "early" && pin.s != "prefetch")) {
+      user_error(grid->loc(), "overlap-launches: overlap_launches is off, wait, early or prefetch");
     }
     mode = pin.s;
   }
