@@ -162,7 +162,7 @@ BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir"}
 VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?(?:_st(\d+))?"
-                     r"(?:_ov(off|wait|early|prefetch))?")
+                     r"(?:_ov(off|wait|early|late|prefetch))?")
 
 
 def parse_variant(name):

@@ -38,7 +38,7 @@ class KernelOverlap {
   }
 
   void run() {
-    if (mode_ != "wait") {
+    if (early_trigger()) {
       OpBuilder front(body_);
       front.set_insertion_point_before(body_->ops().front().get());
       front.create(OpKind::launch_dependents, {}, {}, kernel_.loc());
@@ -57,6 +57,25 @@ class KernelOverlap {
   }
 
  private:
+  // Whether the next launch may start as soon as every block of this one has: with `early` and
+  // `prefetch`; with `wait` (the default) only where a block owns its SM (roles, whose register
+  // split setmaxnreg draws for one block per SM, and no blocks_per_sm > 1), so that no block of
+  // the next launch can sit beside a working block of this one. Elsewhere blocks trigger as
+  // they exit, and with `late` always.
+  bool early_trigger() const {
+    if (mode_ == "early" || mode_ == "prefetch") return true;
+    if (mode_ != "wait") return false;
+    bool roles = false;
+    int64_t blocks_per_sm = 1;
+    for (const auto& op : body_->ops()) {
+      roles = roles || op->kind() == OpKind::warp_group;
+      if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm") &&
+          op->attr("blocks_per_sm")->kind == Attribute::Kind::integer)
+        blocks_per_sm = op->int_attr("blocks_per_sm");
+    }
+    return roles && blocks_per_sm <= 1;
+  }
+
   // A global access that may depend on an earlier launch: any op but a view with a global
   // operand whose tensor is not a ready parameter (a workspace never is).
   bool accesses_dependent(Operation& op) {
@@ -198,8 +217,10 @@ void overlap_kernel(Operation& kernel) {
   if (grid->has_attr("overlap_launches")) {
     const Attribute& pin = *grid->attr("overlap_launches");
     if (pin.kind != Attribute::Kind::ident ||
-        (pin.s != "off" && pin.s != "wait" && pin.s != "early" && pin.s != "prefetch")) {
-      user_error(grid->loc(), "overlap-launches: overlap_launches is off, wait, early or prefetch");
+        (pin.s != "off" && pin.s != "wait" && pin.s != "early" && pin.s != "late" &&
+         pin.s != "prefetch")) {
+      user_error(grid->loc(),
+                 "overlap-launches: overlap_launches is off, wait, early, late or prefetch");
     }
     mode = pin.s;
   }

@@ -12,11 +12,17 @@
 //
 // What the pass does (last before check-protocol, on level-2 IR), unless the block_grid pins
 // `overlap_launches = off`, and only for sm_90 targets:
-//   - `launch_dependents` as the kernel's first op: the next launch may begin as soon as every
-//     block of this one has started. That is safe at any point because the next launch's
-//     grid_wait waits for this launch to finish, not for the trigger; placing it first lets
-//     the next grid's blocks queue for SMs as early as possible (they get one only where a
-//     block of this grid has left, or where room is left over);
+//   - `launch_dependents` as the kernel's first op where a block owns its SM (the kernel has
+//     roles, whose setmaxnreg split assumes one block per SM, and no `blocks_per_sm > 1`): the
+//     next launch may begin as soon as every block of this one has started, and its blocks queue
+//     for SMs, each taking one as this launch's block there leaves. That is safe at any point
+//     because the next launch's grid_wait waits for this launch to finish, not for the trigger.
+//     Where blocks share SMs (row kernels, `blocks_per_sm = 4`), an early trigger lets the next
+//     launch's blocks sit, waiting, beside this launch's working blocks: measured on the H100 it
+//     slows W4A16's split-k kernel (4 blocks per SM) from 59 to 70 µs at 16x8192x32768, while a
+//     one-block-per-SM kernel gains (57.5 -> 54.8 µs; 2026-11-27-overlap-launches-h100.md). There
+//     the blocks trigger as they exit (`overlap_launches = late` asks for that everywhere,
+//     `early` for the trigger first everywhere);
 //   - `grid_wait` in every thread before its first access to global memory that is not a read
 //     of a `ready(...)` parameter: at the kernel's top level before the first op (a loop, a copy)
 //     that contains such an access, or, when the roles begin first, in each role before the
@@ -30,7 +36,8 @@
 //     depth divided among the producer roles that take turns filling it) that recomputes each
 //     load's tile coordinates from the induction variable (index arithmetic and tiles only; a
 //     load whose tile needs anything else, or a loop-carried value, is not prefetched) and asks
-//     for the tile in L2, so that the loads after the wait find their first tiles there.
+//     for the tile in L2, so that the loads after the wait find their first tiles there (and
+//     the trigger first, as `early`).
 // The default, `overlap_launches = wait`, places the trigger and the waits without prefetches:
 // on the H100 the prefetches cost W4A16 at M = 16 0.3 µs per launch instead of saving any (17.5
 // against 17.0 µs at N = K = 8192, bench/results/2026-11-27-overlap-launches-h100.md): with one
@@ -38,8 +45,9 @@
 // left, too late for a prefetch to run ahead of anything.
 //
 // The runtime launches a kernel that holds a grid_wait with the programmatic stream
-// serialization attribute (EmittedKernel::overlaps_launches); launched without it, or after a
-// kernel that does not trigger early, grid_wait returns at once.
+// serialization attribute (EmittedKernel::overlaps_launches); launched without it, grid_wait
+// returns at once. After a kernel that does not trigger early, the launch begins as that
+// kernel's blocks exit (each triggers then) and still waits for its memory.
 //
 // What the user promises with ready(%W): no launch that may still be running when this one
 // starts writes %W. The kernel itself must only read it (the verifier checks).
