@@ -193,6 +193,11 @@ class TileBuilder {
   Tensor global(const std::string& name, ScalarKind element, const std::vector<Dim>& shape,
                 Loc loc = Loc::current());
   Tensor scalar(const std::string& name, ScalarKind element, Loc loc = Loc::current());
+  // Declares a global tensor parameter ready (`ready(%W)` in the kernel's signature): no launch
+  // that may still be running when this kernel starts writes it (a model's weights), so a launch
+  // that overlaps the one before it may read it before that one has finished (overlap-launches).
+  // The kernel must only read it.
+  void ready(const Tensor& parameter, Loc loc = Loc::current());
 
   // ---- grid and indices ----
   // One, two or three grid extents; returns this block's indices (`auto [i, j] = ...`). The call

@@ -172,6 +172,16 @@ void register_builder_class(nb::module_& t) {
           },
           "name"_a, "element"_a, "A scalar parameter: scalar('eps', f32).")
       .def(
+          "ready",
+          [](PyBuilder& self, nb::handle parameter) {
+            Call c(self.session);
+            c.b->ready(to_tensor(c, parameter, "ready"));
+          },
+          "parameter"_a,
+          "Declares a global tensor parameter ready (ready(%W) in the signature): no launch that "
+          "may still run writes it (weights), so an overlapping launch may read it before the "
+          "launch before it has finished.")
+      .def(
           "block_grid",
           [](PyBuilder& self, nb::args extents) {
             Call c(self.session);

@@ -225,6 +225,23 @@ class Language(unittest.TestCase):
 
         self.assertIn("register<f32, ((4,8),(2,2)):((32,1),(16,8))>[16,8]", pinned.source_ir)
 
+    def test_ready_parameters_reach_the_signature(self):
+        @tessel.tile_kernel
+        def scale(b):
+            N = b.size("N")
+            X, W, Y = b.global_("X", f32, [N]), b.global_("W", f32, [N]), b.global_("Y", f32, [N])
+            b.ready(W)  # weights: an overlapping launch may read them before the one before ends
+            (i,) = b.block_grid(cdiv(N, b.index(128)))
+            x = b.copy(X.tile([128], [i], masked()), T.Register)
+            w = b.copy(W.tile([128], [i], masked()), T.Register)
+            b.copy(x * w, Y.tile([128], [i], masked()))
+
+        self.assertIn("%Y: global<f32>[N]) ready(%W) {", scale.source_ir)
+        x, w = rng.standard_normal(300).astype(np.float32), rng.standard_normal(300).astype(np.float32)
+        y = np.zeros(300, np.float32)
+        scale(x, w, y)
+        np.testing.assert_allclose(y, x * w, rtol=1e-6)
+
 
 class Errors(unittest.TestCase):
     def assert_error_here(self, error, marker, message):

@@ -111,6 +111,17 @@ Tensor TileBuilder::scalar(const std::string& name, ScalarKind element, Loc) {
   return Tensor(this, kernel_->region(0)->add_argument(Type::scalar(element), name));
 }
 
+void TileBuilder::ready(const Tensor& parameter, Loc loc) {
+  const ir::Value* v = parameter.value();
+  if (!v || v->def() || v->owner_block() != kernel_->region(0) || !v->type().is_tensor()) {
+    user_error(where(loc), "ready: ", v ? ir::value_ref(v) : std::string("an empty value"),
+               " is not a global tensor parameter of the kernel");
+  }
+  std::vector<int>& ready = kernel_->signature().ready;
+  if (std::find(ready.begin(), ready.end(), v->index()) == ready.end())
+    ready.push_back(v->index());
+}
+
 // ---- grid and indices ----
 
 std::vector<Index> TileBuilder::grid(const std::vector<Index>& extents, Loc loc) {

@@ -142,6 +142,50 @@ TEST(TileLanguage, EmptyValuesAndBadFactsAreUserErrors) {
   }
 }
 
+// ready(...) parameters: the weights a launch may read before the launch before it has finished.
+TEST(TileLanguage, ReadyParametersGoIntoTheSignature) {
+  auto scale = tile_kernel("scale", [](TileBuilder& b) {
+    auto N = b.size("N");
+    auto X = b.global("X", f32, {N}), W = b.global("W", f32, {N}), Y = b.global("Y", f32, {N});
+    b.ready(W);
+    b.ready(W);  // once is enough; twice is the same
+    auto [i] = b.block_grid(cdiv(N, 128));
+    auto x = b.copy(X.tile({128}, {i}, masked()), Register);
+    auto w = b.copy(W.tile({128}, {i}, masked()), Register);
+    b.copy(x * w, Y.tile({128}, {i}, masked()));
+  });
+  EXPECT_NE(scale.text().find("%Y: global<f32>[N]) ready(%W) {"), std::string::npos)
+      << scale.text();
+  try {
+    tile_kernel("bad", [](TileBuilder& b) {
+      auto N = b.size("N");
+      auto X = b.global("X", f32, {N});
+      auto [i] = b.block_grid(cdiv(N, 128));
+      b.ready(b.copy(X.tile({128}, {i}, masked()), Register));
+    });
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("ready: %rX"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("is not a global tensor parameter of the kernel"),
+              std::string::npos)
+        << e.what();
+  }
+  // A ready tensor the kernel writes is refused by the verifier.
+  try {
+    tile_kernel("writes", [](TileBuilder& b) {
+      auto N = b.size("N");
+      auto X = b.global("X", f32, {N}), W = b.global("W", f32, {N});
+      b.ready(W);
+      auto [i] = b.block_grid(cdiv(N, 128));
+      b.copy(b.copy(X.tile({128}, {i}, masked()), Register), W.tile({128}, {i}, masked()));
+    });
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("writes %W, which the kernel declares ready"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TileLanguage, GridErrorsPointAtTheCall) {
   int line = 0;
   try {
