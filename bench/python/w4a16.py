@@ -161,22 +161,66 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
 BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a16_packed.tir",
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir"}
-VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?(?:_st(\d+))?"
-                     r"(?:_ov(off|wait|early|late|prefetch))?")
+VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_h(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?"
+                     r"(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch))?")
 
 
 def parse_variant(name):
-    """`[tpsc]RxT[_kKT][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]` -> dict(prefix, rows, tokens, k_tile,
-    split_k, blocks_per_sm, consumers, producers, stages, overlap)."""
+    """`[tpsc]RxT[_kKT][_hH][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]` -> dict(prefix, rows, tokens,
+    k_tile, groups, split_k, blocks_per_sm, consumers, producers, stages, overlap)."""
     m = VARIANT.fullmatch(name)
     if not m:
-        raise ValueError("variant %r is not [tpsc]RxT[_kKT][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]"
+        raise ValueError("variant %r is not [tpsc]RxT[_kKT][_hH][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]"
                          % name)
-    split = False if m.group(5) is None else (int(m.group(5)) if m.group(5) else True)
-    return {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
-            "k_tile": int(m.group(4) or 64), "split_k": split, "blocks_per_sm": int(m.group(6) or 1),
-            "consumers": int(m.group(7) or 1), "producers": int(m.group(8) or 1),
-            "stages": int(m.group(9)) if m.group(9) else None, "overlap": m.group(10)}
+    split = False if m.group(6) is None else (int(m.group(6)) if m.group(6) else True)
+    v = {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
+         "k_tile": int(m.group(4) or 64), "groups": int(m.group(5) or 1), "split_k": split,
+         "blocks_per_sm": int(m.group(7) or 1), "consumers": int(m.group(8) or 1),
+         "producers": int(m.group(9) or 1), "stages": int(m.group(10)) if m.group(10) else None,
+         "overlap": m.group(11)}
+    if v["groups"] > 1 and (v["prefix"] != "c" or v["rows"] != 64 or v["k_tile"] % (16 * v["groups"])):
+        raise ValueError("variant %r: _hH splits a K tile among H scale groups only in the tiled "
+                         "64-row kernel (c64x...), into parts of a multiple of 16 columns" % name)
+    return v
+
+
+def split_groups(text, k_tile, groups):
+    """The tiled kernel's K loop with H = groups scale groups per K tile of k_tile (groups of
+    k_tile / H columns): the dequantized tile split by `slice` into H parts, each scaled by its
+    group's row of S and multiplied by its own X tile (a part of k_tile / H columns). The
+    unpacked weights are pinned to the wgmma A layout of the whole tile (64 rows, one consumer
+    warpgroup), of which each part is a window."""
+    part = k_tile // groups
+    start = text.index("    %q = copy %sQ :")
+    end = text.index("    yield %c_next")
+    lines = ["    %%q = copy %%sQ : register<u4, ((4,8,4),((2,2,2),%d)):((128,1,16),((64,8,512),1024))>"
+             "[64,%d]" % (k_tile // 16, k_tile),
+             "    %%qf = cast %%q : register<f16>[64,%d]" % k_tile,
+             "    %%qc = sub %%qf, %%zero_point : register<f16>[64,%d]" % k_tile,
+             "    // %d scale groups of %d columns per K tile: groups k H ... k H + H - 1." % (groups, part),
+             "    %%cH = const {value = %d} : index" % groups,
+             "    %g_first = mul %k, %cH : index"]
+    acc = "%c"
+    for i in range(groups):
+        lines += [
+            "    %%ci%d = const {value = %d} : index" % (i, i),
+            "    %%g%d = add %%g_first, %%ci%d : index" % (i, i),
+            "    %%qp%d = slice %%qc {offsets = [0,%d], shape = [64,%d]} : register<f16>[64,%d]"
+            % (i, i * part, part, part),
+            "    %%S_tile%d = tile %%S, %%g%d, %%bn {masked, pad = 0.0, shape = [1,64], squeeze = [0]} "
+            ": global<f16>[64]" % (i, i),
+            "    %%sS%d = copy %%S_tile%d : shared<f16>[64]" % (i, i),
+            "    %%s%d = copy %%sS%d : register<f16>[64]" % (i, i),
+            "    %%sb%d = broadcast %%s%d {dims = [1]} : register<f16>[64,%d]" % (i, i, part),
+            "    %%w%d = mul %%qp%d, %%sb%d : register<f16>[64,%d]" % (i, i, i, part),
+            "    %%X_tile%d = tile %%X, %%bm, %%g%d {masked, pad = 0.0, shape = [16,%d]} : global<f16>[16,%d]"
+            % (i, i, part, part),
+            "    %%sX%d = copy %%X_tile%d : shared<f16>[16,%d]" % (i, i, part),
+            "    %%sXt%d = transpose %%sX%d : shared<f16>[%d,16]" % (i, i, part),
+            "    %s = mma %%w%d, %%sXt%d, %s : register<f32>[64,16]"
+            % ("%c_next" if i == groups - 1 else "%%c_part%d" % i, i, i, acc)]
+        acc = "%%c_part%d" % i
+    return text[:start] + "\n".join(lines) + "\n" + text[end:]
 
 
 def named_variant_text(name, root=None):
@@ -184,8 +228,9 @@ def named_variant_text(name, root=None):
     v = parse_variant(name)
     with open(os.path.join(root or repository_root(), BASES[v["prefix"]])) as f:
         base = f.read()
-    return variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
+    text = variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
                         v["stages"], v["consumers"], v["producers"], v["overlap"])
+    return split_groups(text, v["k_tile"], v["groups"]) if v["groups"] > 1 else text
 
 
 def graph_of(calls):
@@ -242,13 +287,13 @@ def main():
     p.add_argument("--sets", type=int, default=4,
                    help="weight copies a graph rotates over, so that they do not stay in L2")
     args = p.parse_args()
-    kernels, k_tiles, rows_of = {}, {}, {}
+    kernels, k_tiles, rows_of, groups_of = {}, {}, {}, {}
     for v in args.variants.split(","):
         try:
             choices = parse_variant(v)
         except ValueError as e:
             sys.exit("w4a16.py: %s" % e)
-        k_tiles[v], rows_of[v] = choices["k_tile"], choices["rows"]
+        k_tiles[v], rows_of[v], groups_of[v] = choices["k_tile"], choices["rows"], choices["groups"]
         try:
             kernels[v] = tessel.compile(named_variant_text(v), file="gemm_w4a16_%s.tir" % v)
         except Exception as e:  # a variant the compiler refuses: say why, keep the others
@@ -273,7 +318,11 @@ def main():
         dst = torch.empty_like(src)
         bytes_moved = n * k // 2 + s.numel() * 2 + m * k * 2 + m * n * 2
         for name, kernel in kernels.items():
-            if g % k_tiles[name]:
+            if groups_of[name] > 1 and g * groups_of[name] != k_tiles[name]:
+                print("%-20s %-10s skipped: %d scale groups per K tile of %d need groups of %d"
+                      % (shape, name, groups_of[name], k_tiles[name], k_tiles[name] // groups_of[name]))
+                continue
+            if groups_of[name] == 1 and g % k_tiles[name]:
                 print("%-20s %-10s skipped: one scale per K tile of %d needs groups of a multiple of it"
                       % (shape, name, k_tiles[name]))
                 continue
