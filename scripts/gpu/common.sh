@@ -66,5 +66,7 @@ run_gpu_test_binaries() {
     n=$(basename $t)
     echo "$n $(grep -E '^\[  PASSED|^\[  FAILED  \] [0-9]|^rc=' $LOG/$n.log | tr '\n' ' ')"
     grep -E "^\[  FAILED  \] [A-Za-z]" $LOG/$n.log | head -5
+    # A failing binary's log comes back with the call's files (the failure lines, not just rc).
+    grep -q "^\[  FAILED" $LOG/$n.log && grep -B3 -A12 "Failure" $LOG/$n.log | head -80 > $OUT/$n.failure.log
   done
 }
