@@ -1,6 +1,7 @@
 // The W4A16 GEMMs (examples/kernels/gemm_w4a16.tir, natural weight order,
 // gemm_w4a16_packed.tir, the weights stored in permuted column blocks, and
-// bench/kernel-variants/gemm_w4a16_tiled.tir, those blocks stored tile by tile): in the interpreter as
+// bench/kernel-variants/gemm_w4a16_tiled.tir, those blocks stored tile by tile, and its
+// gemm_w4a16_tiled_groups.tir, two scale groups per K tile): in the interpreter as
 // written and lowered by the default pipeline (roles interleaved, few SMs), against plain loops
 // bit for bit, on shapes ragged in M and N; the packed one's CUDA for sm_90a: 8-byte fragment
 // reads, the lop3 unpack with the zero point folded, no spills, no serialized wgmma.
@@ -42,7 +43,11 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
                " producers " + std::to_string(producers));
   // The tiled variant lives with the bench's kernel variants: Q holds one 64-column K tile per row,
   // the 128-row tile (bn, k) at rows (bn * K / 64 + k) * 128 ... (gemm_w4a16_tiled.tir).
-  const bool tiled = name == "gemm_w4a16_tiled";
+  // gemm_w4a16_tiled_groups.tir: 64-row tiles of K 128, two scale groups of 64 per tile (G = 64
+  // only), each part of the tile its own wgmma: the same sums, k ascending.
+  const bool groups = name == "gemm_w4a16_tiled_groups";
+  const bool tiled = name == "gemm_w4a16_tiled" || groups;
+  const int64_t tile_rows = groups ? 64 : 128, tile_k = groups ? 128 : 64;
   std::string text;
   if (tiled) {
     std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/bench/kernel-variants/" + name + ".tir");
@@ -72,7 +77,8 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   std::uniform_real_distribution<double> unit(-1.0, 1.0), scale(0.005, 0.02);
   std::uniform_int_distribution<int> nibble(0, 15);
   HostTensor x(ir::ScalarKind::f16, {M, K}),
-      q(ir::ScalarKind::u4, tiled ? std::vector<int64_t>{N * K / 64, 64} : std::vector<int64_t>{N, K}),
+      q(ir::ScalarKind::u4,
+        tiled ? std::vector<int64_t>{N * K / tile_k, tile_k} : std::vector<int64_t>{N, K}),
       s(ir::ScalarKind::f16, {K / G, N}), y(ir::ScalarKind::f16, {M, N});
   for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, unit(rng));
   for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));  // storage order
@@ -81,7 +87,7 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   std::vector<interp::Argument> args{&x, &q, &s, &y};
   interp::RunOptions options;
   options.sizes = {{"M", M}, {"N", N}, {"K", K}, {"KG", K / G}};
-  if (tiled) options.sizes["NQ"] = N * K / 64;
+  if (tiled) options.sizes["NQ"] = N * K / tile_k;
   options.sm_count = 3;
   options.schedule = interp::Schedule::parse(schedule);
   interp::interpret(*module->kernels.front(), args, options);
@@ -89,8 +95,9 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   std::vector<float> w(static_cast<size_t>(N * K));
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t k = 0; k < K; ++k) {
-      const int64_t row = tiled ? ((n / 128) * (K / 64) + k / 64) * 128 + n % 128 : n;
-      const int64_t at = tiled    ? row * 64 + packed_position(k % 64)
+      const int64_t row =
+          tiled ? ((n / tile_rows) * (K / tile_k) + k / tile_k) * tile_rows + n % tile_rows : n;
+      const int64_t at = tiled    ? row * tile_k + k % tile_k - k % 64 + packed_position(k % 64)
                          : packed ? n * K + k - k % 64 + packed_position(k % 64)
                                   : n * K + k;
       const float qc = static_cast<float>(q.get_int(at)) - 8.0f;
@@ -101,14 +108,14 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) {
       float acc = 0.0f;  // the mma's order: k ascending, from +0, in each part and role
-      const int64_t blocks = K / 64;
+      const int64_t blocks = K / tile_k;  // roles and parts take whole K tiles
       for (int64_t part = 0; part < parts; ++part) {
         const int64_t first = part * blocks / parts, end = (part + 1) * blocks / parts;
         float partial = 0.0f;
         for (int64_t role = 0; role < roles; ++role) {
           float turns = 0.0f;
           for (int64_t b = first + role; b < end; b += roles) {
-            for (int64_t k = b * 64; k < (b + 1) * 64; ++k)
+            for (int64_t k = b * tile_k; k < (b + 1) * tile_k; ++k)
               turns = turns + static_cast<float>(x.get_float(m * K + k)) * w[n * K + k];
           }
           partial = role == 0 ? turns : partial + turns;
@@ -137,6 +144,9 @@ TEST(W4A16, MatchesPlainLoopsBitForBit) {
   check("gemm_w4a16_tiled", false, 70, 256, 256, 64, "round-robin");
   check("gemm_w4a16_tiled", true, 70, 256, 256, 64, "random:3");
   check("gemm_w4a16_tiled", true, 70, 256, 256, 64, "random:7", 3);
+  // Two scale groups of 64 per K tile of 128, each part of the dequantized tile its own wgmma.
+  check("gemm_w4a16_tiled_groups", false, 70, 192, 384, 64, "round-robin");
+  check("gemm_w4a16_tiled_groups", true, 70, 192, 384, 64, "random:3");
 }
 
 // The K loop split among roles of the block (split-roles): two or three consumer warpgroups
@@ -149,6 +159,8 @@ TEST(W4A16, RolesTakingTurnsMatchPlainLoopsBitForBit) {
   check("gemm_w4a16_tiled", true, 70, 256, 320, 64, "random:7", 1, 2, 2);
   // With split-k too: two parts of 2 and 3 blocks, each split between two consumer roles.
   check("gemm_w4a16_tiled", true, 70, 256, 320, 64, "random:9", 2, 2);
+  // The groups variant with three consumer and two producer roles (5 K tiles of 128: 2 + 2 + 1).
+  check("gemm_w4a16_tiled_groups", true, 5, 128, 640, 64, "random:5", 1, 3, 2);
 }
 
 TEST(W4A16, PackedOrderReadsWordsAndUnpacksWithLop3) {
