@@ -18,6 +18,7 @@
 //    asynchronous window so that the compiler does not move their uses across it;
 //  - mbarrier_init: thread 0 initializes the barriers and fences the initialization for the
 //    async proxy (the block_sync that the IR places after it publishes them to the block).
+#include <optional>
 #include <regex>
 
 #include "ir/async.h"
@@ -326,18 +327,34 @@ void Emitter::aref(const Operation& op) {
   line("// aref %" + op.result()->name() + ": " + std::to_string(slots) + " slot(s) of " + what);
 }
 
-void Emitter::copy_async(const Operation& op) {
-  // Unswizzled boxes (no .sw) are warp-specialize's epilogue operands.
-  static const std::regex atom_re(R"(tma\.load\.2d\.box(\d+)x(\d+)(?:\.sw(\d+))?)");
+namespace {
+
+// A TMA load's atom: `tma.load.1d.boxN` (rank 1, cols = N) or `tma.load.2d.boxRxC[.swS]` (rank 2;
+// unswizzled boxes, no .sw, are warp-specialize's epilogue operands). Nullopt for anything else.
+struct TmaLoadAtom {
+  int rank = 0;
+  int64_t rows = 1, cols = 0, swizzle = 0;
+};
+std::optional<TmaLoadAtom> tma_load_atom(const Operation& op) {
+  static const std::regex atom_2d(R"(tma\.load\.2d\.box(\d+)x(\d+)(?:\.sw(\d+))?)");
   static const std::regex atom_1d(R"(tma\.load\.1d\.box(\d+))");
+  const std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
   std::smatch m;
-  std::string atom = op.has_attr("atom") ? op.str_attr("atom") : "";
-  if (std::regex_match(atom, m, atom_1d)) return copy_async_1d(op, std::stoll(m[1]));
-  if (!std::regex_match(atom, m, atom_re)) {
-    unsupported(op, "has atom '" + atom + "'; copy_async is a 2-D TMA load (tma.load.2d.box...)");
+  if (std::regex_match(atom, m, atom_1d)) return TmaLoadAtom{1, 1, std::stoll(m[1]), 0};
+  if (!std::regex_match(atom, m, atom_2d)) return std::nullopt;
+  return TmaLoadAtom{2, std::stoll(m[1]), std::stoll(m[2]), m[3].matched ? std::stoll(m[3]) : 0};
+}
+
+}  // namespace
+
+void Emitter::copy_async(const Operation& op) {
+  const std::optional<TmaLoadAtom> a = tma_load_atom(op);
+  if (a && a->rank == 1) return copy_async_1d(op, a->cols);
+  if (!a) {
+    unsupported(op, "has atom '" + (op.has_attr("atom") ? op.str_attr("atom") : std::string()) +
+                        "'; copy_async is a 2-D TMA load (tma.load.2d.box...)");
   }
-  const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]),
-                swizzle = m[3].matched ? std::stoll(m[3]) : 0;
+  const int64_t rows = a->rows, cols = a->cols, swizzle = a->swizzle;
   const Operation* tile = &tma_source_tile(op);
   const Type& t = op.operand(1)->type();
   const int64_t shares = op.has_attr("multicast") ? cluster_blocks() : 1;
@@ -405,33 +422,24 @@ void Emitter::copy_async(const Operation& op) {
 // The boxes the TMA load of the same atom would read, into L2 (one thread, nothing waits): the
 // same descriptor as the load's, so the later load finds them there.
 void Emitter::prefetch(const Operation& op) {
-  static const std::regex atom_2d(R"(tma\.load\.2d\.box(\d+)x(\d+)(?:\.sw(\d+))?)");
-  static const std::regex atom_1d(R"(tma\.load\.1d\.box(\d+))");
-  const std::string atom = op.str_attr("atom");
+  const std::optional<TmaLoadAtom> a = tma_load_atom(op);
+  const std::vector<int64_t> shape = op.operand(0)->type().static_shape();
+  if (!a || static_cast<int>(shape.size()) != a->rank) {
+    unsupported(op, "has atom '" + op.str_attr("atom") +
+                        "'; a prefetch is for a 1-D or 2-D TMA load of its tile's rank");
+  }
   const Operation* tile = &tma_source_tile(op);
   const View& g = view(op, op.operand(0));
-  const std::vector<int64_t> shape = op.operand(0)->type().static_shape();
+  const std::string tmap = tma_descriptor(op, *tile, a->rows, a->cols, a->swizzle);
   const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
-  std::smatch m;
-  if (std::regex_match(atom, m, atom_1d)) {
-    const std::string tmap = tma_descriptor(op, *tile, 1, std::stoll(m[1]), 0);
-    const auto [coords, rank] = tma_coordinates(g, {g.origin[0]});
+  auto emit = [&](const std::vector<std::string>& at) {
+    const auto [coords, rank] = tma_coordinates(g, at);
     line(issuer + "tessel::device::tma_prefetch_" + std::to_string(rank) + "d(&" + tmap + ", " +
          coords + ");");
-    return;
-  }
-  if (!std::regex_match(atom, m, atom_2d) || shape.size() != 2) {
-    unsupported(op, "has atom '" + atom + "'; a prefetch is for a 1-D or 2-D TMA load's boxes");
-  }
-  const int64_t rows = std::stoll(m[1]), cols = std::stoll(m[2]),
-                swizzle = m[3].matched ? std::stoll(m[3]) : 0;
-  const std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
-  for (int64_t r = 0; r < shape[0]; r += rows) {
-    for (int64_t c = 0; c < shape[1]; c += cols) {
-      const auto [coords, rank] = tma_coordinates(g, {plus(g.origin[0], r), plus(g.origin[1], c)});
-      line(issuer + "tessel::device::tma_prefetch_" + std::to_string(rank) + "d(&" + tmap + ", " +
-           coords + ");");
-    }
+  };
+  if (a->rank == 1) return emit({g.origin[0]});
+  for (int64_t r = 0; r < shape[0]; r += a->rows) {
+    for (int64_t c = 0; c < shape[1]; c += a->cols) emit({plus(g.origin[0], r), plus(g.origin[1], c)});
   }
 }
 

@@ -69,9 +69,8 @@ class KernelOverlap {
     int64_t blocks_per_sm = 1;
     for (const auto& op : body_->ops()) {
       roles = roles || op->kind() == OpKind::warp_group;
-      if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm") &&
-          op->attr("blocks_per_sm")->kind == Attribute::Kind::integer)
-        blocks_per_sm = op->int_attr("blocks_per_sm");
+      if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm"))
+        blocks_per_sm = op->int_attr("blocks_per_sm");  // the verifier checked it
     }
     return roles && blocks_per_sm <= 1;
   }
