@@ -6,6 +6,10 @@
 #   build_tool_and_python   both at once; prints the build logs' tails and fails if either fails
 #   write_w4a16_variants A,B  build-dev/variants/A.tir ... from bench/python/w4a16.py's variant names
 #   w4a16_check_sizes NAME    the --size of a ragged check of that variant (NQ for tiled weights)
+#   w4a16_check_and_bench V SHAPES  W4A16 variants V (comma-separated) checked against the
+#                             interpreter (every one with CHECK_ALL=1, else the first), sanitized
+#                             (SAN=1, the first), then bench/python/w4a16.py at SHAPES as graphs of
+#                             GRAPH launches (records in $OUT/w4a16.jsonl)
 #   run_gpu_test_binaries     every carried .carry-gpu/*_gpu_test side by side, one summary line each
 # Both log under $LOG and return non-zero when the build fails.
 cd "$(dirname "${BASH_SOURCE[1]}")/../.."
@@ -69,4 +73,25 @@ run_gpu_test_binaries() {
     # A failing binary's log comes back with the call's files (the failure lines, not just rc).
     grep -q "^\[  FAILED" $LOG/$n.log && grep -B3 -A12 "Failure" $LOG/$n.log | head -80 > $OUT/$n.failure.log
   done
+}
+
+w4a16_check_and_bench() {
+  local variants=$1 shapes=$2 T=build-dev/bin/tessel
+  write_w4a16_variants "$variants"
+  local v=${variants%%,*} c size tool
+  for c in $([ "${CHECK_ALL:-0}" = 1 ] && echo ${variants//,/ } || echo $v); do
+    size=$(w4a16_check_sizes $c)
+    echo "$c against the interpreter ($size): $($T run build-dev/variants/$c.tir --gpu --check --size $size 2>&1 | grep -E 'relative error|error')"
+  done
+  size=$(w4a16_check_sizes $v)
+  if [ "${SAN:-1}" = 1 ]; then
+    for tool in memcheck racecheck synccheck; do
+      compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size $size > $LOG/san.log 2>&1
+      echo "$v $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san.log)"
+    done
+  fi
+  (export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
+   cd bench/python &&
+     timeout ${BENCH_TIMEOUT:-360} python3 w4a16.py --json $OUT/w4a16.jsonl --iterations ${ITER:-30} \
+       --graph ${GRAPH:-8} --sets 4 --shapes $shapes --variants $variants 2>&1 | tail -40)
 }

@@ -6,7 +6,8 @@
 #   SAN=1           compute-sanitizer memcheck, racecheck, synccheck on the first of VARIANTS
 #   then bench/python/w4a16.py over VARIANTS at SHAPES as CUDA graphs of GRAPH launches (where
 #   launches overlap) and launch by launch (records in $OUT/w4a16.jsonl). A/B of one kernel:
-#   NAME (overlap and prefetch, the default), NAME_ovwait (overlap, no prefetch), NAME_ovoff.
+#   NAME (overlapping, the default), NAME_ovearly / _ovlate / _ovprefetch, NAME_ovoff. Every variant
+#   is checked against the interpreter first.
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
@@ -17,24 +18,6 @@ case ${TESTS:-overlap} in
            echo "overlap_gpu_test rc=$? $(grep -E '^\[  PASSED|^\[  FAILED|^\[       OK|Failure' $LOG/overlap.log | tr '\n' ' ')"
            grep -B2 -A8 "Failure" $LOG/overlap.log | head -40 ;;
 esac
-T=build-dev/bin/tessel
-VARIANTS=${VARIANTS:-c64x16_k128_w3_p2_st12,c64x16_k128_w3_p2_st12_ovwait,c64x16_k128_w3_p2_st12_ovoff}
-write_w4a16_variants "$VARIANTS"
-v=${VARIANTS%%,*}
-for c in ${VARIANTS//,/ }; do
-  SIZE=$(w4a16_check_sizes $c)
-  echo "$c against the interpreter ($SIZE): $($T run build-dev/variants/$c.tir --gpu --check --size $SIZE 2>&1 | grep -E 'relative error|error')"
-done
-SIZE=$(w4a16_check_sizes $v)
-if [ "${SAN:-1}" = 1 ]; then
-  for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size $SIZE > $LOG/san.log 2>&1
-    echo "$v $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san.log)"
-  done
-fi
-export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
-cd bench/python
-timeout ${BENCH_TIMEOUT:-360} python3 w4a16.py --json $OUT/w4a16.jsonl --iterations ${ITER:-30} \
-  --graph ${GRAPH:-8} --sets 4 \
-  --shapes ${SHAPES:-16x8192x2048g128,16x8192x8192g128,1x8192x8192g128} \
-  --variants $VARIANTS 2>&1 | tail -40
+CHECK_ALL=1 w4a16_check_and_bench \
+  "${VARIANTS:-c64x16_k128_w3_p2_st12,c64x16_k128_w3_p2_st12_ovoff}" \
+  "${SHAPES:-16x8192x2048g128,16x8192x8192g128,1x8192x8192g128}"
