@@ -20,6 +20,7 @@
 #include "runtime/numerics.h"
 #include "support/diagnostics.h"
 #include "tessel/example_kernels.h"
+#include "gpu/kernels/w4a16_problem.h"
 
 namespace tessel {
 namespace {
@@ -267,48 +268,21 @@ double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group, const std:
   SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " g" +
                std::to_string(group) + " seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> real(-1.0, 1.0), scale(0.005, 0.02);
-  std::uniform_int_distribution<int> nibble(0, 15);
-  const int64_t groups = k / group;
-  interp::HostTensor x(ir::ScalarKind::f16, {m, k}), q(ir::ScalarKind::u4, {n, k}),
-      sc(ir::ScalarKind::f16, {groups, n});
-  for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, real(rng));
-  for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));
-  for (int64_t i = 0; i < sc.size(); ++i) sc.set_float(i, scale(rng));
-  auto upload = [](const interp::HostTensor& t) {
-    runtime::DeviceBuffer buffer(std::max<size_t>(t.bytes().size(), 16));
-    buffer.upload(t.bytes().data(), t.bytes().size());
-    return buffer;
-  };
-  runtime::DeviceBuffer dx = upload(x), dq = upload(q), ds = upload(sc);
+  const testing::W4A16Problem p(m, n, k, group, rng, 0.005, 0.02);
   runtime::DeviceBuffer dy(std::max<int64_t>(m * n, 1) * 2);
   dy.fill_bytes(0xFF);
-  kernel.launch({TensorArg{dx.ptr(), {m, k}, ir::ScalarKind::f16},
-                 TensorArg{dq.ptr(), {n, k}, ir::ScalarKind::u4},
-                 TensorArg{ds.ptr(), {groups, n}, ir::ScalarKind::f16},
-                 TensorArg{dy.ptr(), {m, n}, ir::ScalarKind::f16}});
+  kernel.launch(p.args(p.dx, dy));
   runtime::context().synchronize();
   if (resident) *resident = kernel.launch_sm_count();
   auto y = runtime::to_floats(runtime::HostFloat::f16, dy.to_host<uint8_t>());
-  std::vector<double> w(static_cast<size_t>(n * k)), xs(static_cast<size_t>(m * k));
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const double v = (static_cast<double>(q.get_int(j * k + kk)) - 8.0) *
-                       sc.get_float((kk / group) * n + j);
-      w[j * k + kk] = interp::round_to(ir::ScalarKind::f16, v);
-    }
-  }
-  for (int64_t i = 0; i < x.size(); ++i) xs[i] = x.get_float(i);
+  const std::vector<double> xs = p.x_values();
   std::vector<float> got;
   std::vector<double> want;
   for (int64_t r = 0; r < m; ++r) {
     if (!(r < 80 || r >= m - 80 || r % 61 == 0)) continue;
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = 0;
-      for (int64_t kk = 0; kk < k; ++kk) sum += xs[r * k + kk] * w[j * k + kk];
-      want.push_back(sum);
-      got.push_back(y[r * n + j]);
-    }
+    const std::vector<double> row = p.reference_row(xs, r);
+    want.insert(want.end(), row.begin(), row.end());
+    got.insert(got.end(), y.begin() + r * n, y.begin() + (r + 1) * n);
   }
   return runtime::relative_error(got, want);
 }

@@ -20,6 +20,7 @@
 #include "runtime/numerics.h"
 #include "support/diagnostics.h"
 #include "tessel/example_kernels.h"
+#include "gpu/kernels/w4a16_problem.h"
 
 namespace tessel {
 namespace {
@@ -113,40 +114,18 @@ TEST_F(OverlapGpuTest, ChainedW4A16LaunchesReadTheOutputBeforeThem) {
   auto module = ir::parse_module(examples::lowered_kernels().at("gemm_w4a16"), "gemm_w4a16.tir");
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
   ASSERT_TRUE(kernel.emitted().overlaps_launches);
-  const int64_t m = 16, n = 4096, k = 4096, group = 128, groups = k / group;
+  const int64_t m = 16, n = 4096, k = 4096;
   const uint64_t seed = runtime::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> real(-1.0, 1.0), scale(0.0005, 0.002);
-  std::uniform_int_distribution<int> nibble(0, 15);
-  interp::HostTensor x(ir::ScalarKind::f16, {m, k}), q(ir::ScalarKind::u4, {n, k}),
-      sc(ir::ScalarKind::f16, {groups, n});
-  for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, real(rng));
-  for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));
-  for (int64_t i = 0; i < sc.size(); ++i) sc.set_float(i, scale(rng));
-  auto upload = [](const interp::HostTensor& t) {
-    runtime::DeviceBuffer buffer(t.bytes().size());
-    buffer.upload(t.bytes().data(), t.bytes().size());
-    return buffer;
-  };
-  runtime::DeviceBuffer dx = upload(x), dq = upload(q), ds = upload(sc);
+  // Small scales keep Y1 (the second launch's X) in the range of X.
+  const testing::W4A16Problem p(m, n, k, 128, rng, 0.0005, 0.002);
   runtime::DeviceBuffer y1(static_cast<size_t>(m * n) * 2), y2(static_cast<size_t>(m * n) * 2);
-  std::vector<double> w(static_cast<size_t>(n * k));
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t kk = 0; kk < k; ++kk) {
-      w[j * k + kk] = interp::round_to(
-          ir::ScalarKind::f16,
-          (static_cast<double>(q.get_int(j * k + kk)) - 8.0) * sc.get_float((kk / group) * n + j));
-    }
-  }
   auto product = [&](const std::vector<double>& in) {
-    std::vector<double> out(static_cast<size_t>(m * n));
+    std::vector<double> out;
     for (int64_t r = 0; r < m; ++r) {
-      for (int64_t j = 0; j < n; ++j) {
-        double sum = 0;
-        for (int64_t kk = 0; kk < k; ++kk) sum += in[r * k + kk] * w[j * k + kk];
-        out[r * n + j] = sum;
-      }
+      const std::vector<double> row = p.reference_row(in, r);
+      out.insert(out.end(), row.begin(), row.end());
     }
     return out;
   };
@@ -156,21 +135,14 @@ TEST_F(OverlapGpuTest, ChainedW4A16LaunchesReadTheOutputBeforeThem) {
     y1.fill_bytes(0xFF);
     y2.fill_bytes(0xFF);
     runtime::context().synchronize();
-    auto args = [&](runtime::DeviceBuffer& in, runtime::DeviceBuffer& out) {
-      return std::vector<KernelArg>{TensorArg{in.ptr(), {m, k}, ir::ScalarKind::f16},
-                                    TensorArg{dq.ptr(), {n, k}, ir::ScalarKind::u4},
-                                    TensorArg{ds.ptr(), {groups, n}, ir::ScalarKind::f16},
-                                    TensorArg{out.ptr(), {m, n}, ir::ScalarKind::f16}};
-    };
-    kernel.launch(args(dx, y1), stream);
-    kernel.launch(args(y1, y2), stream);
+    kernel.launch(p.args(p.dx, y1), stream);
+    kernel.launch(p.args(y1, y2), stream);
     runtime::check(runtime::driver().cuStreamSynchronize(stream), "cuStreamSynchronize");
     const auto got1 = runtime::to_floats(runtime::HostFloat::f16, y1.to_host<uint8_t>());
     const auto got2 = runtime::to_floats(runtime::HostFloat::f16, y2.to_host<uint8_t>());
-    std::vector<double> xs(static_cast<size_t>(m * k)), y1s(got1.begin(), got1.end());
-    for (int64_t i = 0; i < x.size(); ++i) xs[i] = x.get_float(i);
-    EXPECT_LT(runtime::relative_error(got1, product(xs)), 3e-3);
-    EXPECT_LT(runtime::relative_error(got2, product(y1s)), 3e-3);
+    EXPECT_LT(runtime::relative_error(got1, product(p.x_values())), 3e-3);
+    EXPECT_LT(runtime::relative_error(got2, product(std::vector<double>(got1.begin(), got1.end()))),
+              3e-3);
   }
   runtime::check(runtime::driver().cuStreamDestroy(stream), "cuStreamDestroy");
 }
