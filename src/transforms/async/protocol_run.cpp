@@ -10,8 +10,7 @@
 
 #include "ir/async.h"
 #include "ir/barrier_model.h"
-#include "ir/grouped.h"
-#include "ir/int_arith.h"
+#include "transforms/async/protocol_scalars.h"
 
 namespace tessel::transforms::protocol {
 namespace {
@@ -19,7 +18,6 @@ namespace {
 using ir::Block;
 using ir::Operation;
 using ir::OpKind;
-using ir::ScalarKind;
 using ir::Value;
 
 struct SlotState {
@@ -50,29 +48,6 @@ struct Load {
   int64_t bytes;
 };
 
-// A map from the kernel's values to T, stored flat.
-template <typename T>
-class ValueMap {
- public:
-  explicit ValueMap(const ValueIds& ids) : ids_(&ids), values_(ids.size()), set_(ids.size()) {}
-  T& operator[](const Value* v) {
-    int i = ids_->at(v);
-    TESSEL_ASSERT(i >= 0, "check-protocol: a value outside the kernel");
-    set_[i] = 1;
-    return values_[i];
-  }
-  const T* find(const Value* v) const {
-    int i = ids_->at(v);
-    return i >= 0 && set_[i] ? &values_[i] : nullptr;
-  }
-  bool count(const Value* v) const { return find(v) != nullptr; }
-
- private:
-  const ValueIds* ids_;
-  std::vector<T> values_;
-  std::vector<uint8_t> set_;
-};
-using Env = ValueMap<int64_t>;
 
 // One run of one block under one schedule.
 class Run {
@@ -80,8 +55,7 @@ class Run {
   Run(const Operation& kernel, const ValueIds& ids, const std::map<std::string, int64_t>& sizes,
       int64_t sm_count, const Schedule& schedule, std::string instance)
       : kernel_(kernel),
-        sizes_(&sizes),
-        sm_count_(sm_count),
+        scalars_(kernel, sizes, sm_count),
         schedule_(schedule),
         instance_(std::move(instance)),
         top_(ids),
@@ -91,7 +65,7 @@ class Run {
   // split-k block either sums the partials and runs the epilogue or skips both; each branch must
   // keep the protocol, so check_sizes runs both.
   Run& last_arrivals(bool last) {
-    last_arrival_ = last;
+    scalars_.set_last_arrival(last);
     if (!last) instance_ += ", not the last arrival";
     return *this;
   }
@@ -318,79 +292,20 @@ class Run {
     return text;
   }
 
+  // The scalars (protocol_scalars.h); what they cannot follow fails with this run's context.
   int64_t value(const Env& env, const Value* v) {
-    if (const int64_t* x = env.find(v)) return *x;
-    const Operation* d = v->def();
-    if (d && d->kind() == OpKind::constant &&
-        d->attr("value")->kind == ir::Attribute::Kind::integer)
-      return d->int_attr("value");
-    if (d)
-      fail(*d, "cannot follow " + ir::value_ref(v) +
-                   ", which a branch, a loop bound or a "
-                   "barrier index depends on");
-    user_error(kernel_.loc(), "check-protocol: cannot follow ", ir::value_ref(v));
+    try {
+      return scalars_.value(env, v);
+    } catch (const Scalars::Failure& f) {
+      fail(*f.op, f.what);
+    }
   }
-
-  // Scalar ops, sizes, rings and barriers (top level or in a role).
   bool scalar(const Operation& op, Env& env) {
-    if (op.kind() == OpKind::find_group) return find_group(op, env);
-    if (op.num_results() != 1 || !op.result()->type().is_scalar()) return false;
-    ScalarKind k = op.result()->type().element();
-    if (!ir::is_integer(k)) return false;
-    switch (op.kind()) {
-      case OpKind::size:
-        env[op.result()] = sizes_->at(op.str_attr("name"));
-        return true;
-      case OpKind::sm_count:
-        env[op.result()] = sm_count_;
-        return true;
-      case OpKind::counter_arrive:
-        env[op.result()] = last_arrival_ ? value(env, op.operand(1)) - 1 : 0;
-        return true;
-      case OpKind::constant:
-        if (op.attr("value")->kind != ir::Attribute::Kind::integer) return false;
-        env[op.result()] = op.int_attr("value");
-        return true;
-      case OpKind::select:
-        env[op.result()] =
-            value(env, op.operand(0)) ? value(env, op.operand(1)) : value(env, op.operand(2));
-        return true;
-      default:
-        break;
+    try {
+      return scalars_.eval(op, env);
+    } catch (const Scalars::Failure& f) {
+      fail(*f.op, f.what);
     }
-    if (!ir::is_elementwise(op.kind()) || op.num_operands() > 2) return false;
-    for (const Value* v : op.operands()) {
-      if (!v->type().is_scalar() || !ir::is_integer(v->type().element())) return false;
-    }
-    int64_t a = value(env, op.operand(0));
-    int64_t b = op.num_operands() > 1 ? value(env, op.operand(1)) : 0;
-    auto r = ir::eval_integer(op.kind(), op.operand(0)->type().element(), a, b,
-                              op.has_attr("pred") ? op.str_attr("pred") : "");
-    if (!r) fail(op, "divides by zero on these sizes");
-    env[op.result()] = *r;
-    return true;
-  }
-
-  // find_group without the data: groups whose row counts cycle through a pattern that gives a
-  // group of two tiles (the last partial), an empty group, a group of one row and one of three
-  // whole tiles, so that tiles of every kind, and tiles past the last group (rows 0: loops of
-  // zero trips), meet the ring in one run.
-  bool find_group(const Operation& op, Env& env) {
-    const ir::Extent& e = op.operand(0)->type().shape()[0];
-    const int64_t groups = e.is_static() ? e.value : sizes_->at(e.symbol);
-    const int64_t tile = op.int_attr("tile");
-    const int64_t pattern[] = {tile + 1, 0, 1, 3 * tile};
-    const ir::GroupTile g =
-        ir::find_group_tile(groups, value(env, op.operand(1)), tile, [&](int64_t i) {
-          int64_t end = 0;
-          for (int64_t j = 0; j <= i; ++j) end += pattern[j % 4];
-          return end;
-        });
-    env[op.result(0)] = g.group;
-    env[op.result(1)] = g.tile;
-    env[op.result(2)] = g.first;
-    env[op.result(3)] = g.rows;
-    return true;
   }
 
   void top_level(const Operation& op, Env& env) {
@@ -781,9 +696,7 @@ class Run {
   }
 
   const Operation& kernel_;
-  const std::map<std::string, int64_t>* sizes_;
-  int64_t sm_count_;
-  bool last_arrival_ = true;
+  Scalars scalars_;
   Schedule schedule_;
   std::string instance_;
   Env top_;
@@ -802,7 +715,7 @@ class Run {
 
 int64_t grid_blocks(const Operation& kernel, const ValueIds& ids,
                     const std::map<std::string, int64_t>& sizes, int64_t sm_count) {
-  return Run(kernel, ids, sizes, sm_count, kSchedules[0], "").grid_blocks();
+  return Run(kernel, ids, sizes, sm_count, kSchedules[0], "the grid on these sizes").grid_blocks();
 }
 
 void run_block(const Operation& kernel, const ValueIds& ids,

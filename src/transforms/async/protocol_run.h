@@ -1,7 +1,8 @@
 // The model check-protocol runs: one block of a lowered kernel on concrete sizes, its roles as
 // coroutines over their synchronization skeleton, every barrier a phase model, every ring slot's
 // loads and reads counted (check_protocol.h says what it reports and why). check_protocol.cpp
-// chooses the instances — sizes, SM counts, blocks, schedules — and runs them here.
+// chooses the instances — sizes, SM counts, blocks, schedules — and runs them here;
+// protocol_scalars.h evaluates the integers the run's control flow and barrier indices need.
 #pragma once
 
 #include <cstdint>
