@@ -80,7 +80,11 @@
 // writes to shared memory become visible to TMA), `role_sync` (a barrier of the role's threads),
 // `copy_async %buf, %tile {atom = "tma.store..."}` (one thread of the role sends the buffer; it
 // completes in that thread's bulk async-group), `copy_async_commit`, and
-// `copy_async_wait {pending = N}` (until at most N groups still read their buffers).
+// `copy_async_wait {pending = N}` (until at most N groups still read their buffers). With
+// `{by = warpgroup}` on role_sync, the store, its commit and wait, each warpgroup of the role does
+// them for its own rows: a barrier of its 128 threads; thread 0 of warpgroup w sends rows
+// [w R/W, (w+1) R/W) of the R-row buffer into the same rows of the tile (the atom's box is that
+// share), in its own bulk async-group. Results are the same; only who waits for whom changes.
 //
 // Turns (made by pingpong-consumers): the order in which the W warpgroups of one role (W >= 2)
 // issue their tensor-core work, so that one warpgroup's SIMT work runs while another's wgmmas

@@ -72,6 +72,25 @@ void need_role(const Operation& op) {
   if (!enclosing_role(op)) fail(op, "runs inside a warp_group (a role), not outside every role");
 }
 
+// `by = warpgroup` on the ops of a staged store (role_sync, a TMA store, its commit and wait):
+// each warpgroup of the role syncs and sends its own share; the role must be whole warpgroups
+// of all its threads (not one elected thread).
+void by_warpgroup(const Operation& op) {
+  if (!op.has_attr("by")) return;
+  ident_attr(op, "by", {"warpgroup"}, nullptr);
+  const Operation* role = nullptr;
+  for (const Operation* p = op.parent_op(); p && !role; p = p->parent_op()) {
+    if (p->kind() == OpKind::warp_group) role = p;
+  }
+  if (!role) fail(op, "runs by warpgroup inside a warp_group (a role), not outside every role");
+  if (role->int_attr("threads") % 128 != 0 || role->int_attr("first_thread") % 128 != 0 ||
+      role->has_attr("issue")) {
+    fail(op, "runs by warpgroup in a role that is not whole warpgroups of threads (",
+         role->int_attr("threads"), " threads from ", role->int_attr("first_thread"),
+         role->has_attr("issue") ? ", issued by one thread)" : ")");
+  }
+}
+
 const Type& need_aref(const Operation& op, int i) {
   const Type& t = op.operand(i)->type();
   if (!t.is_aref())
@@ -284,6 +303,17 @@ void verify_async_op(const Operation& op) {
                ": element types and shapes must agree");
         }
         need_role(op);
+        by_warpgroup(op);
+        if (op.has_attr("by")) {
+          const Operation* role = enclosing_role(op);
+          const int64_t warpgroups = role ? role->int_attr("threads") / 128 : 1;
+          const int64_t rows = src.rank() == 2 && src.shape()[0].is_static()
+                                   ? src.shape()[0].value : 0;
+          if (warpgroups < 1 || rows % (8 * warpgroups) != 0) {
+            fail(op, "stores by warpgroup a buffer of ", src.str(), ": its rows must split into ",
+                 warpgroups, " warpgroups' shares of a multiple of 8 rows");
+          }
+        }
         return;
       }
       counts(op, 4, 0);
@@ -315,16 +345,21 @@ void verify_async_op(const Operation& op) {
       return;
     }
     case OpKind::copy_async_commit:
+      counts(op, 0, 0);
+      by_warpgroup(op);
+      return;
     case OpKind::fence_proxy_async:
       counts(op, 0, 0);
       return;
     case OpKind::copy_async_wait:
       counts(op, 0, 0);
       int_attr_in(op, "pending", 0, 7);
+      by_warpgroup(op);
       return;
     case OpKind::role_sync:
       counts(op, 0, 0);
       need_role(op);
+      by_warpgroup(op);
       return;
     case OpKind::turn_begin:
     case OpKind::turn_wait:

@@ -62,6 +62,33 @@ std::string Emitter::threads_barrier() const {
          std::to_string(role_index_) + ", " + std::to_string(role_threads_) + ");";
 }
 
+// Named barriers from kNamedBarrierFirstUserId: one per role, then the turns' (one per warpgroup
+// of the role that takes turns), then one per warpgroup of the block for `by = warpgroup` syncs
+// (indexed by the block's warpgroup, so two roles' warpgroups never share one).
+std::string Emitter::warpgroup_barrier(const Operation& op) {
+  int roles = 0;
+  int64_t turn_warpgroups = 0, block_threads = 0;
+  for (const auto& other : kernel_.region(0)->ops()) {
+    if (other->kind() != OpKind::warp_group) continue;
+    ++roles;
+    block_threads = std::max(block_threads, other->int_attr("first_thread") + other->int_attr("threads"));
+    bool turns = false;
+    ir::walk(other.get(), [&](Operation* o) { turns |= o->kind() == OpKind::turn_begin; });
+    if (turns) turn_warpgroups += other->int_attr("threads") / 128;
+  }
+  const int64_t first = roles + turn_warpgroups;
+  if (role_index_ < 0 || role_threads_ % 128 != 0 || role_first_thread_ % 128 != 0) {
+    unsupported(op, "syncs by warpgroup outside a role of whole warpgroups");
+  }
+  if (8 + first + (block_threads + 127) / 128 > 16) {
+    unsupported(op, "needs a named barrier per warpgroup beyond the roles' and the turns' own, "
+                    "more than the 16 there are");
+  }
+  return "tessel::device::named_barrier_sync(tessel::device::kNamedBarrierFirstUserId + " +
+         std::to_string(first) + " + (" + std::to_string(role_first_thread_) +
+         " + tid) / 128, 128);  // this warpgroup's threads";
+}
+
 void Emitter::async_op(const Operation& op) {
   switch (op.kind()) {
     case OpKind::warp_group:
@@ -169,20 +196,19 @@ void Emitter::async_op(const Operation& op) {
       return op.num_operands() == 2 ? store_async(op) : copy_async(op);
     // The bulk async-group of the thread that issues the role's TMA stores (thread 0 of the
     // role): only that thread commits and waits; role_sync then tells the others.
+    // `by = warpgroup`: thread 0 of each warpgroup, which sends that warpgroup's rows.
     case OpKind::copy_async_commit:
-      line(std::string(issue_one_ ? "" : "if (tid == 0) ") +
-           "tessel::device::tma_store_commit_group();");
+      line(store_thread(op) + "tessel::device::tma_store_commit_group();");
       return;
     case OpKind::copy_async_wait:
-      line(std::string(issue_one_ ? "" : "if (tid == 0) ") +
-           "tessel::device::tma_store_wait_read<" + std::to_string(op.int_attr("pending")) +
-           ">();");
+      line(store_thread(op) + "tessel::device::tma_store_wait_read<" +
+           std::to_string(op.int_attr("pending")) + ">();");
       return;
     case OpKind::fence_proxy_async:
       line("tessel::device::fence_proxy_async_shared();");
       return;
     case OpKind::role_sync:
-      line(threads_barrier());
+      line(op.has_attr("by") ? warpgroup_barrier(op) : threads_barrier());
       return;
     case OpKind::turn_begin:
     case OpKind::turn_wait:
@@ -292,6 +318,7 @@ void Emitter::warp_group(const Operation& op) {
   }
   issue_one_ = one;
   role_threads_ = threads;
+  role_first_thread_ = first;
   role_index_ = 0;
   for (const auto& other : kernel_.region(0)->ops()) {
     if (other.get() == &op) break;
@@ -626,9 +653,16 @@ void Emitter::store_async(const Operation& op) {
     unsupported(op, "stores %" + op.operand(0)->name() + ", which is not a shared buffer");
   }
   const Type& t = op.operand(0)->type();
-  if (t.rank() != 2 || t.static_shape()[0] != rows || t.static_shape()[1] != cols) {
-    unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) +
-                        " that is not its whole buffer " + t.str());
+  // `by = warpgroup`: each warpgroup's thread 0 sends its warpgroup's share of the rows.
+  const bool by_warpgroup = op.has_attr("by");
+  const int64_t shares = by_warpgroup ? role_threads_ / 128 : 1;
+  if (by_warpgroup && (issue_one_ || role_index_ < 0 || role_threads_ % 128 != 0)) {
+    unsupported(op, "stores by warpgroup outside a role of whole warpgroups");
+  }
+  if (t.rank() != 2 || t.static_shape()[0] != rows * shares || t.static_shape()[1] != cols) {
+    unsupported(op, "has a box " + std::to_string(rows) + "x" + std::to_string(cols) + " that is " +
+                        (by_warpgroup ? "not one warpgroup's share of " : "not its whole ") +
+                        "buffer " + t.str());
   }
   const Operation* tile = op.operand(1)->def();
   if (!tile) unsupported(op, "must store into a tile of a kernel argument");
@@ -642,9 +676,26 @@ void Emitter::store_async(const Operation& op) {
   std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle, op.has_attr("optional"));
   const View& g = view(op, op.operand(1));
   // TMA clips the box at the tensor's bounds: a masked tile's writes outside are dropped.
+  if (by_warpgroup) {
+    const int64_t share_bytes = t.static_bytes() / shares;
+    const auto [coords, rank] =
+        tma_coordinates(g, {"(" + g.origin[0] + ") + tid / 128 * " + std::to_string(rows),
+                            g.origin[1]});
+    line("if (tid % 128 == 0) tessel::device::tma_store_" + std::to_string(rank) + "d(&" + tmap +
+         ", " + src->second.base + " + tid / 128 * " + std::to_string(share_bytes) + ", " +
+         coords + ");");
+    return;
+  }
   const auto [coords, rank] = tma_coordinates(g, {g.origin[0], g.origin[1]});
   line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::tma_store_" +
        std::to_string(rank) + "d(&" + tmap + ", " + src->second.base + ", " + coords + ");");
+}
+
+// The guard of a thread's share of the role's TMA stores: thread 0 of the role, or of each
+// warpgroup with `by = warpgroup`; none in a role run by one elected thread.
+std::string Emitter::store_thread(const Operation& op) const {
+  if (op.has_attr("by")) return "if (tid % 128 == 0) ";
+  return issue_one_ ? "" : "if (tid == 0) ";
 }
 
 void Emitter::wgmma_op(const Operation& op) {

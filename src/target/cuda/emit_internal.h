@@ -316,6 +316,10 @@ class Emitter {
   // The barrier over every thread that runs the current op: __syncthreads outside roles, the
   // role's named barrier inside one (its other threads never reach a __syncthreads there).
   std::string threads_barrier() const;
+  // The barrier over the 128 threads of the running thread's warpgroup (`role_sync {by =
+  // warpgroup}`): a named barrier per warpgroup of the block, above the roles' and the turns'.
+  std::string warpgroup_barrier(const Operation& op);
+  std::string store_thread(const Operation& op) const;
   // The threads that run `op`: its role's, or the block's outside roles.
   int64_t threads_of(const Operation& op) const;
   void async_op(const Operation& op);
@@ -407,6 +411,7 @@ class Emitter {
   bool issue_one_ = false;
   int role_index_ = -1;  // the current role's position among the kernel's roles (-1: outside)
   int64_t role_threads_ = 0;
+  int64_t role_first_thread_ = 0;  // the current role's first thread in the block
   int workspaces_ = 0;
   // Ops another op's emission already wrote (an add fused into the load before it).
   std::set<const Operation*> fused_;

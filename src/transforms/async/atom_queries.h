@@ -74,4 +74,21 @@ inline std::optional<std::pair<const ir::Value*, ir::Operation*>> read_before_re
   return std::nullopt;
 }
 
+// A loop whose body holds wgmma mmas and register work beside them (an op other than an mma
+// whose result is a register tensor: attention's softmax between S = Q·Kᵀ and O += P·V). Its
+// warpgroups' paces drift apart (pingpong-consumers gives them turns there; stage-stores then
+// lets each warpgroup store its own rows without waiting for the others).
+inline bool works_between_wgmmas(const ir::Operation& loop) {
+  if (loop.kind() != ir::OpKind::for_) return false;
+  bool mma = false, work = false;
+  for (const auto& op : loop.region(0)->ops()) {
+    mma |= is_wgmma(*op);
+    if (op->kind() != ir::OpKind::mma && op->num_results() > 0) {
+      const ir::Type& t = op->result()->type();
+      work |= t.is_tensor() && t.space() == ir::MemorySpace::reg;
+    }
+  }
+  return mma && work;
+}
+
 }  // namespace tessel::transforms

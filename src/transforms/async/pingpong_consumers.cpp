@@ -18,14 +18,6 @@ using ir::MemorySpace;
 using ir::Operation;
 using ir::OpKind;
 
-
-// Register work besides mmas: an op whose result is a register tensor.
-bool is_register_work(const Operation& op) {
-  if (op.kind() == OpKind::mma || op.num_results() == 0) return false;
-  const ir::Type& t = op.result()->type();
-  return t.is_tensor() && t.space() == MemorySpace::reg;
-}
-
 // The op after `op` in its block (an mma in a loop body is followed at least by the yield).
 Operation* next_op(Operation* op) {
   const auto& ops = op->parent_block()->ops();
@@ -50,13 +42,7 @@ std::optional<bool> pinned_flag(const Operation& grid) {
 std::vector<Operation*> qualifying_loops(Operation* role) {
   std::vector<Operation*> out;
   ir::walk(role, [&](Operation* loop) {
-    if (loop->kind() != OpKind::for_) return;
-    bool mma = false, work = false;
-    for (const auto& op : loop->region(0)->ops()) {
-      mma |= is_wgmma(*op);
-      work |= is_register_work(*op);
-    }
-    if (mma && work) out.push_back(loop);
+    if (works_between_wgmmas(*loop)) out.push_back(loop);
   });
   return out;
 }

@@ -9,6 +9,7 @@
 #include "ir/async.h"
 #include "layout/parse.h"
 #include "layout/tv_layout.h"
+#include "transforms/async/atom_queries.h"
 
 namespace tessel::transforms {
 namespace {
@@ -109,6 +110,50 @@ std::optional<std::string> part_layout(const std::string& text, int64_t rows, in
   return out;
 }
 
+// Whether each warpgroup of a role of `threads` threads holds only its own share of the rows of
+// a register tile [rows, cols] in layout `text` (warpgroup w: rows [w rows/W, (w+1) rows/W)), so
+// that it can write and send that share alone, synchronizing with no other warpgroup.
+bool rows_by_warpgroup(const std::string& text, int64_t rows, int64_t cols, int64_t threads) {
+  const int64_t warpgroups = threads / 128;
+  if (threads % 128 != 0 || warpgroups < 2 || rows % (8 * warpgroups) != 0) return false;
+  std::vector<layout::IntTuple> modes = {layout::IntTuple(rows), layout::IntTuple(cols)};
+  layout::TVLayout tv(layout::parse_layout(text), layout::IntTuple(modes));
+  if (tv.num_threads() != threads) return false;
+  const int64_t share = rows / warpgroups;
+  for (int64_t t = 0; t < threads; ++t) {
+    for (int64_t v = 0; v < tv.num_values(); ++v) {
+      if (tv.index(t, v) % rows / share != t / 128) return false;
+    }
+  }
+  return true;
+}
+
+// `stores_by` on the kernel's block_grid: "warpgroup", "role", or "" when not pinned.
+std::string stores_by_pin(const Operation& kernel) {
+  for (const auto& op : kernel.region(0)->ops()) {
+    if (op->kind() != OpKind::block_grid) continue;
+    const Attribute* a = op->attr("stores_by");
+    if (!a) return "";
+    if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
+        (a->s == "warpgroup" || a->s == "role"))
+      return a->s;
+    user_error(op->loc(), "block_grid: stores_by must be warpgroup or role, not ",
+               a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
+  }
+  return "";
+}
+
+// Whether a role's warpgroups drift apart between its stores: a loop of it works on wgmma
+// results in registers between its wgmmas (attention), so a role-wide barrier at the store
+// makes the warpgroup that is ahead wait once per tile. A GEMM's consumer warpgroups wait on
+// the same ring slots in step, and their role-wide store barrier is what was measured; they go
+// by warpgroup only where pinned.
+bool drifts_apart(Operation* role) {
+  bool drifts = false;
+  ir::walk(role, [&](Operation* op) { drifts |= works_between_wgmmas(*op); });
+  return drifts;
+}
+
 class Stager {
  public:
   explicit Stager(Operation& kernel) : kernel_(kernel), top_(kernel.region(0)) {}
@@ -152,18 +197,29 @@ class Stager {
     // second part's pending = 1 would let the first one's store still read the buffer).
     std::map<const Operation*, int64_t> parts_in_role;
     for (Operation* store : stores) parts_in_role[ir::enclosing_role(*store)] += parts_of(*store);
+    // A role whose warpgroups each hold their own rows of every tile it stores syncs and sends
+    // by warpgroup: a warpgroup that finishes its tile first goes on to the next one instead of
+    // waiting at a barrier of the whole role (which would put warpgroups that take turns at the
+    // tensor cores back in step once per tile).
+    const std::string pin = stores_by_pin(kernel_);
+    for (Operation* store : stores) {
+      Operation* role = const_cast<Operation*>(ir::enclosing_role(*store));
+      by_warpgroup_.emplace(role, pin == "warpgroup" || (pin.empty() && drifts_apart(role)));
+      by_warpgroup_[role] = by_warpgroup_[role] && splits_by_warpgroup(*store);
+    }
     std::set<Operation*> roles;
     for (Operation* store : stores) {
       const Operation* role = ir::enclosing_role(*store);
       roles.insert(const_cast<Operation*>(role));
       const int64_t first = next_part_[role];
       next_part_[role] += parts_of(*store);
-      stage(store, first, parts_in_role[role]);  // removes the store
+      stage(store, first, parts_in_role[role], by_warpgroup_[role]);  // removes the store
     }
     for (Operation* role : roles) {
       OpBuilder b(role->region(0));
-      b.create(OpKind::copy_async_wait, {}, {}, role->loc())
-          ->set_attr("pending", Attribute::integer(0));
+      Operation* wait = b.create(OpKind::copy_async_wait, {}, {}, role->loc());
+      wait->set_attr("pending", Attribute::integer(0));
+      if (by_warpgroup_[role]) wait->set_attr("by", Attribute::ident("warpgroup"));
     }
   }
 
@@ -201,6 +257,20 @@ class Stager {
     if (!accumulator_layouts_.count(r.layout()) && !transposed_layouts_.count(r.layout()))
       return false;
     return part_layout(r.layout(), shape[0], shape[1]).has_value();
+  }
+
+  // Whether `store` (matched) can be written and sent by each warpgroup of its role alone: its
+  // tile's rows split among the warpgroups as its layout holds them, its rows aligned for TMA
+  // (no copy-out fallback, which reads every row), no window, not a register transpose.
+  bool splits_by_warpgroup(const Operation& store) {
+    const Operation* role = ir::enclosing_role(store);
+    const Type& rt = store.operand(0)->type();
+    const Operation* tile = store.operand(1)->def();
+    if (role->has_attr("issue") || role->int_attr("first_thread") % 128 != 0) return false;
+    if (transposed_layouts_.count(rt.layout()) || ir::tile_window_dim(*tile) >= 0) return false;
+    if (!rows_aligned(tile->operand(0))) return false;
+    const std::vector<int64_t> shape = rt.static_shape();
+    return rows_by_warpgroup(rt.layout(), shape[0], shape[1], role->int_attr("threads"));
   }
 
   Value* top_constant(int64_t value) {
@@ -264,7 +334,7 @@ class Stager {
   }
 
   // Stages `store`, whose first part is part `first` of the `total` its role stores.
-  void stage(Operation* store, int64_t first, int64_t total) {
+  void stage(Operation* store, int64_t first, int64_t total, bool by_warpgroup) {
     Value* out = store->operand(0);
     const Operation* tile = store->operand(1)->def();
     Value* arg = tile->operand(0);
@@ -306,7 +376,12 @@ class Stager {
         b.index_op(OpKind::mul, tile->operand(col_dim + 1), cparts, "first_part", loc);
     std::vector<int64_t> part_shape = tile->ints_attr("shape");
     part_shape.back() = kPartColumns;
-    std::string tma = "tma.store.2d.box" + std::to_string(rows) + "x64.sw128";
+    const int64_t warpgroups = by_warpgroup ? ir::enclosing_role(*store)->int_attr("threads") / 128 : 1;
+    std::string tma = "tma.store.2d.box" + std::to_string(rows / warpgroups) + "x64.sw128";
+    auto by = [&](Operation* op) {
+      if (by_warpgroup) op->set_attr("by", Attribute::ident("warpgroup"));
+      return op;
+    };
     for (int64_t c = 0; c < parts; ++c) {
       const int64_t index = first + c;
       Value* buf = index % 2 ? s1 : s0;
@@ -319,14 +394,14 @@ class Stager {
       sl->set_attr("offsets", Attribute::ints({0, kPartColumns * c}));
       sl->set_attr("shape", Attribute::ints({rows, kPartColumns}));
       sl->result()->set_name(out->name() + "_part" + std::to_string(c));
-      b.create(OpKind::copy_async_wait, {}, {}, loc)
+      by(b.create(OpKind::copy_async_wait, {}, {}, loc))
           ->set_attr("pending", Attribute::integer(pending));
-      b.create(OpKind::role_sync, {}, {}, loc);
+      by(b.create(OpKind::role_sync, {}, {}, loc));
       const bool trans = transposed_layouts_.count(rt.layout()) > 0;
       b.create(OpKind::copy, {sl->result(), buf}, {}, loc)
           ->set_attr("atom", Attribute::string(trans ? "stmatrix.x4.trans.b16" : "stmatrix.x4.b16"));
       b.create(OpKind::fence_proxy_async, {}, {}, loc);
-      b.create(OpKind::role_sync, {}, {}, loc);
+      by(b.create(OpKind::role_sync, {}, {}, loc));
       Value* col = b.index_op(OpKind::add, first_col, top_constant(c), "part_col", loc);
       std::vector<Value*> operands(tile->operands().begin(), tile->operands().end());
       operands[col_dim + 1] = col;
@@ -348,11 +423,11 @@ class Stager {
         send = OpBuilder(guard->add_region());
         OpBuilder(guard->add_region()).create(OpKind::copy, {buf, t->result()}, {}, loc);
       }
-      Operation* st = send.create(OpKind::copy_async, {buf, t->result()}, {}, loc);
+      Operation* st = by(send.create(OpKind::copy_async, {buf, t->result()}, {}, loc));
       st->set_attr("atom", Attribute::string(tma));
       if (cond && cond != inside) st->set_attr("optional", Attribute::unit());
       if (inside) st->set_attr("inside_window", Attribute::unit());
-      send.create(OpKind::copy_async_commit, {}, {}, loc);
+      by(send.create(OpKind::copy_async_commit, {}, {}, loc));
     }
     block->remove(store);
   }
@@ -365,6 +440,7 @@ class Stager {
   std::map<int64_t, Value*> constants_;
   std::map<std::pair<int64_t, ScalarKind>, std::pair<Value*, Value*>> buffers_;
   std::map<const Operation*, int64_t> next_part_;  // per role: its parts staged so far
+  std::map<const Operation*, bool> by_warpgroup_;  // per role: its stores sync and go by warpgroup
 };
 
 }  // namespace

@@ -48,6 +48,18 @@
 // matrix transposed (test/lit/transforms/stage_stores_transposed.tir). Wider transposed tiles
 // (two warpgroups' rows side by side) are left alone: their parts would be held by one
 // warpgroup each.
+// By warpgroup. A role whose warpgroups each hold their own rows of the tile (a consumer of two
+// warpgroups with the accumulator's 64-row halves) may write and send by warpgroup: the role_syncs,
+// the TMA store (a box of the warpgroup's rows from its share of the buffer, sent by thread 0 of
+// each warpgroup), its commit and the waits carry `by = warpgroup`, so no warpgroup waits for
+// another at the store. That is the default where the role's warpgroups drift apart: a loop of
+// the role works on wgmma results in registers between its wgmmas (attention's softmax; measured
+// on the H100, bench/results/2026-11-27-stores-by-warpgroup-h100.md: 0.946 -> 0.964 of cuDNN at
+// L = 1K, 0.998 -> 1.011 at 4K, causal 1.086 -> 1.122 at 1K). A GEMM's consumer warpgroups wait
+// on the same ring slots in step and keep the role-wide form (measured that way) unless the grid
+// pins `stores_by = warpgroup`; `stores_by = role` keeps the role-wide form everywhere. Not by
+// warpgroup: stores under the row-alignment guard (the copy-out fallback reads every row of the
+// buffer), tiles with a window, register transposes, roles of one warpgroup or one elected thread.
 // Stores that do not match are left alone, and so is a store pinned `{staged = false}`: its
 // registers go straight to global memory, and the two buffers' shared memory goes to the rings
 // (attention with 176-key tiles stores its output once per tile and needs the bytes for two
