@@ -5,8 +5,10 @@
 # bench/kernel-variants/make_swap_variants.py; at each shape every variant is timed, the fastest
 # checked and timed against cublasGemmEx interleaved (tessel bench gemm a.tir+b.tir+...).
 # B [N,K]'s family also has the 64x32-tile variant with 4 wgmma groups in flight
-# (gemm_m64_n32_s16_f4, 2026-11-26-gemm-few-tokens-h100.md; not in the sweep's results yet).
-# JSON records and the summary's SVG in $OUT.
+# (gemm_m64_n32_s16_f4, 2026-11-26-gemm-few-tokens-h100.md) and its K loop split between two
+# consumer warpgroups of the block (split-roles: `_w2`, `_w2_p2`, 2026-11-27-split-roles-h100.md);
+# B [K,N]'s the 64x64 tile split so (`gemm_nn_m64_n64_s12_f2_w2`; wgmma's MN-major B needs N of
+# 64). LAYOUTS (default "nt nn") picks the families. JSON records and the summary's SVG in $OUT.
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
@@ -15,9 +17,15 @@ T=build-dev/bin/tessel
 V=bench/kernel-variants
 SWEEP=${SWEEP:-512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192,16384x16384x16384,16x4096x4096,64x4096x4096,256x4096x4096,16x11008x4096,64x11008x4096,256x11008x4096,16x4096x11008,64x4096x11008,256x4096x11008,16x14336x4096,256x14336x4096,16x4096x14336,256x4096x14336,4096x4096x11008,4096x4096x14336,4096x11008x4096,4096x14336x4096,1024x4096x4096,2048x4096x4096,8192x4096x4096,4096x1024x4096,128x16384x16384,16384x128x16384,8192x8192x256,8192x8192x16384,3000x5000x704}
 SWAPS="r64_t16_s12 r64_t16_s12_split_k r64_t32_s12_split_k r64_t64_s8_split_k r128_t16_s8"
-FAM=examples/kernels/gemm.tir$(for s in t128_s4_r8 t128_split_k m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n32_s16_f4; do echo -n +$V/gemm_$s.tir; done)$(for s in $SWAPS; do echo -n +$V/gemm_swap_$s.tir; done)
-NNFAM=examples/kernels/gemm_nn.tir$(for s in t128 t128_split_k cluster2x1 m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k; do echo -n +$V/gemm_nn_$s.tir; done)$(for s in $SWAPS; do echo -n +$V/gemm_nn_swap_$s.tir; done)
-timeout 290 $T bench gemm --kernels $FAM --iterations 20 --json $OUT/sweep_tn.jsonl --shapes $SWEEP > $OUT/tn.log 2>&1; echo "tn rc=$?"
-timeout 290 $T bench gemm --kernels $NNFAM --iterations 20 --json $OUT/sweep_nn.jsonl --shapes $SWEEP > $OUT/nn.log 2>&1; echo "nn rc=$?"
-$T bench summary $OUT/sweep_tn.jsonl $OUT/sweep_nn.jsonl --svg $OUT/sweep.svg > $OUT/summary.txt 2>&1
+FAM=examples/kernels/gemm.tir$(for s in t128_s4_r8 t128_split_k m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n32_s16_f4 m64_n32_s16_f4_w2 m64_n32_s16_f4_w2_p2; do echo -n +$V/gemm_$s.tir; done)$(for s in $SWAPS; do echo -n +$V/gemm_swap_$s.tir; done)
+NNFAM=examples/kernels/gemm_nn.tir$(for s in t128 t128_split_k cluster2x1 m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n64_s12_f2_w2; do echo -n +$V/gemm_nn_$s.tir; done)$(for s in $SWAPS; do echo -n +$V/gemm_nn_swap_$s.tir; done)
+files=""
+for layout in ${LAYOUTS:-nt nn}; do
+  fam=$FAM; [ $layout = nn ] && fam=$NNFAM
+  start=$(date +%s)
+  timeout 290 $T bench gemm --kernels $fam --iterations 20 --json $OUT/sweep_$layout.jsonl --shapes $SWEEP > $LOG/$layout.log 2>&1
+  echo "$layout rc=$? $(( $(date +%s) - start )) s"
+  files="$files $OUT/sweep_$layout.jsonl"
+done
+$T bench summary $files --svg $OUT/sweep.svg > $OUT/summary.txt 2>&1
 tail -8 $OUT/summary.txt
