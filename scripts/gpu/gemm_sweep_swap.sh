@@ -8,7 +8,8 @@
 # (gemm_m64_n32_s16_f4, 2026-11-26-gemm-few-tokens-h100.md) and its K loop split between two
 # consumer warpgroups of the block (split-roles: `_w2`, `_w2_p2`, 2026-11-27-split-roles-h100.md);
 # B [K,N]'s the 64x64 tile split so (`gemm_nn_m64_n64_s12_f2_w2`; wgmma's MN-major B needs N of
-# 64). LAYOUTS (default "nt nn") picks the families. JSON records and the summary's SVG in $OUT.
+# 64). LAYOUTS (default "nt nn"; also nt_bf16, nn_bf16: the same families in bf16, from
+# bench/kernel-variants/bf16/) picks the families. JSON records and the summary's SVG in $OUT.
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
@@ -19,9 +20,12 @@ SWEEP=${SWEEP:-512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x819
 SWAPS="r64_t16_s12 r64_t16_s12_split_k r64_t32_s12_split_k r64_t64_s8_split_k r128_t16_s8"
 FAM=examples/kernels/gemm.tir$(for s in t128_s4_r8 t128_split_k m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n32_s16_f4 m64_n32_s16_f4_w2 m64_n32_s16_f4_w2_p2; do echo -n +$V/gemm_$s.tir; done)$(for s in $SWAPS; do echo -n +$V/gemm_swap_$s.tir; done)
 NNFAM=examples/kernels/gemm_nn.tir$(for s in t128 t128_split_k cluster2x1 m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n64_s12_f2_w2; do echo -n +$V/gemm_nn_$s.tir; done)$(for s in $SWAPS; do echo -n +$V/gemm_nn_swap_$s.tir; done)
+B=$V/bf16
+BFAM=examples/kernels/gemm_bf16.tir$(for s in t128_s4_r8 t128_split_k m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n32_s16_f4 m64_n32_s16_f4_w2 m64_n32_s16_f4_w2_p2; do echo -n +$B/gemm_bf16_$s.tir; done)$(for s in $SWAPS; do echo -n +$B/gemm_bf16_swap_$s.tir; done)
+BNNFAM=$B/gemm_nn_bf16.tir$(for s in t128 t128_split_k cluster2x1 m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n64_s12_f2_w2; do echo -n +$B/gemm_nn_bf16_$s.tir; done)$(for s in $SWAPS; do echo -n +$B/gemm_nn_bf16_swap_$s.tir; done)
 files=""
 for layout in ${LAYOUTS:-nt nn}; do
-  fam=$FAM; [ $layout = nn ] && fam=$NNFAM
+  case $layout in nt) fam=$FAM;; nn) fam=$NNFAM;; nt_bf16) fam=$BFAM;; nn_bf16) fam=$BNNFAM;; esac
   start=$(date +%s)
   timeout 290 $T bench gemm --kernels $fam --iterations 20 --json $OUT/sweep_$layout.jsonl --shapes $SWEEP > $LOG/$layout.log 2>&1
   echo "$layout rc=$? $(( $(date +%s) - start )) s"
