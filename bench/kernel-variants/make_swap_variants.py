@@ -56,7 +56,7 @@ def program(name, rows, tokens, stages, split, cluster, a_km, b_kn, dtype):
     facts = ["K % 8 == 0"] + (["M % 8 == 0"] if a_km else []) + (["N % 8 == 0"] if b_kn else [])
     text = (
         "kernel @NAME[M, N, K](%A: global<E>" + ("[K,M]" if a_km else "[M,K]") +
-        ", %B: global<E>" + ("[K,N]" if b_kn else "[N,K]") + ", %C: global<f16>[M,N]) facts(" +
+        ", %B: global<E>" + ("[K,N]" if b_kn else "[N,K]") + ", %C: global<E>[M,N]) facts(" +
         ", ".join(facts) + ") {\n"
         "  %M = size {name = M} : index\n  %N = size {name = N} : index\n  %K = size {name = K} : index\n"
         "  %rows = const {value = R} : index\n  %tokens = const {value = T} : index\n"
@@ -70,8 +70,8 @@ def program(name, rows, tokens, stages, split, cluster, a_km, b_kn, dtype):
         "} : register<f32>[R,T] {\n" + b + a +
         "    %c_next = mma %sW, %sAt, %c : register<f32>[R,T]\n    yield %c_next\n  }\n"
         "  %accT = transpose %acc : register<f32>[T,R]\n"
-        "  %C_tile = tile %C, %bm, %bn {masked, pad = 0.0, shape = [T,R]} : global<f16>[T,R]\n"
-        "  %out = cast %accT : register<f16>[T,R]\n  copy %out, %C_tile\n}\n")
+        "  %C_tile = tile %C, %bm, %bn {masked, pad = 0.0, shape = [T,R]} : global<E>[T,R]\n"
+        "  %out = cast %accT : register<E>[T,R]\n  copy %out, %C_tile\n}\n")
     return text.replace("NAME", name).replace("R]", R + "]").replace("[R,", "[" + R + ",").replace(
         "value = R}", "value = " + R + "}").replace("T]", T + "]").replace("[T,", "[" + T + ",").replace(
         "value = T}", "value = " + T + "}").replace("<E>", "<" + E + ">")
