@@ -71,7 +71,8 @@ std::string Emitter::warpgroup_barrier(const Operation& op) {
   for (const auto& other : kernel_.region(0)->ops()) {
     if (other->kind() != OpKind::warp_group) continue;
     ++roles;
-    block_threads = std::max(block_threads, other->int_attr("first_thread") + other->int_attr("threads"));
+    block_threads =
+        std::max(block_threads, other->int_attr("first_thread") + other->int_attr("threads"));
     bool turns = false;
     ir::walk(other.get(), [&](Operation* o) { turns |= o->kind() == OpKind::turn_begin; });
     if (turns) turn_warpgroups += other->int_attr("threads") / 128;

@@ -376,7 +376,8 @@ class Stager {
         b.index_op(OpKind::mul, tile->operand(col_dim + 1), cparts, "first_part", loc);
     std::vector<int64_t> part_shape = tile->ints_attr("shape");
     part_shape.back() = kPartColumns;
-    const int64_t warpgroups = by_warpgroup ? ir::enclosing_role(*store)->int_attr("threads") / 128 : 1;
+    const int64_t warpgroups =
+        by_warpgroup ? ir::enclosing_role(*store)->int_attr("threads") / 128 : 1;
     std::string tma = "tma.store.2d.box" + std::to_string(rows / warpgroups) + "x64.sw128";
     auto by = [&](Operation* op) {
       if (by_warpgroup) op->set_attr("by", Attribute::ident("warpgroup"));
