@@ -307,8 +307,8 @@ void verify_async_op(const Operation& op) {
         if (op.has_attr("by")) {
           const Operation* role = enclosing_role(op);
           const int64_t warpgroups = role ? role->int_attr("threads") / 128 : 1;
-          const int64_t rows = src.rank() == 2 && src.shape()[0].is_static()
-                                   ? src.shape()[0].value : 0;
+          const int64_t rows =
+              src.rank() == 2 && src.shape()[0].is_static() ? src.shape()[0].value : 0;
           if (warpgroups < 1 || rows % (8 * warpgroups) != 0) {
             fail(op, "stores by warpgroup a buffer of ", src.str(), ": its rows must split into ",
                  warpgroups, " warpgroups' shares of a multiple of 8 rows");

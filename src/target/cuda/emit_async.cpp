@@ -82,8 +82,9 @@ std::string Emitter::warpgroup_barrier(const Operation& op) {
     unsupported(op, "syncs by warpgroup outside a role of whole warpgroups");
   }
   if (8 + first + (block_threads + 127) / 128 > 16) {
-    unsupported(op, "needs a named barrier per warpgroup beyond the roles' and the turns' own, "
-                    "more than the 16 there are");
+    unsupported(op,
+                "needs a named barrier per warpgroup beyond the roles' and the turns' own, "
+                "more than the 16 there are");
   }
   return "tessel::device::named_barrier_sync(tessel::device::kNamedBarrierFirstUserId + " +
          std::to_string(first) + " + (" + std::to_string(role_first_thread_) +
@@ -679,12 +680,11 @@ void Emitter::store_async(const Operation& op) {
   // TMA clips the box at the tensor's bounds: a masked tile's writes outside are dropped.
   if (by_warpgroup) {
     const int64_t share_bytes = t.static_bytes() / shares;
-    const auto [coords, rank] =
-        tma_coordinates(g, {"(" + g.origin[0] + ") + tid / 128 * " + std::to_string(rows),
-                            g.origin[1]});
+    const auto [coords, rank] = tma_coordinates(
+        g, {"(" + g.origin[0] + ") + tid / 128 * " + std::to_string(rows), g.origin[1]});
     line("if (tid % 128 == 0) tessel::device::tma_store_" + std::to_string(rank) + "d(&" + tmap +
-         ", " + src->second.base + " + tid / 128 * " + std::to_string(share_bytes) + ", " +
-         coords + ");");
+         ", " + src->second.base + " + tid / 128 * " + std::to_string(share_bytes) + ", " + coords +
+         ");");
     return;
   }
   const auto [coords, rank] = tma_coordinates(g, {g.origin[0], g.origin[1]});
