@@ -42,10 +42,12 @@
 //
 // Pins: the pass runs only where the block_grid pins `defer_stores = true` (and then it is a user
 // error, naming why for each tile loop, when no tile loop could be changed); without the pin, or
-// with `false`, the stores stay at the end of the tile. Opt-in because it is not measured yet: it
-// was written after the session's device budget was spent (predicted from the profile above: up
-// to 3% at L = 1K, the store's 3.9% of the consumers' samples beside S's 3.4%), and its CUDA has
-// run in the interpreter only (lit: the tile program's bits under three role schedules).
+// with `false`, the stores stay at the end of the tile. Opt-in because it measured slower: predicted
+// from the profile above up to 3% faster at L = 1K (the store's 3.9% of the consumers' samples
+// beside S's 3.4%), it was 7 points slower at 1K and 6 at 4K on the H100
+// (bench/results/2026-11-26-attention-short-h100.md, call 5), not profiled. Then the store's
+// role_syncs spanned both consumer warpgroups, which made them meet inside the deferred wgmma's
+// window; stage-stores now syncs attention's stores by warpgroup, not yet measured with this pass.
 #pragma once
 
 #include "ir/ir.h"
