@@ -69,6 +69,29 @@
 // Registers. U's inputs from H live across the back edge (attention: P as packed 16-bit pairs,
 // 32 registers per thread at 64x128 per warpgroup, beside S and O): the cost of the overlap.
 //
+// Across tiles (not built; the next step for attention at short L). The rotation stops at the
+// persistent tile loop: each tile still starts with H(0) (S of its first key tile waited for at
+// once, then its softmax with the tensor cores idle) and ends with U(n - 1) and the output store.
+// At L = 1K (8 key tiles per query tile) that is ~2 us of ~16 per tile, and what keeps
+// flash_attention at 0.96-0.98 of cuDNN there (bench/results/2026-11-27-stores-by-warpgroup-h100.md).
+// The same rotation one level up, on the consumer's tile loop (block b's tiles t_0, t_1, ...
+// = first, first + blocks, ...; n_b of them, a kernel-wide `if n > 0` versioned outside):
+//   prologue: the index arithmetic of t_0, its Q wait, H(0) of t_0 -> (m, l, P, O scaled)
+//   for k = 0 to n_b - 1 iter(tile sequence, key sequence base, m, l, P, O scaled) {
+//     the steady key loop of t_k (as now)
+//     index arithmetic of t_{k+1}; its Q wait; its K_0 wait; S_0 of t_{k+1} {async}; commit
+//     P·V of t_k's last key tile {async}; commit     (issued after S_0: groups retire in order)
+//     mma_wait {pending = 1}; K_0's release; the softmax of t_{k+1}'s first key tile
+//     mma_wait {pending = 0}; the last V's release; t_k's Q release; t_k's epilogue and store
+//   }
+//   the last tile: its steady loop, U(n - 1), its releases and store.
+// Carried: the first softmax's m, l, P (f16 pairs) and rescaled O, as the key loop carries them;
+// Q's buffer for t_k comes from a second wait on its sequence number (its phase is complete and
+// not yet released, so the wait returns at once). Registers: the epilogue of t_k then holds t_k's
+// output beside t_{k+1}'s P and rescaled O (the steady loop's peak is S, P and O). Expected: the
+// first softmax beside the last P·V; the store still runs with the tensor cores idle unless the
+// other warpgroup's turn fills them (pingpong), or unless t_{k+1}'s second S is issued first.
+//
 // Runs after persistent (so the tile loop's sequence bases are in place) and before lower-arefs;
 // pipeline-arefs leaves these loops synchronous (coarse_pipeline_applies) and sizes their rings.
 // `--report=pipeline` gets a line per rotated loop.
