@@ -57,6 +57,9 @@
 //       expected transaction byte) have come. Top level of the kernel; thread 0 initializes them.
 //   block_sync                   every thread of the block (__syncthreads): after mbarrier_init.
 //   %bufs... = aref_slot %ring, %s : shared<...>, ...   the buffers of slot %s (no waiting).
+//                                         `{held}`: a second view of the load the role waited for
+//                                         in this slot and has not released (rotate-tiles);
+//                                         check-protocol counts its reads as that load's.
 //   mbarrier_wait %bars, %i, %parity      waits until the phase of bars[i] with that parity
 //                                         (0 or 1) completed; a fresh barrier's "previous phase"
 //                                         (parity 1) counts as completed (HOPPER.md §5).

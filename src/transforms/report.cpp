@@ -10,6 +10,7 @@
 #include "transforms/async/lower_arefs.h"
 #include "transforms/async/coarse_pipeline.h"
 #include "transforms/async/defer_stores.h"
+#include "transforms/async/rotate_tiles.h"
 #include "transforms/async/pingpong_consumers.h"
 #include "transforms/async/lower_mainloops.h"
 #include "transforms/async/multicast_loads.h"
@@ -163,6 +164,10 @@ void register_passes() {
                      "in a persistent consumer, the stores of tile t's output parts run during "
                      "tile t+1's first K blocks, beside their wgmma groups",
                      [](ir::Module& m) { overlap_epilogue(m); }});
+  ir::register_pass({"rotate-tiles",
+                     "a persistent consumer's first key tile of tile t+1 computed beside tile "
+                     "t's last P·V (opt-in: rotate_tiles = true on the grid)",
+                     [](ir::Module& m) { rotate_tiles(m); }});
   ir::register_pass({"defer-stores",
                      "in a persistent consumer whose tile starts with a synchronous wgmma "
                      "(attention's S of the first key tile), tile t's staged stores run in tile "

@@ -28,6 +28,9 @@ struct SlotState {
   // such a view is settled as a finished read when the next load into the buffer is issued, or
   // at the block's end (Run::settle_views).
   std::vector<size_t> views;
+  // Uses of the load being read that joined it through a `held` view while an earlier use still
+  // had reads in flight: the load's reads are done when the last of them retires.
+  int64_t joined = 0;
 };
 // One buffer of one slot of a ring: its state is rings_[ring][slot * buffers + buffer].
 struct SlotRef {
@@ -357,6 +360,10 @@ class Run {
     int outstanding = 0;
     int64_t landed_at_view = 0;  // loads of the buffer landed when the view was taken
     bool settled = false;        // left unread, settled by settle_views: no read may follow
+    // `aref_slot {held}`: a second view of the load its role already waited for and read, not
+    // released since (rotate-tiles: Q of tile t+1, read by its first S in one iteration of the
+    // tile loop and by the rest of its key loop in the next). Its reads continue that use.
+    bool held = false;
   };
 
   // The views of `s` nobody read (the new load's own destination view excepted: the caller drops
@@ -402,8 +409,34 @@ class Run {
       return;
     }
     use.started = true;
-    int64_t i = s.reads_started + 1;
     std::string slot = ref.str();
+    if (use.held) {
+      // The load the role read last: reading resumes (its reads were done) or joins the reads
+      // still in flight; either way the load's reads are done when these retire too.
+      const int64_t i = s.reads_started;
+      if (i < 1 || s.landed < i) {
+        fail(op, "reads " + slot + " through a held view, but its role read no load of it before");
+      }
+      if (s.issued > i) {
+        fail(op, "reads " + slot + " through a held view (use " + std::to_string(i) +
+                     ") after a newer TMA load into it was issued: the slot was released");
+      }
+      if (s.reads_done == i) {
+        --s.reads_done;
+      } else if (async) {
+        ++s.joined;
+      } else {
+        return;  // a synchronous read while earlier reads are in flight: they finish the use
+      }
+      if (async) {
+        ++use.outstanding;
+        r.open.push_back(use_index);
+      } else {
+        ++s.reads_done;
+      }
+      return;
+    }
+    int64_t i = s.reads_started + 1;
     if (s.landed < i) {
       fail(op, "reads " + slot + " (use " + std::to_string(i) + ") before the TMA load for it " +
                    "landed: the wait before it passed too early (a wrong parity or barrier?)");
@@ -449,7 +482,13 @@ class Run {
 
   void retire(size_t use_index) {
     Use& use = uses_[use_index];
-    if (--use.outstanding == 0) ++rings_[use.ref.ring][use.ref.at()].reads_done;
+    if (--use.outstanding != 0) return;
+    SlotState& s = rings_[use.ref.ring][use.ref.at()];
+    if (s.joined > 0) {
+      --s.joined;
+    } else {
+      ++s.reads_done;
+    }
   }
 
   // Runs `r` until it blocks or ends (or, `single`, until it executed one visible op); whether
@@ -596,7 +635,8 @@ class Run {
           SlotState& state = ring->second[ref.at()];
           uses_.push_back(Use{ref});
           uses_.back().landed_at_view = state.landed;
-          state.views.push_back(uses_.size() - 1);
+          uses_.back().held = op.has_attr("held");
+          if (!uses_.back().held) state.views.push_back(uses_.size() - 1);
           buffers_[op.result(b)] = uses_.size() - 1;
         }
         ++f.pc;

@@ -1,0 +1,62 @@
+// RotateTiles: coarse-pipeline's rotation carried across a persistent consumer's tile loop, so
+// that the first key tile of query tile t+1 is computed beside the last P·V of tile t (attention
+// at short sequence lengths; the design note "Across tiles" in coarse_pipeline.h).
+//
+// Why. After coarse-pipeline each tile of attention's persistent consumer starts with S of its
+// first key tile issued and waited for at once, then that tile's softmax with the tensor cores
+// idle, and ends with the last P·V waited for at once and the output store. At L = 1K (8 key
+// tiles per query tile) that is ~2 us of ~16 per tile and what keeps flash_attention at
+// 0.96-0.98 of cuDNN (bench/results/2026-11-27-stores-by-warpgroup-h100.md).
+//
+// What the pass does (after coarse-pipeline, before lower-arefs, on level-1 IR), where the
+// block_grid pins `rotate_tiles = true`, to a consumer role's tile loop
+//   for %tile = %first to %tiles step %blocks iter(%tile_seq, %seq_base) {
+//     <prefix: index arithmetic, Q's aref_wait, fills, the condition>
+//     %r... = if %any { <head: S synchronous, ...softmax> <steady key loop> <tail: last P·V
+//                        {async}, mma_commit, mma_wait {pending = 0}, V's release>; yield }
+//             else { ... }
+//     <suffix: Q's release, the epilogue and its stores>
+//     yield %tile_seq + 1, %seq_base + n
+//   }
+// with %any computed from values outside the loop: under `if %any` it becomes (n_b = the
+// block's tile count, cdiv(%tiles - %first, %blocks), at least 1 in a persistent grid)
+//   prefix(first); head(first)
+//   for %k = 0 to n_b - 1 iter(%tile_seq, %seq_base, <the steady loop's initial values>) {
+//     %tile = first + k blocks; prefix(tile) (Q waited for again: its phase is complete and not
+//     yet released); the steady loop of tile
+//     prefix(tile + blocks); head(tile + blocks) up to its first mma, made async; mma_commit
+//     tail(tile) up to its mma_commit (P·V of the last key tile issued after S: groups retire
+//     in order)
+//     mma_wait {pending = 1}; the rest of head(tile + blocks) (K's release, the softmax)
+//     mma_wait {pending = 0}; the rest of tail(tile) (V's release); suffix(tile)
+//     yield the next tile's sequence numbers and the steady loop's initial values
+//   }
+//   prefix(last); the steady loop of last; tail(last); suffix(last)
+// and the loop as it was in the else branch. Each tile computes what it computed before, in the
+// same order; only the issue of tile t+1's first S and the softmax after it move before tile t's
+// last P·V retires.
+//
+// Registers. Tile t's output in its epilogue beside tile t+1's P (f16 pairs); the rescale of
+// tile t+1's fresh O (zeros times its first alpha) runs after tile t's store. Even so ptxas
+// spills 320 bytes per thread in flash_attention pinned this way (0 without the pin; `ptxas -v`
+// on `tessel compile --emit=ptx`): where the extra live range is has not been found yet.
+//
+// Q. Tile t+1's Q is waited for in iteration t (its first S) and read again in iteration t+1 (the
+// rest of its key loop) without a second wait: `aref_slot {held}`, the view of a load its role
+// holds (waited for, not released); check-protocol counts reads through it as the same use.
+//
+// Pins: `rotate_tiles = true` on the block_grid (and then a user error when no tile loop has the
+// form); opt-in: written after the session's device time was spent, so correct in the
+// interpreter (lit: the example's bits under three role schedules) and accepted by
+// check-protocol and ptxas, but neither run on the H100 nor free of spills yet. Not with `pingpong = true` (the turns do not know the
+// rotated tile loop): a user error.
+#pragma once
+
+#include "ir/ir.h"
+
+namespace tessel::transforms {
+
+// Rotates every persistent consumer tile loop of a kernel pinned `rotate_tiles = true` (above).
+void rotate_tiles(ir::Module& module);
+
+}  // namespace tessel::transforms
