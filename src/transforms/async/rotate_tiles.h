@@ -39,7 +39,11 @@
 // Registers. Tile t's output in its epilogue beside tile t+1's P (f16 pairs); the rescale of
 // tile t+1's fresh O (zeros times its first alpha) runs after tile t's store. Even so ptxas
 // spills 320 bytes per thread in flash_attention pinned this way (0 without the pin; `ptxas -v`
-// on `tessel compile --emit=ptx`): where the extra live range is has not been found yet.
+// on `tessel compile --emit=ptx`). Bisected on the lowered IR (`tessel compile --passes=verify`
+// on edited text): serializing the overlap (pending = 1 -> 0) or dropping the else branch keeps
+// the 320 bytes; dropping the last tile's section after the loop (the loop's results dead)
+// leaves none. The emitter gives that section's key loop the rotated loop's carried arrays as
+// its own (the loop's results), so the next step is to look at those live ranges in the SASS.
 //
 // Q. Tile t+1's Q is waited for in iteration t (its first S) and read again in iteration t+1 (the
 // rest of its key loop) without a second wait: `aref_slot {held}`, the view of a load its role
