@@ -712,11 +712,26 @@ void Emitter::wgmma_op(const Operation& op) {
   const bool a_in_registers = op.operand(0)->type().space() == MemorySpace::reg;
   const SharedTile* a = a_in_registers ? nullptr : &operand(0);
   const SharedTile& b = operand(1);
-  // The accumulator is updated in place: nothing else may read the operand afterwards.
+  // The accumulator is updated in place: nothing else may read the operand afterwards. Readers
+  // in the other branches of an `if` around this mma never run after it (rotate-tiles issues
+  // a tile's last P·V in both branches: with and without a next tile).
   const Value* c = op.operand(2);
+  auto branch_of = [](const Operation* o) {
+    const ir::Block* last = o->parent_block();
+    for (const Operation* p = o->parent_op(); p; last = p->parent_block(), p = p->parent_op())
+      if (p->kind() == OpKind::if_) return std::make_pair(p, last);
+    return std::make_pair(static_cast<const Operation*>(nullptr), last);
+  };
+  const auto mine = branch_of(&op);
   int uses = 0;
   ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* o) {
-    for (const Value* v : o->operands()) uses += v == c;
+    for (const Value* v : o->operands()) {
+      if (v != c) continue;
+      const auto theirs = branch_of(o);
+      const bool other_branch = o != &op && mine.first && theirs.first == mine.first &&
+                                theirs.second != mine.second;
+      uses += other_branch ? 0 : 1;
+    }
   });
   if (uses != 1) {
     unsupported(op, "accumulates into %" + c->name() +

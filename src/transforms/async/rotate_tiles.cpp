@@ -47,16 +47,16 @@ std::optional<bool> grid_flag(const Operation& kernel, const std::string& key) {
 struct Plan {
   Operation* loop = nullptr;
   Operation* branch = nullptr;
-  Operation* cond_def = nullptr;      // defines the branch's condition from values outside
-  std::vector<Operation*> prefix;     // tile body ops before the branch
-  std::vector<Operation*> head;       // then-block ops before the steady loop
-  Operation* first_mma = nullptr;     // in head: S of the first key tile (synchronous)
-  Operation* steady = nullptr;        // the then-block's key loop
-  std::vector<Operation*> tail;       // then-block ops after the steady loop, before the yield
-  Operation* tail_mma = nullptr;      // in tail: the last P·V ({async})
-  Operation* tail_commit = nullptr;   // its mma_commit
-  Operation* tail_wait = nullptr;     // its mma_wait {pending = 0}
-  std::vector<Operation*> suffix;     // tile body ops after the branch, before the yield
+  Operation* cond_def = nullptr;     // defines the branch's condition from values outside
+  std::vector<Operation*> prefix;    // tile body ops before the branch
+  std::vector<Operation*> head;      // then-block ops before the steady loop
+  Operation* first_mma = nullptr;    // in head: S of the first key tile (synchronous)
+  Operation* steady = nullptr;       // the then-block's key loop
+  std::vector<Operation*> tail;      // then-block ops after the steady loop, before the yield
+  Operation* tail_mma = nullptr;     // in tail: the last P·V ({async})
+  Operation* tail_commit = nullptr;  // its mma_commit
+  Operation* tail_wait = nullptr;    // its mma_wait {pending = 0}
+  std::vector<Operation*> suffix;    // tile body ops after the branch, before the yield
 };
 
 // Why `loop` does not have the form, or the plan.
@@ -121,8 +121,9 @@ std::optional<Plan> match(Operation* loop, std::string& why) {
   }
   if (!p.tail_mma || !p.tail_mma->has_attr("async") || !p.tail_commit || !p.tail_wait ||
       p.tail_wait->int_attr("pending") != 0) {
-    why = "the key tiles do not end with an asynchronous wgmma drained at once "
-          "(coarse-pipeline's epilogue)";
+    why =
+        "the key tiles do not end with an asynchronous wgmma drained at once "
+        "(coarse-pipeline's epilogue)";
     return std::nullopt;
   }
   // The steady loop's initial values come from the head (the first key tile's softmax): they
@@ -170,19 +171,24 @@ class Rotator {
     Value* c1 = b.index_constant(1, loc);
     Value* span = b.index_op(OpKind::sub, tiles, first, "tiles_after_first", loc);
     Value* mine = b.index_op(OpKind::cdiv, span, blocks, "my_tiles", loc);
-    Value* rotations = b.index_op(OpKind::sub, mine, c1, "rotations", loc);
 
     // The first tile's prefix and head.
     Mapping pro = tile_mapping(first, loop->operand(3), loop->operand(4));
     clone_all(b, p_.prefix, pro);
     clone_all(b, p_.head, pro);
 
-    // The rotated loop: tile k's key loop and tail beside tile k+1's head.
-    std::vector<Value*> operands{c0, rotations, c1, loop->operand(3), loop->operand(4)};
+    // The rotated loop over the block's tiles: tile k's key loop, then (when there is a tile
+    // k+1) its tail beside tile k+1's head, or (the last tile) its tail alone. One loop for every
+    // tile, so that the carried first-key-tile values always enter a key loop through the loop's
+    // block arguments: fed from a loop's results into a key loop after it, ptxas spilled 320
+    // bytes per thread.
+    std::vector<Value*> operands{c0, mine, c1, loop->operand(3), loop->operand(4)};
     std::vector<Type> carried{loop->operand(3)->type(), loop->operand(4)->type()};
+    std::vector<Type> state_types;
     for (int i = 3; i < p_.steady->num_operands(); ++i) {
       operands.push_back(mapped(pro, p_.steady->operand(i)));
       carried.push_back(p_.steady->operand(i)->type());
+      state_types.push_back(p_.steady->operand(i)->type());
     }
     Operation* rot = b.create(OpKind::for_, operands, carried, loc);
     Block* rb = rot->add_region();
@@ -211,60 +217,71 @@ class Rotator {
       for (const Value* v : yield->operands()) feeds_yield |= v->def() == op.get();
       if (feeds_yield) lb.insert(ir::clone(*op, cur));
     }
-    Value* next_tile = lb.index_op(OpKind::add, tile, blocks, "next_tile", loc);
     Value* next_seq = mapped(cur, yield->operand(0));
     Value* next_base = mapped(cur, yield->operand(1));
+    Value* k_next = lb.index_op(OpKind::add, k, c1, "k_next", loc);
+    Value* has_next = lb.compare("lt", k_next, mine, "has_next", loc);
+    Operation* step = lb.create(OpKind::if_, {has_next}, state_types, loc);
+
+    // A next tile: its head's first S, this tile's last P·V, the softmax beside it, the store.
+    ir::OpBuilder nb(step->add_region());
+    Mapping here = cur;
+    Value* next_tile = nb.index_op(OpKind::add, tile, blocks, "next_tile", loc);
     Mapping nx = tile_mapping(next_tile, next_seq, next_base);
-    clone_all(lb, p_.prefix, nx);
+    clone_all(nb, p_.prefix, nx);
     size_t h = 0;
     for (; h < p_.head.size(); ++h) {
-      Operation* copy = lb.insert(ir::clone(*p_.head[h], nx));
+      Operation* copy = nb.insert(ir::clone(*p_.head[h], nx));
       if (p_.head[h] != p_.first_mma) continue;
       copy->set_attr("async", Attribute::unit());
-      lb.create(OpKind::mma_commit, {}, {}, p_.first_mma->loc());
+      nb.create(OpKind::mma_commit, {}, {}, p_.first_mma->loc());
       ++h;
       break;
     }
     size_t t = 0;
     for (; t < p_.tail.size(); ++t) {
-      lb.insert(ir::clone(*p_.tail[t], cur));
+      nb.insert(ir::clone(*p_.tail[t], here));
       if (p_.tail[t] == p_.tail_commit) {
         ++t;
         break;
       }
     }
-    lb.create(OpKind::mma_wait, {}, {}, loc)->set_attr("pending", Attribute::integer(1));
+    nb.create(OpKind::mma_wait, {}, {}, loc)->set_attr("pending", Attribute::integer(1));
     std::vector<Operation*> deferred;
     for (; h < p_.head.size(); ++h) {
       if (rescales_fresh_accumulator(*p_.head[h])) {
         deferred.push_back(p_.head[h]);
         continue;
       }
-      lb.insert(ir::clone(*p_.head[h], nx));
+      nb.insert(ir::clone(*p_.head[h], nx));
     }
-    for (; t < p_.tail.size(); ++t) lb.insert(ir::clone(*p_.tail[t], cur));
-    map_branch_results(cur);
-    clone_all(lb, p_.suffix, cur);
-    clone_all(lb, deferred, nx);
-    std::vector<Value*> yielded{next_seq, next_base};
+    for (; t < p_.tail.size(); ++t) nb.insert(ir::clone(*p_.tail[t], here));
+    map_branch_results(here);
+    clone_all(nb, p_.suffix, here);
+    clone_all(nb, deferred, nx);
+    std::vector<Value*> next_state;
     for (int i = 3; i < p_.steady->num_operands(); ++i)
-      yielded.push_back(mapped(nx, p_.steady->operand(i)));
-    lb.create(OpKind::yield, yielded, {}, loc);
+      next_state.push_back(mapped(nx, p_.steady->operand(i)));
+    nb.create(OpKind::yield, next_state, {}, loc);
 
-    // The last tile: its key loop, tail and suffix.
-    Value* last_offset = b.index_op(OpKind::mul, rotations, blocks, "last_offset", loc);
-    Value* last_tile = b.index_op(OpKind::add, first, last_offset, "last_tile_rot", loc);
-    Mapping last = tile_mapping(last_tile, rot->result(0), rot->result(1));
-    clone_prefix_held(b, last);
-    clone_head_scalars(b, last);
-    for (int i = 3; i < p_.steady->num_operands(); ++i)
-      last[p_.steady->operand(i)] = rot->result(i - 1);
-    b.insert(ir::clone(*p_.steady, last));
-    clone_all(b, p_.tail, last);
-    map_branch_results(last);
-    clone_all(b, p_.suffix, last);  // computes the tile loop's yield too
-    std::vector<Value*> results;
-    for (int i = 0; i < loop->num_results(); ++i) results.push_back(mapped(last, yield->operand(i)));
+    // The block's last tile: its last P·V and its store; the carried values are not read again.
+    ir::OpBuilder fb(step->add_region());
+    Mapping final_tile = cur;
+    clone_all(fb, p_.tail, final_tile);
+    map_branch_results(final_tile);
+    clone_all(fb, p_.suffix, final_tile);
+    std::vector<Value*> unused;
+    for (const Type& st : state_types) {
+      Operation* z = fb.create(OpKind::fill, {}, {st}, loc);
+      z->set_attr("value", Attribute::real(0.0));
+      unused.push_back(z->result());
+    }
+    fb.create(OpKind::yield, unused, {}, loc);
+
+    std::vector<Value*> yielded{next_seq, next_base};
+    for (int i = 0; i < step->num_results(); ++i) yielded.push_back(step->result(i));
+    lb.create(OpKind::yield, yielded, {}, loc);
+    std::vector<Value*> results{rot->result(0), rot->result(1)};
     b.create(OpKind::yield, results, {}, loc);
 
     // Uses of the loop's results now read the versions'.
@@ -323,7 +340,8 @@ class Rotator {
     }
     if (!fresh) return false;
     bool init = false;
-    for (int i = 3; i < p_.steady->num_operands(); ++i) init |= p_.steady->operand(i) == op.result();
+    for (int i = 3; i < p_.steady->num_operands(); ++i)
+      init |= p_.steady->operand(i) == op.result();
     if (!init) return false;
     for (const Operation* other : p_.head)
       for (const Value* v : other->operands())
@@ -376,8 +394,9 @@ void rotate_tiles(ir::Module& module) {
   for (const auto& kernel : module.kernels) {
     if (grid_flag(*kernel, "rotate_tiles") != true) continue;
     if (grid_flag(*kernel, "pingpong") == true) {
-      user_error(kernel->loc(), "rotate-tiles: rotate_tiles = true does not go with "
-                                "pingpong = true (the turns do not know the rotated tile loop)");
+      user_error(kernel->loc(),
+                 "rotate-tiles: rotate_tiles = true does not go with "
+                 "pingpong = true (the turns do not know the rotated tile loop)");
     }
     std::vector<Operation*> loops;
     for (const auto& role : kernel->region(0)->ops()) {
@@ -396,13 +415,14 @@ void rotate_tiles(ir::Module& module) {
       }
       Rotator(*plan).run();
       ++rotated;
-      report("pipeline", "rotate-tiles: the consumer's tile loop of @" +
-                             kernel->signature().name + " rotated (tile t+1's first key tile " +
-                             "beside tile t's last)");
+      report("pipeline", "rotate-tiles: the consumer's tile loop of @" + kernel->signature().name +
+                             " rotated (tile t+1's first key tile " + "beside tile t's last)");
     }
     if (rotated == 0) {
-      user_error(kernel->loc(), "rotate-tiles: rotate_tiles = true, but no consumer tile loop has "
-                                "the form (", reasons.empty() ? "no tile loop" : reasons, ")");
+      user_error(kernel->loc(),
+                 "rotate-tiles: rotate_tiles = true, but no consumer tile loop has "
+                 "the form (",
+                 reasons.empty() ? "no tile loop" : reasons, ")");
     }
   }
 }

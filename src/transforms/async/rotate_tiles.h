@@ -21,29 +21,32 @@
 // with %any computed from values outside the loop: under `if %any` it becomes (n_b = the
 // block's tile count, cdiv(%tiles - %first, %blocks), at least 1 in a persistent grid)
 //   prefix(first); head(first)
-//   for %k = 0 to n_b - 1 iter(%tile_seq, %seq_base, <the steady loop's initial values>) {
-//     %tile = first + k blocks; prefix(tile) (Q waited for again: its phase is complete and not
-//     yet released); the steady loop of tile
-//     prefix(tile + blocks); head(tile + blocks) up to its first mma, made async; mma_commit
-//     tail(tile) up to its mma_commit (P·V of the last key tile issued after S: groups retire
-//     in order)
-//     mma_wait {pending = 1}; the rest of head(tile + blocks) (K's release, the softmax)
-//     mma_wait {pending = 0}; the rest of tail(tile) (V's release); suffix(tile)
-//     yield the next tile's sequence numbers and the steady loop's initial values
+//   for %k = 0 to n_b iter(%tile_seq, %seq_base, <the key loop's initial values>) {
+//     %tile = first + k blocks; prefix(tile) (Q viewed again, below); the key loop of tile
+//     if k + 1 < n_b {
+//       prefix(tile + blocks); head(tile + blocks) up to its first mma, made async; mma_commit
+//       tail(tile) up to its mma_commit (P·V of the last key tile issued after that S: groups
+//       retire in order)
+//       mma_wait {pending = 1}; the rest of head(tile + blocks) (K's release, the softmax)
+//       mma_wait {pending = 0}; the rest of tail(tile) (V's release); suffix(tile)
+//       the rescale of the next tile's fresh O (zeros times its first alpha)
+//       yield the next tile's key loop's initial values
+//     } else { tail(tile); suffix(tile); yield zeros (not read) }
+//     yield the next tile's sequence numbers and the if's results
 //   }
-//   prefix(last); the steady loop of last; tail(last); suffix(last)
 // and the loop as it was in the else branch. Each tile computes what it computed before, in the
 // same order; only the issue of tile t+1's first S and the softmax after it move before tile t's
-// last P·V retires.
+// last P·V retires. One loop over every tile (the last one's tail in the else branch) rather than
+// a loop over all but the last and the last one after it: fed from a loop's results into a key
+// loop after it, the carried values made ptxas spill 320 bytes per thread; this way they always
+// enter a key loop through the loop's block arguments, and nothing spills (`ptxas -v`,
+// EmitSm90.RotatedAttentionTileLoopStaysAsynchronousAndNothingSpills). Tile t's last P·V then
+// stands in both branches, reading the key loop's result: the emitter's rule that a wgmma's
+// accumulator has no other reader counts readers in the other branch of an `if` as none.
 //
 // Registers. Tile t's output in its epilogue beside tile t+1's P (f16 pairs); the rescale of
-// tile t+1's fresh O (zeros times its first alpha) runs after tile t's store. Even so ptxas
-// spills 320 bytes per thread in flash_attention pinned this way (0 without the pin; `ptxas -v`
-// on `tessel compile --emit=ptx`). Bisected on the lowered IR (`tessel compile --passes=verify`
-// on edited text): serializing the overlap (pending = 1 -> 0) or dropping the else branch keeps
-// the 320 bytes; dropping the last tile's section after the loop (the loop's results dead)
-// leaves none. The emitter gives that section's key loop the rotated loop's carried arrays as
-// its own (the loop's results), so the next step is to look at those live ranges in the SASS.
+// tile t+1's fresh O runs after tile t's store, so its 64 registers per thread are not live
+// beside the output being stored.
 //
 // Q. Tile t+1's Q is waited for in iteration t (its first S) and read again in iteration t+1 (the
 // rest of its key loop) without a second wait: `aref_slot {held}`, the view of a load its role
@@ -52,8 +55,8 @@
 // Pins: `rotate_tiles = true` on the block_grid (and then a user error when no tile loop has the
 // form); opt-in: written after the session's device time was spent, so correct in the
 // interpreter (lit: the example's bits under three role schedules) and accepted by
-// check-protocol and ptxas, but neither run on the H100 nor free of spills yet. Not with `pingpong = true` (the turns do not know the
-// rotated tile loop): a user error.
+// check-protocol and ptxas without spills, but not yet run on the H100. Not with
+// `pingpong = true` (the turns do not know the rotated tile loop): a user error.
 #pragma once
 
 #include "ir/ir.h"

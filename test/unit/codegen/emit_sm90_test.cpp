@@ -214,6 +214,26 @@ TEST(EmitSm90, NonSpecializedAttentionIsTheFlashAttention2Schedule) {
   }
 }
 
+// rotate-tiles (pinned): tile t+1's first S issued before tile t's last P·V, that P·V issued in
+// both branches of `if has_next` (the emitter's in-place accumulator rule allows the other
+// branch's reader), and nothing spills: fed from a loop's results into a key loop after it, as
+// first written, ptxas spilled 320 bytes per thread.
+TEST(EmitSm90, RotatedAttentionTileLoopStaysAsynchronousAndNothingSpills) {
+  std::string text = examples::lowered_kernels().at("flash_attention");
+  size_t at = text.find(" : index, index", text.find("block_grid %BH, %tiles_q"));
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_NE(text[at - 1], '}');
+  text.insert(at, " {rotate_tiles = true}");
+  auto module = ir::parse_module(text, "flash_attention.tir");
+  CompiledKernel kernel = testing::compile_sm90a_source(*module->kernels.front());
+  const std::string& cuda = kernel.cuda_source();
+  EXPECT_NE(cuda.find("has_next"), std::string::npos) << cuda;
+  std::string log = testing::ptxas_report(cuda);
+  EXPECT_NE(log.find("Used"), std::string::npos) << "no ptxas report in the log:\n" << log;
+  EXPECT_NE(log.find(" 0 bytes spill stores"), std::string::npos) << log;
+  EXPECT_EQ(log.find("C751"), std::string::npos) << log;
+}
+
 // Non-specialized with an accumulator that starts at 1.0: copied in before the loop, where no
 // wgmma group is pending (the old emitter's mainloop copied it where ptxas saw one pending).
 TEST(EmitSm90, NonSpecializedNonZeroStartStaysAsynchronous) {
