@@ -13,7 +13,9 @@
 # already, g4 is the example again and g4pp the pingpong variant); divide = the output divided
 # per element as the examples did before 827a8f6 (`div %o, %lb`); role = the output's staged
 # stores synced and sent by the whole consumer role (`stores_by = role`), as before stage-stores
-# went by warpgroup. CAUSAL_KERNELS: more .tir files, checked and timed causal.
+# went by warpgroup; rotate = `rotate_tiles = true` (rotate-tiles: tile t+1's first key tile
+# beside tile t's last P·V; opt-in, not measured yet; not causal: there the key tile count
+# depends on the query tile, which the pass refuses with a message). CAUSAL_KERNELS: more .tir files, checked and timed causal.
 # D256_KERNELS: causal D = 256 files, timed beside the D = 256 causal example.
 # CHECK / SANITIZE / SANITIZE_MEM: the examples to check / run under compute-sanitizer's memcheck,
 # racecheck and synccheck / under memcheck only.
@@ -37,6 +39,7 @@ for f in flash_attention flash_attention_causal; do
       defer) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, defer_stores = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {defer_stores = true} :/' examples/kernels/$f.tir ;;
       g4) sed 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {raster_group = 4} :/' examples/kernels/$f.tir ;;
       g4pp) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, pingpong = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {raster_group = 4, pingpong = true} :/' examples/kernels/$f.tir ;;
+      rotate) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, rotate_tiles = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {rotate_tiles = true} :/' examples/kernels/$f.tir ;;
       role) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, stores_by = role} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {stores_by = role} :/' examples/kernels/$f.tir ;;
       divide) sed -e '/^  %one = fill {value = 1.0}/d' -e '/^  %linv = div %one, %l/d' -e 's/^  %lb = broadcast %linv/  %lb = broadcast %l/' -e 's/^  %out = mul %o, %lb/  %out = div %o, %lb/' examples/kernels/$f.tir ;;
     esac > build-dev/variants/${f}_$v.tir
