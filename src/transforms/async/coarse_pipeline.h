@@ -69,7 +69,7 @@
 // Registers. U's inputs from H live across the back edge (attention: P as packed 16-bit pairs,
 // 32 registers per thread at 64x128 per warpgroup, beside S and O): the cost of the overlap.
 //
-// Across tiles (not built; the next step for attention at short L). The rotation stops at the
+// Across tiles (built as the opt-in pass rotate-tiles, rotate_tiles.h, not measured yet). The rotation stops at the
 // persistent tile loop: each tile still starts with H(0) (S of its first key tile waited for at
 // once, then its softmax with the tensor cores idle) and ends with U(n - 1) and the output store.
 // At L = 1K (8 key tiles per query tile) that is ~2 us of ~16 per tile, and what keeps

@@ -126,6 +126,17 @@ std::optional<Plan> match(Operation* loop, std::string& why) {
         "(coarse-pipeline's epilogue)";
     return std::nullopt;
   }
+  // Tile t+1's prefix waits for its slots (Q) while tile t still holds its own: a ring of one
+  // slot would wait for itself (check-protocol finds the deadlock; here it is said why).
+  for (const Operation* op : p.prefix) {
+    if (op->kind() != OpKind::aref_wait) continue;
+    const Operation* aref = op->operand(0)->def();
+    if (aref && aref->kind() == OpKind::aref && aref->int_attr("slots") < 2) {
+      why = "the tile's " + ir::value_ref(op->operand(0)) +
+            " has one slot, so tile t+1's cannot be waited for while tile t holds it";
+      return std::nullopt;
+    }
+  }
   // The steady loop's initial values come from the head (the first key tile's softmax): they
   // are what the rotated tile loop carries.
   for (int i = 3; i < p.steady->num_operands(); ++i) {

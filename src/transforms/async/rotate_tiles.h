@@ -52,6 +52,10 @@
 // rest of its key loop) without a second wait: `aref_slot {held}`, the view of a load its role
 // holds (waited for, not released); check-protocol counts reads through it as the same use.
 //
+// Not rotated (the pin's error says which): a key tile count that depends on the tile (causal:
+// `any` is then per tile), a prefix aref of one slot (D = 256's Q: tile t+1's Q would wait for
+// tile t's release).
+//
 // Pins: `rotate_tiles = true` on the block_grid (and then a user error when no tile loop has the
 // form); opt-in: written after the session's device time was spent, so correct in the
 // interpreter (lit: the example's bits under three role schedules) and accepted by
