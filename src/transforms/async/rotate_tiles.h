@@ -60,7 +60,8 @@
 // form); opt-in: written after the session's device time was spent, so correct in the
 // interpreter (lit: the example's bits under three role schedules) and accepted by
 // check-protocol and ptxas without spills, but not yet run on the H100. Not with
-// `pingpong = true` (the turns do not know the rotated tile loop): a user error.
+// `pingpong = true` (the turns do not know the rotated tile loop) nor `defer_stores = true`
+// (which moved the store already): user errors.
 #pragma once
 
 #include "ir/ir.h"
