@@ -410,9 +410,10 @@ void rotate_tiles(ir::Module& module) {
                  "pingpong = true (the turns do not know the rotated tile loop)");
     }
     if (grid_flag(*kernel, "defer_stores") == true) {
-      user_error(kernel->loc(), "rotate-tiles: rotate_tiles = true does not go with "
-                                "defer_stores = true (defer-stores already moved each tile's "
-                                "store into the next tile's first S)");
+      user_error(kernel->loc(),
+                 "rotate-tiles: rotate_tiles = true does not go with "
+                 "defer_stores = true (defer-stores already moved each tile's "
+                 "store into the next tile's first S)");
     }
     std::vector<Operation*> loops;
     for (const auto& role : kernel->region(0)->ops()) {
