@@ -15,6 +15,7 @@
 #include "transforms/async/atom_queries.h"
 #include "transforms/async/warp_specialize_operands.h"
 #include "transforms/report.h"
+#include "transforms/pins.h"
 
 namespace tessel::transforms {
 namespace {
@@ -58,24 +59,6 @@ const Operation* kernel_of(const Operation& op) {
   const Operation* k = &op;
   while (k->parent_op()) k = k->parent_op();
   return k;
-}
-
-// A block_grid flag pinned `true` / `false` (ident or string), or nullopt.
-std::optional<bool> grid_flag(const Operation& kernel, const std::string& key) {
-  std::optional<bool> out;
-  ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
-    if (op->kind() != OpKind::block_grid) return;
-    const Attribute* a = op->attr(key);
-    if (!a) return;
-    if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
-        (a->s == "true" || a->s == "false")) {
-      out = a->s == "true";
-      return;
-    }
-    user_error(op->loc(), "block_grid: ", key, " must be true or false, not ",
-               a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-  });
-  return out;
 }
 
 // How one loop splits (the header's H and U).

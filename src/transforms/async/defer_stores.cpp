@@ -9,6 +9,7 @@
 
 #include "transforms/async/store_parts.h"
 #include "transforms/report.h"
+#include "transforms/pins.h"
 
 namespace tessel::transforms {
 namespace {
@@ -172,28 +173,13 @@ void tile_loops(Block& block, std::vector<Operation*>& found) {
   }
 }
 
-// `defer_stores` on the kernel's block_grid (`grid`): true, false, or absent.
-std::optional<bool> pinned(const Operation& kernel, const Operation*& grid) {
-  for (const auto& op : kernel.region(0)->ops()) {
-    if (op->kind() != OpKind::block_grid) continue;
-    grid = op.get();
-    const Attribute* a = op->attr("defer_stores");
-    if (!a) return std::nullopt;
-    if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
-        (a->s == "true" || a->s == "false"))
-      return a->s == "true";
-    user_error(op->loc(), "block_grid: defer_stores must be true or false, not ",
-               a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-  }
-  return std::nullopt;
-}
 
 }  // namespace
 
 void defer_stores(ir::Module& module) {
   for (const auto& kernel : module.kernels) {
-    const Operation* grid = kernel.get();
-    const std::optional<bool> pin = pinned(*kernel, grid);
+    const Operation* grid = kernel_grid(*kernel) ? kernel_grid(*kernel) : kernel.get();
+    const std::optional<bool> pin = grid_flag(*kernel, "defer_stores");
     // Opt-in until measured on the GPU (see the header).
     if (pin != true) continue;
     int changed = 0;

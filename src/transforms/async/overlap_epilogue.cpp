@@ -10,6 +10,7 @@
 #include "ir/async.h"
 #include "ir/layout_text.h"
 #include "transforms/async/store_parts.h"
+#include "transforms/pins.h"
 
 namespace tessel::transforms {
 namespace {
@@ -303,21 +304,6 @@ void keep_plain_for_short_mainloops(Operation& loop, Value* kt) {
   block.insert(at, std::move(branch));
 }
 
-// `overlap_epilogue` on the kernel's block_grid (`grid`): true, false, or absent.
-std::optional<bool> pinned(const Operation& kernel, const Operation*& grid) {
-  for (const auto& op : kernel.region(0)->ops()) {
-    if (op->kind() != OpKind::block_grid) continue;
-    grid = op.get();
-    const Attribute* a = op->attr("overlap_epilogue");
-    if (!a) return std::nullopt;
-    if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
-        (a->s == "true" || a->s == "false"))
-      return a->s == "true";
-    user_error(op->loc(), "block_grid: overlap_epilogue must be true or false, not ",
-               a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-  }
-  return std::nullopt;
-}
 
 // The tile loops of a role: `for` ops at its top level or in result-less `if`s there (unswitch-
 // loops' copies) that contain a loop.
@@ -338,8 +324,8 @@ void tile_loops(Block& block, std::vector<Operation*>& found) {
 
 void overlap_epilogue(ir::Module& module) {
   for (const auto& kernel : module.kernels) {
-    const Operation* grid = kernel.get();
-    const std::optional<bool> pin = pinned(*kernel, grid);
+    const Operation* grid = kernel_grid(*kernel) ? kernel_grid(*kernel) : kernel.get();
+    const std::optional<bool> pin = grid_flag(*kernel, "overlap_epilogue");
     if (pin == false) continue;
     int overlapped = 0;
     std::string reasons;  // why the tile loops that were left alone could not be overlapped

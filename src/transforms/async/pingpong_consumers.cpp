@@ -9,6 +9,7 @@
 #include "support/diagnostics.h"
 #include "transforms/async/atom_queries.h"
 #include "transforms/report.h"
+#include "transforms/pins.h"
 
 namespace tessel::transforms {
 namespace {
@@ -27,16 +28,6 @@ Operation* next_op(Operation* op) {
   return nullptr;
 }
 
-// `pingpong` on the block_grid: true, false, or absent.
-std::optional<bool> pinned_flag(const Operation& grid) {
-  const Attribute* a = grid.attr("pingpong");
-  if (!a) return std::nullopt;
-  if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
-      (a->s == "true" || a->s == "false"))
-    return a->s == "true";
-  user_error(grid.loc(), "block_grid: pingpong must be true or false, not ",
-             a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-}
 
 // The loops of `role` that qualify: wgmma mmas directly in the body, and register work beside.
 std::vector<Operation*> qualifying_loops(Operation* role) {
@@ -100,7 +91,7 @@ void run(Operation* kernel) {
   for (const auto& op : kernel->region(0)->ops())
     if (op->kind() == OpKind::block_grid) grid = op.get();
   if (!grid) return;
-  const std::optional<bool> pinned = pinned_flag(*grid);
+  const std::optional<bool> pinned = pinned_flag(*grid, "pingpong");
   if (pinned != true) return;  // opt-in (header, "When")
   bool any = false;
   for (const auto& op : kernel->region(0)->ops()) {

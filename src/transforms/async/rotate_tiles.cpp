@@ -11,6 +11,7 @@
 #include "support/diagnostics.h"
 #include "transforms/async/atom_queries.h"
 #include "transforms/report.h"
+#include "transforms/pins.h"
 
 namespace tessel::transforms {
 namespace {
@@ -26,21 +27,6 @@ using Mapping = std::unordered_map<const Value*, Value*>;
 Value* mapped(const Mapping& map, Value* v) {
   auto it = map.find(v);
   return it == map.end() ? v : it->second;
-}
-
-// A block_grid flag pinned true / false, or nullopt.
-std::optional<bool> grid_flag(const Operation& kernel, const std::string& key) {
-  for (const auto& op : kernel.region(0)->ops()) {
-    if (op->kind() != OpKind::block_grid) continue;
-    const Attribute* a = op->attr(key);
-    if (!a) return std::nullopt;
-    if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
-        (a->s == "true" || a->s == "false"))
-      return a->s == "true";
-    user_error(op->loc(), "block_grid: ", key, " must be true or false, not ",
-               a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-  }
-  return std::nullopt;
 }
 
 // The pieces of one tile loop (the header's prefix, head, steady loop, tail, suffix).

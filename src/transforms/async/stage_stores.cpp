@@ -10,6 +10,7 @@
 #include "layout/parse.h"
 #include "layout/tv_layout.h"
 #include "transforms/async/atom_queries.h"
+#include "transforms/pins.h"
 
 namespace tessel::transforms {
 namespace {
@@ -130,17 +131,8 @@ bool rows_by_warpgroup(const std::string& text, int64_t rows, int64_t cols, int6
 
 // `stores_by` on the kernel's block_grid: "warpgroup", "role", or "" when not pinned.
 std::string stores_by_pin(const Operation& kernel) {
-  for (const auto& op : kernel.region(0)->ops()) {
-    if (op->kind() != OpKind::block_grid) continue;
-    const Attribute* a = op->attr("stores_by");
-    if (!a) return "";
-    if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
-        (a->s == "warpgroup" || a->s == "role"))
-      return a->s;
-    user_error(op->loc(), "block_grid: stores_by must be warpgroup or role, not ",
-               a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-  }
-  return "";
+  const Operation* grid = kernel_grid(kernel);
+  return grid ? pinned_choice(*grid, "stores_by", {"warpgroup", "role"}) : "";
 }
 
 // Whether a role's warpgroups drift apart between its stores: a loop of it works on wgmma
@@ -227,14 +219,7 @@ class Stager {
   bool matches(const Operation& op) {
     if (op.kind() != OpKind::copy || op.num_operands() != 2 || !ir::enclosing_role(op))
       return false;
-    if (const Attribute* pin = op.attr("staged")) {
-      const bool flag = pin->kind == Attribute::Kind::ident || pin->kind == Attribute::Kind::string;
-      if (!flag || (pin->s != "true" && pin->s != "false")) {
-        user_error(op.loc(), "copy: staged must be true or false, not ",
-                   pin->kind == Attribute::Kind::unit ? std::string("a bare flag") : pin->str());
-      }
-      if (pin->s == "false") return false;
-    }
+    if (pinned_flag(op, "staged") == false) return false;
     const Type& r = op.operand(0)->type();
     const Type& g = op.operand(1)->type();
     if (!r.is_tensor() || r.space() != MemorySpace::reg || !r.has_layout() || r.rank() != 2)

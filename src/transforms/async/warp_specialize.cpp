@@ -17,6 +17,7 @@
 #include "transforms/async/warp_specialize_groups.h"
 #include "transforms/async/warp_specialize_operands.h"
 #include "transforms/report.h"
+#include "transforms/pins.h"
 
 namespace tessel::transforms {
 namespace {
@@ -77,7 +78,7 @@ class Specializer {
     bool has_roles = false;
     ir::walk(kernel_, [&](Operation* op) { has_roles |= op->kind() == OpKind::warp_group; });
     if (has_roles) return;
-    std::optional<bool> pinned = pinned_flag();
+    std::optional<bool> pinned = pinned_flag(*grid_, "warp_specialize");
     if (pinned == false) return;
     target::cuda::Target target = grid_->has_attr("target")
                                       ? target::cuda::Target::named(grid_->str_attr("target"))
@@ -115,17 +116,6 @@ class Specializer {
   }
 
  private:
-  // `warp_specialize` on the block_grid: true, false, or absent.
-  std::optional<bool> pinned_flag() const {
-    const Attribute* a = grid_->attr("warp_specialize");
-    if (!a) return std::nullopt;
-    if ((a->kind == Attribute::Kind::ident || a->kind == Attribute::Kind::string) &&
-        (a->s == "true" || a->s == "false"))
-      return a->s == "true";
-    user_error(grid_->loc(), "block_grid: warp_specialize must be true or false, not ",
-               a->kind == Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-  }
-
   // T: the block's threads as synthesis chose them, checked against a pinned consumer_warpgroups.
   int64_t consumer_threads() const {
     const Attribute* t = grid_->attr("threads");
