@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/async.h"
+#include "ir/canonicalize.h"
 #include "support/diagnostics.h"
 #include "transforms/async/atom_queries.h"
 #include "transforms/report.h"
@@ -282,9 +283,11 @@ class Rotator {
     b.create(OpKind::yield, results, {}, loc);
 
     // Uses of the loop's results now read the versions'.
+    Operation* kernel = loop;
+    while (kernel->parent_op()) kernel = kernel->parent_op();
     for (int i = 0; i < loop->num_results(); ++i) {
       versions->result(i)->set_name(loop->result(i)->name());
-      replace_uses(loop->result(i), versions->result(i));
+      ir::replace_all_uses(*kernel, loop->result(i), versions->result(i));
     }
     loop->parent_block()->remove(loop);
   }
@@ -370,15 +373,6 @@ class Rotator {
     const Operation* then_yield = p_.branch->region(0)->terminator();
     for (int i = 0; i < p_.branch->num_results(); ++i)
       map[p_.branch->result(i)] = mapped(map, then_yield->operand(i));
-  }
-
-  void replace_uses(Value* from, Value* to) const {
-    Operation* kernel = p_.loop;
-    while (kernel->parent_op()) kernel = kernel->parent_op();
-    ir::walk(kernel, [&](Operation* op) {
-      for (int i = 0; i < op->num_operands(); ++i)
-        if (op->operand(i) == from) op->set_operand(i, to);
-    });
   }
 
   const Plan& p_;
