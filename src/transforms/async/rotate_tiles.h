@@ -8,6 +8,10 @@
 // tiles per query tile) that is ~2 us of ~16 per tile and what keeps flash_attention at
 // 0.96-0.98 of cuDNN (bench/results/2026-11-27-stores-by-warpgroup-h100.md).
 //
+// Measured (bench/results/2026-11-27-rotate-tiles-h100.md): correct and sanitizer clean on the
+// H100, but 3% slower than the unrotated example at L = 1K (0.936 vs 0.966 of cuDNN) and equal at
+// 4K / 16K; so it stays opt-in and no example pins it.
+//
 // What the pass does (after coarse-pipeline, before lower-arefs, on level-1 IR), where the
 // block_grid pins `rotate_tiles = true`, to a consumer role's tile loop
 //   for %tile = %first to %tiles step %blocks iter(%tile_seq, %seq_base) {
