@@ -3,7 +3,9 @@
 
 For few tokens (M = 16 .. 64 against N, K of thousands) the weights B fill wgmma's M (64 or 128
 rows: one or two consumer warpgroups) and the M tokens of A its N (16 .. 64, a multiple of 8),
-instead of a 64-row A tile of which M = 16 uses a quarter. The accumulator [rows, tokens] is
+instead of a 64-row A tile of which M = 16 uses a quarter. With A stored [K,M] the token tile is
+wgmma's B MN-major: 16 or 32 tokens are rows of 32 or 64 bytes, which synthesis swizzles by 32 or
+64 bytes. The accumulator [rows, tokens] is
 stored through a register transpose (a view) into C's [tokens, rows] tile; split-k
 (`split_k = auto`) writes its partials through the same transpose. The kernels take the same
 arguments as examples/kernels/gemm{,_nn,_tn,_tt}.tir, so they join those families in
@@ -84,8 +86,6 @@ def main():
         sys.exit(__doc__)
     for prefix, (a_km, b_kn) in LAYOUTS.items():
         for suffix, (rows, tokens, stages, split, cluster) in CONFIGS.items():
-            if a_km and tokens % 64:
-                continue  # A [K,M] is wgmma's B MN-major, which takes N in multiples of 64 only
             name = "gemm_%s%sswap_%s" % (prefix, "bf16_" if bf16 else "", suffix)
             with open("%s/%s.tir" % (args[0], name), "w") as f:
                 f.write("// C = A·B%s as Cᵀ = B·Aᵀ, %dx%d accumulator tiles (weights x tokens), "

@@ -9,7 +9,10 @@
 // swizzled forms (WgmmaOperand): K-major, rows of 64 K values (128 bytes) in 8-row atoms of 1024
 // bytes, K beyond 64 in further column blocks of MN x 64; MN-major, rows of 64 M or N values in
 // atoms of 8 K-rows, K rows 128 bytes apart, further 64-wide MN blocks K x 128 bytes apart (the
-// descriptor's LBO; HOPPER.md's measured LBO = 8192, SBO = 1024 for K = 64). A program writes a
+// descriptor's LBO; HOPPER.md's measured LBO = 8192, SBO = 1024 for K = 64). An MN-major tile
+// narrower than 64 (few tokens as the swapped GEMM's N) is 32- or 64-byte swizzled by synthesis:
+// rows of 16 or 32 values, the same form with `swizzle` for 128 (PTX 9.7.16.3's canonical
+// MN-major layouts: LBO between MN atoms, SBO between 8-K-row groups). A program writes a
 // K-major B as the transpose of an [N,K] tile and an MN-major A as the transpose of a [K,M] one;
 // the transpose flag of the instruction follows the operand (f16 and bf16 only).
 //
@@ -39,9 +42,9 @@ std::pair<int64_t, int64_t> wgmma_c(int64_t t, int64_t i) {
 
 // How wgmma reads one operand: its major-ness and the element offset (before the swizzle) of
 // element (mn, k), from which the descriptors' start addresses, LBO and SBO and the k steps
-// follow. A swizzled row of `swizzle` bytes (128, or 64 for a K-major tile whose K is 32 16-bit
-// or 64 8-bit values) holds `row` elements: 64 of 16 bits, 128 of 8 bits in a 128-byte row (FP8,
-// which wgmma reads K-major only).
+// follow. A swizzled row of `swizzle` bytes (128; 64 for a K-major tile whose K is 32 16-bit or
+// 64 8-bit values; 64 or 32 for an MN-major tile of 32 or 16 M or N values) holds `row`
+// elements: 64 of 16 bits, 128 of 8 bits in a 128-byte row (FP8, which wgmma reads K-major only).
 struct WgmmaOperand {
   bool mn_major = false;
   int64_t mn = 0, k = 0;  // the operand's extents: M or N, and K
@@ -53,13 +56,16 @@ struct WgmmaOperand {
     const int64_t w = row();
     return mn_major ? (r / w) * w * k + c * w + r % w : (c / w) * w * mn + r * w + c % w;
   }
-  // Bytes between 64-wide MN atoms (MN-major); ignored for K-major (CUTLASS writes 16 bytes).
-  int64_t lbo_bytes() const { return mn_major ? 128 * k : 16; }
+  // Bytes between MN atoms (MN-major: K rows of `swizzle` bytes); ignored for K-major (CUTLASS
+  // writes 16 bytes).
+  int64_t lbo_bytes() const { return mn_major ? swizzle * k : 16; }
   // Bytes between 8-row groups: 8 swizzled rows, dense (1024 for 128-byte rows, 512 for 64-byte
   // ones: HOPPER.md's descriptor table, from CUTLASS's canonical GMMA layouts and PTX 9.7.16.3).
   int64_t sbo_bytes() const { return 8 * swizzle; }
   std::string swizzle_mode() const {
-    return swizzle == 64 ? "tessel::device::SmemSwizzle::b64" : "tessel::device::SmemSwizzle::b128";
+    return swizzle == 32   ? "tessel::device::SmemSwizzle::b32"
+           : swizzle == 64 ? "tessel::device::SmemSwizzle::b64"
+                           : "tessel::device::SmemSwizzle::b128";
   }
 };
 
@@ -70,21 +76,26 @@ std::optional<WgmmaOperand> wgmma_operand(const SharedTile& s, bool is_b) {
       (s.element != ScalarKind::f16 && s.element != ScalarKind::bf16 && !fp8))
     return std::nullopt;
   // The 128-byte swizzle in element offsets: 16-byte units are 8 elements of 16 bits, 16 of 8;
-  // the 64-byte swizzle permutes four units (K-major only here).
+  // the 64-byte swizzle permutes four units, the 32-byte one two (MN-major 16-bit only).
   const std::string sw128 = fp8 ? "Sw<3,4,3> o 0 o " : "Sw<3,3,3> o 0 o ";
   const std::string sw64 = fp8 ? "Sw<2,4,3> o 0 o " : "Sw<2,3,3> o 0 o ";
+  const std::string sw32 = fp8 ? "Sw<1,4,3> o 0 o " : "Sw<1,3,3> o 0 o ";
   int64_t swizzle = 0;
   if (s.layout.rfind(sw128, 0) == 0) swizzle = 128;
   if (s.layout.rfind(sw64, 0) == 0) swizzle = 64;
+  if (s.layout.rfind(sw32, 0) == 0) swizzle = 32;
   if (swizzle == 0) return std::nullopt;
   const SharedMap map = shared_map(s.layout);
   const int64_t rows = s.shape[0], cols = s.shape[1];
   if (static_cast<int64_t>(map.base.size()) != rows * cols) return std::nullopt;
   for (bool mn_major : {false, true}) {
     WgmmaOperand w{mn_major, is_b ? cols : rows, is_b ? rows : cols, fp8 ? 1 : 2, swizzle};
-    if ((fp8 || swizzle != 128) && mn_major) continue;
+    // MN-major: 16-bit only; K-major: 128- and 64-byte rows (a 32-byte K-major row is never
+    // what synthesis makes of a wgmma operand).
+    if (mn_major ? fp8 : swizzle == 32) continue;
     if (w.k % (32 / w.bytes) != 0 ||
-        (mn_major ? w.mn % 64 != 0 : w.k % w.row() != 0 || w.mn % 8 != 0)) {
+        (mn_major ? w.mn % w.row() != 0 || w.k % 8 != 0
+                  : w.k % w.row() != 0 || w.mn % 8 != 0)) {
       continue;
     }
     bool same = true;
@@ -193,8 +204,9 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
                          "; wgmma takes tiles 128-byte swizzled K-major (" +
                          (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
                          ") or, 16-bit only, MN-major (" +
-                         (i == 0 ? "the transpose of [K,M]" : "[K,N] with N a multiple of 64") +
-                         ") as layout synthesis makes them");
+                         (i == 0 ? "the transpose of [K,M]" : "[K,N]") +
+                         " in 32-, 64- or 128-byte swizzled atoms of 16, 32 or 64 columns) as "
+                         "layout synthesis makes them");
   }
   const WgmmaOperand& fa = *forms[0];
   const WgmmaOperand& fb = *forms[1];
@@ -220,16 +232,16 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
   line("{");
   ++indent_;
   // Descriptors per instance: the start of its rows (an MN-major operand's instances start on its
-  // 64-wide atoms), advanced by whole 16-byte units per k16 step.
+  // swizzle atoms: 64, 32 or 16 values wide), advanced by whole 16-byte units per k16 step.
   for (const auto& [f, what] : {std::pair{&fa, "A"}, std::pair{&fb, "B"}}) {
     for (size_t i = 0; f->mn_major && i < per_group[0].size(); ++i) {
       for (int64_t g = 0; g < groups; ++g) {
         const int64_t origin = f == &fa ? per_group[g][i].m0 : per_group[g][i].n0;
-        if (origin % 64 != 0) {
+        if (origin % f->row() != 0) {
           unsupported(mma, std::string("reads its MN-major ") + what + " from row " +
-                               std::to_string(origin) +
-                               ", inside a 64-wide swizzle atom (an instance of atom " + atom +
-                               " narrower than 64)");
+                               std::to_string(origin) + ", inside a " + std::to_string(f->row()) +
+                               "-wide swizzle atom (an instance of atom " + atom +
+                               " narrower than the atom)");
         }
       }
     }
@@ -264,7 +276,7 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
     for (size_t i = 0; i < per_group[0].size(); ++i) {
       // A k step (32 bytes of K: k16 of 16-bit, k32 of FP8) moves the start address by whole
       // 16-byte units: +32 bytes inside a K-major 128-byte row (the next row's worth of K values
-      // in the next column block), 16 rows of 128 bytes in an MN-major tile.
+      // in the next column block), 16 rows of `swizzle` bytes in an MN-major tile.
       const int64_t k0 = atom_k * kk;
       const std::string step_a =
           std::to_string(fa.bytes * (fa.offset(0, k0) - fa.offset(0, 0)) / 16);
@@ -307,8 +319,8 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
     unsupported(mma, "reads B from a shared tile in layout " + b.layout + " over " +
                          ir::to_string(ir::Shape(b.shape.begin(), b.shape.end())) +
                          "; wgmma takes tiles 128-byte swizzled, K-major (the transpose of "
-                         "[N,K]) or MN-major ([K,N] with N a multiple of 64), or 64-byte swizzled "
-                         "K-major");
+                         "[N,K]) or MN-major ([K,N] in 32-, 64- or 128-byte swizzled atoms of 16, 32 "
+                         "or 64 columns), or 64-byte swizzled K-major");
   }
   const WgmmaOperand& fb = *form;
   const Reg& acc = reg(mma, mma.operand(2));

@@ -26,8 +26,11 @@ using WgmmaGpu = tessel::testing::GpuTest;
 //     byte (32s % Swizzle) in the row. Swizzled: SBO = 8 rows × Swizzle bytes, LBO unused. No
 //     swizzle: core matrices of 8 rows × 16 B; SBO = 128 (next 8 rows), LBO = one box (next 8
 //     K-elements).
-//   MN-major operands (Trans = 1, 128B swizzle only): global K×rows, boxes of {64 rows, K} per
-//     64-wide atom; LBO = K × 128 (next atom), SBO = 1024 (next 8 K-rows), k16 step = +2048 B.
+//   MN-major operands (Trans = 1, 16-bit, `Swizzle` = 128, 64 or 32 bytes per smem row): global
+//     K×rows, boxes of {Swizzle/E rows, K} per atom (64, 32 or 16 rows wide); LBO = K × Swizzle
+//     (next atom), SBO = 8 × Swizzle (next 8 K-rows), k16 step = 16 × Swizzle bytes. The narrow
+//     swizzles are what synthesis gives a token tile of 16 or 32 (the swapped GEMM's N) and an
+//     N of 96 (three 32-wide atoms); N = 64 in 16-wide atoms checks LBO with the 32-byte form.
 //   RS: A comes from global straight into the fragment registers (the accumulator formula with
 //     16 columns); B as above.
 const char* kWgmmaKernels = R"(
@@ -43,8 +46,9 @@ __host__ __device__ constexpr SmemSwizzle swizzle_of(int bytes) {
 template <int Swizzle, int Trans, int E>
 __device__ int load_operand(const TmaDescriptor& desc, unsigned char* smem, unsigned long long* bar,
                             int rows, int k) {
-  if (Trans) {  // MN-major: one box per 64-row atom column, all K rows
-    for (int j = 0; j < rows / 64; ++j) tma_load_2d(smem + j * k * 128, &desc, bar, 64 * j, 0);
+  if (Trans) {  // MN-major: one box per atom column (Swizzle / E rows), all K rows
+    const int atom = Swizzle / E;
+    for (int j = 0; j < rows / atom; ++j) tma_load_2d(smem + j * k * Swizzle, &desc, bar, atom * j, 0);
     return rows * k * E;
   }
   const int box_k = Swizzle / E;
@@ -55,7 +59,8 @@ __device__ int load_operand(const TmaDescriptor& desc, unsigned char* smem, unsi
 template <int Swizzle, int Trans>
 __device__ unsigned long long operand_descriptor(unsigned base, int rows, int k, int step) {
   if (Trans) {
-    return make_smem_descriptor(base + step * 2048, k * 128, 1024, SmemSwizzle::b128);
+    return make_smem_descriptor(base + step * 16 * Swizzle, k * Swizzle, 8 * Swizzle,
+                                swizzle_of(Swizzle));
   }
   const int box = 32 * step / Swizzle, within = 32 * step % Swizzle;
   const unsigned start = base + box * rows * Swizzle + within;
@@ -148,6 +153,11 @@ ENTRY(ss_e5m2_e4m3_n64_sw128, 64, e5m2, e4m3, 2, 0, 0, 128, 1)
 ENTRY(ss_f16_n128_mn_b, 128, f16, f16, 0, 0, 1, 128, 2)
 ENTRY(ss_bf16_n256_mn_b, 256, bf16, bf16, 0, 0, 1, 128, 2)
 ENTRY(ss_f16_n64_mn_a_mn_b, 64, f16, f16, 0, 1, 1, 128, 2)
+ENTRY(ss_f16_n16_mn_b_sw32, 16, f16, f16, 0, 0, 1, 32, 2)
+ENTRY(ss_bf16_n32_mn_b_sw64, 32, bf16, bf16, 0, 0, 1, 64, 2)
+ENTRY(ss_f16_n96_mn_b_sw64, 96, f16, f16, 0, 0, 1, 64, 2)
+ENTRY(ss_f16_n64_mn_b_sw32, 64, f16, f16, 0, 0, 1, 32, 2)
+ENTRY(ss_f16_n32_mn_a_mn_b_sw64, 32, f16, f16, 0, 1, 1, 64, 2)
 )";
 
 enum class Elem { f16, bf16, e4m3, e5m2 };
@@ -206,7 +216,7 @@ TmaSwizzle tma_swizzle(int bytes) {
 }
 
 // The descriptor of an operand with `rows` rows: K-major (global rows×K, box {swizzle/E, rows})
-// or MN-major (global K×rows, box {64, K}).
+// or MN-major (global K×rows, box {swizzle/E, K}).
 CUtensorMap operand_map(const DeviceBuffer& buffer, Elem e, int rows, int k, bool trans,
                         int swizzle) {
   TmaSpec spec;
@@ -216,8 +226,8 @@ CUtensorMap operand_map(const DeviceBuffer& buffer, Elem e, int rows, int k, boo
   if (trans) {
     spec.shape = {static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(k)};
     spec.strides_bytes = {static_cast<std::uint64_t>(rows) * eb};
-    spec.box = {64, static_cast<std::uint32_t>(k)};
-    spec.swizzle = TmaSwizzle::b128;
+    spec.box = {static_cast<std::uint32_t>(swizzle / eb), static_cast<std::uint32_t>(k)};
+    spec.swizzle = tma_swizzle(swizzle);
   } else {
     spec.shape = {static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(rows)};
     spec.strides_bytes = {static_cast<std::uint64_t>(k) * eb};
@@ -308,6 +318,14 @@ TEST_F(WgmmaGpu, MnMajorOperandsEqualHostMatmul) {
   run_case({"ss_f16_n128_mn_b", 128, Elem::f16, Elem::f16, false, false, true, 128});
   run_case({"ss_bf16_n256_mn_b", 256, Elem::bf16, Elem::bf16, false, false, true, 128});
   run_case({"ss_f16_n64_mn_a_mn_b", 64, Elem::f16, Elem::f16, false, true, true, 128});
+}
+
+TEST_F(WgmmaGpu, MnMajorOperandsOf32And64ByteSwizzleEqualHostMatmul) {
+  run_case({"ss_f16_n16_mn_b_sw32", 16, Elem::f16, Elem::f16, false, false, true, 32});
+  run_case({"ss_bf16_n32_mn_b_sw64", 32, Elem::bf16, Elem::bf16, false, false, true, 64});
+  run_case({"ss_f16_n96_mn_b_sw64", 96, Elem::f16, Elem::f16, false, false, true, 64});
+  run_case({"ss_f16_n64_mn_b_sw32", 64, Elem::f16, Elem::f16, false, false, true, 32});
+  run_case({"ss_f16_n32_mn_a_mn_b_sw64", 32, Elem::f16, Elem::f16, false, true, true, 64});
 }
 
 }  // namespace

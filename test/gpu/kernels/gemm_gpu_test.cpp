@@ -44,12 +44,12 @@ double run_gemm(const std::string& kernel_name, runtime::HostFloat format, Shape
                 int launches = 1, int64_t batch = 0) {
   const int64_t problems = std::max<int64_t>(batch, 1);
   std::string text = examples::lowered_kernels().at(kernel_name);
-  for (const auto& [from, to] : attributes) {
+  for (const auto& [from, to] : attributes) {  // every occurrence
     size_t at = text.find(from);
-    if (at == std::string::npos)
-      ADD_FAILURE() << "no '" << from << "' in " << kernel_name;
-    else
+    if (at == std::string::npos) ADD_FAILURE() << "no '" << from << "' in " << kernel_name;
+    for (; at != std::string::npos; at = text.find(from, at + to.size())) {
       text.replace(at, from.size(), to);
+    }
   }
   auto module = ir::parse_module(text, kernel_name + ".tir");
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
@@ -146,6 +146,27 @@ TEST_F(GemmGpuTest, OperandLayouts) {
               2e-3);
   }
 }
+// Few tokens with A stored [K,M] (examples/kernels/gemm_tn_swap.tir: Cᵀ = Bᵀ·A, the tokens as
+// wgmma's N = 16, an MN-major B tile of 32-byte rows read through a 32-byte swizzle descriptor),
+// split-k as the example pins it and unsplit; and 32 tokens (64-byte swizzle).
+TEST_F(GemmGpuTest, SwappedFewTokensWithAStoredKByM) {
+  const std::string split = "block_grid %tiles_n, %tiles_m {split_k = auto} :";
+  const std::vector<Shape> shapes = {{16, 4096, 4096}, {8, 8, 8},       {24, 1000, 264},
+                                     {40, 136, 72},    {1000, 520, 264}, {16, 600, 4104}};
+  for (Shape s : shapes) {
+    EXPECT_LT(run_gemm("gemm_tn_swap", runtime::HostFloat::f16, s, {}, {false, false}, 2), 2e-3);
+    EXPECT_LT(run_gemm("gemm_tn_swap", runtime::HostFloat::f16, s,
+                       {{split, "block_grid %tiles_n, %tiles_m :"}}, {false, false}),
+              2e-3);
+    EXPECT_LT(run_gemm("gemm_tn_swap", runtime::HostFloat::f16, s,
+                       {{"value = 16}", "value = 32}"},
+                        {",16]", ",32]"},
+                        {"[16,", "[32,"}},
+                       {false, false}),
+              2e-3);
+  }
+}
+
 // Split-K (src/transforms/schedule/split_k.h): the grid pinned `split_k = auto` (parts from the
 // SM count: several at the few-tile, long-K shapes) and `split_k = 3` (parts with no K block at
 // K = 8 and 72), each launched three times on one kernel object: the counters the last arrival
