@@ -30,7 +30,9 @@ constexpr int64_t kBlocksPerSm = 32;
 constexpr int64_t kRegistersPerSm = 65536;
 constexpr int64_t kMaxRegisters = 255;
 constexpr double kHbmBytesPerUs = 3.0e6;       // what a copy kernel reaches (~3 TB/s)
-constexpr double kL2Factor = 2.5;              // L2 hits against HBM bandwidth
+constexpr double kL2Factor = 5.0;  // L2 hits against HBM bandwidth: rows read again from L2 cost
+                                   // little beside the HBM stream (N = 32768, two passes: 0.91-0.98
+                                   // of a copy, bench/results/2026-11-26-rows-auto-h100.md)
 constexpr double kInFlightNeeded = 32 * 1024;  // bytes in flight per SM for the copy's bandwidth
 constexpr double kL2Bytes = 25.0 * 1024 * 1024;  // half of the 50 MB L2: rows read twice stay
 constexpr int64_t kDefaultSize = 8192;
@@ -57,6 +59,7 @@ struct RowProgram {
   int64_t rows = 0, cols = 0;                  // R and C as written
   int64_t elem_bytes = 2, row_reads = 0, row_writes = 0;
   bool reduces_rows = false;
+  int64_t row_reductions = 0;                  // reduce ops of the loop that has the most
   std::vector<Pair> pairs;
 };
 
@@ -103,7 +106,6 @@ std::string why_not(Operation& kernel, RowProgram& p) {
   });
   if (!why.empty()) return why;
   if (!p.grid || p.grid->parent_block() != &body) return "no block_grid at the top level";
-  if (p.grid->has_attr("threads")) return "its block_grid pins threads";
   if (p.grid->num_operands() < 1 || p.grid->num_operands() > 2) return "a grid of rank 3";
   auto rows = p.grid->operand(0)->def();
   if (!rows || rows->kind() != OpKind::cdiv || !rows->operand(0)->def() ||
@@ -140,6 +142,11 @@ std::string why_not(Operation& kernel, RowProgram& p) {
   ir::walk(&kernel, [&](Operation* op) {
     if (!why.empty()) return;
     if (op->kind() == OpKind::reduce) p.reduces_rows = true;
+    if (op->kind() == OpKind::for_) {
+      int64_t n = 0;
+      ir::walk(op, [&](Operation* inner) { n += inner->kind() == OpKind::reduce; });
+      p.row_reductions = std::max(p.row_reductions, n);
+    }
     if (op->kind() == OpKind::for_ && op->parent_block() != &body) why = "a nested loop";
     if (op->kind() == OpKind::copy && op->num_operands() == 2 &&
         op->operand(1)->type().space() == MemorySpace::global && op->operand(1)->type().rank() == 2)
@@ -311,16 +318,23 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   if (one_pass && kt != 1) return std::nullopt;
   const int64_t rereads = one_pass || p.pairs.empty() ? 0 : int64_t(p.pairs[0].reuse.size());
   const int64_t held = one_pass ? int64_t(p.pairs[0].reuse.size()) : 0;
-  // Registers: a base for addresses and scalars, and per element of the thread's part of a row
-  // (one register each, as the emitter keeps them) the tile being worked on and the tiles held
-  // from the first loop to the second. Above what ptxas allocates for the examples (40-56 at 16
-  // elements a thread; bench/results/2026-11-26-rows-auto-h100.md): occupancy is not overrated.
-  c.regs = std::max<int64_t>(32, 24 + vec * c.vectors * (1 + held));
+  // Registers: a base for addresses and scalars, one register per element of the thread's part
+  // of the tile being worked on (f32), and the tiles held from the first loop to the second in
+  // their own type (16-bit values two to a register). Calibrated with ptxas on the auto examples
+  // at N = 16384: 512 threads x 32 elements, one held f16 tile: 64 registers in rmsnorm, layernorm
+  // and softmax (the estimate 64; the former 24 + 2 per element said 88, so 2 blocks of 512 were
+  // never considered); 1024 x 16: 43-55 (estimate 40; one block either way). At least 40 with
+  // a reduction (none of those kernels compiles to fewer than 39: 1024 threads are never counted
+  // twice per SM), 32 without (bias_gelu_auto: 32 at every tile).
+  const int64_t elements = vec * c.vectors;
+  c.regs = std::max<int64_t>(p.reduces_rows ? 40 : 32,
+                             16 + elements + held * elements * p.elem_bytes / 4);
   if (c.regs > kMaxRegisters) return std::nullopt;
   const int64_t regs_rounded = (c.regs + 7) / 8 * 8;
-  c.blocks_per_sm = std::min({kThreadsPerSm / threads, kBlocksPerSm,
-                              kRegistersPerSm / (regs_rounded * threads)});
+  const int64_t by_registers = kRegistersPerSm / (regs_rounded * threads);
+  c.blocks_per_sm = std::min({kThreadsPerSm / threads, kBlocksPerSm, by_registers});
   if (c.blocks_per_sm == 0) return std::nullopt;
+
   const double used = double(pr.n) / double(has_loops ? kt * cols : cdiv(pr.n, cols) * cols);
   const int64_t reads = std::max<int64_t>(p.row_reads, 1);
   c.in_flight = double(c.blocks_per_sm * threads * c.vectors * 16 * reads) * used;
@@ -339,10 +353,16 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   c.us = (ideal + (l2_holds ? 0 : again)) / (kHbmBytesPerUs * fraction) +
          (l2_holds ? again : 0) / (kHbmBytesPerUs * kL2Factor);
   // A reduction across warps waits at block barriers once per column tile, and while a block
-  // waits only the other resident blocks keep loads in flight: with B blocks an SM keeps about
-  // B / (B + 0.3) of its bandwidth (1 block: 0.77).
+  // waits only the other resident blocks keep loads in flight: with B blocks and r reductions per
+  // tile an SM keeps about B / (B + 0.2 r / B) of its bandwidth. Measured
+  // (bench/results/2026-11-26-rows-auto-h100.md): one block of 1024 threads per SM at N = 16384,
+  // rmsnorm (r = 1) 0.85, layernorm and softmax (r = 2) 0.74 and 0.71 (the model: 0.83, 0.71);
+  // two blocks of 512 at N = 32768, two passes, 0.98 / 0.96 / 0.91 (the model: 0.95 / 0.91 and
+  // the second read from L2).
   if (p.reduces_rows && c.along_row > 32) {
-    c.hbm_fraction *= double(c.blocks_per_sm) / (double(c.blocks_per_sm) + 0.3);
+    const double r = double(std::max<int64_t>(p.row_reductions, 1));
+    const double b = double(c.blocks_per_sm);
+    c.hbm_fraction *= b / (b + 0.2 * r / b);
     c.us = (ideal + (l2_holds ? 0 : again)) / (kHbmBytesPerUs * c.hbm_fraction) +
            (l2_holds ? again : 0) / (kHbmBytesPerUs * kL2Factor);
     c.us *= 1.0 + 0.01 * double(kt);
@@ -483,8 +503,12 @@ void schedule_rows(ir::Module& module) {
     }
     find_pairs(*kernel, p);
     Problem pr{size_hint(*kernel, p.m_name), size_hint(*kernel, p.n_name), &p};
+    // `threads = T` pinned on the block_grid: the candidates keep T threads (the tile and the
+    // row's residency are still chosen).
+    const int64_t pinned = p.grid->has_attr("threads") ? p.grid->int_attr("threads") : 0;
     std::vector<Candidate> all;
     for (int64_t threads : {64, 128, 256, 512, 1024}) {
+      if (pinned && threads != pinned) continue;
       for (int64_t cols = 256; cols <= 65536; cols *= 2) {
         for (bool one_pass : {true, false}) {
           if (one_pass && p.pairs.empty()) continue;
@@ -492,14 +516,21 @@ void schedule_rows(ir::Module& module) {
         }
       }
     }
+    if (all.empty() && pinned) {
+      user_error(p.grid->loc(), "schedule-rows: no schedule of ", name, " with the pinned threads = ",
+                 pinned, " fits (threads: 64, 128, 256, 512 or 1024, at most 4 16-byte vectors ",
+                 "of a row per thread, registers for one block)");
+    }
     if (all.empty()) {
       report("search", "rows " + name + ": no candidate fits; left as written");
       continue;
     }
-    // Cheapest first (in steps of 1%); then the one pass, fewer registers (less risk of
-    // spilling: the estimate is rough), blocks nearest 256 threads.
+    // Cheapest first (in steps of 1%); then more than one block per SM (a lone block's barriers
+    // cost more than the model says: 0.71-0.85 measured at N = 16384), the one pass, fewer
+    // registers (less risk of spilling: the estimate is rough), blocks nearest 256 threads.
     auto key = [](const Candidate& c) {
-      return std::make_tuple(std::floor(std::log(c.us) / std::log(1.01)), !c.one_pass, c.regs,
+      return std::make_tuple(std::floor(std::log(c.us) / std::log(1.01)), c.blocks_per_sm == 1,
+                             !c.one_pass, c.regs,
                              std::abs(std::log2(double(c.threads) / 256.0)), c.threads, c.cols);
     };
     std::stable_sort(all.begin(), all.end(),

@@ -28,7 +28,10 @@
 // hint = 8192}`; `tessel compile --size-hint N=8192` and CompileOptions::size_hints write them);
 // without a hint, N = 8192 and M = 8192. `--report=search` prints the candidates and the choice.
 //
-// Kernels that are not row programs (an mma, a pinned layout or `threads`, shared tensors, tiles
+// `threads = T` on the block_grid keeps the candidates to T threads per block (a user error when
+// none fits).
+//
+// Kernels that are not row programs (an mma, a pinned layout, shared tensors, tiles
 // at other coordinates, register shapes other than [R,C], [R], [C]) are left as they are; with
 // `--report=search` the report says why.
 #pragma once
