@@ -13,7 +13,7 @@ cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS
 T=build-dev/bin/tessel
 KERNELS=rmsnorm_auto,layernorm_auto,softmax_auto,bias_gelu_auto
 for k in rmsnorm layernorm softmax bias_gelu; do
-  for s in M=37,N=1048 M=3,N=8184 M=2,N=32760; do
+  for s in M=37,N=1048 M=3,N=8184 M=2,N=32760 M=5,N=16384 M=9,N=8200 M=33,N=4096; do
     echo "== $k $s: $($T run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
   done
 done >"$OUT/check.log" 2>&1
