@@ -316,6 +316,15 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   const bool has_loops = !p.loops.empty();
   const int64_t kt = has_loops ? cdiv(pr.n, cols) : 1;
   if (one_pass && kt != 1) return std::nullopt;
+  // One pass over a tile of which a quarter or more is masked off: the masked lanes' threads and
+  // registers still run and hold, which the byte count below does not see (8191 x 8200: one pass
+  // over [1,16384] measured 0.75-0.92 of a copy where two passes over [1,4096] measured
+  // 0.78-0.95, bench/results/2026-11-27-rows-auto-h100.md).
+  if (one_pass && has_loops && 4 * pr.n < 3 * cols) return std::nullopt;
+  // Likewise column tiles of which more than 40% of the lanes are masked off in all (the last
+  // tile mostly empty: [1,8192] tiles at N = 8200 use half their lanes; [1,4096], which uses two
+  // thirds, measured 0.93-0.95 of a copy for the norms, 2026-11-26-rows-auto-h100.md).
+  if (has_loops && 10 * pr.n < 6 * kt * cols) return std::nullopt;
   const int64_t rereads = one_pass || p.pairs.empty() ? 0 : int64_t(p.pairs[0].reuse.size());
   const int64_t held = one_pass ? int64_t(p.pairs[0].reuse.size()) : 0;
   // Registers: a base for addresses and scalars, one register per element of the thread's part
