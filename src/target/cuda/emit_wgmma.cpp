@@ -94,8 +94,7 @@ std::optional<WgmmaOperand> wgmma_operand(const SharedTile& s, bool is_b) {
     // what synthesis makes of a wgmma operand).
     if (mn_major ? fp8 : swizzle == 32) continue;
     if (w.k % (32 / w.bytes) != 0 ||
-        (mn_major ? w.mn % w.row() != 0 || w.k % 8 != 0
-                  : w.k % w.row() != 0 || w.mn % 8 != 0)) {
+        (mn_major ? w.mn % w.row() != 0 || w.k % 8 != 0 : w.k % w.row() != 0 || w.mn % 8 != 0)) {
       continue;
     }
     bool same = true;
@@ -198,15 +197,14 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
   for (int i = 0; i < 2; ++i) {
     if (forms[i]) continue;
     const SharedTile& s = i == 0 ? a : b;
-    unsupported(mma, std::string("reads ") + (i == 0 ? "A" : "B") +
-                         " from a shared tile in layout " + s.layout + " over " +
-                         ir::to_string(ir::Shape(s.shape.begin(), s.shape.end())) +
-                         "; wgmma takes tiles 128-byte swizzled K-major (" +
-                         (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
-                         ") or, 16-bit only, MN-major (" +
-                         (i == 0 ? "the transpose of [K,M]" : "[K,N]") +
-                         " in 32-, 64- or 128-byte swizzled atoms of 16, 32 or 64 columns) as "
-                         "layout synthesis makes them");
+    unsupported(
+        mma, std::string("reads ") + (i == 0 ? "A" : "B") + " from a shared tile in layout " +
+                 s.layout + " over " + ir::to_string(ir::Shape(s.shape.begin(), s.shape.end())) +
+                 "; wgmma takes tiles 128-byte swizzled K-major (" +
+                 (i == 0 ? "[M,K] with K a multiple of 64" : "the transpose of [N,K]") +
+                 ") or, 16-bit only, MN-major (" + (i == 0 ? "the transpose of [K,M]" : "[K,N]") +
+                 " in 32-, 64- or 128-byte swizzled atoms of 16, 32 or 64 columns) as "
+                 "layout synthesis makes them");
   }
   const WgmmaOperand& fa = *forms[0];
   const WgmmaOperand& fb = *forms[1];
@@ -316,11 +314,12 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
   }
   std::optional<WgmmaOperand> form = wgmma_operand(b, true);
   if (!form) {
-    unsupported(mma, "reads B from a shared tile in layout " + b.layout + " over " +
-                         ir::to_string(ir::Shape(b.shape.begin(), b.shape.end())) +
-                         "; wgmma takes tiles 128-byte swizzled, K-major (the transpose of "
-                         "[N,K]) or MN-major ([K,N] in 32-, 64- or 128-byte swizzled atoms of 16, 32 "
-                         "or 64 columns), or 64-byte swizzled K-major");
+    unsupported(mma,
+                "reads B from a shared tile in layout " + b.layout + " over " +
+                    ir::to_string(ir::Shape(b.shape.begin(), b.shape.end())) +
+                    "; wgmma takes tiles 128-byte swizzled, K-major (the transpose of "
+                    "[N,K]) or MN-major ([K,N] in 32-, 64- or 128-byte swizzled atoms of 16, 32 "
+                    "or 64 columns), or 64-byte swizzled K-major");
   }
   const WgmmaOperand& fb = *form;
   const Reg& acc = reg(mma, mma.operand(2));
@@ -379,12 +378,11 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
     std::string col =
         by_group([&](int64_t g) { return fb.bytes * fb.offset(per_group[g][i].n0, 0); });
     const std::string desc =
-        fb.mn_major
-            ? "tessel::device::make_smem_descriptor(tessel::device::smem_u32(" + b.base + " + " +
-                  col + "), " + std::to_string(fb.lbo_bytes()) + ", " +
-                  std::to_string(fb.sbo_bytes()) + ", " + fb.swizzle_mode() + ")"
-            : "tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" + b.base +
-                  " + " + col + "), " + fb.swizzle_mode() + ")";
+        fb.mn_major ? "tessel::device::make_smem_descriptor(tessel::device::smem_u32(" + b.base +
+                          " + " + col + "), " + std::to_string(fb.lbo_bytes()) + ", " +
+                          std::to_string(fb.sbo_bytes()) + ", " + fb.swizzle_mode() + ")"
+                    : "tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" +
+                          b.base + " + " + col + "), " + fb.swizzle_mode() + ")";
     line("const tessel::device::SmemDescriptor desc_b" + std::to_string(i) + " = " + desc + ";");
   }
   const std::string call = "tessel::device::wgmma_rs<" + std::to_string(atom_n) +

@@ -29,15 +29,17 @@ constexpr int64_t kThreadsPerSm = 2048;
 constexpr int64_t kBlocksPerSm = 32;
 constexpr int64_t kRegistersPerSm = 65536;
 constexpr int64_t kMaxRegisters = 255;
-constexpr double kHbmBytesPerUs = 3.0e6;       // what a copy kernel reaches (~3 TB/s)
+constexpr double kHbmBytesPerUs = 3.0e6;  // what a copy kernel reaches (~3 TB/s)
 constexpr double kL2Factor = 5.0;  // L2 hits against HBM bandwidth: rows read again from L2 cost
                                    // little beside the HBM stream (N = 32768, two passes: 0.91-0.98
                                    // of a copy, bench/results/2026-11-26-rows-auto-h100.md)
-constexpr double kInFlightNeeded = 32 * 1024;  // bytes in flight per SM for the copy's bandwidth
+constexpr double kInFlightNeeded = 32 * 1024;    // bytes in flight per SM for the copy's bandwidth
 constexpr double kL2Bytes = 25.0 * 1024 * 1024;  // half of the 50 MB L2: rows read twice stay
 constexpr int64_t kDefaultSize = 8192;
 
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t cdiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // ---- Recognizing a row program -----------------------------------------------------------------
 
@@ -50,20 +52,22 @@ struct Pair {  // a loop that reads global row tiles and a later loop that reads
 
 struct RowProgram {
   Operation* grid = nullptr;
-  Operation* row_cdiv = nullptr;               // cdiv M, R
-  std::vector<Operation*> col_cdivs;           // cdiv N, C (loop bounds, a grid dimension)
-  std::set<const Value*> col_index;            // loop indices (or the grid's column index)
+  Operation* row_cdiv = nullptr;      // cdiv M, R
+  std::vector<Operation*> col_cdivs;  // cdiv N, C (loop bounds, a grid dimension)
+  std::set<const Value*> col_index;   // loop indices (or the grid's column index)
   std::vector<Operation*> loops, tiles;
-  std::vector<Value*> registers;               // every register tensor the kernel makes
+  std::vector<Value*> registers;  // every register tensor the kernel makes
   std::string m_name, n_name;
-  int64_t rows = 0, cols = 0;                  // R and C as written
+  int64_t rows = 0, cols = 0;  // R and C as written
   int64_t elem_bytes = 2, row_reads = 0, row_writes = 0;
   bool reduces_rows = false;
-  int64_t row_reductions = 0;                  // reduce ops of the loop that has the most
+  int64_t row_reductions = 0;  // reduce ops of the loop that has the most
   std::vector<Pair> pairs;
 };
 
-std::optional<int64_t> const_of(const Value* v) { return ir::int_constant(v); }
+std::optional<int64_t> const_of(const Value* v) {
+  return ir::int_constant(v);
+}
 
 // `cdiv %size, %const`: the size's name and the constant.
 std::optional<std::pair<std::string, int64_t>> cdiv_of_size(const Value* v) {
@@ -124,7 +128,8 @@ std::string why_not(Operation& kernel, RowProgram& p) {
   };
   if (p.grid->num_operands() == 2) {
     auto nc = cdiv_of_size(p.grid->operand(1));
-    if (!nc || !note_cols(p.grid->operand(1)->def(), *nc)) return "the grid's columns are not cdiv(N, C)";
+    if (!nc || !note_cols(p.grid->operand(1)->def(), *nc))
+      return "the grid's columns are not cdiv(N, C)";
     p.col_index.insert(p.grid->result(1));
   }
   for (const auto& op : body.ops()) {
@@ -171,7 +176,8 @@ std::string why_not(Operation& kernel, RowProgram& p) {
     p.tiles.push_back(op);
     if (rank == 2) {
       row_tensors.insert(op->operand(0));
-      p.elem_bytes = std::max<int64_t>(p.elem_bytes, ir::bit_width(op->result()->type().element()) / 8);
+      p.elem_bytes =
+          std::max<int64_t>(p.elem_bytes, ir::bit_width(op->result()->type().element()) / 8);
     }
   });
   if (!why.empty()) return why;
@@ -280,14 +286,14 @@ struct Candidate {
 
   std::string str() const {
     char buf[400];
-    std::snprintf(buf, sizeof buf,
-                  "%s: threads %lld, tile [%lld,%lld] (%lld threads along a row, %lld x 16 B each), "
-                  "~%lld regs, %lld blocks/SM, %.0f KiB in flight/SM, %.2f of HBM bandwidth, HBM "
-                  "bytes %.2fx, L2 bytes %.2fx, %.1f us",
-                  kind.c_str(), (long long)threads,
-                  (long long)rows, (long long)cols, (long long)along_row, (long long)vectors,
-                  (long long)regs, (long long)blocks_per_sm, in_flight / 1024, hbm_fraction,
-                  hbm_bytes, l2_bytes, us);
+    std::snprintf(
+        buf, sizeof buf,
+        "%s: threads %lld, tile [%lld,%lld] (%lld threads along a row, %lld x 16 B each), "
+        "~%lld regs, %lld blocks/SM, %.0f KiB in flight/SM, %.2f of HBM bandwidth, HBM "
+        "bytes %.2fx, L2 bytes %.2fx, %.1f us",
+        kind.c_str(), (long long)threads, (long long)rows, (long long)cols, (long long)along_row,
+        (long long)vectors, (long long)regs, (long long)blocks_per_sm, in_flight / 1024,
+        hbm_fraction, hbm_bytes, l2_bytes, us);
     return buf;
   }
 };
@@ -303,9 +309,9 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   c.threads = threads;
   c.cols = cols;
   c.one_pass = one_pass;
-  c.kind = one_pass                 ? "one pass, row in registers"
-           : p.pairs.empty()        ? "single pass (nothing read twice)"
-                                    : "two passes (the second from L2 if it holds the rows)";
+  c.kind = one_pass          ? "one pass, row in registers"
+           : p.pairs.empty() ? "single pass (nothing read twice)"
+                             : "two passes (the second from L2 if it holds the rows)";
   const int64_t vec = 16 / p.elem_bytes;
   if (cols % vec) return std::nullopt;
   c.along_row = std::min(threads, cols / vec);
@@ -343,7 +349,6 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   const int64_t by_registers = kRegistersPerSm / (regs_rounded * threads);
   c.blocks_per_sm = std::min({kThreadsPerSm / threads, kBlocksPerSm, by_registers});
   if (c.blocks_per_sm == 0) return std::nullopt;
-
   const double used = double(pr.n) / double(has_loops ? kt * cols : cdiv(pr.n, cols) * cols);
   const int64_t reads = std::max<int64_t>(p.row_reads, 1);
   c.in_flight = double(c.blocks_per_sm * threads * c.vectors * 16 * reads) * used;
@@ -526,8 +531,9 @@ void schedule_rows(ir::Module& module) {
       }
     }
     if (all.empty() && pinned) {
-      user_error(p.grid->loc(), "schedule-rows: no schedule of ", name, " with the pinned threads = ",
-                 pinned, " fits (threads: 64, 128, 256, 512 or 1024, at most 4 16-byte vectors ",
+      user_error(p.grid->loc(), "schedule-rows: no schedule of ", name,
+                 " with the pinned threads = ", pinned,
+                 " fits (threads: 64, 128, 256, 512 or 1024, at most 4 16-byte vectors ",
                  "of a row per thread, registers for one block)");
     }
     if (all.empty()) {
@@ -539,8 +545,8 @@ void schedule_rows(ir::Module& module) {
     // registers (less risk of spilling: the estimate is rough), blocks nearest 256 threads.
     auto key = [](const Candidate& c) {
       return std::make_tuple(std::floor(std::log(c.us) / std::log(1.01)), c.blocks_per_sm == 1,
-                             !c.one_pass, c.regs,
-                             std::abs(std::log2(double(c.threads) / 256.0)), c.threads, c.cols);
+                             !c.one_pass, c.regs, std::abs(std::log2(double(c.threads) / 256.0)),
+                             c.threads, c.cols);
     };
     std::stable_sort(all.begin(), all.end(),
                      [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
@@ -548,7 +554,8 @@ void schedule_rows(ir::Module& module) {
       report("search", "rows " + name + ": " + p.m_name + " = " + std::to_string(pr.m) + ", " +
                            p.n_name + " = " + std::to_string(pr.n) + " (size hints), tile [" +
                            std::to_string(p.rows) + "," + std::to_string(p.cols) +
-                           "] as written, " + std::to_string(p.pairs.empty() ? 0 : p.pairs[0].reuse.size()) +
+                           "] as written, " +
+                           std::to_string(p.pairs.empty() ? 0 : p.pairs[0].reuse.size()) +
                            " row tensor(s) read again");
       for (size_t i = 0; i < all.size() && i < 6; ++i) report("search", "  " + all[i].str());
       report("search", "chose for rows " + name + ": " + all[0].str());

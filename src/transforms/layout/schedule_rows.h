@@ -20,10 +20,12 @@
 //     read twice, the second time from L2 when the rows the resident blocks hold at once fit it.
 //
 // Cost model (per candidate; constants from the H100): resident blocks per SM from threads and an
-// estimate of registers per thread; bytes in flight per SM (16-byte vectors of every row tensor a
-// thread loads at once, times the lanes that are not masked off); the achieved fraction of HBM
-// bandwidth min(1, in flight / 40 KiB per SM); HBM bytes (a second read counts when the resident
-// rows overflow half of L2) plus L2 bytes at 4x HBM bandwidth; a block-wide reduction's barrier.
+// estimate of registers per thread (calibrated with ptxas); bytes in flight per SM (16-byte
+// vectors of every row tensor a thread loads at once, times the lanes that are not masked off);
+// the achieved fraction of HBM bandwidth min(1, in flight / 32 KiB per SM); HBM bytes (a second
+// read counts when the resident rows overflow half of L2) plus L2 bytes at 5x HBM bandwidth; the
+// block-wide reductions' barriers (more reductions per tile cost more, more blocks per SM hide
+// them). Tiles with 40% or more of their lanes masked off (one pass: 25%) are not candidates.
 // The sizes it is tuned for are the `hint` of the kernel's `size` ops (`%N = size {name = N,
 // hint = 8192}`; `tessel compile --size-hint N=8192` and CompileOptions::size_hints write them);
 // without a hint, N = 8192 and M = 8192. `--report=search` prints the candidates and the choice.

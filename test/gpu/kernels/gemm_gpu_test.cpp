@@ -13,6 +13,7 @@
 
 #include "compile/compile.h"
 #include "gpu/gpu_test.h"
+#include "gpu/kernels/w4a16_problem.h"
 #include "interp/numerics.h"
 #include "ir/parser.h"
 #include "runtime/buffer.h"
@@ -20,7 +21,6 @@
 #include "runtime/numerics.h"
 #include "support/diagnostics.h"
 #include "tessel/example_kernels.h"
-#include "gpu/kernels/w4a16_problem.h"
 
 namespace tessel {
 namespace {
@@ -151,7 +151,7 @@ TEST_F(GemmGpuTest, OperandLayouts) {
 // split-k as the example pins it and unsplit; and 32 tokens (64-byte swizzle).
 TEST_F(GemmGpuTest, SwappedFewTokensWithAStoredKByM) {
   const std::string split = "block_grid %tiles_n, %tiles_m {split_k = auto} :";
-  const std::vector<Shape> shapes = {{16, 4096, 4096}, {8, 8, 8},       {24, 1000, 264},
+  const std::vector<Shape> shapes = {{16, 4096, 4096}, {8, 8, 8},        {24, 1000, 264},
                                      {40, 136, 72},    {1000, 520, 264}, {16, 600, 4104}};
   for (Shape s : shapes) {
     EXPECT_LT(run_gemm("gemm_tn_swap", runtime::HostFloat::f16, s, {}, {false, false}, 2), 2e-3);
@@ -159,9 +159,7 @@ TEST_F(GemmGpuTest, SwappedFewTokensWithAStoredKByM) {
                        {{split, "block_grid %tiles_n, %tiles_m :"}}, {false, false}),
               2e-3);
     EXPECT_LT(run_gemm("gemm_tn_swap", runtime::HostFloat::f16, s,
-                       {{"value = 16}", "value = 32}"},
-                        {",16]", ",32]"},
-                        {"[16,", "[32,"}},
+                       {{"value = 16}", "value = 32}"}, {",16]", ",32]"}, {"[16,", "[32,"}},
                        {false, false}),
               2e-3);
   }
@@ -361,7 +359,8 @@ TEST_F(GemmGpuTest, KLoopSplitAmongRoles) {
        "%c_next = mma %sA, %sBt, %c : register<f32>[64,32]"},
       {"shape = [128,256]} : global<f16>[128,256]", "shape = [64,32]} : global<f16>[64,32]"},
       {"%out = cast %acc : register<f16>[128,256]", "%out = cast %acc : register<f16>[64,32]"}};
-  for (const char* pins : {"", "{consumer_split_k = 2} ", "{consumer_split_k = 2, producer_split_k = 2} "}) {
+  for (const char* pins :
+       {"", "{consumer_split_k = 2} ", "{consumer_split_k = 2, producer_split_k = 2} "}) {
     SCOPED_TRACE(pins);
     auto attributes = small;
     attributes["block_grid %tiles_m, %tiles_n :"] =
