@@ -55,7 +55,8 @@
 //   %full = mbarrier_init {arrivals = 1} : mbarrier<D>
 //       D mbarriers in shared memory, each completing a phase when `arrivals` arrivals (and every
 //       expected transaction byte) have come. Top level of the kernel; thread 0 initializes them.
-//   block_sync                   every thread of the block (__syncthreads): after mbarrier_init.
+//   block_sync                   every thread of the block (__syncthreads): after mbarrier_init;
+//                                outside every role (under scalar if / for: block-uniform).
 //   %bufs... = aref_slot %ring, %s : shared<...>, ...   the buffers of slot %s (no waiting).
 //                                         `{held}`: a second view of the load the role waited for
 //                                         in this slot and has not released (rotate-tiles);

@@ -154,8 +154,9 @@ void verify_roles(const Operation& kernel) {
     } else if (!roles.empty() && op->kind() == OpKind::cluster_sync) {
       ended = true;  // the kernel's last ops: every thread, after its role
     } else if (!roles.empty()) {
-      fail(*op, "stands after a warp_group; once roles begin, every op belongs to a role "
-                "(a cluster_sync may end the kernel)");
+      fail(*op,
+           "stands after a warp_group; once roles begin, every op belongs to a role "
+           "(a cluster_sync may end the kernel)");
     }
   }
   // Cluster ops need a grid of clusters.
@@ -245,6 +246,18 @@ void verify_async_op(const Operation& op) {
       int_attr_in(op, "arrivals", 1, 1024);
       return;
     case OpKind::block_sync:
+      // Scalars, and so every `if` and `for` of a tile program, are the same in all threads of
+      // the block: a block_sync under them is made by all threads, unless a role (some of the
+      // threads) encloses it.
+      counts(op, 0, 0);
+      if (enclosing_role(op)) {
+        fail(op, "is made by every thread of the block; it stands outside every role");
+      }
+      for (const Operation* p = op.parent_op(); p && p->kind() != OpKind::kernel;
+           p = p->parent_op()) {
+        if (p->kind() != OpKind::if_ && p->kind() != OpKind::for_) need_top_level(op);
+      }
+      return;
     case OpKind::cluster_sync:
       counts(op, 0, 0);
       need_top_level(op);

@@ -113,8 +113,8 @@ EmittedKernel Emitter::run() {
       // row-major to TMA, which is how the emitter reads it: the permutation is in its tiles'
       // layouts.
       const ScalarKind e = t.element();
-      const bool blocked = (e == ScalarKind::u4 || e == ScalarKind::i4 ||
-                            e == ScalarKind::f8e4m3 || e == ScalarKind::f8e5m2) &&
+      const bool blocked = (e == ScalarKind::u4 || e == ScalarKind::i4 || e == ScalarKind::f8e4m3 ||
+                            e == ScalarKind::f8e5m2) &&
                            ir::column_blocks(t).has_value();
       if (t.has_layout() && !blocked) {
         user_error(kernel_.loc(), "emit: kernel parameter %", arg->name(),
@@ -494,7 +494,8 @@ const View& Emitter::view(const Operation& op, const Value* v) {
 
 void Emitter::tile(const Operation& op) {
   const Type& t = op.result()->type();
-  if (t.space() != MemorySpace::global) unsupported(op, "of a shared tensor is not supported yet");
+  if (t.space() == MemorySpace::shared) return shared_tile(op);
+  if (t.space() != MemorySpace::global) unsupported(op, "of a " + t.str() + " is not emitted");
   const View& src = view(op, op.operand(0));
   if (op.has_attr("squeeze") && src.is_tile) {
     unsupported(op, "squeezes dimensions of a tile of a tile; squeeze the first tile instead");

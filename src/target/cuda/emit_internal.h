@@ -355,6 +355,8 @@ class Emitter {
   // register tensor into a shared buffer by stmatrix.
   void slice(const Operation& op);
   void shared_alloc(const Operation& op);
+  // A tile of a shared buffer in a plain strided layout: the same strides, its origin moved.
+  void shared_tile(const Operation& op);
   void stmatrix_store(const Operation& op);
   void register_to_shared(const Operation& op);
   const SharedTile& store_destination(const Operation& op);

@@ -115,6 +115,55 @@ void Emitter::shared_alloc(const Operation& op) {
        tile.base);
 }
 
+// A tile [R, C] at coordinates (i, j) of a shared buffer in a plain strided layout (schedule-
+// rows' row held in shared memory: [R, C] slices of an [R, N] buffer at (0, k)): the same
+// strides, the base moved to element (i R, j C). Swizzled buffers, masked tiles and tiles of
+// views are not emitted (their slices would not be strided buffers of their own).
+void Emitter::shared_tile(const Operation& op) {
+  auto it = shared_.find(op.operand(0));
+  if (it == shared_.end() || it->second.transposed || it->second.source != op.operand(0)) {
+    unsupported(op, "of %" + op.operand(0)->name() + ", which is not a shared buffer (an alloc)");
+  }
+  const SharedTile& parent = it->second;
+  if (op.has_attr("masked") || op.has_attr("squeeze") || ir::tile_window_dim(op) >= 0) {
+    unsupported(op, "of a shared buffer is masked, squeezed or windowed; shared tiles are plain");
+  }
+  const std::optional<StridedBuffer> strided = strided_buffer(parent.layout, parent.shape);
+  if (!strided || strided->swizzle) {
+    unsupported(op, "of a shared buffer in layout " + parent.layout +
+                        "; tiles of plain strided buffers are emitted");
+  }
+  const auto& shape = op.ints_attr("shape");
+  const std::vector<int64_t>& stride = strided->stride;
+  std::string offset;
+  std::string layout_shape, layout_stride;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const Value* index = op.operand(static_cast<int>(d) + 1);
+    const std::optional<int64_t> c = const_int(index);
+    const int64_t step = shape[d] * stride[d] * ir::bit_width(parent.element) / 8;
+    if (!(c && *c == 0) && step != 0) {
+      offset += " + " + (c ? std::to_string(*c * step)
+                           : "(" + scalar(op, index) + ") * " + std::to_string(step));
+    }
+    layout_shape += (d ? "," : "") + std::to_string(shape[d]);
+    layout_stride += (d ? "," : "") + std::to_string(stride[d]);
+  }
+  SharedTile tile = parent;
+  tile.base = offset.empty() ? parent.base : "(" + parent.base + offset + ")";
+  tile.shape.assign(shape.begin(), shape.end());
+  tile.layout = "(" + layout_shape + "):(" + layout_stride + ")";
+  tile.source = op.result();
+  tile.bytes = 0;
+  const Type& t = op.result()->type();
+  if (t.has_layout()) {
+    const std::optional<StridedBuffer> own = strided_buffer(t.layout(), tile.shape);
+    if (!own || own->swizzle || own->stride != stride) {
+      unsupported(op, "has layout " + t.layout() + ", not its buffer's strides " + tile.layout);
+    }
+  }
+  shared_[op.result()] = tile;
+}
+
 // The shared buffer a register -> shared copy writes (its second operand).
 const SharedTile& Emitter::store_destination(const Operation& op) {
   auto dst = shared_.find(op.operand(1));
@@ -124,9 +173,11 @@ const SharedTile& Emitter::store_destination(const Operation& op) {
   return dst->second;
 }
 
-// f32 registers into a plain strided buffer by st.shared.bN, each thread its own values (split-
-// roles' hand-over of partial accumulators: written once per tile, read back by another
-// role in the same layout, so the widest vector the layout allows is all that matters).
+// f32, f16 or bf16 registers into a plain strided buffer by st.shared.bN, each thread its own
+// values (split-roles' hand-over of partial accumulators: written once per tile, read back by
+// another role in the same layout; schedule-rows' row held in shared memory: 16-byte vectors
+// along the row, read back by the same threads), so the widest vector the layout allows is all
+// that matters. 16-bit values go two to a 32-bit word.
 void Emitter::register_to_shared(const Operation& op) {
   const Reg& r = reg_words(op, op.operand(0));
   const Plan& plan = *r.plan;
@@ -135,12 +186,16 @@ void Emitter::register_to_shared(const Operation& op) {
   std::smatch m;
   const std::string atom = op.str_attr("atom");
   if (!std::regex_match(atom, m, atom_re)) {
-    unsupported(op, "has atom '" + atom + "'; f32 registers go to shared memory by st.shared.b32, "
-                    "b64 or b128");
+    unsupported(op, "has atom '" + atom +
+                        "'; f32 registers go to shared memory by st.shared.b32, "
+                        "b64 or b128");
   }
-  if (r.element != ScalarKind::f32 || buf.element != ScalarKind::f32) {
-    unsupported(op, "stores " + std::string(ir::to_string(r.element)) +
-                        " by st.shared; f32 registers are stored this way here");
+  const bool half = r.element == ScalarKind::f16 || r.element == ScalarKind::bf16;
+  if ((r.element != ScalarKind::f32 && !half) || buf.element != r.element) {
+    unsupported(op, "stores " + std::string(ir::to_string(r.element)) + " into a " +
+                        std::string(ir::to_string(buf.element)) +
+                        " buffer by st.shared; f32, f16 and bf16 registers of the buffer's type "
+                        "are stored this way here");
   }
   if (plan.tile != buf.shape || plan.tile.empty() || plan.tile.size() > 2) {
     unsupported(op, "between tiles of different shapes (or not 1-D or 2-D)");
@@ -151,7 +206,7 @@ void Emitter::register_to_shared(const Operation& op) {
                         "; st.shared writes a plain strided layout here");
   }
   const std::vector<int64_t>& stride = strided->stride;
-  const int64_t w = std::stoll(m[1]) / 32;
+  const int64_t w = std::stoll(m[1]) / (half ? 16 : 32);  // elements per vector
   auto offset = [&](const std::vector<int64_t>& c) { return strided_offset(c, stride); };
   if (!aligned_runs(plan, stride, w)) {
     unsupported(op, "has atom '" + atom + "' but the register layout " + plan.text +
@@ -161,8 +216,30 @@ void Emitter::register_to_shared(const Operation& op) {
   const std::string thread = thread_offset_expr(plan, stride);
   line("{  // store " + r.name + " -> shared %" + op.operand(1)->name() + " (" + atom + ")");
   ++indent_;
-  line("float* p = reinterpret_cast<float*>(" + buf.base + ")" +
+  line(std::string(half ? "unsigned short" : "float") + "* p = reinterpret_cast<" +
+       (half ? "unsigned short" : "float") + "*>(" + buf.base + ")" +
        (thread.empty() ? "" : " + " + thread) + ";");
+  if (half) {
+    // 16-bit values two to a 32-bit word (pair_expr packs unpacked values), w / 2 words a vector.
+    if (w < 2) unsupported(op, "stores 16-bit values one at a time; st.shared.b32 and wider here");
+    for (int64_t v = 0; v < plan.values; v += w) {
+      const std::string at = "p + " + std::to_string(offset(plan.value_coord[size_t(v)]));
+      std::vector<std::string> words;
+      for (int64_t u = 0; u < w; u += 2) words.push_back(pair_expr(r, v + u, v + u + 1));
+      if (w == 2) {
+        line("*reinterpret_cast<unsigned*>(" + at + ") = " + words[0] + ";");
+      } else if (w == 4) {
+        line("*reinterpret_cast<uint2*>(" + at + ") = make_uint2(" + words[0] + ", " + words[1] +
+             ");");
+      } else {
+        line("*reinterpret_cast<uint4*>(" + at + ") = make_uint4(" + words[0] + ", " + words[1] +
+             ", " + words[2] + ", " + words[3] + ");");
+      }
+    }
+    --indent_;
+    line("}");
+    return;
+  }
   for (int64_t v = 0; v < plan.values; v += w) {
     const std::string at = "p + " + std::to_string(offset(plan.value_coord[size_t(v)]));
     auto value = [&](int64_t u) { return r.name + "[" + std::to_string(v + u) + "]"; };
@@ -236,9 +313,10 @@ void Emitter::stmatrix_store(const Operation& op) {
         for (int e = 0; e < 2; ++e) {
           auto [dr, dc] = offset_of(j, e);
           std::vector<int64_t> expect =
-              trans ? std::vector<int64_t>{origin[0] + 2 * (lane % 4) + dr, origin[1] + lane / 4 + dc}
-                    : std::vector<int64_t>{origin[0] + lane / 4 + dr,
-                                           origin[1] + 2 * (lane % 4) + dc};
+              trans
+                  ? std::vector<int64_t>{origin[0] + 2 * (lane % 4) + dr, origin[1] + lane / 4 + dc}
+                  : std::vector<int64_t>{origin[0] + lane / 4 + dr,
+                                         origin[1] + 2 * (lane % 4) + dc};
           if (plan.coord(t, vals[2 * j + e]) != expect) {
             unsupported(op, "register layout " + plan.text +
                                 " does not hold 16x16 blocks in stmatrix's fragment order");
@@ -258,9 +336,8 @@ void Emitter::stmatrix_store(const Operation& op) {
     }
     return e;
   };
-  line("{  // " + r.name + " -> " + buf.base + " by stmatrix.x4" + (trans ? ".trans" : "") +
-       ": " + std::to_string(blocks.size()) +
-       " block(s) of 16x16 per warp");
+  line("{  // " + r.name + " -> " + buf.base + " by stmatrix.x4" + (trans ? ".trans" : "") + ": " +
+       std::to_string(blocks.size()) + " block(s) of 16x16 per warp");
   ++indent_;
   line("const int lane = tid % 32;");
   for (const auto& vals : blocks) {

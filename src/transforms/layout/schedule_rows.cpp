@@ -19,6 +19,7 @@ using ir::Block;
 using ir::MemorySpace;
 using ir::Operation;
 using ir::OpKind;
+using ir::Type;
 using ir::Value;
 
 namespace {
@@ -36,6 +37,9 @@ constexpr double kL2Factor = 5.0;  // L2 hits against HBM bandwidth: rows read a
 constexpr double kInFlightNeeded = 32 * 1024;    // bytes in flight per SM for the copy's bandwidth
 constexpr double kL2Bytes = 25.0 * 1024 * 1024;  // half of the 50 MB L2: rows read twice stay
 constexpr int64_t kDefaultSize = 8192;
+constexpr int64_t kSharedPerSm = 228 * 1024;     // shared memory per SM
+constexpr int64_t kSharedPerBlock = 227 * 1024;  // the most one block may have
+constexpr int64_t kSharedReserve = 1024;         // per block, beside the rows (the runtime's)
 
 int64_t cdiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -277,10 +281,19 @@ void find_pairs(Operation& kernel, RowProgram& p) {
 
 // ---- The cost model ----------------------------------------------------------------------------
 
+// Where the rows a later loop reads again are between the loops: in registers (one pass, the
+// row in one tile), in shared memory (one pass: the first loop also writes each tile into a
+// shared buffer of the whole row, the second reads it there), or nowhere (read twice, the second
+// time from L2 if it holds them).
+enum class Hold { registers, shared, none };
+
 struct Candidate {
-  std::string kind;  // one pass with the row in registers, two passes, or nothing read twice
+  std::string kind;  // one pass with the row in registers or shared memory, two passes, or
+                     // nothing read twice
   int64_t threads = 0, rows = 0, cols = 0, vectors = 0, along_row = 0;
-  bool one_pass = false;
+  bool one_pass = false;                     // the row in registers
+  bool stash = false;                        // the row in shared memory
+  int64_t stash_cols = 0, shared_bytes = 0;  // the shared buffers' columns and bytes per block
   int64_t regs = 0, blocks_per_sm = 0;
   double in_flight = 0, hbm_fraction = 0, hbm_bytes = 0, l2_bytes = 0, us = 0;
 
@@ -303,13 +316,17 @@ struct Problem {
   const RowProgram* p;
 };
 
-std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t cols, bool one_pass) {
+std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t cols, Hold hold) {
   const RowProgram& p = *pr.p;
+  const bool one_pass = hold == Hold::registers;
+  const bool stash = hold == Hold::shared;
   Candidate c;
   c.threads = threads;
   c.cols = cols;
   c.one_pass = one_pass;
+  c.stash = stash;
   c.kind = one_pass          ? "one pass, row in registers"
+           : stash           ? "one pass, row in shared memory"
            : p.pairs.empty() ? "single pass (nothing read twice)"
                              : "two passes (the second from L2 if it holds the rows)";
   const int64_t vec = 16 / p.elem_bytes;
@@ -331,7 +348,8 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // tile mostly empty: [1,8192] tiles at N = 8200 use half their lanes; [1,4096], which uses two
   // thirds, measured 0.93-0.95 of a copy for the norms, 2026-11-26-rows-auto-h100.md).
   if (has_loops && 10 * pr.n < 6 * kt * cols) return std::nullopt;
-  const int64_t rereads = one_pass || p.pairs.empty() ? 0 : int64_t(p.pairs[0].reuse.size());
+  const int64_t rereads =
+      one_pass || stash || p.pairs.empty() ? 0 : int64_t(p.pairs[0].reuse.size());
   const int64_t held = one_pass ? int64_t(p.pairs[0].reuse.size()) : 0;
   // Registers: a base for addresses and scalars, one register per element of the thread's part
   // of the tile being worked on (f32), and the tiles held from the first loop to the second in
@@ -348,6 +366,13 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   const int64_t regs_rounded = (c.regs + 7) / 8 * 8;
   const int64_t by_registers = kRegistersPerSm / (regs_rounded * threads);
   c.blocks_per_sm = std::min({kThreadsPerSm / threads, kBlocksPerSm, by_registers});
+  if (stash) {
+    // One buffer [R, kt C] per row tensor read again, for the column tiles of the hinted N.
+    c.stash_cols = kt * cols;
+    c.shared_bytes = int64_t(p.pairs[0].reuse.size()) * c.rows * c.stash_cols * p.elem_bytes;
+    if (c.shared_bytes + kSharedReserve > kSharedPerBlock) return std::nullopt;
+    c.blocks_per_sm = std::min(c.blocks_per_sm, kSharedPerSm / (c.shared_bytes + kSharedReserve));
+  }
   if (c.blocks_per_sm == 0) return std::nullopt;
   const double used = double(pr.n) / double(has_loops ? kt * cols : cdiv(pr.n, cols) * cols);
   const int64_t reads = std::max<int64_t>(p.row_reads, 1);
@@ -480,6 +505,86 @@ void peel(const Pair& pair) {
   body.insert(from, std::move(branch));
 }
 
+// `if cdiv(N, C) <= K { the first loop, each row tile it reads again later also written into a
+// shared buffer [R, K C]; block_sync; the ops between; the second loop reading those tiles from
+// the buffer } else { the loops as written }` (K = the column tiles of the hinted N). Each thread
+// writes and reads its own 16-byte vectors (the same register layout in both loops); the
+// block_sync keeps that from being a correctness assumption.
+void stash(RowProgram& p, const Pair& pair, const Candidate& c) {
+  Block& body = *pair.first->parent_block();
+  const SourceLocation loc = pair.first->loc();
+  ir::OpBuilder b(&body);
+  b.set_insertion_point_before(pair.first);
+  Value* zero = b.index_constant(0, loc);
+  Value* capacity = b.index_constant(c.stash_cols / c.cols, loc);
+  Value* fits = b.compare("le", pair.first->operand(1), capacity, "row_in_shared", loc);
+  // One buffer per row tensor read again, made before the branch (the emitter places it).
+  std::unordered_map<const Operation*, Value*> buffer;  // first-loop copy -> its buffer
+  for (const auto& [second, first] : pair.reuse) {
+    const Type& t = first->result()->type();
+    const std::string layout = "(" + std::to_string(c.rows) + "," + std::to_string(c.stash_cols) +
+                               "):(" + std::to_string(c.stash_cols) + ",1)";
+    Operation* alloc =
+        b.create(OpKind::alloc, {},
+                 {Type::tensor(t.element(), ir::Shape{ir::Extent(c.rows), ir::Extent(c.stash_cols)},
+                               MemorySpace::shared, layout)},
+                 loc);
+    alloc->result()->set_name(first->result()->name() + "_row");
+    buffer[first] = alloc->result();
+  }
+  const size_t from = ir::position_in_block(*pair.first), to = ir::position_in_block(*pair.second);
+  auto branch = std::make_unique<Operation>(OpKind::if_, loc);
+  branch->add_operand(fits);
+  Block* then_block = branch->add_region();
+  Block* else_block = branch->add_region();
+  std::unordered_map<const Value*, Value*> map;
+  // A tile of `row` at (0, k) of the loop's column tiles, and its register copy to or from it.
+  auto slice = [&](ir::OpBuilder& at, Value* row, Value* k, const Type& like) {
+    Operation* t =
+        at.create(OpKind::tile, {row, zero, k},
+                  {Type::tensor(like.element(), like.shape(), MemorySpace::shared)}, loc);
+    t->set_attr("shape", ir::Attribute::ints({c.rows, c.cols}));
+    t->result()->set_name(row->name() + "_tile");
+    return t->result();
+  };
+  for (size_t k = from; k <= to; ++k) {
+    const Operation& op = *body.ops()[k];
+    then_block->append(ir::clone(op, map));
+    if (&op == pair.second) continue;
+    if (&op != pair.first) continue;
+    // After each copy the second loop reuses: write its registers into the buffer.
+    Block& loop = *then_block->ops().back()->region(0);
+    for (const auto& [second, first] : pair.reuse) {
+      Operation* copied = map.at(first->result())->def();
+      ir::OpBuilder at(&loop);
+      const size_t next = ir::position_in_block(*copied) + 1;
+      if (next < loop.ops().size()) at.set_insertion_point_before(loop.ops()[next].get());
+      Value* view = slice(at, buffer.at(first), loop.argument(0), copied->result()->type());
+      Operation* store = at.create(OpKind::copy, {copied->result(), view}, {}, loc);
+      store->set_attr("atom", ir::Attribute::string("st.shared.b128"));
+    }
+    ir::OpBuilder sync(then_block);
+    sync.create(OpKind::block_sync, {}, {}, loc);
+  }
+  // The second loop's copies read the buffer instead of global memory.
+  Block& second_loop = *then_block->ops().back()->region(0);
+  for (const auto& [second, first] : pair.reuse) {
+    Operation* copied = map.at(second->result())->def();
+    ir::OpBuilder at(&second_loop);
+    at.set_insertion_point_before(copied);
+    Value* view = slice(at, buffer.at(first), second_loop.argument(0), copied->result()->type());
+    Operation* global_tile = copied->operand(0)->def();
+    copied->set_operand(0, view);
+    copied->set_attr("atom", ir::Attribute::string("ld.shared.b128"));
+    bool used = false;
+    for (const auto& other : second_loop.ops())
+      for (const Value* v : other->operands()) used = used || v == global_tile->result();
+    if (!used) second_loop.remove(global_tile);
+  }
+  for (size_t k = from; k <= to; ++k) else_block->append(body.remove(body.ops()[from].get()));
+  body.insert(from, std::move(branch));
+}
+
 }  // namespace
 
 void set_size_hints(ir::Operation& kernel, const std::map<std::string, int64_t>& sizes) {
@@ -520,21 +625,42 @@ void schedule_rows(ir::Module& module) {
     // `threads = T` pinned on the block_grid: the candidates keep T threads (the tile and the
     // row's residency are still chosen).
     const int64_t pinned = p.grid->has_attr("threads") ? p.grid->int_attr("threads") : 0;
+    // `hold_rows = registers | shared | none` pinned on the block_grid: the candidates keep the
+    // rows read again there. The rows in shared memory are a candidate only where pinned: not
+    // measured on the H100 yet, so the model does not weigh them against the others.
+    std::optional<Hold> pinned_hold;
+    if (p.grid->has_attr("hold_rows")) {
+      const std::string h = p.grid->str_attr("hold_rows");
+      if (h != "registers" && h != "shared" && h != "none") {
+        user_error(p.grid->loc(), "schedule-rows: hold_rows = ", h,
+                   " is not registers, shared or none");
+      }
+      pinned_hold = h == "registers" ? Hold::registers : h == "shared" ? Hold::shared : Hold::none;
+      if (*pinned_hold != Hold::none && p.pairs.empty()) {
+        user_error(p.grid->loc(), "schedule-rows: ", name, " pins hold_rows = ", h,
+                   ", but no later loop reads again the row tiles an earlier loop read");
+      }
+    }
     std::vector<Candidate> all;
     for (int64_t threads : {64, 128, 256, 512, 1024}) {
       if (pinned && threads != pinned) continue;
       for (int64_t cols = 256; cols <= 65536; cols *= 2) {
-        for (bool one_pass : {true, false}) {
-          if (one_pass && p.pairs.empty()) continue;
-          if (auto c = evaluate(pr, threads, cols, one_pass)) all.push_back(*c);
+        for (Hold hold : {Hold::registers, Hold::shared, Hold::none}) {
+          if (hold != Hold::none && p.pairs.empty()) continue;
+          if (pinned_hold ? hold != *pinned_hold : hold == Hold::shared) continue;
+          if (auto c = evaluate(pr, threads, cols, hold)) all.push_back(*c);
         }
       }
     }
-    if (all.empty() && pinned) {
-      user_error(p.grid->loc(), "schedule-rows: no schedule of ", name,
-                 " with the pinned threads = ", pinned,
+    if (all.empty() && (pinned || pinned_hold)) {
+      user_error(p.grid->loc(), "schedule-rows: no schedule of ", name, " with the pinned ",
+                 pinned ? "threads = " + std::to_string(pinned) : std::string(),
+                 pinned && pinned_hold ? " and " : "",
+                 pinned_hold ? "hold_rows = " + p.grid->str_attr("hold_rows") : std::string(),
                  " fits (threads: 64, 128, 256, 512 or 1024, at most 4 16-byte vectors ",
-                 "of a row per thread, registers for one block)");
+                 "of a row per thread, registers for one block",
+                 pinned_hold == Hold::shared ? ", the row in at most 226 KiB of shared memory" : "",
+                 ")");
     }
     if (all.empty()) {
       report("search", "rows " + name + ": no candidate fits; left as written");
@@ -562,6 +688,7 @@ void schedule_rows(ir::Module& module) {
     }
     retile(p, all[0]);
     if (all[0].one_pass) peel(p.pairs[0]);
+    if (all[0].stash) stash(p, p.pairs[0], all[0]);
   }
 }
 
