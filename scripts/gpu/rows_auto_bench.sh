@@ -12,9 +12,14 @@ cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS
   { tail -30 "$LOG/build.log"; exit 1; }
 T=build-dev/bin/tessel
 KERNELS=rmsnorm_auto,layernorm_auto,softmax_auto,bias_gelu_auto
+# SHARED=1: also the variants holding the row in shared memory (bench/kernel-variants/*_auto_shared.tir)
+[ "${SHARED:-0}" = 1 ] && KERNELS=$KERNELS,bench/kernel-variants/rmsnorm_auto_shared.tir,bench/kernel-variants/layernorm_auto_shared.tir,bench/kernel-variants/softmax_auto_shared.tir
 for k in rmsnorm layernorm softmax bias_gelu; do
   for s in M=37,N=1048 M=3,N=8184 M=2,N=32760 M=5,N=16384 M=9,N=8200 M=33,N=4096; do
     echo "== $k $s: $($T run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
+    v=bench/kernel-variants/${k}_auto_shared.tir
+    [ "${SHARED:-0}" = 1 ] && [ -f $v ] &&
+      echo "== $k (row in shared memory) $s: $($T run $v --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
   done
 done >"$OUT/check.log" 2>&1
 {
