@@ -35,7 +35,8 @@
 // pass, as above), in shared memory, or nowhere (two passes). In shared memory: the first loop
 // also writes each row tile it reads into a shared buffer [R, K C] (K column tiles of the hinted
 // N; at most 226 KiB a block), a block_sync follows it, and the second loop reads the tiles from
-// the buffer, under `if cdiv(N, C) <= K` with the loops as written in the else branch. That form
+// the buffer, under `if cdiv(N, C) <= K` with the loops as written in the else branch (the
+// buffer is allocated either way: a launch past the hint keeps its occupancy cost). That form
 // is a candidate only where pinned: it is not measured on the H100 yet, so the model does not
 // weigh it against the others (lit: schedule_rows_shared.tir, bit-identical to two passes in the
 // interpreter).
