@@ -447,20 +447,45 @@ void retile(RowProgram& p, const Candidate& c) {
   p.grid->set_attr("threads", ir::Attribute::integer(c.threads));
 }
 
+// Moves the ops from the pair's first loop to its second into the else branch of a new
+// `if %cond` in their place and returns the (empty) then branch, which the caller fills from
+// the else branch's ops (`body`: the ops, first to second, in order).
+Block* guard_pair(const Pair& pair, Value* cond, std::vector<const Operation*>& body_ops) {
+  Block& body = *pair.first->parent_block();
+  const size_t from = ir::position_in_block(*pair.first), to = ir::position_in_block(*pair.second);
+  auto branch = std::make_unique<Operation>(OpKind::if_, pair.first->loc());
+  branch->add_operand(cond);
+  Block* then_block = branch->add_region();
+  Block* else_block = branch->add_region();
+  for (size_t k = from; k <= to; ++k) {
+    body_ops.push_back(else_block->append(body.remove(body.ops()[from].get())));
+  }
+  body.insert(from, std::move(branch));
+  return then_block;
+}
+
+// Removes the tiles of `block` that nothing in it reads (those whose only reader was rewritten).
+void remove_unread_tiles(Block& block) {
+  for (size_t k = block.ops().size(); k-- > 0;) {
+    Operation* op = block.ops()[k].get();
+    if (op->kind() != OpKind::tile) continue;
+    bool used = false;
+    for (const auto& other : block.ops())
+      for (const Value* v : other->operands()) used = used || v == op->result();
+    if (!used) block.remove(op);
+  }
+}
+
 // `if cdiv(N, C) == 1 { first body; the ops between; second body reusing the first's row
 // registers } else { the loops as written }`.
 void peel(const Pair& pair) {
-  Block& body = *pair.first->parent_block();
-  ir::OpBuilder b(&body);
+  ir::OpBuilder b(pair.first->parent_block());
   b.set_insertion_point_before(pair.first);
   Value* zero = b.index_constant(0, pair.first->loc());
   Value* one = b.index_constant(1, pair.first->loc());
   Value* single = b.compare("eq", pair.first->operand(1), one, "row_in_registers");
-  const size_t from = ir::position_in_block(*pair.first), to = ir::position_in_block(*pair.second);
-  auto branch = std::make_unique<Operation>(OpKind::if_, pair.first->loc());
-  branch->add_operand(single);
-  Block* then_block = branch->add_region();
-  Block* else_block = branch->add_region();
+  std::vector<const Operation*> ops;
+  Block* then_block = guard_pair(pair, single, ops);
   std::unordered_map<const Value*, Value*> map;
   std::unordered_map<const Operation*, const Operation*> reused;
   for (const auto& [second, first] : pair.reuse) reused[second] = first;
@@ -484,25 +509,15 @@ void peel(const Pair& pair) {
       then_block->append(ir::clone(*op, map));
     }
   };
-  for (size_t k = from; k <= to; ++k) {
-    const Operation& op = *body.ops()[k];
-    if (&op == pair.first || &op == pair.second) {
-      straight(op);
+  for (const Operation* op : ops) {
+    if (op == pair.first || op == pair.second) {
+      straight(*op);
     } else {
-      then_block->append(ir::clone(op, map));
+      then_block->append(ir::clone(*op, map));
     }
   }
   // The tiles whose only reader was a reused copy are dead in the straight-line copy.
-  for (size_t k = then_block->ops().size(); k-- > 0;) {
-    Operation* op = then_block->ops()[k].get();
-    if (op->kind() != OpKind::tile) continue;
-    bool used = false;
-    for (const auto& other : then_block->ops())
-      for (const Value* v : other->operands()) used = used || v == op->result();
-    if (!used) then_block->remove(op);
-  }
-  for (size_t k = from; k <= to; ++k) else_block->append(body.remove(body.ops()[from].get()));
-  body.insert(from, std::move(branch));
+  remove_unread_tiles(*then_block);
 }
 
 // `if cdiv(N, C) <= K { the first loop, each row tile it reads again later also written into a
@@ -510,10 +525,9 @@ void peel(const Pair& pair) {
 // the buffer } else { the loops as written }` (K = the column tiles of the hinted N). Each thread
 // writes and reads its own 16-byte vectors (the same register layout in both loops); the
 // block_sync keeps that from being a correctness assumption.
-void stash(RowProgram& p, const Pair& pair, const Candidate& c) {
-  Block& body = *pair.first->parent_block();
+void stash(const Pair& pair, const Candidate& c) {
   const SourceLocation loc = pair.first->loc();
-  ir::OpBuilder b(&body);
+  ir::OpBuilder b(pair.first->parent_block());
   b.set_insertion_point_before(pair.first);
   Value* zero = b.index_constant(0, loc);
   Value* capacity = b.index_constant(c.stash_cols / c.cols, loc);
@@ -532,13 +546,10 @@ void stash(RowProgram& p, const Pair& pair, const Candidate& c) {
     alloc->result()->set_name(first->result()->name() + "_row");
     buffer[first] = alloc->result();
   }
-  const size_t from = ir::position_in_block(*pair.first), to = ir::position_in_block(*pair.second);
-  auto branch = std::make_unique<Operation>(OpKind::if_, loc);
-  branch->add_operand(fits);
-  Block* then_block = branch->add_region();
-  Block* else_block = branch->add_region();
+  std::vector<const Operation*> ops;
+  Block* then_block = guard_pair(pair, fits, ops);
   std::unordered_map<const Value*, Value*> map;
-  // A tile of `row` at (0, k) of the loop's column tiles, and its register copy to or from it.
+  // A tile of `row` at (0, k) of the loop's column tiles.
   auto slice = [&](ir::OpBuilder& at, Value* row, Value* k, const Type& like) {
     Operation* t =
         at.create(OpKind::tile, {row, zero, k},
@@ -547,11 +558,9 @@ void stash(RowProgram& p, const Pair& pair, const Candidate& c) {
     t->result()->set_name(row->name() + "_tile");
     return t->result();
   };
-  for (size_t k = from; k <= to; ++k) {
-    const Operation& op = *body.ops()[k];
-    then_block->append(ir::clone(op, map));
-    if (&op == pair.second) continue;
-    if (&op != pair.first) continue;
+  for (const Operation* op : ops) {
+    then_block->append(ir::clone(*op, map));
+    if (op != pair.first) continue;
     // After each copy the second loop reuses: write its registers into the buffer.
     Block& loop = *then_block->ops().back()->region(0);
     for (const auto& [second, first] : pair.reuse) {
@@ -572,17 +581,11 @@ void stash(RowProgram& p, const Pair& pair, const Candidate& c) {
     Operation* copied = map.at(second->result())->def();
     ir::OpBuilder at(&second_loop);
     at.set_insertion_point_before(copied);
-    Value* view = slice(at, buffer.at(first), second_loop.argument(0), copied->result()->type());
-    Operation* global_tile = copied->operand(0)->def();
-    copied->set_operand(0, view);
+    copied->set_operand(
+        0, slice(at, buffer.at(first), second_loop.argument(0), copied->result()->type()));
     copied->set_attr("atom", ir::Attribute::string("ld.shared.b128"));
-    bool used = false;
-    for (const auto& other : second_loop.ops())
-      for (const Value* v : other->operands()) used = used || v == global_tile->result();
-    if (!used) second_loop.remove(global_tile);
   }
-  for (size_t k = from; k <= to; ++k) else_block->append(body.remove(body.ops()[from].get()));
-  body.insert(from, std::move(branch));
+  remove_unread_tiles(second_loop);
 }
 
 }  // namespace
@@ -688,7 +691,7 @@ void schedule_rows(ir::Module& module) {
     }
     retile(p, all[0]);
     if (all[0].one_pass) peel(p.pairs[0]);
-    if (all[0].stash) stash(p, p.pairs[0], all[0]);
+    if (all[0].stash) stash(p.pairs[0], all[0]);
   }
 }
 
