@@ -219,39 +219,24 @@ void Emitter::register_to_shared(const Operation& op) {
   line(std::string(half ? "unsigned short" : "float") + "* p = reinterpret_cast<" +
        (half ? "unsigned short" : "float") + "*>(" + buf.base + ")" +
        (thread.empty() ? "" : " + " + thread) + ";");
-  if (half) {
-    // 16-bit values two to a 32-bit word (pair_expr packs unpacked values), w / 2 words a vector.
-    if (w < 2) unsupported(op, "stores 16-bit values one at a time; st.shared.b32 and wider here");
-    for (int64_t v = 0; v < plan.values; v += w) {
-      const std::string at = "p + " + std::to_string(offset(plan.value_coord[size_t(v)]));
-      std::vector<std::string> words;
-      for (int64_t u = 0; u < w; u += 2) words.push_back(pair_expr(r, v + u, v + u + 1));
-      if (w == 2) {
-        line("*reinterpret_cast<unsigned*>(" + at + ") = " + words[0] + ";");
-      } else if (w == 4) {
-        line("*reinterpret_cast<uint2*>(" + at + ") = make_uint2(" + words[0] + ", " + words[1] +
-             ");");
-      } else {
-        line("*reinterpret_cast<uint4*>(" + at + ") = make_uint4(" + words[0] + ", " + words[1] +
-             ", " + words[2] + ", " + words[3] + ");");
-      }
-    }
-    --indent_;
-    line("}");
-    return;
+  if (half && w < 2) {
+    unsupported(op, "stores 16-bit values one at a time; st.shared.b32 and wider here");
   }
+  // One vector store of `words` 32-bit words a step: f32 values, or 16-bit values two to a word
+  // (pair_expr packs unpacked values).
+  const int64_t words = half ? w / 2 : w;
+  const std::string scalar = half ? "unsigned" : "float";
+  const std::string vector =
+      words == 1 ? scalar : std::string(half ? "uint" : "float") + std::to_string(words);
   for (int64_t v = 0; v < plan.values; v += w) {
     const std::string at = "p + " + std::to_string(offset(plan.value_coord[size_t(v)]));
-    auto value = [&](int64_t u) { return r.name + "[" + std::to_string(v + u) + "]"; };
-    if (w == 1) {
-      line("*(" + at + ") = " + value(0) + ";");
-    } else if (w == 2) {
-      line("*reinterpret_cast<float2*>(" + at + ") = make_float2(" + value(0) + ", " + value(1) +
-           ");");
-    } else {
-      line("*reinterpret_cast<float4*>(" + at + ") = make_float4(" + value(0) + ", " + value(1) +
-           ", " + value(2) + ", " + value(3) + ");");
+    std::string parts;
+    for (int64_t u = 0; u < words; ++u) {
+      parts += (u ? ", " : "") + (half ? pair_expr(r, v + 2 * u, v + 2 * u + 1)
+                                       : r.name + "[" + std::to_string(v + u) + "]");
     }
+    line("*reinterpret_cast<" + vector + "*>(" + at +
+         ") = " + (words == 1 ? parts : "make_" + vector + "(" + parts + ")") + ";");
   }
   --indent_;
   line("}");
