@@ -11,6 +11,10 @@
 #                             (SAN=1, the first), then bench/python/w4a16.py at SHAPES as graphs of
 #                             GRAPH launches (records in $OUT/w4a16.jsonl)
 #   run_gpu_test_binaries     every carried .carry-gpu/*_gpu_test side by side, one summary line each
+#   GEMM_SWEEP                the 32 shapes of issue 11's GEMM sweep (MxNxK, comma-separated)
+#   sweep_family LAYOUT FAM   one `tessel bench gemm --kernels FAM` over $SWEEP (default GEMM_SWEEP)
+#                             into $OUT/sweep_LAYOUT.jsonl, one line with its time (FAMILY_TIMEOUT)
+#   sweep_summary             `tessel bench summary` of those records and an SVG; the geomean lines
 # Both log under $LOG and return non-zero when the build fails.
 cd "$(dirname "${BASH_SOURCE[1]}")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -94,4 +98,21 @@ w4a16_check_and_bench() {
    cd bench/python &&
      timeout ${BENCH_TIMEOUT:-360} python3 w4a16.py --json $OUT/w4a16.jsonl --iterations ${ITER:-30} \
        --graph ${GRAPH:-8} --sets 4 --shapes $shapes --variants $variants 2>&1 | tail -40)
+}
+
+GEMM_SWEEP=512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192,16384x16384x16384,16x4096x4096,64x4096x4096,256x4096x4096,16x11008x4096,64x11008x4096,256x11008x4096,16x4096x11008,64x4096x11008,256x4096x11008,16x14336x4096,256x14336x4096,16x4096x14336,256x4096x14336,4096x4096x11008,4096x4096x14336,4096x11008x4096,4096x14336x4096,1024x4096x4096,2048x4096x4096,8192x4096x4096,4096x1024x4096,128x16384x16384,16384x128x16384,8192x8192x256,8192x8192x16384,3000x5000x704
+SWEEP_FILES=""
+
+sweep_family() {
+  local start=$(date +%s)
+  timeout ${FAMILY_TIMEOUT:-290} build-dev/bin/tessel bench gemm --kernels $2 --iterations 20 \
+    --json $OUT/sweep_$1.jsonl --shapes ${SWEEP:-$GEMM_SWEEP} > $LOG/$1.log 2>&1
+  echo "$1 rc=$? $(( $(date +%s) - start )) s"; grep -i "error\|mismatch" $LOG/$1.log | head -3
+  SWEEP_FILES="$SWEEP_FILES $OUT/sweep_$1.jsonl"
+}
+
+sweep_summary() {
+  build-dev/bin/tessel bench summary $SWEEP_FILES --svg $OUT/sweep.svg > $OUT/summary.txt 2>&1
+  # the family lines without the long family names
+  grep "geometric mean" $OUT/summary.txt | sed 's/^[^ ]*+[^ ]* //'
 }

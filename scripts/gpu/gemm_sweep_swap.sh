@@ -14,22 +14,15 @@ set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
 build_tool || { tail -30 $LOG/build.log; exit 1; }
-T=build-dev/bin/tessel
 V=bench/kernel-variants
-SWEEP=${SWEEP:-512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192,16384x16384x16384,16x4096x4096,64x4096x4096,256x4096x4096,16x11008x4096,64x11008x4096,256x11008x4096,16x4096x11008,64x4096x11008,256x4096x11008,16x14336x4096,256x14336x4096,16x4096x14336,256x4096x14336,4096x4096x11008,4096x4096x14336,4096x11008x4096,4096x14336x4096,1024x4096x4096,2048x4096x4096,8192x4096x4096,4096x1024x4096,128x16384x16384,16384x128x16384,8192x8192x256,8192x8192x16384,3000x5000x704}
 SWAPS="r64_t16_s12 r64_t16_s12_split_k r64_t32_s12_split_k r64_t64_s8_split_k r128_t16_s8"
 FAM=examples/kernels/gemm.tir$(for s in t128_s4_r8 t128_split_k m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n32_s16_f4 m64_n32_s16_f4_w2 m64_n32_s16_f4_w2_p2; do echo -n +$V/gemm_$s.tir; done)$(for s in $SWAPS; do echo -n +$V/gemm_swap_$s.tir; done)
 NNFAM=examples/kernels/gemm_nn.tir$(for s in t128 t128_split_k cluster2x1 m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n64_s12_f2_w2 m64_n32_s16_f4 m64_n32_s16_f4_w2 m64_n32_s16_f4_w2_p2; do echo -n +$V/gemm_nn_$s.tir; done)$(for s in $SWAPS; do echo -n +$V/gemm_nn_swap_$s.tir; done)
 B=$V/bf16
 BFAM=examples/kernels/gemm_bf16.tir$(for s in t128_s4_r8 t128_split_k m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n32_s16_f4 m64_n32_s16_f4_w2 m64_n32_s16_f4_w2_p2; do echo -n +$B/gemm_bf16_$s.tir; done)$(for s in $SWAPS; do echo -n +$B/gemm_bf16_swap_$s.tir; done)
 BNNFAM=$B/gemm_nn_bf16.tir$(for s in t128 t128_split_k cluster2x1 m64 m64_t128 m64_t128_split_k n192 n192_split_k m64_n64 m64_n64_s8 m64_n64_s8_split_k m64_t128_s8_split_k m64_n64_s12_f2_w2 m64_n32_s16_f4 m64_n32_s16_f4_w2 m64_n32_s16_f4_w2_p2; do echo -n +$B/gemm_nn_bf16_$s.tir; done)$(for s in $SWAPS; do echo -n +$B/gemm_nn_bf16_swap_$s.tir; done)
-files=""
 for layout in ${LAYOUTS:-nt nn}; do
   case $layout in nt) fam=$FAM;; nn) fam=$NNFAM;; nt_bf16) fam=$BFAM;; nn_bf16) fam=$BNNFAM;; esac
-  start=$(date +%s)
-  timeout 290 $T bench gemm --kernels $fam --iterations 20 --json $OUT/sweep_$layout.jsonl --shapes $SWEEP > $LOG/$layout.log 2>&1
-  echo "$layout rc=$? $(( $(date +%s) - start )) s"
-  files="$files $OUT/sweep_$layout.jsonl"
+  sweep_family $layout $fam
 done
-$T bench summary $files --svg $OUT/sweep.svg > $OUT/summary.txt 2>&1
-grep "geometric mean" $OUT/summary.txt | sed 's/^[^ ]*+[^ ]* //'
+sweep_summary
