@@ -13,6 +13,7 @@
 // optionally under a swizzle Sw<B,M,S>, the forms synthesis gives staging buffers).
 #include <regex>
 
+#include "layout/layout.h"
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
@@ -136,7 +137,7 @@ void Emitter::shared_tile(const Operation& op) {
   const auto& shape = op.ints_attr("shape");
   const std::vector<int64_t>& stride = strided->stride;
   std::string offset;
-  std::string layout_shape, layout_stride;
+  std::vector<layout::IntTuple> tile_shape, tile_stride;
   for (size_t d = 0; d < shape.size(); ++d) {
     const Value* index = op.operand(static_cast<int>(d) + 1);
     const std::optional<int64_t> c = const_int(index);
@@ -145,13 +146,13 @@ void Emitter::shared_tile(const Operation& op) {
       offset += " + " + (c ? std::to_string(*c * step)
                            : "(" + scalar(op, index) + ") * " + std::to_string(step));
     }
-    layout_shape += (d ? "," : "") + std::to_string(shape[d]);
-    layout_stride += (d ? "," : "") + std::to_string(stride[d]);
+    tile_shape.emplace_back(shape[d]);
+    tile_stride.emplace_back(stride[d]);
   }
   SharedTile tile = parent;
   tile.base = offset.empty() ? parent.base : "(" + parent.base + offset + ")";
   tile.shape.assign(shape.begin(), shape.end());
-  tile.layout = "(" + layout_shape + "):(" + layout_stride + ")";
+  tile.layout = layout::Layout(layout::IntTuple(tile_shape), layout::IntTuple(tile_stride)).str();
   tile.source = op.result();
   tile.bytes = 0;
   const Type& t = op.result()->type();

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "layout/layout.h"
 #include "support/diagnostics.h"
 #include "transforms/report.h"
 
@@ -536,8 +537,8 @@ void stash(const Pair& pair, const Candidate& c) {
   std::unordered_map<const Operation*, Value*> buffer;  // first-loop copy -> its buffer
   for (const auto& [second, first] : pair.reuse) {
     const Type& t = first->result()->type();
-    const std::string layout = "(" + std::to_string(c.rows) + "," + std::to_string(c.stash_cols) +
-                               "):(" + std::to_string(c.stash_cols) + ",1)";
+    const std::string layout =
+        layout::make_layout_row_major(layout::IntTuple::tuple({c.rows, c.stash_cols})).str();
     Operation* alloc =
         b.create(OpKind::alloc, {},
                  {Type::tensor(t.element(), ir::Shape{ir::Extent(c.rows), ir::Extent(c.stash_cols)},
