@@ -12,6 +12,7 @@
 
 #include "layout/layout.h"
 #include "support/diagnostics.h"
+#include "transforms/pins.h"
 #include "transforms/report.h"
 
 namespace tessel::transforms {
@@ -632,16 +633,15 @@ void schedule_rows(ir::Module& module) {
     // `hold_rows = registers | shared | none` pinned on the block_grid: the candidates keep the
     // rows read again there. The rows in shared memory are a candidate only where pinned: not
     // measured on the H100 yet, so the model does not weigh them against the others.
+    const std::string hold_pin =
+        pinned_choice(*p.grid, "hold_rows", {"registers", "shared", "none"});
     std::optional<Hold> pinned_hold;
-    if (p.grid->has_attr("hold_rows")) {
-      const std::string h = p.grid->str_attr("hold_rows");
-      if (h != "registers" && h != "shared" && h != "none") {
-        user_error(p.grid->loc(), "schedule-rows: hold_rows = ", h,
-                   " is not registers, shared or none");
-      }
-      pinned_hold = h == "registers" ? Hold::registers : h == "shared" ? Hold::shared : Hold::none;
+    if (!hold_pin.empty()) {
+      pinned_hold = hold_pin == "registers" ? Hold::registers
+                    : hold_pin == "shared"  ? Hold::shared
+                                            : Hold::none;
       if (*pinned_hold != Hold::none && p.pairs.empty()) {
-        user_error(p.grid->loc(), "schedule-rows: ", name, " pins hold_rows = ", h,
+        user_error(p.grid->loc(), "schedule-rows: ", name, " pins hold_rows = ", hold_pin,
                    ", but no later loop reads again the row tiles an earlier loop read");
       }
     }
@@ -660,7 +660,7 @@ void schedule_rows(ir::Module& module) {
       user_error(p.grid->loc(), "schedule-rows: no schedule of ", name, " with the pinned ",
                  pinned ? "threads = " + std::to_string(pinned) : std::string(),
                  pinned && pinned_hold ? " and " : "",
-                 pinned_hold ? "hold_rows = " + p.grid->str_attr("hold_rows") : std::string(),
+                 pinned_hold ? "hold_rows = " + hold_pin : std::string(),
                  " fits (threads: 64, 128, 256, 512 or 1024, at most 4 16-byte vectors ",
                  "of a row per thread, registers for one block",
                  pinned_hold == Hold::shared ? ", the row in at most 226 KiB of shared memory" : "",
