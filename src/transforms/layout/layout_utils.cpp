@@ -17,8 +17,8 @@ std::vector<int64_t> tv_table(const layout::TVLayout& tv) {
   return layout_table(tv.layout());
 }
 
-bool vector_along(const std::vector<int64_t>& table, int64_t T, int64_t V, int64_t rows,
-                  int64_t w, int d) {
+bool vector_along(const std::vector<int64_t>& table, int64_t T, int64_t V, int64_t rows, int64_t w,
+                  int d) {
   const int64_t step = d == 1 ? rows : 1;
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t v = 0; v < V; v += w) {
@@ -90,7 +90,8 @@ IntTuple tuple_of(const std::vector<int64_t>& shape) {
 
 // ---- Layout constructions ----------------------------------------------------------------------
 
-TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits, int64_t threads) {
+TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits, int64_t threads,
+                          bool span_threads) {
   if (shape.empty() || shape.size() > 2) {
     user_error(SourceLocation::unknown(),
                "layout synthesis handles register tensors of rank 1 "
@@ -105,13 +106,16 @@ TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits, int6
   int64_t tr = std::min(threads / tc, rows);
   while (tr > 1 && rows % tr != 0) --tr;
   int64_t rr = rows / tr, rc = cols / (vec * tc);
+  // The threads the tile leaves over hold copies (1024 threads and a [512] f16 row of 64 vectors:
+  // 16 copies); without them the tensor would span fewer threads than the block.
+  int64_t copies = span_threads && threads % (tc * tr) == 0 ? threads / (tc * tr) : 1;
   if (shape.size() == 1) {
     Layout l = layout::make_layout(
-        {tidy({single(tc, vec)}), tidy({single(vec, 1), single(rc, vec * tc)})});
+        {tidy({single(tc, vec), single(copies, 0)}), tidy({single(vec, 1), single(rc, vec * tc)})});
     return TVLayout(l, tuple_of(shape));
   }
   Layout l =
-      layout::make_layout({tidy({single(tc, rows * vec), single(tr, 1)}),
+      layout::make_layout({tidy({single(tc, rows * vec), single(tr, 1), single(copies, 0)}),
                            tidy({single(vec, rows), single(rr, tr), single(rc, rows * vec * tc)})});
   return TVLayout(l, tuple_of(shape));
 }

@@ -34,8 +34,8 @@ std::vector<int64_t> tv_table(const layout::TVLayout& tv);
 // Whether each thread's values (a tv_table of T threads x V values over a tile of `rows` rows)
 // come in runs of w consecutive elements along dimension d (0: down a column, 1: along a row),
 // each run aligned to w: what one w-element vector access per run needs.
-bool vector_along(const std::vector<int64_t>& table, int64_t T, int64_t V, int64_t rows,
-                  int64_t w, int d);
+bool vector_along(const std::vector<int64_t>& table, int64_t T, int64_t V, int64_t rows, int64_t w,
+                  int d);
 // Whether two TV layouts are the same function (same threads, values, tile and elements), however
 // their modes are grouped: ((2,2,8):(64,8,512)) and ((2,2,2),4):((64,8,512),1024) are equal.
 bool same_tv(const layout::TVLayout& a, const layout::TVLayout& b);
@@ -44,9 +44,13 @@ bool same_tv(const layout::TVLayout& a, const layout::TVLayout& b);
 layout::IntTuple tuple_of(const std::vector<int64_t>& shape);
 
 // The coalesced layout of a register tile (rank 1 or 2): each thread a vector of up to 16 bytes
-// along the last dimension, threads along it first, then down the rows.
-layout::TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits,
-                                  int64_t threads);
+// along the last dimension, threads along it first, then down the rows. With `span_threads`, a
+// tile with fewer vectors than `threads` is replicated over the rest (a stride-0 thread mode), so
+// that it spans a block of `threads` fixed by a pin or an mma, as every register tensor of a
+// kernel must; without, it spans only the threads it needs (the block is then sized by the
+// largest tensor).
+layout::TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits, int64_t threads,
+                                  bool span_threads = false);
 // The projection of a TV layout over `shape` that drops the dimensions `dims`: each thread keeps
 // one value per remaining element; threads that shared a reduced row share the result.
 layout::TVLayout project_layout(const layout::TVLayout& tv, const std::vector<int64_t>& shape,

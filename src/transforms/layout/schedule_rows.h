@@ -30,16 +30,15 @@
 // hint = 8192}`; `tessel compile --size-hint N=8192` and CompileOptions::size_hints write them);
 // without a hint, N = 8192 and M = 8192. `--report=search` prints the candidates and the choice.
 //
-// `threads = T` on the block_grid keeps the candidates to T threads per block (a user error when
-// none fits). `hold_rows = registers | shared | none` keeps the rows read again in registers (one
+// `threads = T` on the block_grid keeps the candidates to T threads per block, `tile_cols = C`
+// to tiles C columns wide (a user error when none fits). `hold_rows = registers | shared | none` keeps the rows read again in registers (one
 // pass, as above), in shared memory, or nowhere (two passes). In shared memory: the first loop
 // also writes each row tile it reads into a shared buffer [R, K C] (K column tiles of the hinted
 // N; at most 226 KiB a block), a block_sync follows it, and the second loop reads the tiles from
 // the buffer, under `if cdiv(N, C) <= K` with the loops as written in the else branch (the
-// buffer is allocated either way: a launch past the hint keeps its occupancy cost). That form
-// is a candidate only where pinned: it is not measured on the H100 yet, so the model does not
-// weigh it against the others (lit: schedule_rows_shared.tir, bit-identical to two passes in the
-// interpreter).
+// buffer is allocated either way: a launch past the hint keeps its occupancy cost). The model
+// charges it 3% beside the same bytes in registers (its stores, loads and block_sync, measured);
+// lit: schedule_rows_shared.tir, bit-identical to two passes in the interpreter.
 //
 // Kernels that are not row programs (an mma, a pinned layout, shared tensors, tiles
 // at other coordinates, register shapes other than [R,C], [R], [C]) are left as they are; with

@@ -148,6 +148,8 @@ class Synthesis {
         }
       }
     }
+    // A block size that a pin, an mma or a pinned layout fixed is every tensor's: defaults span it.
+    span_threads_ = threads != 0;
     if (!threads) threads = 128;
     for (size_t i = 0; i < mmas.size(); ++i) {
       const MmaChoice& c = choices[i][best_pick[i]];
@@ -159,6 +161,7 @@ class Synthesis {
 
  private:
   static constexpr int kBeam = 6;
+  bool span_threads_ = false;  // coalesced defaults replicated over the whole block (see run())
 
   struct State {
     std::unordered_map<Value*, TVLayout> layout;
@@ -557,8 +560,9 @@ class Synthesis {
       for (Operation* op : copies) {
         if (known(s, op->result())) continue;
         const ir::Type& t = op->result()->type();
-        need_result(s, op->result(),
-                    coalesced_layout(t.static_shape(), ir::bit_width(t.element()), threads));
+        need_result(
+            s, op->result(),
+            coalesced_layout(t.static_shape(), ir::bit_width(t.element()), threads, span_threads_));
         drain(s);
       }
     }
@@ -568,7 +572,9 @@ class Synthesis {
         Value* v = r.get();
         if (!eligible(v) || known(s, v)) continue;
         const ir::Type& t = v->type();
-        need_result(s, v, coalesced_layout(t.static_shape(), ir::bit_width(t.element()), threads));
+        need_result(
+            s, v,
+            coalesced_layout(t.static_shape(), ir::bit_width(t.element()), threads, span_threads_));
         drain(s);
       }
     }

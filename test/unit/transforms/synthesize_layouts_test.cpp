@@ -144,6 +144,24 @@ TEST(Coalesced, SixteenByteVectorsAlongTheRow) {
   EXPECT_THROW(coalesced_layout({2, 2, 2}, 16, 128), UserError);
 }
 
+TEST(Coalesced, SpansAFixedBlockByCopies) {
+  // A [512] f16 row in a block of 1024 threads: 64 threads hold it, 16 times over.
+  TVLayout row = coalesced_layout({512}, 16, 1024, /*span_threads=*/true);
+  EXPECT_EQ(row.num_threads(), 1024);
+  EXPECT_EQ(row.num_values(), 8);
+  for (int64_t t = 0; t < 1024; ++t)
+    for (int64_t v = 0; v < 8; ++v) EXPECT_EQ(row.index(t, v), 8 * (t % 64) + v);
+  // [4,64] in 128 threads: 32 threads (8 along a row, 4 rows) hold it, four times over.
+  TVLayout small = coalesced_layout({4, 64}, 16, 128, /*span_threads=*/true);
+  EXPECT_EQ(small.num_threads(), 128);
+  for (int64_t t = 0; t < 128; ++t)
+    EXPECT_EQ(small.index(t, 0), coalesced_layout({4, 64}, 16, 128).index(t % 32, 0));
+  // A tile that fills the block is the same either way.
+  TVLayout big = coalesced_layout({16, 512}, 16, 1024, true);
+  EXPECT_EQ(big.num_threads(), 1024);
+  EXPECT_EQ(big.str(), coalesced_layout({16, 512}, 16, 1024).str());
+}
+
 TEST(Project, ReduceKeepsOneValuePerRowAndSharesItAmongTheRowsThreads) {
   auto c = tile_mma(target::cuda::mma_sync_m16n8k16(ScalarKind::f16), 64, 64, 16, 4, 1).c;
   TVLayout rows = project_layout(c, {64, 64}, {1});

@@ -1,0 +1,58 @@
+#!/bin/bash
+# The row programs under schedule-rows' pins beside its own choice, on the lent H100 (device tool),
+# one call from the repository root: builds tessel, checks the unpinned examples
+# (examples/kernels/*_auto.tir) against the interpreter on ragged shapes, then times, per shape,
+# the examples as the model schedules them and variants made by sed with pins on the block_grid
+# (`hold_rows = registers | shared | none`, `tile_cols = C`), each against copy16 in the same
+# process (`tessel bench memory-bound`). Variant names: <kernel>_auto_<pins>, e.g.
+# softmax_auto_shared_c2048 = `hold_rows = shared, tile_cols = 2048`; reg = registers, two = none.
+# Writes $OUT/rows-pins.jsonl, $OUT/rows-pins-check.log, $OUT/rows-pins-bench.log.
+# PLAN (default below): "SHAPE:kernel[+pins],..." entries separated by spaces, pins joined by "+",
+# e.g. "8191x8200:softmax,softmax+shared+c2048".
+set -u
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64
+OUT=${OUT:-/tmp/rows-out}; mkdir -p "$OUT"
+LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
+cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
+  -DTESSEL_BUILD_PYTHON=OFF >/dev/null && ninja -C build-dev tessel >"$LOG/build.log" 2>&1 ||
+  { tail -30 "$LOG/build.log"; exit 1; }
+T=build-dev/bin/tessel
+V=build-dev/variants; mkdir -p $V
+PLAN=${PLAN:-"4096x16384:rmsnorm,layernorm,softmax,layernorm+reg,softmax+reg
+2048x32768:rmsnorm,layernorm,softmax
+8191x8200:rmsnorm,layernorm,softmax,bias_gelu,rmsnorm+shared+c2048,softmax+shared+c2048,softmax+shared+c1024,bias_gelu+c256,bias_gelu+c512,bias_gelu+c1024,bias_gelu+c2048
+2047x32760:rmsnorm,layernorm,softmax,bias_gelu,bias_gelu+c256,bias_gelu+c1024"}
+# A variant file for "kernel+pin+pin": the pins written on the example's block_grid.
+variant() {
+  local spec=$1 k=${1%%+*} attrs="" name
+  [ "$spec" = "$k" ] && { echo $k; return; }
+  name=${k}_auto
+  for p in $(echo ${spec#*+} | tr '+' ' '); do
+    case $p in
+      reg) a="hold_rows = registers"; name=${name}_reg ;;
+      shared) a="hold_rows = shared"; name=${name}_shared ;;
+      two) a="hold_rows = none"; name=${name}_two ;;
+      c*) a="tile_cols = ${p#c}"; name=${name}_$p ;;
+      t*) a="threads = ${p#t}"; name=${name}_$p ;;
+    esac
+    attrs="${attrs:+$attrs, }$a"
+  done
+  sed -e "s/block_grid %rows :/block_grid %rows {$attrs} :/" \
+      -e "s/block_grid %rows, %cols :/block_grid %rows, %cols {$attrs} :/" \
+      examples/kernels/${k}_auto.tir > $V/$name.tir
+  echo $V/$name.tir
+}
+for k in rmsnorm layernorm softmax bias_gelu; do
+  for s in M=37,N=1048 M=3,N=8184 M=2,N=32760 M=5,N=16384 M=9,N=8200 M=33,N=4096; do
+    echo "== $k $s: $($T run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
+  done
+done >"$OUT/rows-pins-check.log" 2>&1
+for entry in $PLAN; do
+  shape=${entry%%:*}; kernels=""
+  for spec in $(echo ${entry#*:} | tr ',' ' '); do
+    case $spec in *+*) kernels="$kernels,$(variant $spec)" ;; *) kernels="$kernels,${spec}_auto" ;; esac
+  done
+  timeout ${TIMEOUT:-240} $T bench memory-bound --shape $shape --kernels ${kernels#,} --json "$OUT/rows-pins.jsonl"
+done >"$OUT/rows-pins-bench.log" 2>&1
+cat "$OUT/rows-pins-check.log"
+grep -E "^baselines|_auto|FAIL" "$OUT/rows-pins-bench.log"
