@@ -413,6 +413,11 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
     c.us *= 1.0 + 0.01 * double(kt);
   }
   if (stash) c.us *= kStashFactor;
+  // Without loops every block is one tile, and a block of the last column tile, mostly masked
+  // off, holds its slot about as long as a full one: its time counts as the whole tile's (bias +
+  // GELU at 8191 x 8200: [1,4096] tiles, the third 8 columns wide, 0.76 of a copy; [8,256] 0.91,
+  // bench/results/2026-11-27-rows-shared-h100.md).
+  if (!has_loops) c.us /= used;
   return c;
 }
 
@@ -689,6 +694,19 @@ void schedule_rows(ir::Module& module) {
     };
     std::stable_sort(all.begin(), all.end(),
                      [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
+    // Unpinned, the row goes to shared memory only where the model would otherwise read it twice:
+    // at N = 16384 every shared form measured slower than the row in registers (layernorm 0.977
+    // vs 1.021 of a copy, softmax 0.900 vs 1.044), at N = 32768 and 8200 it beats a second read
+    // (softmax 0.944 vs 0.908, layernorm 0.984 vs 0.954; rmsnorm at 8200 0.971 vs 0.944;
+    // 2026-11-27-rows-shared-h100.md).
+    if (!pinned_hold) {
+      auto first_not_shared =
+          std::find_if(all.begin(), all.end(), [](const Candidate& c) { return !c.stash; });
+      if (first_not_shared != all.end() && first_not_shared->one_pass)
+        all.erase(
+            std::remove_if(all.begin(), all.end(), [](const Candidate& c) { return c.stash; }),
+            all.end());
+    }
     if (report_enabled("search")) {
       report("search", "rows " + name + ": " + p.m_name + " = " + std::to_string(pr.m) + ", " +
                            p.n_name + " = " + std::to_string(pr.n) + " (size hints), tile [" +
