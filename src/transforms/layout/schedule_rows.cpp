@@ -39,7 +39,7 @@ constexpr double kL2Factor = 5.0;  // L2 hits against HBM bandwidth: rows read a
 constexpr double kInFlightNeeded = 32 * 1024;    // bytes in flight per SM for the copy's bandwidth
 constexpr double kL2Bytes = 25.0 * 1024 * 1024;  // half of the 50 MB L2: rows read twice stay
 // The row held in shared memory: its stores and loads and the block_sync between the loops cost
-// beside the same bytes held in registers 2-2.5% (rmsnorm and layernorm at N = 8192 and 16384:
+// beside the same bytes held in registers 2-2.5% (rmsnorm at N = 8192 and 16384:
 // 1.050 / 1.047 in registers, 1.028 / 1.022 in shared memory, 2026-11-27-rows-shared-h100.md).
 constexpr double kStashFactor = 1.03;
 constexpr int64_t kDefaultSize = 8192;
