@@ -14,8 +14,8 @@
 #include "support/diagnostics.h"
 #include "transforms/async/atom_queries.h"
 #include "transforms/async/warp_specialize_operands.h"
-#include "transforms/report.h"
 #include "transforms/pins.h"
+#include "transforms/report.h"
 
 namespace tessel::transforms {
 namespace {
@@ -176,6 +176,31 @@ std::optional<Plan> match(const Operation& loop_op) {
   const Value* acc = p.u->operand(2);
   if (!operand_form && std::find(p.u_inputs.begin(), p.u_inputs.end(), acc) == p.u_inputs.end())
     return std::nullopt;
+  // `cast_at_issue = true` on the block_grid (opt-in, measured slower): a register A narrowed by
+  // a cast the head computes (attention: P = cast(exp2(...)) to f16) is carried wide and the
+  // cast moves to the tail, just before U. Carried narrow (the default), the next iteration's
+  // cast writes the registers the in-flight U reads, so ptxas hoists U's wait above the whole
+  // softmax to interleave the conversions with the exps: the softmax of j + 1 does not overlap
+  // P·V of j inside a warpgroup (SASS of flash_attention), only across the two warpgroups. Cast
+  // at the issue the wait stays below the exps, but the wide P costs 32 registers more, ptxas
+  // spills, and it measured 3-17% slower (2026-11-27-attention-cast-at-issue-h100.md).
+  if (!operand_form && grid_flag(kernel, "cast_at_issue") == true) {
+    Value* a = p.u->operand(0);
+    Operation* cast = a->def();
+    auto at = std::find(p.u_inputs.begin(), p.u_inputs.end(), a);
+    if (at != p.u_inputs.end() && cast && cast->kind() == OpKind::cast &&
+        cast->parent_block() == body && a->type().space() == MemorySpace::reg &&
+        uses_in(a, body).size() == 1) {
+      Value* wide = cast->operand(0);
+      if (wide->def() && wide->def()->parent_block() == body && !p.tail.count(wide->def())) {
+        p.tail.insert(cast);
+        if (std::find(p.u_inputs.begin(), p.u_inputs.end(), wide) == p.u_inputs.end())
+          *at = wide;
+        else
+          p.u_inputs.erase(at);
+      }
+    }
+  }
   if (operand_form && p.u_inputs.empty()) return std::nullopt;
   // The tail's other needs from the head: index arithmetic only (recomputed for its iteration).
   std::function<bool(const Value*)> recomputable = [&](const Value* v) {
@@ -191,7 +216,9 @@ std::optional<Plan> match(const Operation& loop_op) {
   for (const Operation* op : p.tail) {
     if (op == p.u) continue;
     for (const Value* v : op->operands())
-      if (!recomputable(v)) return std::nullopt;
+      if (!recomputable(v) &&
+          std::find(p.u_inputs.begin(), p.u_inputs.end(), v) == p.u_inputs.end())
+        return std::nullopt;
   }
   // No head op reads a tail value (U's result goes only to the yield; U's tiles only to U).
   for (const auto& op : body->ops()) {
@@ -268,6 +295,10 @@ class Rotator {
     Value* next = lb.index_op(OpKind::add, j, c1, iv->name() + "_next", loc);
     head[iv] = next;
     tail[iv] = j;
+    // U's narrowing casts first: the wide carried value dies before T's accumulator is allocated
+    // (cast after T's issue, S, the wide P and O were live at once and ptxas spilled).
+    for (const auto& op : body_->ops())
+      if (p_.tail.count(op.get()) && op->kind() == OpKind::cast) clone_tail_op(lb, *op, tail);
     const Value* carried = body_->argument(p_.yield_pos + 1);
     Operation* u_in_loop = nullptr;
     bool drained = false;
@@ -527,6 +558,7 @@ class Rotator {
     Operation* u = nullptr;
     for (const auto& op : body_->ops()) {
       if (!p_.tail.count(op.get()) || op->kind() == OpKind::aref_release) continue;
+      if (op->num_results() == 1 && map.count(op->result())) continue;  // cloned already
       Operation* copy = clone_tail_op(b, *op, map);
       if (op.get() == p_.u) {
         copy->set_attr("async", Attribute::unit());

@@ -68,6 +68,12 @@
 //
 // Registers. U's inputs from H live across the back edge (attention: P as packed 16-bit pairs,
 // 32 registers per thread at 64x128 per warpgroup, beside S and O): the cost of the overlap.
+// What ptxas makes of it (SASS of flash_attention): the next P's conversion writes the packed
+// registers the in-flight P·V reads, and ptxas interleaves the conversions with the exps, so it
+// retires P·V before the softmax of j + 1 starts: within a warpgroup the softmax does not overlap
+// P·V (the other warpgroup's GEMMs fill the gap). `cast_at_issue = true` carries P wide and
+// converts it just before P·V, which keeps the wait below the softmax but spills; measured
+// 3-17% slower, so opt-in (bench/results/2026-11-27-attention-cast-at-issue-h100.md).
 //
 // Across tiles (built as the opt-in pass rotate-tiles, rotate_tiles.h, not measured yet). The rotation stops at the
 // persistent tile loop: each tile still starts with H(0) (S of its first key tile waited for at
