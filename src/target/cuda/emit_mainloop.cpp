@@ -31,7 +31,9 @@ void Emitter::block_grid(const Operation& op) {
   }
   const int64_t group = op.has_attr("raster_group") ? op.int_attr("raster_group") : 1;
   if (group < 1) unsupported(op, "needs raster_group >= 1, not " + std::to_string(group));
-  if (group == 1 || op.num_results() != 2) {
+  // Without the attribute, the hardware's order (dimension 0 fastest); `raster_group = 1` is the
+  // grouped order with groups of one: dimension 1 fastest (as the persistent loop reads it).
+  if (!op.has_attr("raster_group") || op.num_results() != 2) {
     const char* axes[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
     for (size_t i = 0; i < names.size(); ++i) line("const int " + names[i] + " = " + axes[i] + ";");
     return;

@@ -383,7 +383,12 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   const double used = double(pr.n) / double(has_loops ? kt * cols : cdiv(pr.n, cols) * cols);
   const int64_t reads = std::max<int64_t>(p.row_reads, 1);
   c.in_flight = double(c.blocks_per_sm * threads * c.vectors * 16 * reads) * used;
-  double fraction = std::min(1.0, c.in_flight / kInFlightNeeded);
+  // An elementwise program (no loops) needs twice the bytes in flight: bias + GELU at N = 8192
+  // with its column tiles in row order measured 1.044 of a copy with [1,2048] tiles of 128 threads
+  // (64 KiB a SM) and 0.93-0.96 with 32 KiB ([8,256] x 256, [1,1024] x 128;
+  // 2026-11-27-rows-shared-h100.md).
+  const double needed = has_loops ? kInFlightNeeded : 2 * kInFlightNeeded;
+  double fraction = std::min(1.0, c.in_flight / needed);
   // A last wave that fills the SMs only in part.
   const double blocks = double(cdiv(pr.m, c.rows) * (has_loops ? 1 : cdiv(pr.n, cols)));
   const double waves = blocks / double(c.blocks_per_sm * kSms);
@@ -457,6 +462,15 @@ void retile(RowProgram& p, const Candidate& c) {
     v->set_type(v->type().with_shape(retile_shape(v->type().static_shape(), p, c.rows, c.cols)));
   }
   p.grid->set_attr("threads", ir::Attribute::integer(c.threads));
+  // A grid over (rows, column tiles) with tiles of one row: the column tiles of a row are handed
+  // out one after another (raster_group = 1: dimension 1 fastest), so that the row streams in
+  // order and, where it does not start on a 128-byte line (N = 8200: 16400-byte rows), the line
+  // two neighbouring tiles share is still in L2 for the second; in the hardware's order every row
+  // of one column tile runs first and the line is read, and written in part, twice from HBM
+  // (bias + GELU at 8191 x 8200, [1,1024] tiles: 1.016 of a copy in row order, 0.886 without).
+  // Tiles of several rows keep the hardware's order ([8,256]: 0.93 in row order, 0.99 without).
+  if (p.grid->num_results() == 2 && c.rows == 1 && !p.grid->has_attr("raster_group"))
+    p.grid->set_attr("raster_group", ir::Attribute::integer(1));
 }
 
 // Moves the ops from the pair's first loop to its second into the else branch of a new

@@ -30,6 +30,11 @@
 // hint = 8192}`; `tessel compile --size-hint N=8192` and CompileOptions::size_hints write them);
 // without a hint, N = 8192 and M = 8192. `--report=search` prints the candidates and the choice.
 //
+// A grid over row blocks and column tiles (an elementwise program) gets `raster_group = 1` unless
+// one is pinned: the column tiles of one row block are handed out one after another, so a
+// 128-byte line that two neighbouring tiles of a row share (rows not a multiple of 128 bytes
+// long) is still in L2 for the second tile.
+//
 // `threads = T` on the block_grid keeps the candidates to T threads per block, `tile_cols = C`
 // to tiles C columns wide (a user error when none fits). `hold_rows = registers | shared | none` keeps the rows read again in registers (one
 // pass, as above), in shared memory, or nowhere (two passes). In shared memory: the first loop
