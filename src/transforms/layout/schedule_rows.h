@@ -22,22 +22,26 @@
 // Cost model (per candidate; constants from the H100): resident blocks per SM from threads and an
 // estimate of registers per thread (calibrated with ptxas); bytes in flight per SM (16-byte
 // vectors of every row tensor a thread loads at once, times the lanes that are not masked off);
-// the achieved fraction of HBM bandwidth min(1, in flight / 32 KiB per SM); HBM bytes (a second
-// read counts when the resident rows overflow half of L2) plus L2 bytes at 5x HBM bandwidth; the
-// block-wide reductions' barriers (more reductions per tile cost more, more blocks per SM hide
-// them). Tiles with 40% or more of their lanes masked off (one pass: 25%) are not candidates.
+// the achieved fraction of HBM bandwidth min(1, in flight / 32 KiB per SM; 64 KiB without loops);
+// HBM bytes (a second read counts when the resident rows overflow half of L2) plus L2 bytes at 5x
+// HBM bandwidth; the block-wide reductions' barriers (more reductions per tile cost more, more
+// blocks per SM hide them); a row held in shared memory 3% more than in registers, and only where
+// the row would otherwise be read twice. Tiles with 40% or more of their lanes masked off (one
+// pass: 25%) are not candidates.
 // The sizes it is tuned for are the `hint` of the kernel's `size` ops (`%N = size {name = N,
 // hint = 8192}`; `tessel compile --size-hint N=8192` and CompileOptions::size_hints write them);
 // without a hint, N = 8192 and M = 8192. `--report=search` prints the candidates and the choice.
 //
-// A grid over row blocks and column tiles (an elementwise program) gets `raster_group = 1` unless
-// one is pinned: the column tiles of one row block are handed out one after another, so a
-// 128-byte line that two neighbouring tiles of a row share (rows not a multiple of 128 bytes
-// long) is still in L2 for the second tile.
+// An elementwise program (a grid over rows and column tiles, no loops) counts a block of a mostly
+// masked last column tile as a whole tile's time and wants 64 KiB in flight a SM; with tiles of
+// one row its grid gets `raster_group = 1` unless one is pinned: a row's column tiles are handed
+// out one after another, so the row streams in order and a 128-byte line that two neighbouring
+// tiles share (rows not a multiple of 128 bytes long) is still in L2 for the second tile.
 //
 // `threads = T` on the block_grid keeps the candidates to T threads per block, `tile_cols = C`
-// to tiles C columns wide (a user error when none fits). `hold_rows = registers | shared | none` keeps the rows read again in registers (one
-// pass, as above), in shared memory, or nowhere (two passes). In shared memory: the first loop
+// to tiles C columns wide (a user error when none fits). `hold_rows = registers | shared | none`
+// keeps the rows read again in registers (one pass, as above), in shared memory, or nowhere (two
+// passes). In shared memory: the first loop
 // also writes each row tile it reads into a shared buffer [R, K C] (K column tiles of the hinted
 // N; at most 226 KiB a block), a block_sync follows it, and the second loop reads the tiles from
 // the buffer, under `if cdiv(N, C) <= K` with the loops as written in the else branch (the
