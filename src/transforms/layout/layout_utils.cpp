@@ -106,9 +106,11 @@ TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits, int6
   int64_t tr = std::min(threads / tc, rows);
   while (tr > 1 && rows % tr != 0) --tr;
   int64_t rr = rows / tr, rc = cols / (vec * tc);
-  // The threads the tile leaves over hold copies (1024 threads and a [512] f16 row of 64 vectors:
-  // 16 copies); without them the tensor would span fewer threads than the block.
-  int64_t copies = span_threads && threads % (tc * tr) == 0 ? threads / (tc * tr) : 1;
+  // The threads a row leaves over hold copies (1024 threads and a [512] f16 row of 64 vectors: 16
+  // copies); without them the tensor would span fewer threads than the block. Rows only: a 2-D
+  // tile's copies would be summed twice by a reduce across threads (gemm_rowsum's [32,16] A tile
+  // in 128 threads), which has no notion of copies.
+  int64_t copies = span_threads && shape.size() == 1 && threads % tc == 0 ? threads / tc : 1;
   if (shape.size() == 1) {
     Layout l = layout::make_layout(
         {tidy({single(tc, vec), single(copies, 0)}), tidy({single(vec, 1), single(rc, vec * tc)})});

@@ -45,10 +45,9 @@ layout::IntTuple tuple_of(const std::vector<int64_t>& shape);
 
 // The coalesced layout of a register tile (rank 1 or 2): each thread a vector of up to 16 bytes
 // along the last dimension, threads along it first, then down the rows. With `span_threads`, a
-// tile with fewer vectors than `threads` is replicated over the rest (a stride-0 thread mode), so
-// that it spans a block of `threads` fixed by a pin or an mma, as every register tensor of a
-// kernel must; without, it spans only the threads it needs (the block is then sized by the
-// largest tensor).
+// row (rank 1) with fewer vectors than `threads` is replicated over the rest (a stride-0 thread
+// mode), so that it spans a block of `threads` fixed by a pin or an mma, as every register tensor
+// of a kernel must; without, and for rank 2, it spans only the threads it needs.
 layout::TVLayout coalesced_layout(const std::vector<int64_t>& shape, int elem_bits, int64_t threads,
                                   bool span_threads = false);
 // The projection of a TV layout over `shape` that drops the dimensions `dims`: each thread keeps
