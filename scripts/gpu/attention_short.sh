@@ -14,8 +14,9 @@
 # per element as the examples did before 827a8f6 (`div %o, %lb`); role = the output's staged
 # stores synced and sent by the whole consumer role (`stores_by = role`), as before stage-stores
 # went by warpgroup; cast = `cast_at_issue = true` (coarse-pipeline carries P in f32 and converts
-# it just before P·V instead of carrying it packed: opt-in, measured slower 2026-11-27); rotate = `rotate_tiles = true` (rotate-tiles: tile t+1's first key tile
-# beside tile t's last P·V; opt-in, not measured yet; not causal: there the key tile count
+# it just before P·V instead of carrying it packed: opt-in, measured slower 2026-11-27);
+# rotate = `rotate_tiles = true` (rotate-tiles: tile t+1's first key tile
+# beside tile t's last P·V; opt-in, measured slower at 1K; not causal: there the key tile count
 # depends on the query tile, which the pass refuses with a message). CAUSAL_KERNELS: more .tir files, checked and timed causal.
 # D256_KERNELS: causal D = 256 files, timed beside the D = 256 causal example.
 # CHECK / SANITIZE / SANITIZE_MEM: the examples to check / run under compute-sanitizer's memcheck,
