@@ -15,6 +15,9 @@
 #   sweep_family LAYOUT FAM   one `tessel bench gemm --kernels FAM` over $SWEEP (default GEMM_SWEEP)
 #                             into $OUT/sweep_LAYOUT.jsonl, one line with its time (FAMILY_TIMEOUT)
 #   sweep_summary             `tessel bench summary` of those records and an SVG; the geomean lines
+#   check_row_programs [V]    each unpinned row program (examples/kernels/*_auto.tir) against the
+#                             interpreter on the GPU at ragged sizes, one line each; with V, also
+#                             the file V/<kernel>_auto_shared.tir where there is one
 # Both log under $LOG and return non-zero when the build fails.
 cd "$(dirname "${BASH_SOURCE[1]}")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -115,4 +118,16 @@ sweep_summary() {
   build-dev/bin/tessel bench summary $SWEEP_FILES --svg $OUT/sweep.svg > $OUT/summary.txt 2>&1
   # the family lines without the long family names
   grep "geometric mean" $OUT/summary.txt | sed 's/^[^ ]*+[^ ]* //'
+}
+
+check_row_programs() {
+  local k s v
+  for k in rmsnorm layernorm softmax bias_gelu; do
+    for s in M=37,N=1048 M=3,N=8184 M=2,N=32760 M=5,N=16384 M=9,N=8200 M=33,N=4096; do
+      echo "== $k $s: $(build-dev/bin/tessel run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
+      v=${1:-}/${k}_auto_shared.tir
+      [ -n "${1:-}" ] && [ -f $v ] &&
+        echo "== $k (row in shared memory) $s: $(build-dev/bin/tessel run $v --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
+    done
+  done
 }

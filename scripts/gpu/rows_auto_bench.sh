@@ -4,28 +4,17 @@
 # ragged shapes, and times them against copy16 at N = 1024 ... 32768 (128 MiB per row tensor) and
 # at ragged shapes. Writes $OUT/rows-auto.jsonl, $OUT/bench.log, $OUT/check.log.
 set -u
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64
-OUT=${OUT:-/tmp/rows-out}; mkdir -p "$OUT"
-LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
-cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
-  -DTESSEL_BUILD_PYTHON=OFF >/dev/null && ninja -C build-dev tessel >"$LOG/build.log" 2>&1 ||
-  { tail -30 "$LOG/build.log"; exit 1; }
+source "$(dirname "$0")/common.sh"
+build_tool || { tail -30 "$LOG/build.log"; exit 1; }
 T=build-dev/bin/tessel
 KERNELS=rmsnorm_auto,layernorm_auto,softmax_auto,bias_gelu_auto
 # SHARED=1: also the variants holding the row in shared memory (bench/kernel-variants/*_auto_shared.tir)
 [ "${SHARED:-0}" = 1 ] && KERNELS=$KERNELS,bench/kernel-variants/rmsnorm_auto_shared.tir,bench/kernel-variants/layernorm_auto_shared.tir,bench/kernel-variants/softmax_auto_shared.tir
-for k in rmsnorm layernorm softmax bias_gelu; do
-  for s in M=37,N=1048 M=3,N=8184 M=2,N=32760 M=5,N=16384 M=9,N=8200 M=33,N=4096; do
-    echo "== $k $s: $($T run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-    v=bench/kernel-variants/${k}_auto_shared.tir
-    [ "${SHARED:-0}" = 1 ] && [ -f $v ] &&
-      echo "== $k (row in shared memory) $s: $($T run $v --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-  done
-done >"$OUT/check.log" 2>&1
+check_row_programs $([ "${SHARED:-0}" = 1 ] && echo bench/kernel-variants) >"$OUT/check.log" 2>&1
 {
   for shape in 65536x1024 32768x2048 16384x4096 8192x8192 4096x16384 2048x32768 \
                8191x8200 2047x32760; do
-    timeout 60 $T bench memory-bound --shape $shape --kernels $KERNELS --json "$OUT/rows-auto.jsonl"
+    timeout ${TIMEOUT:-240} $T bench memory-bound --shape $shape --kernels $KERNELS --json "$OUT/rows-auto.jsonl"
   done
 } >"$OUT/bench.log" 2>&1
 cat "$OUT/check.log"

@@ -10,12 +10,8 @@
 # PLAN (default below): "SHAPE:kernel[+pins],..." entries separated by spaces, pins joined by "+",
 # e.g. "8191x8200:softmax,softmax+shared+c2048".
 set -u
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64
-OUT=${OUT:-/tmp/rows-out}; mkdir -p "$OUT"
-LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
-cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
-  -DTESSEL_BUILD_PYTHON=OFF >/dev/null && ninja -C build-dev tessel >"$LOG/build.log" 2>&1 ||
-  { tail -30 "$LOG/build.log"; exit 1; }
+source "$(dirname "$0")/common.sh"
+build_tool || { tail -30 "$LOG/build.log"; exit 1; }
 T=build-dev/bin/tessel
 V=build-dev/variants; mkdir -p $V
 PLAN=${PLAN:-"4096x16384:rmsnorm,layernorm,softmax,layernorm+reg,softmax+reg
@@ -42,11 +38,7 @@ variant() {
       examples/kernels/${k}_auto.tir > $V/$name.tir
   echo $V/$name.tir
 }
-for k in rmsnorm layernorm softmax bias_gelu; do
-  for s in M=37,N=1048 M=3,N=8184 M=2,N=32760 M=5,N=16384 M=9,N=8200 M=33,N=4096; do
-    echo "== $k $s: $($T run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-  done
-done >"$OUT/rows-pins-check.log" 2>&1
+check_row_programs >"$OUT/rows-pins-check.log" 2>&1
 for entry in $PLAN; do
   shape=${entry%%:*}; kernels=""
   for spec in $(echo ${entry#*:} | tr ',' ' '); do
