@@ -208,6 +208,9 @@ void Emitter::register_to_shared(const Operation& op) {
   }
   const std::vector<int64_t>& stride = strided->stride;
   const int64_t w = std::stoll(m[1]) / (half ? 16 : 32);  // elements per vector
+  if (half && w < 2) {
+    unsupported(op, "stores 16-bit values one at a time; st.shared.b32 and wider here");
+  }
   auto offset = [&](const std::vector<int64_t>& c) { return strided_offset(c, stride); };
   if (!aligned_runs(plan, stride, w)) {
     unsupported(op, "has atom '" + atom + "' but the register layout " + plan.text +
@@ -220,9 +223,6 @@ void Emitter::register_to_shared(const Operation& op) {
   line(std::string(half ? "unsigned short" : "float") + "* p = reinterpret_cast<" +
        (half ? "unsigned short" : "float") + "*>(" + buf.base + ")" +
        (thread.empty() ? "" : " + " + thread) + ";");
-  if (half && w < 2) {
-    unsupported(op, "stores 16-bit values one at a time; st.shared.b32 and wider here");
-  }
   // One vector store of `words` 32-bit words a step: f32 values, or 16-bit values two to a word
   // (pair_expr packs unpacked values).
   const int64_t words = half ? w / 2 : w;
