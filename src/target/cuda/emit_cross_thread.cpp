@@ -139,11 +139,14 @@ void Emitter::reduce(const Operation& op) {
   // A thread leaf along the reduced dimension that spans lanes and warps (a row over 512
   // threads: one leaf of extent 512) is split at the warp: its lanes combine by shuffles, only
   // one partial per warp goes through shared memory (else every thread would read all 512).
+  // The leaf's extent need only be a multiple of the lanes it spans: a row over 544 threads
+  // (17 warps, schedule-rows' near fit of N = 8200) splits into 32 lanes and 17 warps.
   Plan src = *a.plan;
   for (size_t i = 0; i < src.leaves.size(); ++i) {
     Leaf l = src.leaves[i];
-    bool pow2 = (l.extent & (l.extent - 1)) == 0 && (l.prefix & (l.prefix - 1)) == 0;
-    if (!pow2 || l.coef[red] == 0 || l.prefix >= 32 || l.prefix * l.extent <= 32) continue;
+    if ((l.prefix & (l.prefix - 1)) != 0 || l.coef[red] == 0 || l.prefix >= 32 ||
+        l.prefix * l.extent <= 32 || l.extent % (32 / l.prefix) != 0)
+      continue;
     const int64_t lanes = 32 / l.prefix;
     Leaf warps = l;
     warps.extent = l.extent / lanes;
