@@ -728,10 +728,16 @@ void schedule_rows(ir::Module& module) {
     // Cheapest first (in steps of 1%); then more than one block per SM (a lone block's barriers
     // cost more than the model says: 0.71-0.85 measured at N = 16384), the one pass, fewer
     // registers (less risk of spilling: the estimate is rough), blocks nearest 256 threads.
-    auto key = [](const Candidate& c) {
+    // Where the row's reductions cross warps, fewer threads come before fewer registers: every
+    // warp of a block waits at each reduction's barriers, and for the same bytes a block of
+    // fewer threads with more vectors each waits less (8191 x 8200, one pass, 3-4 blocks a SM:
+    // softmax 1.050 of a copy over 288 threads x 4 vectors, 1.026 over 352 x 3;
+    // bench/results/2026-11-28-rows-near-fit-h100.md).
+    auto key = [&](const Candidate& c) {
+      const bool barriers = p.reduces_rows && c.along_row > 32;
       return std::make_tuple(std::floor(std::log(c.us) / std::log(1.01)), c.blocks_per_sm == 1,
-                             !c.one_pass, c.regs, std::abs(std::log2(double(c.threads) / 256.0)),
-                             c.threads, c.cols);
+                             !c.one_pass, barriers ? c.threads : 0, c.regs,
+                             std::abs(std::log2(double(c.threads) / 256.0)), c.threads, c.cols);
     };
     std::stable_sort(all.begin(), all.end(),
                      [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
