@@ -389,10 +389,14 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // 2026-11-27-rows-shared-h100.md).
   const double needed = has_loops ? kInFlightNeeded : 2 * kInFlightNeeded;
   double fraction = std::min(1.0, c.in_flight / needed);
-  // A last wave that fills the SMs only in part.
+  // The tail: blocks take SMs as others leave, so there are no waves, but as the last blocks
+  // drain the SMs hold fewer loads in flight; about half a block's time is lost whatever the
+  // number of blocks (waves / (waves + 0.5)). The former waves / ceil(waves) charged 3 blocks of
+  // 256 at N = 32768 (5.2 waves) 14% and preferred 2 blocks of 512 (7.8 waves, 3%), measured the
+  // other way for softmax (0.966 vs 0.946 of a copy, 2026-11-27-rows-shared-h100.md).
   const double blocks = double(cdiv(pr.m, c.rows) * (has_loops ? 1 : cdiv(pr.n, cols)));
   const double waves = blocks / double(c.blocks_per_sm * kSms);
-  if (waves < 8) fraction *= waves / std::ceil(waves);
+  fraction *= waves / (waves + 0.5);
   const double ideal = double(pr.m) * pr.n * p.elem_bytes * (p.row_reads + p.row_writes);
   const double again = double(pr.m) * pr.n * p.elem_bytes * rereads;
   const double resident_rows = double(c.blocks_per_sm * kSms * c.rows);
