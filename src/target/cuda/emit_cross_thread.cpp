@@ -266,6 +266,32 @@ void Emitter::reduce(const Operation& op) {
   line("}");
   line(threads_barrier());
   std::string dk = dst.var[0] == "0" ? "" : dst.var[0] + " + ";
+  // Where every thread wants the same kept coordinates (a tile of one row) and the partials fit
+  // a warp, each warp reads them a lane each and combines them by shuffles: 1 shared load and
+  // log2 steps instead of a load and a combine per partial in every thread (softmax over 512
+  // threads: 16 partials twice a tile, issue-bound at 2 blocks a SM, ncu's not_selected 3.7,
+  // bench/results/2026-11-28-rows-near-fit-h100.md).
+  if (dst.var[0] == "0" && groups > 1 && groups <= 32 && threads_ % 32 == 0) {
+    const bool pow2 = (groups & (groups - 1)) == 0;
+    for (int64_t v = 0; v < dst.values; ++v) {
+      line("{");
+      line("  const float* row = " + s + " + (" + std::to_string(dst.value_coord[v][0]) + ") * " +
+           std::to_string(groups) + ";");
+      const std::string lane = "(threadIdx.x & 31)";
+      // A power of two: every run of `groups` lanes holds all partials; else lanes past them
+      // hold the identity and the butterfly spans the warp.
+      line(pow2 ? "  float acc = row[" + lane + " & " + std::to_string(groups - 1) + "];"
+                : "  float acc = " + lane + " < " + std::to_string(groups) + " ? row[" + lane +
+                      "] : " + identity + ";");
+      for (int64_t m = 1; m < (pow2 ? groups : 32); m *= 2)
+        line("  acc = " + combine("acc", "__shfl_xor_sync(0xffffffffu, acc, " + std::to_string(m) +
+                                             ")") +
+             ";");
+      line("  " + r.name + "[" + std::to_string(v) + "] = acc;");
+      line("}");
+    }
+    return;
+  }
   for (int64_t v = 0; v < dst.values; ++v) {
     line("{");
     line("  const float* row = " + s + " + (" + dk + std::to_string(dst.value_coord[v][0]) +
