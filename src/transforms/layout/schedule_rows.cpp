@@ -73,6 +73,8 @@ struct RowProgram {
   bool reduces_rows = false;
   int64_t row_reductions = 0;  // reduce ops of the loop that has the most
   std::vector<Pair> pairs;
+  // Copies of column tiles ([C]: a weight, a bias) from global memory in the pair's second loop.
+  int64_t second_loop_column_reads = 0;
 };
 
 std::optional<int64_t> const_of(const Value* v) {
@@ -278,6 +280,14 @@ void find_pairs(Operation& kernel, RowProgram& p) {
         });
       }
       if (!pair.reuse.empty() && !escapes) {
+        for (const auto& op : b->region(0)->ops()) {
+          const Operation* t = op->kind() == OpKind::copy && op->num_operands() == 1
+                                   ? op->operand(0)->def()
+                                   : nullptr;
+          p.second_loop_column_reads += t && t->kind() == OpKind::tile &&
+                                        t->operand(0)->type().space() == MemorySpace::global &&
+                                        t->operand(0)->type().rank() == 1;
+        }
         p.pairs.push_back(std::move(pair));
         return;  // one pair per kernel (the statistics loop and the normalizing loop)
       }
@@ -422,6 +432,16 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
     c.us *= 1.0 + 0.01 * double(kt);
   }
   if (stash) c.us *= kStashFactor;
+  // A second loop over column tiles that reads column vectors from global memory (L2: the
+  // weight and bias of layernorm) waits for them in every tile with nothing of its own in
+  // flight; fewer than 32 warps a SM do not hide that wait (ncu, layernorm at 2048 x 32768 with
+  // the row in shared memory: long scoreboard 6.2 cycles per instruction over [1,8192] tiles of
+  // 256 threads, 3 blocks, 24 warps; 5.1 over [1,16384] of 512, 2 blocks, 32 warps). 4% per
+  // vector and 8 warps short, from that one pair: 0.885 and 1.009 of a copy, where softmax (no
+  // such reads) measured 0.969 and 0.970 (bench/results/2026-11-28-rows-near-fit-h100.md).
+  const int64_t warps = c.blocks_per_sm * threads / 32;
+  if (has_loops && !one_pass && kt > 1 && warps < 32)
+    c.us *= 1.0 + 0.04 * double(p.second_loop_column_reads) * double(32 - warps) / 8.0;
   // Without loops every block is one tile, and a block of the last column tile, mostly masked
   // off, holds its slot about as long as a full one: its time counts as the whole tile's (bias +
   // GELU at 8191 x 8200: [1,4096] tiles, the third 8 columns wide, 0.76 of a copy; [8,256] 0.91,
@@ -492,6 +512,14 @@ void retile(RowProgram& p, const Candidate& c) {
     v->set_type(v->type().with_shape(retile_shape(v->type().static_shape(), p, c.rows, c.cols)));
   }
   p.grid->set_attr("threads", ir::Attribute::integer(c.threads));
+  // Where a block is a quarter or more of what an SM holds, the blocks per SM the model counted
+  // on become the launch bound's minimum, so that ptxas keeps the registers within 64K / (blocks
+  // x threads): one register more than the estimate can cost a whole block (layernorm at 4096 x
+  // 16384, [1,16384] over 512 threads: 66 registers, 1 block a SM instead of 2, 0.816 of a copy
+  // where 64 registers measured 1.031; bench/results/2026-11-28-rows-near-fit-h100.md). Not for
+  // small blocks: at 25 blocks of 64 threads the bound left ptxas 32 registers and it spilled.
+  if (c.blocks_per_sm > 1 && c.blocks_per_sm <= 4 && !p.grid->has_attr("blocks_per_sm"))
+    p.grid->set_attr("blocks_per_sm", ir::Attribute::integer(c.blocks_per_sm));
   // A grid over (rows, column tiles) with tiles of one row: the column tiles of a row are handed
   // out one after another (raster_group = 1: dimension 1 fastest), so that the row streams in
   // order and, where it does not start on a 128-byte line (N = 8200: 16400-byte rows), the line
