@@ -434,14 +434,14 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   if (stash) c.us *= kStashFactor;
   // A second loop over column tiles that reads column vectors from global memory (L2: the
   // weight and bias of layernorm) waits for them in every tile with nothing of its own in
-  // flight; fewer than 32 warps a SM do not hide that wait (ncu, layernorm at 2048 x 32768 with
-  // the row in shared memory: long scoreboard 6.2 cycles per instruction over [1,8192] tiles of
-  // 256 threads, 3 blocks, 24 warps; 5.1 over [1,16384] of 512, 2 blocks, 32 warps). 4% per
-  // vector and 8 warps short, from that one pair: 0.885 and 1.009 of a copy, where softmax (no
-  // such reads) measured 0.969 and 0.970 (bench/results/2026-11-28-rows-near-fit-h100.md).
-  const int64_t warps = c.blocks_per_sm * threads / 32;
-  if (has_loops && !one_pass && kt > 1 && warps < 32)
-    c.us *= 1.0 + 0.04 * double(p.second_loop_column_reads) * double(32 - warps) / 8.0;
+  // flight (ncu, layernorm at 2048 x 32768 with the row in shared memory: long scoreboard 6.2
+  // cycles per instruction over [1,8192] tiles, 5.1 over [1,16384]). 3% per vector and tile
+  // past the two [1,16384] tiles the longest rows need, from the measurements there: layernorm
+  // 0.885 over [1,8192] x 256 threads, 0.935 over [1,8192] x 512, 1.009-1.021 over [1,16384] x
+  // 512, where softmax (no such reads) measured 0.969 and 0.970 over the first and the last
+  // (bench/results/2026-11-28-rows-near-fit-h100.md).
+  if (has_loops && !one_pass && kt > 2)
+    c.us *= 1.0 + 0.03 * double(p.second_loop_column_reads) * double(kt - 2);
   // Without loops every block is one tile, and a block of the last column tile, mostly masked
   // off, holds its slot about as long as a full one: its time counts as the whole tile's (bias +
   // GELU at 8191 x 8200: [1,4096] tiles, the third 8 columns wide, 0.76 of a copy; [8,256] 0.91,
@@ -518,7 +518,13 @@ void retile(RowProgram& p, const Candidate& c) {
   // 16384, [1,16384] over 512 threads: 66 registers, 1 block a SM instead of 2, 0.816 of a copy
   // where 64 registers measured 1.031; bench/results/2026-11-28-rows-near-fit-h100.md). Not for
   // small blocks: at 25 blocks of 64 threads the bound left ptxas 32 registers and it spilled.
-  if (c.blocks_per_sm > 1 && c.blocks_per_sm <= 4 && !p.grid->has_attr("blocks_per_sm"))
+  // Only at the edge (the estimate within one allocation step of the cap): elsewhere the bound
+  // lets ptxas take registers up to the cap, fewer blocks than it would have given unbounded
+  // (softmax at 8191 x 8200, [1,9216] over 288 threads: 56 registers and 4 blocks unbounded,
+  // 1.047-1.051 of a copy; 72 and 3 under a bound of 3 blocks, 0.993).
+  const int64_t cap = kRegistersPerSm / (c.blocks_per_sm * c.threads) / 8 * 8;
+  if (c.blocks_per_sm > 1 && c.blocks_per_sm <= 4 && (c.regs + 7) / 8 * 8 + 8 > cap &&
+      !p.grid->has_attr("blocks_per_sm"))
     p.grid->set_attr("blocks_per_sm", ir::Attribute::integer(c.blocks_per_sm));
   // A grid over (rows, column tiles) with tiles of one row: the column tiles of a row are handed
   // out one after another (raster_group = 1: dimension 1 fastest), so that the row streams in
