@@ -270,7 +270,7 @@ void Emitter::reduce(const Operation& op) {
   // a warp, each warp reads them a lane each and combines them by shuffles: 1 shared load and
   // log2 steps instead of a load and a combine per partial in every thread (softmax over 512
   // threads: 16 partials twice a tile, issue-bound at 2 blocks a SM, ncu's not_selected 3.7,
-  // bench/results/2026-11-28-rows-near-fit-h100.md).
+  // bench/results/2026-11-27-rows-near-fit-h100.md).
   if (dst.var[0] == "0" && groups > 1 && groups <= 32 && threads_ % 32 == 0) {
     const bool pow2 = (groups & (groups - 1)) == 0;
     for (int64_t v = 0; v < dst.values; ++v) {

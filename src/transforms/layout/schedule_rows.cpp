@@ -439,7 +439,7 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // past the two [1,16384] tiles the longest rows need, from the measurements there: layernorm
   // 0.885 over [1,8192] x 256 threads, 0.935 over [1,8192] x 512, 1.009-1.021 over [1,16384] x
   // 512, where softmax (no such reads) measured 0.969 and 0.970 over the first and the last
-  // (bench/results/2026-11-28-rows-near-fit-h100.md).
+  // (bench/results/2026-11-27-rows-near-fit-h100.md).
   if (has_loops && !one_pass && kt > 2)
     c.us *= 1.0 + 0.03 * double(p.second_loop_column_reads) * double(kt - 2);
   // Without loops every block is one tile, and a block of the last column tile, mostly masked
@@ -516,7 +516,7 @@ void retile(RowProgram& p, const Candidate& c) {
   // on become the launch bound's minimum, so that ptxas keeps the registers within 64K / (blocks
   // x threads): one register more than the estimate can cost a whole block (layernorm at 4096 x
   // 16384, [1,16384] over 512 threads: 66 registers, 1 block a SM instead of 2, 0.816 of a copy
-  // where 64 registers measured 1.031; bench/results/2026-11-28-rows-near-fit-h100.md). Not for
+  // where 64 registers measured 1.031; bench/results/2026-11-27-rows-near-fit-h100.md). Not for
   // small blocks: at 25 blocks of 64 threads the bound left ptxas 32 registers and it spilled.
   // Only at the edge (the estimate within one allocation step of the cap): elsewhere the bound
   // lets ptxas take registers up to the cap, fewer blocks than it would have given unbounded
@@ -770,7 +770,7 @@ void schedule_rows(ir::Module& module) {
     // warp of a block waits at each reduction's barriers, and for the same bytes a block of
     // fewer threads with more vectors each waits less (8191 x 8200, one pass, 3-4 blocks a SM:
     // softmax 1.050 of a copy over 288 threads x 4 vectors, 1.026 over 352 x 3;
-    // bench/results/2026-11-28-rows-near-fit-h100.md).
+    // bench/results/2026-11-27-rows-near-fit-h100.md).
     auto key = [&](const Candidate& c) {
       const bool barriers = p.reduces_rows && c.along_row > 32;
       return std::make_tuple(std::floor(std::log(c.us) / std::log(1.01)), c.blocks_per_sm == 1,
