@@ -297,13 +297,32 @@ double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group, const std:
   const std::vector<double> xs = p.x_values();
   std::vector<float> got;
   std::vector<double> want;
+  std::vector<std::pair<int64_t, int64_t>> where;  // (row, column) of each compared element
   for (int64_t r = 0; r < m; ++r) {
     if (!(r < 80 || r >= m - 80 || r % 61 == 0)) continue;
     const std::vector<double> row = p.reference_row(xs, r);
     want.insert(want.end(), row.begin(), row.end());
     got.insert(got.end(), y.begin() + r * n, y.begin() + (r + 1) * n);
+    for (int64_t c = 0; c < n; ++c) where.emplace_back(r, c);
   }
-  return runtime::relative_error(got, want);
+  const double error = runtime::relative_error(got, want);
+  if (error >= 3e-3) {
+    // Where the wrong values are, to tell a race (a tile, a split-k part, a cache line) from a
+    // numeric drift: the worst element and how many are off by more than 1% of the largest.
+    double largest = 0, worst = 0;
+    size_t worst_at = 0, off = 0;
+    for (size_t i = 0; i < got.size(); ++i) largest = std::max(largest, std::abs(want[i]));
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double d = std::abs(double(got[i]) - want[i]);
+      if (d > worst) worst = d, worst_at = i;
+      off += d > 0.01 * largest;
+    }
+    ADD_FAILURE() << "worst at row " << where[worst_at].first << ", column "
+                  << where[worst_at].second << ": got " << got[worst_at] << ", want "
+                  << want[worst_at] << "; " << off << " of " << got.size()
+                  << " elements off by more than 1% of the largest (" << largest << ")";
+  }
+  return error;
 }
 
 TEST_F(GemmGpuTest, W4A16) {
