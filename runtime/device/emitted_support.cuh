@@ -82,14 +82,19 @@ __device__ __forceinline__ void tsl_unpack16(const tsl_raw16<W>& r, float* o, bo
   }
 }
 template <int W> struct tsl_raw32 { float f[W]; };
-template <int W>
+// Coherent = true: loads cached in L2 only (ld.global.cg), for data other blocks of the same
+// launch wrote (split-k's partial tiles): no line of it can come from this SM's L1, where a
+// fill another block on the SM had in flight may land after the reader's fence invalidated L1.
+template <int W, bool Coherent = false>
 __device__ __forceinline__ tsl_raw32<W> tsl_fetch32(const float* p, bool ok) {
   tsl_raw32<W> r;
   if constexpr (W == 4) {
-    float4 u = ok ? *reinterpret_cast<const float4*>(p) : make_float4(0.f, 0.f, 0.f, 0.f);
+    const float4* q = reinterpret_cast<const float4*>(p);
+    float4 u = ok ? (Coherent ? __ldcg(q) : *q) : make_float4(0.f, 0.f, 0.f, 0.f);
     r.f[0] = u.x; r.f[1] = u.y; r.f[2] = u.z; r.f[3] = u.w;
   } else {
-    float2 u = ok ? *reinterpret_cast<const float2*>(p) : make_float2(0.f, 0.f);
+    const float2* q = reinterpret_cast<const float2*>(p);
+    float2 u = ok ? (Coherent ? __ldcg(q) : *q) : make_float2(0.f, 0.f);
     r.f[0] = u.x; r.f[1] = u.y;
   }
   return r;
@@ -134,12 +139,14 @@ __device__ __forceinline__ void tsl_store16(unsigned short* p, const float* o, b
     *reinterpret_cast<unsigned*>(p) = w[0];
   }
 }
-template <int W>
+template <int W, bool Coherent = false>
 __device__ __forceinline__ void tsl_load32(const float* p, float* o) {
   if constexpr (W == 4) {
-    float4 u = *reinterpret_cast<const float4*>(p); o[0] = u.x; o[1] = u.y; o[2] = u.z; o[3] = u.w;
+    const float4* q = reinterpret_cast<const float4*>(p);
+    float4 u = Coherent ? __ldcg(q) : *q; o[0] = u.x; o[1] = u.y; o[2] = u.z; o[3] = u.w;
   } else {
-    float2 u = *reinterpret_cast<const float2*>(p); o[0] = u.x; o[1] = u.y;
+    const float2* q = reinterpret_cast<const float2*>(p);
+    float2 u = Coherent ? __ldcg(q) : *q; o[0] = u.x; o[1] = u.y;
   }
 }
 template <int W>

@@ -42,13 +42,18 @@ void Emitter::copy(const Operation& op) {
   }
   const View& g = view(op, gv);
   // `cache = "stream"` on a load: data read once, 16-byte loads that skip L1 and leave L2 first.
-  std::string stream;
+  // `cache = "coherent"` on a load of 32-bit values: cached in L2 only (ld.global.cg), for data
+  // other blocks of the launch wrote (split-k's partial tiles; see tsl_fetch32).
+  std::string stream, coherent;
   if (op.has_attr("cache")) {
     std::string cache = op.str_attr("cache");
-    if (cache != "stream" || !load) {
-      unsupported(op, "has cache = \"" + cache + "\"; only loads take a cache hint, \"stream\"");
+    if ((cache != "stream" && cache != "coherent") || !load) {
+      unsupported(op, "has cache = \"" + cache +
+                          "\"; only loads take a cache hint, \"stream\" or \"coherent\"");
     }
-    stream = ", true";
+    if (cache == "coherent" && ir::bit_width(op.result()->type().element()) != 32)
+      unsupported(op, "has cache = \"coherent\", which loads of 32-bit values take only");
+    (cache == "stream" ? stream : coherent) = ", true";
   }
   Reg r = load ? new_reg(op) : reg(op, rv);
   const Plan& plan = *r.plan;
@@ -125,17 +130,21 @@ void Emitter::copy(const Operation& op) {
         if (w > 1) {
           stmt = bytes == 2 ? "tsl_load16<" + std::to_string(w) + stream + ">(" + addr + ", &" +
                                   slot + ", " + bf + ");"
-                            : "tsl_load32<" + std::to_string(w) + ">(" + addr + ", &" + slot + ");";
+                            : "tsl_load32<" + std::to_string(w) + coherent + ">(" + addr +
+                                  ", &" + slot + ");";
         } else {
           stmt = slot + " = " +
-                 (bytes == 2 ? "tsl_load(" + addr + ", " + bf + ")" : "*(" + addr + ")") + ";";
+                 (bytes == 2         ? "tsl_load(" + addr + ", " + bf + ")"
+                  : coherent.empty() ? "*(" + addr + ")"
+                                     : "__ldcg(" + addr + ")") +
+                 ";";
         }
         if (!pred.empty() && w > 1) {
           // Fetch now, convert after the tile's last fetch (see tsl_fetch16).
           std::string n = std::to_string(v), ws = std::to_string(w);
           line("const bool ok" + n + " = " + pred + ";");
           stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
-                 (bytes == 2 ? stream : "") + ">(" + addr + ", ok" + n + ");";
+                 (bytes == 2 ? stream : coherent) + ">(" + addr + ", ok" + n + ");";
           unpacks.push_back({bytes == 2 ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " +
                                               bf + ", ok" + n + ", " + float_literal(g.pad) + ");"
                                         : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot +

@@ -63,6 +63,19 @@ class Splitter {
       grid_.remove_attr("split_k");
       return;
     }
+    // Refused until understood: W4A16 with K split three ways and two blocks an SM gave wrong
+    // values in part of one output tile in 4 of 24 runs on the H100 (2026-11-27, GemmGpuTest.
+    // W4A16TwoBlocksPerSmWithSplitK; racecheck clean; each half alone passed 10 runs). The
+    // partials are now read through L2 only (`cache = "coherent"`), one suspected cause; lift
+    // this when the repeated test passes (scripts/gpu/repeat_gpu_test.sh, README).
+    if (grid_.has_attr("blocks_per_sm") && grid_.attr("blocks_per_sm")->kind ==
+                                                Attribute::Kind::integer &&
+        grid_.int_attr("blocks_per_sm") > 1) {
+      user_error(loc_, "split-k: `split_k` with `blocks_per_sm = ", grid_.int_attr("blocks_per_sm"),
+                 "` is refused for now: the two together gave intermittently wrong results on ",
+                 "the H100 (under investigation); split K with one block per SM, or keep ",
+                 "several blocks per SM without split_k");
+    }
     std::vector<Operation*> roles;
     for (const auto& op : top_.ops()) {
       if (op->kind() == OpKind::warp_group) roles.push_back(op.get());
@@ -375,7 +388,11 @@ class Splitter {
     s.insert(std::move(loop));
     OpBuilder l(lb);
     Value* t = partial_tile(l, index, "partial_s");
-    Value* loaded = l.create(OpKind::copy, {t}, {acc_type}, loc)->result();
+    Operation* load = l.create(OpKind::copy, {t}, {acc_type}, loc);
+    // Through L2 only: other blocks wrote these partials in this launch (see tsl_fetch32).
+    if (ir::bit_width(acc_type.element()) == 32)
+      load->set_attr("cache", Attribute::string("coherent"));
+    Value* loaded = load->result();
     loaded->set_name("partial_value");
     Value* added = l.create(OpKind::add, {running, loaded}, {acc_type}, loc)->result();
     added->set_name("running_next");

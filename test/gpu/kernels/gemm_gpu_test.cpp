@@ -270,7 +270,7 @@ TEST_F(GemmGpuTest, Fp8) {
 // weights (each rounded to f16 once, as the kernel packs them for wgmma) on sampled rows, the
 // output poisoned. Shapes ragged in M and N (the tokens and weight rows of partial tiles), group
 // sizes 64 and 128.
-// `pins` (e.g. "split_k = 3, blocks_per_sm = 2") go on the example's block_grid; `resident`,
+// `pins` (e.g. "split_k = 3" or "blocks_per_sm = 2") go on the example's block_grid; `resident`,
 // when given, receives what the launch sized the persistent grid for (launch_sm_count).
 double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group, const std::string& pins = "",
                       int64_t* resident = nullptr) {
@@ -339,26 +339,31 @@ TEST_F(GemmGpuTest, W4A16) {
 }
 
 // Two blocks per SM (blocks_per_sm = 2: launch bound and register pool for two 384-thread blocks
-// of 51 KB shared memory each) with K split three ways: correct, and the persistent grid sized by
-// the two blocks each SM holds (the occupancy API), not one per SM.
+// of 51 KB shared memory each) with K split three ways gave wrong values in part of one output
+// tile at M = 70 in 4 of 24 runs on 2026-11-27 (racecheck clean); split-k refuses the pair until
+// that is understood (lift it when this test, with the refusal's check removed and the former
+// body back -- correct, and the persistent grid sized by the occupancy API's two blocks a SM --
+// passes repeated runs: scripts/gpu/repeat_gpu_test.sh).
 TEST_F(GemmGpuTest, W4A16TwoBlocksPerSmWithSplitK) {
-  for (int64_t m : {1, 70}) {
-    int64_t resident = 0;
-    EXPECT_LT(run_w4a16_gemm(m, 8192, 4096, 128, "split_k = 3, blocks_per_sm = 2", &resident),
-              3e-3);
-    EXPECT_EQ(resident, 2 * runtime::context().sm_count());
+  try {
+    run_w4a16_gemm(70, 8192, 4096, 128, "split_k = 3, blocks_per_sm = 2");
+    ADD_FAILURE() << "split_k with blocks_per_sm = 2 compiled";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("is refused for now"), std::string::npos) << e.what();
   }
 }
 
-// The two halves of the test above apart (it failed 4 times in 24 runs on 2026-11-27, wrong
-// values in part of one tile at M = 70): K split three ways with one block per SM, and two
-// blocks per SM without a split, at the shape that failed.
+// The two halves of the pair above apart, at the shape that failed: K split three ways with one
+// block per SM, and two blocks per SM without a split (each passed 10 runs on 2026-11-27); the
+// second also sizes its persistent grid by the two blocks each SM holds (the occupancy API).
 TEST_F(GemmGpuTest, W4A16SplitKOneBlockPerSm) {
   EXPECT_LT(run_w4a16_gemm(70, 8192, 4096, 128, "split_k = 3"), 3e-3);
 }
 
 TEST_F(GemmGpuTest, W4A16TwoBlocksPerSmWithoutSplit) {
-  EXPECT_LT(run_w4a16_gemm(70, 8192, 4096, 128, "blocks_per_sm = 2"), 3e-3);
+  int64_t resident = 0;
+  EXPECT_LT(run_w4a16_gemm(70, 8192, 4096, 128, "blocks_per_sm = 2", &resident), 3e-3);
+  EXPECT_EQ(resident, 2 * runtime::context().sm_count());
 }
 
 // The K loop split among roles of the block (split-roles): consumer warpgroups taking the K
