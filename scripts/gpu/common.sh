@@ -122,7 +122,7 @@ sweep_summary() {
 
 check_row_programs() {
   local k s v
-  for k in rmsnorm layernorm softmax bias_gelu; do
+  for k in rmsnorm layernorm softmax softmax_exp2 bias_gelu; do
     for s in M=37,N=1048 M=3,N=8184 M=2,N=32760 M=5,N=16384 M=9,N=8200 M=33,N=4096; do
       echo "== $k $s: $(build-dev/bin/tessel run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
       v=${1:-}/${k}_auto_shared.tir
