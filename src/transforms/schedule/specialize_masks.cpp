@@ -11,6 +11,7 @@
 
 #include "ir/canonicalize.h"
 #include "support/diagnostics.h"
+#include "transforms/pins.h"
 
 namespace tessel::transforms {
 namespace {
@@ -63,6 +64,13 @@ class Specializer {
   explicit Specializer(Operation* kernel) : kernel_(kernel) {}
 
   void run() {
+    // `specialize_masks = false` on the block_grid keeps every mask a select: no branch. A branch
+    // between an mma's issue and its wait is a join where ptxas drains every wgmma in flight
+    // (WARPGROUP.DEPBAR.LE gsb0, 0x0 at the join): in the coarse-pipelined attention loop the
+    // per-tile `if` retires P·V before the next tile's softmax, which then overlaps nothing;
+    // without the branch the softmax's MUFU.EX2 run under P·V (SASS of flash_attention.tir,
+    // 2026-11-27), for ~92 more instructions a thread a tile (the compares and selects).
+    if (grid_flag(*kernel_, "specialize_masks") == false) return;
     std::vector<Operation*> selects;
     ir::walk(kernel_, [&](Operation* op) {
       if (op->kind() == OpKind::select && op->result()->type().is_tensor() &&

@@ -18,6 +18,8 @@
 // else branch. Results are unchanged: the then branch is taken only when the select would have
 // taken %a everywhere. Runs after layout synthesis (the if's results take the select's type,
 // layout included) and before warp-specialize (the consumer keeps the if like any op).
+// `specialize_masks = false` on the block_grid leaves every select as written (no branch where
+// wgmma groups are in flight: ptxas drains them at the join; see the .cpp).
 #pragma once
 
 #include "ir/ir.h"
