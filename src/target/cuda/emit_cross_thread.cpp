@@ -284,9 +284,8 @@ void Emitter::reduce(const Operation& op) {
                 : "  float acc = " + lane + " < " + std::to_string(groups) + " ? row[" + lane +
                       "] : " + identity + ";");
       for (int64_t m = 1; m < (pow2 ? groups : 32); m *= 2)
-        line("  acc = " + combine("acc", "__shfl_xor_sync(0xffffffffu, acc, " + std::to_string(m) +
-                                             ")") +
-             ";");
+        line("  acc = " +
+             combine("acc", "__shfl_xor_sync(0xffffffffu, acc, " + std::to_string(m) + ")") + ";");
       line("  " + r.name + "[" + std::to_string(v) + "] = acc;");
       line("}");
     }

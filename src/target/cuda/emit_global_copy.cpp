@@ -130,8 +130,8 @@ void Emitter::copy(const Operation& op) {
         if (w > 1) {
           stmt = bytes == 2 ? "tsl_load16<" + std::to_string(w) + stream + ">(" + addr + ", &" +
                                   slot + ", " + bf + ");"
-                            : "tsl_load32<" + std::to_string(w) + coherent + ">(" + addr +
-                                  ", &" + slot + ");";
+                            : "tsl_load32<" + std::to_string(w) + coherent + ">(" + addr + ", &" +
+                                  slot + ");";
         } else {
           stmt = slot + " = " +
                  (bytes == 2         ? "tsl_load(" + addr + ", " + bf + ")"

@@ -68,8 +68,8 @@ class Splitter {
     // W4A16TwoBlocksPerSmWithSplitK; racecheck clean; each half alone passed 10 runs). The
     // partials are now read through L2 only (`cache = "coherent"`), one suspected cause; lift
     // this when the repeated test passes (scripts/gpu/repeat_gpu_test.sh, README).
-    if (grid_.has_attr("blocks_per_sm") && grid_.attr("blocks_per_sm")->kind ==
-                                                Attribute::Kind::integer &&
+    if (grid_.has_attr("blocks_per_sm") &&
+        grid_.attr("blocks_per_sm")->kind == Attribute::Kind::integer &&
         grid_.int_attr("blocks_per_sm") > 1) {
       user_error(loc_, "split-k: `split_k` with `blocks_per_sm = ", grid_.int_attr("blocks_per_sm"),
                  "` is refused for now: the two together gave intermittently wrong results on ",
