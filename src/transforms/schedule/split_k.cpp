@@ -64,7 +64,7 @@ class Splitter {
       return;
     }
     // Refused until understood: W4A16 with K split three ways and two blocks an SM gave wrong
-    // values in part of one output tile in 4 of 24 runs on the H100 (2026-11-27, GemmGpuTest.
+    // values in a small part of the output in 4 of 24 runs on the H100 (2026-11-27, GemmGpuTest.
     // W4A16TwoBlocksPerSmWithSplitK; racecheck clean; each half alone passed 10 runs). The
     // partials are now read through L2 only (`cache = "coherent"`), one suspected cause; lift
     // this when the repeated test passes (scripts/gpu/repeat_gpu_test.sh, README).

@@ -339,8 +339,8 @@ TEST_F(GemmGpuTest, W4A16) {
 }
 
 // Two blocks per SM (blocks_per_sm = 2: launch bound and register pool for two 384-thread blocks
-// of 51 KB shared memory each) with K split three ways gave wrong values in part of one output
-// tile at M = 70 in 4 of 24 runs on 2026-11-27 (racecheck clean); split-k refuses the pair until
+// of 51 KB shared memory each) with K split three ways gave wrong values in a small part of the
+// output at M = 70 in 4 of 24 runs on 2026-11-27 (racecheck clean); split-k refuses the pair until
 // that is understood (lift it when this test, with the refusal's check removed and the former
 // body back -- correct, and the persistent grid sized by the occupancy API's two blocks a SM --
 // passes repeated runs: scripts/gpu/repeat_gpu_test.sh).
