@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "interp/element_ops.h"
@@ -508,7 +509,31 @@ void ThreadRun::reduce(const Operation& op) {
   for (const layout::Layout& mode :
        threads.rank() == 1 ? std::vector<layout::Layout>{threads} : threads.modes()) {
     int64_t size = mode.size();
-    if (size > 1 && mode.stride() == layout::IntTuple(0)) {
+    if (size > 1 && mode.stride() == layout::IntTuple(0) && (size & (size - 1)) != 0) {
+      // A mode of any other extent (a row over 288 threads: 9 warps, which the emitter combines
+      // by shuffles within each warp and through shared memory across warps): each group of
+      // threads that differ only in this mode's coordinate folds its partials in coordinate
+      // order, and every member gets the result. (An XOR butterfly over 288 threads would pair
+      // thread 32 with thread 288, which does not exist, and miss the last warp's partials.)
+      auto next = part;
+      for (int64_t th = 0; th < src.T; ++th) {
+        const int64_t digit = (th / mult) % size;
+        const int64_t base = th - digit * mult;
+        for (auto& [o, p] : next[size_t(th)]) {
+          std::optional<double> total;
+          for (int64_t d = 0; d < size; ++d) {
+            const int64_t q = base + d * mult;
+            if (q >= src.T) continue;
+            auto it = part[size_t(q)].find(o);
+            if (it == part[size_t(q)].end()) continue;
+            total = total ? combine(*total, it->second.second) : it->second.second;
+          }
+          if (total) p.second = *total;
+        }
+      }
+      part = std::move(next);
+      ++stats_.shuffle_rounds;
+    } else if (size > 1 && mode.stride() == layout::IntTuple(0)) {
       for (int64_t m = mult; m < mult * size; m *= 2) {
         auto next = part;
         for (int64_t th = 0; th < src.T; ++th) {

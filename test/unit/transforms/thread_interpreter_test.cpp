@@ -16,6 +16,7 @@
 #include "support/diagnostics.h"
 #include "tile/kernels.h"
 #include "transforms/layout/shared_layouts_pass.h"
+#include "transforms/layout/schedule_rows.h"
 #include "transforms/layout/synthesize_layouts.h"
 
 namespace tessel::transforms {
@@ -141,6 +142,32 @@ INSTANTIATE_TEST_SUITE_P(
       n = n.substr(0, n.find('.'));
       return n;
     });
+
+// Row programs as schedule-rows lays them out for a hinted size, run thread by thread: the tile
+// that covers a ragged row in one over a block that is not a power of two (softmax and layernorm
+// at N = 8200: [1,9216] over 288 threads, 9 warps, four 16-byte vectors each; the reductions
+// cross 9 warps) and a power-of-two block, at sizes the tile covers and one it does not (the
+// loops as written run). Softmax's outputs are ~1/N: its tolerance is absolute, 1e-6 (a sum that
+// missed a warp's partials moves them by ~10%). The thread interpreter's reduction over a
+// 288-thread mode was an XOR butterfly, which pairs threads past the block and missed the last
+// warp's partials in warps 1-7 (layernorm off by 1-5% from column 256 on): now a fold per group.
+TEST(ThreadLevelRows, ScheduledRowProgramsEqualTileLevel) {
+  for (const auto& [file, tolerance] : std::vector<std::pair<std::string, double>>{
+           {"examples/kernels/softmax_auto.tir", 1e-6},
+           {"examples/kernels/layernorm_auto.tir", 2e-3},
+           {"examples/kernels/softmax_exp2_auto.tir", 1e-6}}) {
+    for (const auto& [hint_n, run_n] :
+         std::vector<std::pair<int64_t, int64_t>>{{8200, 8200}, {8200, 9304}, {8192, 8192}}) {
+      SCOPED_TRACE(file + " hinted N = " + std::to_string(hint_n) +
+                   ", run at N = " + std::to_string(run_n));
+      auto module = ir::parse_module(read(file), file);
+      set_size_hints(*module->kernels[0], {{"M", 8191}, {"N", hint_n}});
+      schedule_rows(*module);
+      const std::string scheduled = ir::print(*module);
+      check(scheduled, Case{file, {{"M", 2}, {"N", run_n}}, tolerance}, 3);
+    }
+  }
+}
 
 // The f16 x int4 GEMM with W staged through shared memory: synthesis reads W with ldmatrix in
 // 16-bit units of four int4 values straight into the mma B fragment (no rearrange), and the
