@@ -16,7 +16,9 @@
 # went by warpgroup; cast = `cast_at_issue = true` (coarse-pipeline carries P in f32 and converts
 # it just before P·V instead of carrying it packed: opt-in, measured slower 2026-11-27);
 # nospec = `specialize_masks = false` (the masks stay selects: no per-tile branch, whose join made
-# ptxas drain P·V before the next softmax; not measured yet);
+# ptxas drain P·V before the next softmax; not measured yet); unswitch = `unswitch_iterations =
+# true` (the mask test hoisted over the whole steady iteration, two copies of it: the branch's
+# join after the iteration's last wait; not measured yet);
 # rotate = `rotate_tiles = true` (rotate-tiles: tile t+1's first key tile
 # beside tile t's last P·V; opt-in, measured slower at 1K; not causal: there the key tile count
 # depends on the query tile, which the pass refuses with a message). CAUSAL_KERNELS: more .tir files, checked and timed causal.
@@ -46,6 +48,7 @@ for f in flash_attention flash_attention_causal; do
       g4pp) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, pingpong = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {raster_group = 4, pingpong = true} :/' examples/kernels/$f.tir ;;
       rotate) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, rotate_tiles = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {rotate_tiles = true} :/' examples/kernels/$f.tir ;;
       cast) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, cast_at_issue = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {cast_at_issue = true} :/' examples/kernels/$f.tir ;;
+      unswitch) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, unswitch_iterations = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {unswitch_iterations = true} :/' examples/kernels/$f.tir ;;
       nospec) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, specialize_masks = false} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {specialize_masks = false} :/' examples/kernels/$f.tir ;;
       role) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, stores_by = role} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {stores_by = role} :/' examples/kernels/$f.tir ;;
       divide) sed -e '/^  %one = fill {value = 1.0}/d' -e '/^  %linv = div %one, %l/d' -e 's/^  %lb = broadcast %linv/  %lb = broadcast %l/' -e 's/^  %out = mul %o, %lb/  %out = div %o, %lb/' examples/kernels/$f.tir ;;

@@ -86,6 +86,10 @@ std::vector<std::string> lowering_passes() {
   // registers (attention) issues them in turns, one warpgroup's softmax beside the other's GEMMs.
   passes.push_back("pingpong-consumers");
   passes.push_back("lower-mainloops");
+  // A branch inside an open window of wgmma groups (attention's mask test beside P·V) hoisted
+  // over the whole iteration: ptxas drains the groups at a join (opt-in: `unswitch_iterations =
+  // true` on the grid, until measured on the GPU).
+  passes.push_back("unswitch-iterations");
   // The next launch may start while this one runs; each thread waits for the earlier launch
   // before its first access that may depend on it (after every pass that adds accesses).
   passes.push_back("overlap-launches");

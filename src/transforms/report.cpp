@@ -21,6 +21,7 @@
 #include "transforms/async/share_rings.h"
 #include "transforms/async/split_roles.h"
 #include "transforms/async/stage_stores.h"
+#include "transforms/async/unswitch_iterations.h"
 #include "transforms/async/warp_specialize.h"
 #include "transforms/layout/schedule_rows.h"
 #include "transforms/layout/shared_layouts_pass.h"
@@ -160,6 +161,10 @@ void register_passes() {
                      "a role's loop that branches on a condition it does not change becomes a "
                      "branch between two copies of the loop",
                      [](ir::Module& m) { unswitch_loops(m); }});
+  ir::register_pass({"unswitch-iterations",
+                     "a loop body's branch where wgmma groups are in flight becomes one branch "
+                     "over the whole body (opt-in: unswitch_iterations = true on the grid)",
+                     [](ir::Module& m) { unswitch_iterations(m); }});
   ir::register_pass({"overlap-epilogue",
                      "in a persistent consumer, the stores of tile t's output parts run during "
                      "tile t+1's first K blocks, beside their wgmma groups",
