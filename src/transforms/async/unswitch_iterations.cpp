@@ -117,7 +117,9 @@ void unswitch(Operation& loop) {
   std::unordered_map<const Value*, Value*> top;
   std::vector<std::unique_ptr<Operation>> hoisted;
   for (Operation* op : *chain) hoisted.push_back(ir::clone(*op, top));
-  Value* cond = top.at(branch->operand(0));
+  // (A condition the loop does not compute is used as it is; unswitch-loops takes such ones
+  // out of role loops, but not out of a loop nested in a role's branch.)
+  Value* cond = top.count(branch->operand(0)) ? top.at(branch->operand(0)) : branch->operand(0);
   auto whole = std::make_unique<Operation>(OpKind::if_, branch->loc());
   whole->add_operand(cond);
   Block* then_block = whole->add_region();
