@@ -15,8 +15,8 @@
 #include "ir/printer.h"
 #include "support/diagnostics.h"
 #include "tile/kernels.h"
-#include "transforms/layout/shared_layouts_pass.h"
 #include "transforms/layout/schedule_rows.h"
+#include "transforms/layout/shared_layouts_pass.h"
 #include "transforms/layout/synthesize_layouts.h"
 
 namespace tessel::transforms {
