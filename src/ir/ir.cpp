@@ -379,6 +379,22 @@ Value* OpBuilder::index_constant(int64_t value, SourceLocation loc) {
   return op->result();
 }
 
+std::vector<Value*> inline_block(const Block& block, Block& into,
+                                 std::unordered_map<const Value*, Value*>& mapping) {
+  std::vector<Value*> out;
+  for (const auto& op : block.ops()) {
+    if (op->kind() != OpKind::yield) {
+      into.append(clone(*op, mapping));
+      continue;
+    }
+    for (Value* v : op->operands()) {
+      auto it = mapping.find(v);
+      out.push_back(it == mapping.end() ? v : it->second);
+    }
+  }
+  return out;
+}
+
 std::unique_ptr<Operation> clone(const Operation& op,
                                  std::unordered_map<const Value*, Value*>& mapping) {
   auto copy = std::make_unique<Operation>(op.kind(), op.loc());

@@ -146,6 +146,24 @@ std::optional<OpKind> parse_op_kind(std::string_view name);
 inline bool is_elementwise(OpKind kind) {
   return op_info(kind).arity > 0;
 }
+// Integer index arithmetic: + - * / % cdiv min max and comparisons (what int_arith folds). Passes
+// that move, copy or hoist scalar index computations ask this.
+inline bool is_index_arithmetic(OpKind kind) {
+  switch (kind) {
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div:
+    case OpKind::rem:
+    case OpKind::cdiv:
+    case OpKind::min:
+    case OpKind::max:
+    case OpKind::cmp:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // An SSA value: an op result or a block argument.
 class Value {
@@ -374,6 +392,12 @@ bool depends_on(const Value* v, const Value* on);
 // others are kept (values defined outside the copy). Every value the copy defines is added to
 // `mapping` (old -> new), so copying ops one after another keeps their def-use chains.
 std::unique_ptr<Operation> clone(const Operation& op,
+                                 std::unordered_map<const Value*, Value*>& mapping);
+
+// Inlines a region: copies the ops of `block` but its final yield to the end of `into` (through
+// `mapping`, as clone does) and returns the yield's operands as mapped (the values the region
+// gives its owner's results).
+std::vector<Value*> inline_block(const Block& block, Block& into,
                                  std::unordered_map<const Value*, Value*>& mapping);
 
 }  // namespace tessel::ir

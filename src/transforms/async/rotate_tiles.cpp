@@ -11,8 +11,8 @@
 #include "ir/canonicalize.h"
 #include "support/diagnostics.h"
 #include "transforms/async/atom_queries.h"
-#include "transforms/report.h"
 #include "transforms/pins.h"
+#include "transforms/report.h"
 
 namespace tessel::transforms {
 namespace {
@@ -355,12 +355,8 @@ class Rotator {
     for (Operation* op : p_.head) {
       if (!op->regions().empty() || op->num_results() != 1 || op->result()->type().is_tensor())
         continue;
-      bool pure = op->kind() == OpKind::constant || op->kind() == OpKind::add ||
-                  op->kind() == OpKind::sub || op->kind() == OpKind::mul ||
-                  op->kind() == OpKind::div || op->kind() == OpKind::rem ||
-                  op->kind() == OpKind::min || op->kind() == OpKind::max ||
-                  op->kind() == OpKind::cdiv || op->kind() == OpKind::cmp;
-      if (pure) b.insert(ir::clone(*op, map));
+      if (op->kind() == OpKind::constant || ir::is_index_arithmetic(op->kind()))
+        b.insert(ir::clone(*op, map));
     }
   }
 

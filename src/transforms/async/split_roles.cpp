@@ -59,9 +59,12 @@ class Splitter {
     const int64_t producers = pin("producer_split_k");
     if (const Attribute* p = grid_.attr("persistent");
         p && !(p->kind == Attribute::Kind::integer && p->i == 0)) {
-      user_error(loc_, "split-roles: a K loop split among roles needs a grid of one block per "
-                       "tile; `persistent = ", p->str(), "` is pinned on the same grid (the K "
-                       "tiles of consecutive tiles would reach the roles in another order)");
+      user_error(loc_,
+                 "split-roles: a K loop split among roles needs a grid of one block per "
+                 "tile; `persistent = ",
+                 p->str(),
+                 "` is pinned on the same grid (the K "
+                 "tiles of consecutive tiles would reach the roles in another order)");
     }
     if (grid_.has_attr("cluster")) {
       user_error(loc_, "split-roles: a K loop split among roles and a cluster (`cluster = ",
@@ -77,9 +80,9 @@ class Splitter {
     int64_t total = grid_.int_attr("threads") + (consumers - 1) * consumer->int_attr("threads");
     if (producer) total += (producers - 1) * producer->int_attr("threads");
     if (total > kMaxThreads) {
-      user_error(loc_, "split-roles: `consumer_split_k = ", consumers, "` and `producer_split_k = ",
-                 producers, "` make a block of ", total, " threads, over the limit of ",
-                 kMaxThreads);
+      user_error(loc_, "split-roles: `consumer_split_k = ", consumers,
+                 "` and `producer_split_k = ", producers, "` make a block of ", total,
+                 " threads, over the limit of ", kMaxThreads);
     }
     const size_t consumer_loop_at = find_k_loop(*consumer, OpKind::aref_wait);
     Operation* loop = consumer->region(0)->ops()[consumer_loop_at].get();
@@ -147,9 +150,11 @@ class Splitter {
     const int64_t blocks = grid_.has_attr("blocks_per_sm") ? grid_.int_attr("blocks_per_sm") : 1;
     const int64_t limit = target::cuda::Target::named("sm_90a").shared_memory_per_block() / blocks;
     if (bytes > limit) {
-      user_error(loc_, "split-roles: the block needs ", bytes, " bytes of shared memory (", partials,
+      user_error(loc_, "split-roles: the block needs ", bytes, " bytes of shared memory (",
+                 partials,
                  " of them for the partial accumulators handed to the first consumer role), over "
-                 "the ", limit, " a block has; split a smaller tile, or pin fewer stages");
+                 "the ",
+                 limit, " a block has; split a smaller tile, or pin fewer stages");
     }
   }
 
@@ -221,14 +226,13 @@ class Splitter {
       Operation* op = body.ops()[i].get();
       bool waits = false;
       if (op->kind() == OpKind::for_) {
-        for (const auto& inner : op->region(0)->ops())
-          waits = waits || inner->kind() == sequenced;
+        for (const auto& inner : op->region(0)->ops()) waits = waits || inner->kind() == sequenced;
       }
       if (!waits) {
         ir::walk(op, [&](Operation* o) {
           if (is_aref_op(o->kind())) {
-            user_error(o->loc(), "split-roles: ", o->name(), " of ",
-                       ir::value_ref(o->operand(0)), " stands before the ", role.str_attr("role"),
+            user_error(o->loc(), "split-roles: ", o->name(), " of ", ir::value_ref(o->operand(0)),
+                       " stands before the ", role.str_attr("role"),
                        "'s K loop; only its K loop and what follows it may use arefs when the "
                        "loop is split among roles");
           }
@@ -257,8 +261,8 @@ class Splitter {
       const Operation* def = yield ? yield->operand(i)->def() : nullptr;
       if (!t.is_tensor() || t.space() != MemorySpace::reg || t.element() != ScalarKind::f32 ||
           !def || def->kind() != OpKind::mma || !t.has_layout() || t.rank() > 2) {
-        user_error(loop.loc(), "split-roles: the K loop carries ",
-                   ir::value_ref(loop.result(i)), " (", t.str(),
+        user_error(loop.loc(), "split-roles: the K loop carries ", ir::value_ref(loop.result(i)),
+                   " (", t.str(),
                    "), which is not an mma's f32 accumulator; only accumulators are summed "
                    "across consumer roles");
       }
@@ -271,8 +275,7 @@ class Splitter {
   void deepen_rings(const Operation& loop, int64_t parts, int64_t consumers) {
     int64_t in_flight = 0;
     for (const auto& op : loop.region(0)->ops()) {
-      if (op->kind() == OpKind::mma_wait)
-        in_flight = std::max(in_flight, op->int_attr("pending"));
+      if (op->kind() == OpKind::mma_wait) in_flight = std::max(in_flight, op->int_attr("pending"));
     }
     for (const auto& op : loop.region(0)->ops()) {
       if (op->kind() != OpKind::aref_wait) continue;
@@ -354,19 +357,7 @@ class Splitter {
   // ops) and into the conditions of `if`s (the guards of a release), and nowhere else.
   static bool counts_iterations(const Operation& role, const Operation* op,
                                 const std::set<const Operation*>& scaling) {
-    switch (op->kind()) {
-      case OpKind::add:
-      case OpKind::sub:
-      case OpKind::mul:
-      case OpKind::div:
-      case OpKind::rem:
-      case OpKind::min:
-      case OpKind::max:
-      case OpKind::cmp:
-        break;
-      default:
-        return false;
-    }
+    if (!ir::is_index_arithmetic(op->kind())) return false;
     bool only = true, used = false;
     ir::walk(const_cast<Operation*>(&role), [&](Operation* user) {
       for (int i = 0; i < user->num_operands(); ++i) {
@@ -387,10 +378,10 @@ class Splitter {
       const Type& t = r->type();
       const int64_t rows = t.static_shape()[0];
       const int64_t cols = t.rank() == 2 ? t.static_shape()[1] : 1;
-      const std::string layout = t.rank() == 2 ? "(" + std::to_string(rows) + "," +
-                                                     std::to_string(cols) + "):(" +
-                                                     std::to_string(cols) + ",1)"
-                                               : std::to_string(rows) + ":1";
+      const std::string layout = t.rank() == 2
+                                     ? "(" + std::to_string(rows) + "," + std::to_string(cols) +
+                                           "):(" + std::to_string(cols) + ",1)"
+                                     : std::to_string(rows) + ":1";
       buffers.push_back(Type::tensor(ScalarKind::f32, t.shape(), MemorySpace::shared, layout));
     }
     OpBuilder top(&top_);
@@ -481,7 +472,7 @@ class Splitter {
 
   Operation& kernel_;
   Block& top_;
-  std::set<const Value*> rings_;         // the arefs the K loop waits on: their uses are split
+  std::set<const Value*> rings_;          // the arefs the K loop waits on: their uses are split
   std::set<const Operation*> handovers_;  // the arefs made for the partial accumulators
   Operation& grid_;
   SourceLocation loc_;

@@ -26,20 +26,11 @@ inline bool movable_store_op(const ir::Operation& op) {
     case OpKind::fence_proxy_async:
     case OpKind::tile:
     case OpKind::constant:
-    case OpKind::cmp:
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div:
-    case OpKind::rem:
-    case OpKind::min:
-    case OpKind::max:
-    case OpKind::cdiv:
       return op.kind() != OpKind::copy_async || op.num_operands() == 2;  // stores, not loads
     case OpKind::if_:
       return op.num_results() == 0;
     default:
-      return false;
+      return ir::is_index_arithmetic(op.kind());
   }
 }
 

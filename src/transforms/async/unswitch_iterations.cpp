@@ -18,23 +18,6 @@ using ir::Operation;
 using ir::OpKind;
 using ir::Value;
 
-bool scalar_arithmetic(OpKind k) {
-  switch (k) {
-    case OpKind::constant:
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div:
-    case OpKind::rem:
-    case OpKind::min:
-    case OpKind::max:
-    case OpKind::cmp:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The ops of `body` (in body order) that compute `cond` from the loop's block arguments and
 // values defined outside `loop`, or nullopt when it needs anything else.
 std::optional<std::vector<Operation*>> condition_chain(const Value* cond, const Operation& loop,
@@ -50,7 +33,8 @@ std::optional<std::vector<Operation*>> condition_chain(const Value* cond, const 
       if (v->owner_block() != &body) return std::nullopt;
       continue;
     }
-    if (def->parent_block() != &body || !scalar_arithmetic(def->kind()) ||
+    if (def->parent_block() != &body ||
+        !(def->kind() == OpKind::constant || ir::is_index_arithmetic(def->kind())) ||
         def->result()->type().is_tensor())
       return std::nullopt;
     if (!chain.insert(def).second) continue;
@@ -74,36 +58,26 @@ Operation* branch_in_window(const Block& body) {
 }
 
 // Copies the ops of `body` but its yield into `into`, with `branch` replaced by the ops of its
-// region `taken` (its yield's operands standing for its results); returns the mapped yield
-// operands.
+// region `taken` (the values that region yields standing for the branch's results); returns the
+// body's yield operands as mapped.
 std::vector<Value*> copy_resolved(const Block& body, const Operation& branch, int taken,
                                   Block& into, std::unordered_map<const Value*, Value*> mapping) {
   for (const auto& op : body.ops()) {
-    if (op->kind() == OpKind::yield) {
-      std::vector<Value*> out;
-      for (Value* v : op->operands()) {
-        auto it = mapping.find(v);
-        out.push_back(it == mapping.end() ? v : it->second);
-      }
-      return out;
-    }
+    if (op->kind() == OpKind::yield) break;
     if (op.get() != &branch) {
       into.append(ir::clone(*op, mapping));
       continue;
     }
-    const Block& region = *branch.region(taken);
-    for (const auto& inner : region.ops()) {
-      if (inner->kind() == OpKind::yield) {
-        for (int i = 0; i < inner->num_operands(); ++i) {
-          auto it = mapping.find(inner->operand(i));
-          mapping[branch.result(i)] = it == mapping.end() ? inner->operand(i) : it->second;
-        }
-        continue;
-      }
-      into.append(ir::clone(*inner, mapping));
-    }
+    const std::vector<Value*> given = ir::inline_block(*branch.region(taken), into, mapping);
+    for (int i = 0; i < branch.num_results(); ++i) mapping[branch.result(i)] = given[size_t(i)];
   }
-  return {};
+  std::vector<Value*> out;
+  if (const Operation* yield = body.terminator())
+    for (Value* v : yield->operands()) {
+      auto it = mapping.find(v);
+      out.push_back(it == mapping.end() ? v : it->second);
+    }
+  return out;
 }
 
 void unswitch(Operation& loop) {
