@@ -1,6 +1,6 @@
-// ScheduleRows: recognizing a row program, the cost model over tiles and threads, and the rewrite
-// (new tile shapes; the pair of loops peeled under `if cdiv(N, C) == 1` where the row stays in
-// registers).
+// ScheduleRows: recognizing a row program and the rewrite (new tile shapes; the pair of loops
+// peeled under `if cdiv(N, C) == 1` where the row stays in registers, or staged through a shared
+// buffer); the cost model that chooses is schedule_rows_model.*.
 #include "transforms/layout/schedule_rows.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 
 #include "layout/layout.h"
 #include "support/diagnostics.h"
+#include "transforms/layout/schedule_rows_model.h"
 #include "transforms/pins.h"
 #include "transforms/report.h"
 
@@ -23,33 +24,12 @@ using ir::Operation;
 using ir::OpKind;
 using ir::Type;
 using ir::Value;
+using rows::Candidate;
+using rows::Hold;
+using rows::Problem;
+using rows::RowTraits;
 
 namespace {
-
-// ---- The machine (H100 SXM; docs/HOPPER.md) ---------------------------------------------------
-constexpr int64_t kSms = 132;
-constexpr int64_t kThreadsPerSm = 2048;
-constexpr int64_t kBlocksPerSm = 32;
-constexpr int64_t kRegistersPerSm = 65536;
-constexpr int64_t kMaxRegisters = 255;
-constexpr double kHbmBytesPerUs = 3.0e6;  // what a copy kernel reaches (~3 TB/s)
-constexpr double kL2Factor = 5.0;  // L2 hits against HBM bandwidth: rows read again from L2 cost
-                                   // little beside the HBM stream (N = 32768, two passes: 0.91-0.98
-                                   // of a copy, bench/results/2026-11-26-rows-auto-h100.md)
-constexpr double kInFlightNeeded = 32 * 1024;    // bytes in flight per SM for the copy's bandwidth
-constexpr double kL2Bytes = 25.0 * 1024 * 1024;  // half of the 50 MB L2: rows read twice stay
-// The row held in shared memory: its stores and loads and the block_sync between the loops cost
-// beside the same bytes held in registers 2-2.5% (rmsnorm at N = 8192 and 16384:
-// 1.050 / 1.047 in registers, 1.028 / 1.022 in shared memory, 2026-11-27-rows-shared-h100.md).
-constexpr double kStashFactor = 1.03;
-constexpr int64_t kDefaultSize = 8192;
-constexpr int64_t kSharedPerSm = 228 * 1024;     // shared memory per SM
-constexpr int64_t kSharedPerBlock = 227 * 1024;  // the most one block may have
-constexpr int64_t kSharedReserve = 1024;         // per block, beside the rows (the runtime's)
-
-int64_t cdiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 // ---- Recognizing a row program -----------------------------------------------------------------
 
@@ -295,186 +275,23 @@ void find_pairs(Operation& kernel, RowProgram& p) {
   }
 }
 
-// ---- The cost model ----------------------------------------------------------------------------
-
-// Where the rows a later loop reads again are between the loops: in registers (one pass, the
-// row in one tile), in shared memory (one pass: the first loop also writes each tile into a
-// shared buffer of the whole row, the second reads it there), or nowhere (read twice, the second
-// time from L2 if it holds them).
-enum class Hold { registers, shared, none };
-
-struct Candidate {
-  std::string kind;  // one pass with the row in registers or shared memory, two passes, or
-                     // nothing read twice
-  int64_t threads = 0, rows = 0, cols = 0, vectors = 0, along_row = 0;
-  bool one_pass = false;                     // the row in registers
-  bool stash = false;                        // the row in shared memory
-  int64_t stash_cols = 0, shared_bytes = 0;  // the shared buffers' columns and bytes per block
-  int64_t regs = 0, blocks_per_sm = 0;
-  double in_flight = 0, hbm_fraction = 0, hbm_bytes = 0, l2_bytes = 0, us = 0;
-
-  std::string str() const {
-    char buf[400];
-    std::snprintf(
-        buf, sizeof buf,
-        "%s: threads %lld, tile [%lld,%lld] (%lld threads along a row, %lld x 16 B each), "
-        "~%lld regs, %lld blocks/SM, %.0f KiB in flight/SM, %.2f of HBM bandwidth, HBM "
-        "bytes %.2fx, L2 bytes %.2fx, %.1f us",
-        kind.c_str(), (long long)threads, (long long)rows, (long long)cols, (long long)along_row,
-        (long long)vectors, (long long)regs, (long long)blocks_per_sm, in_flight / 1024,
-        hbm_fraction, hbm_bytes, l2_bytes, us);
-    return buf;
-  }
-};
-
-struct Problem {
-  int64_t m, n;
-  const RowProgram* p;
-};
-
-std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t cols, Hold hold) {
-  const RowProgram& p = *pr.p;
-  const bool one_pass = hold == Hold::registers;
-  const bool stash = hold == Hold::shared;
-  Candidate c;
-  c.threads = threads;
-  c.cols = cols;
-  c.one_pass = one_pass;
-  c.stash = stash;
-  c.kind = one_pass          ? "one pass, row in registers"
-           : stash           ? "one pass, row in shared memory"
-           : p.pairs.empty() ? "single pass (nothing read twice)"
-                             : "two passes (the second from L2 if it holds the rows)";
-  const int64_t vec = 16 / p.elem_bytes;
-  if (cols % vec) return std::nullopt;
-  c.along_row = std::min(threads, cols / vec);
-  if (threads % c.along_row) return std::nullopt;
-  c.rows = threads / c.along_row;
-  c.vectors = cols / (vec * c.along_row);
-  if (c.vectors > 4) return std::nullopt;
-  const bool has_loops = !p.loops.empty();
-  const int64_t kt = has_loops ? cdiv(pr.n, cols) : 1;
-  if (one_pass && kt != 1) return std::nullopt;
-  // One pass over a tile of which a quarter or more is masked off: the masked lanes' threads and
-  // registers still run and hold, which the byte count below does not see (8191 x 8200: one pass
-  // over [1,16384] measured 0.75-0.92 of a copy where two passes over [1,4096] measured
-  // 0.78-0.95, bench/results/2026-11-27-rows-auto-h100.md).
-  if (one_pass && has_loops && 4 * pr.n < 3 * cols) return std::nullopt;
-  // Likewise column tiles of which more than 40% of the lanes are masked off in all (the last
-  // tile mostly empty: [1,8192] tiles at N = 8200 use half their lanes; [1,4096], which uses two
-  // thirds, measured 0.93-0.95 of a copy for the norms, 2026-11-26-rows-auto-h100.md).
-  if (has_loops && 10 * pr.n < 6 * kt * cols) return std::nullopt;
-  const int64_t rereads =
-      one_pass || stash || p.pairs.empty() ? 0 : int64_t(p.pairs[0].reuse.size());
-  const int64_t held = one_pass ? int64_t(p.pairs[0].reuse.size()) : 0;
-  // Registers: a base for addresses and scalars, one register per element of the thread's part
-  // of the tile being worked on (f32), and the tiles held from the first loop to the second in
-  // their own type (16-bit values two to a register). Calibrated with ptxas on the auto examples
-  // at N = 16384: 512 threads x 32 elements, one held f16 tile: 64 registers in rmsnorm, layernorm
-  // and softmax (the estimate 64; the former 24 + 2 per element said 88, so 2 blocks of 512 were
-  // never considered); 1024 x 16: 43-55 (estimate 40; one block either way). At least 40 with
-  // a reduction (none of those kernels compiles to fewer than 39: 1024 threads are never counted
-  // twice per SM), 32 without (bias_gelu_auto: 32 at every tile).
-  const int64_t elements = vec * c.vectors;
-  c.regs = std::max<int64_t>(p.reduces_rows ? 40 : 32,
-                             16 + elements + held * elements * p.elem_bytes / 4);
-  if (c.regs > kMaxRegisters) return std::nullopt;
-  const int64_t regs_rounded = (c.regs + 7) / 8 * 8;
-  const int64_t by_registers = kRegistersPerSm / (regs_rounded * threads);
-  c.blocks_per_sm = std::min({kThreadsPerSm / threads, kBlocksPerSm, by_registers});
-  if (stash) {
-    // One buffer [R, kt C] per row tensor read again, for the column tiles of the hinted N.
-    c.stash_cols = kt * cols;
-    c.shared_bytes = int64_t(p.pairs[0].reuse.size()) * c.rows * c.stash_cols * p.elem_bytes;
-    if (c.shared_bytes + kSharedReserve > kSharedPerBlock) return std::nullopt;
-    c.blocks_per_sm = std::min(c.blocks_per_sm, kSharedPerSm / (c.shared_bytes + kSharedReserve));
-  }
-  if (c.blocks_per_sm == 0) return std::nullopt;
-  const double used = double(pr.n) / double(has_loops ? kt * cols : cdiv(pr.n, cols) * cols);
-  const int64_t reads = std::max<int64_t>(p.row_reads, 1);
-  c.in_flight = double(c.blocks_per_sm * threads * c.vectors * 16 * reads) * used;
-  // An elementwise program (no loops) needs twice the bytes in flight: bias + GELU at N = 8192
-  // with its column tiles in row order measured 1.044 of a copy with [1,2048] tiles of 128 threads
-  // (64 KiB a SM) and 0.93-0.96 with 32 KiB ([8,256] x 256, [1,1024] x 128;
-  // 2026-11-27-rows-shared-h100.md).
-  const double needed = has_loops ? kInFlightNeeded : 2 * kInFlightNeeded;
-  double fraction = std::min(1.0, c.in_flight / needed);
-  // The tail: blocks take SMs as others leave, so there are no waves, but as the last blocks
-  // drain the SMs hold fewer loads in flight; about half a block's time is lost whatever the
-  // number of blocks (waves / (waves + 0.5)). The former waves / ceil(waves) charged 3 blocks of
-  // 256 at N = 32768 (5.2 waves) 14% and preferred 2 blocks of 512 (7.8 waves, 3%), measured the
-  // other way for softmax (0.966 vs 0.946 of a copy, 2026-11-27-rows-shared-h100.md).
-  const double blocks = double(cdiv(pr.m, c.rows) * (has_loops ? 1 : cdiv(pr.n, cols)));
-  const double waves = blocks / double(c.blocks_per_sm * kSms);
-  fraction *= waves / (waves + 0.5);
-  const double ideal = double(pr.m) * pr.n * p.elem_bytes * (p.row_reads + p.row_writes);
-  const double again = double(pr.m) * pr.n * p.elem_bytes * rereads;
-  const double resident_rows = double(c.blocks_per_sm * kSms * c.rows);
-  const bool l2_holds = resident_rows * pr.n * p.elem_bytes * rereads <= kL2Bytes;
-  c.hbm_bytes = (ideal + (l2_holds ? 0 : again)) / std::max(ideal, 1.0);
-  c.l2_bytes = (l2_holds ? again : 0) / std::max(ideal, 1.0);
-  c.hbm_fraction = fraction;
-  c.us = (ideal + (l2_holds ? 0 : again)) / (kHbmBytesPerUs * fraction) +
-         (l2_holds ? again : 0) / (kHbmBytesPerUs * kL2Factor);
-  // A reduction across warps waits at block barriers once per column tile, and while a block
-  // waits only the other resident blocks keep loads in flight: with B blocks and r reductions per
-  // tile an SM keeps about B / (B + 0.2 r / B) of its bandwidth. Measured
-  // (bench/results/2026-11-26-rows-auto-h100.md): one block of 1024 threads per SM at N = 16384,
-  // rmsnorm (r = 1) 0.85, layernorm and softmax (r = 2) 0.74 and 0.71 (the model: 0.83, 0.71);
-  // two blocks of 512 at N = 32768, two passes, 0.98 / 0.96 / 0.91 (the model: 0.95 / 0.91 and
-  // the second read from L2).
-  if (p.reduces_rows && c.along_row > 32) {
-    const double r = double(std::max<int64_t>(p.row_reductions, 1));
-    const double b = double(c.blocks_per_sm);
-    c.hbm_fraction *= b / (b + 0.2 * r / b);
-    c.us = (ideal + (l2_holds ? 0 : again)) / (kHbmBytesPerUs * c.hbm_fraction) +
-           (l2_holds ? again : 0) / (kHbmBytesPerUs * kL2Factor);
-    c.us *= 1.0 + 0.01 * double(kt);
-  }
-  if (stash) c.us *= kStashFactor;
-  // A second loop over column tiles that reads column vectors from global memory (L2: the
-  // weight and bias of layernorm) waits for them in every tile with nothing of its own in
-  // flight (ncu, layernorm at 2048 x 32768 with the row in shared memory: long scoreboard 6.2
-  // cycles per instruction over [1,8192] tiles, 5.1 over [1,16384]). 3% per vector and tile
-  // past the two [1,16384] tiles the longest rows need, from the measurements there: layernorm
-  // 0.885 over [1,8192] x 256 threads, 0.935 over [1,8192] x 512, 1.009-1.021 over [1,16384] x
-  // 512, where softmax (no such reads) measured 0.969 and 0.970 over the first and the last
-  // (bench/results/2026-11-27-rows-near-fit-h100.md).
-  if (has_loops && !one_pass && kt > 2)
-    c.us *= 1.0 + 0.03 * double(p.second_loop_column_reads) * double(kt - 2);
-  // Without loops every block is one tile, and a block of the last column tile, mostly masked
-  // off, holds its slot about as long as a full one: its time counts as the whole tile's (bias +
-  // GELU at 8191 x 8200: [1,4096] tiles, the third 8 columns wide, 0.76 of a copy; [8,256] 0.91,
-  // bench/results/2026-11-27-rows-shared-h100.md).
-  if (!has_loops) c.us /= used;
-  return c;
+// What the cost model needs to know of a recognized row program.
+RowTraits traits(const RowProgram& p) {
+  RowTraits t;
+  t.elem_bytes = p.elem_bytes;
+  t.row_reads = p.row_reads;
+  t.row_writes = p.row_writes;
+  t.has_loops = !p.loops.empty();
+  t.has_pair = !p.pairs.empty();
+  t.read_again = p.pairs.empty() ? 0 : int64_t(p.pairs[0].reuse.size());
+  t.reduces_rows = p.reduces_rows;
+  t.row_reductions = p.row_reductions;
+  t.second_loop_column_reads = p.second_loop_column_reads;
+  return t;
 }
 
-// The tile widths tried with `threads` threads: powers of two from 256 to 65536 (blocks of a power
-// of two), and, where no power of two is a near fit for the hinted N (N = 8200: 1025 16-byte
-// vectors), the widths that cover N in one tile with every thread holding the same 1-4 vectors
-// (352 threads x 3 vectors = 8448 columns: 97% of the lanes used, where [1,16384] uses half). A
-// near fit: the next power of two uses 90% or more of its lanes. Only for programs with loops
-// over column tiles, whose reductions want the row in one tile; an elementwise program's blocks
-// are tiles anyway. A pinned `tile_cols` is the only width tried, whatever it is.
-std::vector<int64_t> tile_widths(const Problem& pr, int64_t threads, bool power_of_two,
-                                 int64_t pinned_cols) {
-  if (pinned_cols) return {pinned_cols};
-  std::vector<int64_t> widths;
-  if (power_of_two)
-    for (int64_t cols = 256; cols <= 65536; cols *= 2) widths.push_back(cols);
-  int64_t next_power = 256;
-  while (next_power < pr.n) next_power *= 2;
-  if (pr.p->loops.empty() || 10 * pr.n >= 9 * next_power) return widths;
-  const int64_t vec = 16 / pr.p->elem_bytes;
-  for (int64_t v = 1; v <= 4; ++v) {
-    const int64_t cols = vec * threads * v;
-    if (cols >= pr.n && cols < next_power &&
-        std::find(widths.begin(), widths.end(), cols) == widths.end())
-      widths.push_back(cols);
-  }
-  return widths;
-}
+// The size a kernel is scheduled for when no hint names it.
+constexpr int64_t kDefaultSize = 8192;
 
 int64_t size_hint(Operation& kernel, const std::string& name) {
   int64_t hint = kDefaultSize;
@@ -512,19 +329,7 @@ void retile(RowProgram& p, const Candidate& c) {
     v->set_type(v->type().with_shape(retile_shape(v->type().static_shape(), p, c.rows, c.cols)));
   }
   p.grid->set_attr("threads", ir::Attribute::integer(c.threads));
-  // Where a block is a quarter or more of what an SM holds, the blocks per SM the model counted
-  // on become the launch bound's minimum, so that ptxas keeps the registers within 64K / (blocks
-  // x threads): one register more than the estimate can cost a whole block (layernorm at 4096 x
-  // 16384, [1,16384] over 512 threads: 66 registers, 1 block a SM instead of 2, 0.816 of a copy
-  // where 64 registers measured 1.031; bench/results/2026-11-27-rows-near-fit-h100.md). Not for
-  // small blocks: at 25 blocks of 64 threads the bound left ptxas 32 registers and it spilled.
-  // Only at the edge (the estimate within one allocation step of the cap): elsewhere the bound
-  // lets ptxas take registers up to the cap, fewer blocks than it would have given unbounded
-  // (softmax at 8191 x 8200, [1,9216] over 288 threads: 56 registers and 4 blocks unbounded,
-  // 1.047-1.051 of a copy; 72 and 3 under a bound of 3 blocks, 0.993).
-  const int64_t cap = kRegistersPerSm / (c.blocks_per_sm * c.threads) / 8 * 8;
-  if (c.blocks_per_sm > 1 && c.blocks_per_sm <= 4 && (c.regs + 7) / 8 * 8 + 8 > cap &&
-      !p.grid->has_attr("blocks_per_sm"))
+  if (needs_launch_bound(c) && !p.grid->has_attr("blocks_per_sm"))
     p.grid->set_attr("blocks_per_sm", ir::Attribute::integer(c.blocks_per_sm));
   // A grid over (rows, column tiles) with tiles of one row: the column tiles of a row are handed
   // out one after another (raster_group = 1: dimension 1 fastest), so that the row streams in
@@ -714,7 +519,7 @@ void schedule_rows(ir::Module& module) {
       continue;
     }
     find_pairs(*kernel, p);
-    Problem pr{size_hint(*kernel, p.m_name), size_hint(*kernel, p.n_name), &p};
+    Problem pr{size_hint(*kernel, p.m_name), size_hint(*kernel, p.n_name), traits(p)};
     // `threads = T` pinned on the block_grid: the candidates keep T threads (the tile and the
     // row's residency are still chosen).
     const int64_t pinned = p.grid->has_attr("threads") ? p.grid->int_attr("threads") : 0;
@@ -763,22 +568,7 @@ void schedule_rows(ir::Module& module) {
       report("search", "rows " + name + ": no candidate fits; left as written");
       continue;
     }
-    // Cheapest first (in steps of 1%); then more than one block per SM (a lone block's barriers
-    // cost more than the model says: 0.71-0.85 measured at N = 16384), the one pass, fewer
-    // registers (less risk of spilling: the estimate is rough), blocks nearest 256 threads.
-    // Where the row's reductions cross warps, fewer threads come before fewer registers: every
-    // warp of a block waits at each reduction's barriers, and for the same bytes a block of
-    // fewer threads with more vectors each waits less (8191 x 8200, one pass, 3-4 blocks a SM:
-    // softmax 1.050 of a copy over 288 threads x 4 vectors, 1.026 over 352 x 3;
-    // bench/results/2026-11-27-rows-near-fit-h100.md).
-    auto key = [&](const Candidate& c) {
-      const bool barriers = p.reduces_rows && c.along_row > 32;
-      return std::make_tuple(std::floor(std::log(c.us) / std::log(1.01)), c.blocks_per_sm == 1,
-                             !c.one_pass, barriers ? c.threads : 0, c.regs,
-                             std::abs(std::log2(double(c.threads) / 256.0)), c.threads, c.cols);
-    };
-    std::stable_sort(all.begin(), all.end(),
-                     [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
+    order_candidates(all, pr.rows);
     // Unpinned, the row goes to shared memory only where the model would otherwise read it twice:
     // at N = 16384 every shared form measured slower than the row in registers (layernorm 0.977
     // vs 1.021 of a copy, softmax 0.900 vs 1.044), at N = 32768 and 8200 it beats a second read
