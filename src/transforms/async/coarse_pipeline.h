@@ -68,12 +68,15 @@
 //
 // Registers. U's inputs from H live across the back edge (attention: P as packed 16-bit pairs,
 // 32 registers per thread at 64x128 per warpgroup, beside S and O): the cost of the overlap.
-// What ptxas makes of it (SASS of flash_attention): the next P's conversion writes the packed
-// registers the in-flight P·V reads, and ptxas interleaves the conversions with the exps, so it
-// retires P·V before the softmax of j + 1 starts: within a warpgroup the softmax does not overlap
-// P·V (the other warpgroup's GEMMs fill the gap). `cast_at_issue = true` carries P wide and
-// converts it just before P·V, which keeps the wait below the softmax but spills; measured
-// 3-17% slower, so opt-in (bench/results/2026-11-27-attention-cast-at-issue-h100.md).
+// What ptxas makes of it (SASS of flash_attention): it retires P·V before the softmax of j + 1
+// starts, so within a warpgroup the softmax does not overlap P·V (the other warpgroup's GEMMs
+// fill the gap). The cause, found later: specialize-masks' per-tile `if`, whose join inside the
+// open window makes ptxas drain every wgmma group (docs/HOPPER.md §1); `specialize_masks = false`
+// or the opt-in pass unswitch-iterations moves the join out, and both copies overlap in the SASS
+// (not measured yet). `cast_at_issue = true`, tried first on the guess that P's conversion
+// writing the in-flight registers was the cause, carries P wide and converts it just before
+// P·V; it spills and measured 3-17% slower, so opt-in
+// (bench/results/2026-11-27-attention-cast-at-issue-h100.md).
 //
 // Across tiles (built as the opt-in pass rotate-tiles, rotate_tiles.h, not measured yet). The rotation stops at the
 // persistent tile loop: each tile still starts with H(0) (S of its first key tile waited for at
