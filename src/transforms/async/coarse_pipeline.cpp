@@ -178,12 +178,10 @@ std::optional<Plan> match(const Operation& loop_op) {
     return std::nullopt;
   // `cast_at_issue = true` on the block_grid (opt-in, measured slower): a register A narrowed by
   // a cast the head computes (attention: P = cast(exp2(...)) to f16) is carried wide and the
-  // cast moves to the tail, just before U. Carried narrow (the default), the next iteration's
-  // cast writes the registers the in-flight U reads, so ptxas hoists U's wait above the whole
-  // softmax to interleave the conversions with the exps: the softmax of j + 1 does not overlap
-  // P·V of j inside a warpgroup (SASS of flash_attention), only across the two warpgroups. Cast
-  // at the issue the wait stays below the exps, but the wide P costs 32 registers more, ptxas
-  // spills, and it measured 3-17% slower (2026-11-27-attention-cast-at-issue-h100.md).
+  // cast moves to the tail, just before U. Tried on the guess that the narrow P's conversion,
+  // writing registers the in-flight U reads, made ptxas retire U before the softmax; the cause
+  // was a branch's join in the window (coarse_pipeline.h). The wide P costs 32 registers more,
+  // ptxas spills, and it measured 3-17% slower (2026-11-27-attention-cast-at-issue-h100.md).
   if (!operand_form && grid_flag(kernel, "cast_at_issue") == true) {
     Value* a = p.u->operand(0);
     Operation* cast = a->def();
