@@ -83,8 +83,9 @@ __device__ __forceinline__ void tsl_unpack16(const tsl_raw16<W>& r, float* o, bo
 }
 template <int W> struct tsl_raw32 { float f[W]; };
 // Coherent = true: loads cached in L2 only (ld.global.cg), for data other blocks of the same
-// launch wrote (split-k's partial tiles): no line of it can come from this SM's L1, where a
-// fill another block on the SM had in flight may land after the reader's fence invalidated L1.
+// launch wrote and this block reads once (split-k's partial tiles): no line of it is taken from
+// or left in this SM's L1 (the acquire fence before the reads also invalidates L1 in the SASS;
+// this does not depend on it).
 template <int W, bool Coherent = false>
 __device__ __forceinline__ tsl_raw32<W> tsl_fetch32(const float* p, bool ok) {
   tsl_raw32<W> r;
