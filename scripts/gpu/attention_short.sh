@@ -21,7 +21,8 @@
 # join after the iteration's last wait; not measured yet);
 # rotate = `rotate_tiles = true` (rotate-tiles: tile t+1's first key tile
 # beside tile t's last P·V; opt-in, measured slower at 1K; not causal: there the key tile count
-# depends on the query tile, which the pass refuses with a message). CAUSAL_KERNELS: more .tir files, checked and timed causal.
+# depends on the query tile, which the pass refuses with a message). CAUSAL_KERNELS: more .tir files, checked and timed causal;
+# KERNELS: more .tir files, checked and timed not causal (e.g. bench/kernel-variants/attention/*b2.tir).
 # D256_KERNELS: causal D = 256 files, timed beside the D = 256 causal example.
 # CHECK / SANITIZE / SANITIZE_MEM: the examples to check / run under compute-sanitizer's memcheck,
 # racecheck and synccheck / under memcheck only.
@@ -55,7 +56,7 @@ for f in flash_attention flash_attention_causal; do
     esac > build-dev/variants/${f}_$v.tir
   done
 done
-for f in ${CHECK:-examples/kernels/flash_attention*.tir} build-dev/variants/*.tir ${CAUSAL_KERNELS:-} ${D256_KERNELS:-}; do
+for f in ${CHECK:-examples/kernels/flash_attention*.tir} build-dev/variants/*.tir ${CAUSAL_KERNELS:-} ${KERNELS:-} ${D256_KERNELS:-}; do
   size="BH=3,S=1000"; case $f in *varlen*) size="T=700,H=3,B=4";; *gqa*) size="BH=4,BHK=2,S=1000";; *d256*) size="BH=2,S=300";; esac
   echo "$(basename $f) $size: $(timeout 120 build-dev/bin/tessel run $f --gpu --check --size $size 2>&1 | grep -i 'error\|relative\|mismatch' | head -2)"
 done
@@ -85,6 +86,10 @@ done
 for f in ${CAUSAL_KERNELS:-}; do
   echo "== $f"
   timeout 200 $B --causal --kernel $f --shapes $S 2>&1 | tail -3
+done
+for f in ${KERNELS:-}; do
+  echo "== $f"
+  timeout 200 $B --kernel $f --shapes $S 2>&1 | tail -3
 done
 if [ -n "${D256_KERNELS:-}" ]; then  # causal D = 256: the example, then each file (B = 4, H = 16)
   for f in examples/kernels/flash_attention_causal_d256.tir $D256_KERNELS; do

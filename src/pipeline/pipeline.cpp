@@ -149,7 +149,7 @@ SharedUse tile_pipeline_shared_use(const ir::Module& module) {
       },
       transforms::ring_reserve_bytes(*kernel));
   SharedUse use;
-  use.capacity = budget.target().shared_memory_per_block();
+  use.capacity = budget.target().shared_memory_per_block(budget.blocks_per_sm());
   use.held = use.capacity - budget.budget();
   use.str = budget.budget_str();
   return use;

@@ -23,6 +23,15 @@ class Target {
   // The opt-in shared memory one block may use, static plus dynamic, in bytes
   // (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: 227 KiB on sm_90a, 163 KiB on sm_80).
   int64_t shared_memory_per_block() const { return sm_ >= 90 ? 232448 : 166912; }
+  // What each of `blocks` blocks resident on one SM may use: the SM's shared memory
+  // (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: 228 KiB on sm_90a, 164 KiB on
+  // sm_80) shared among them, less the 1 KiB the hardware reserves for each block
+  // (CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK). For one block it is the opt-in limit.
+  int64_t shared_memory_per_block(int64_t blocks) const {
+    const int64_t per_sm = shared_memory_per_block() + kReservedSharedPerBlock;
+    return blocks <= 1 ? shared_memory_per_block() : per_sm / blocks - kReservedSharedPerBlock;
+  }
+  static constexpr int64_t kReservedSharedPerBlock = 1024;
 
   // Every copy atom from `src` to `dst` for `elem_bits`-bit elements, widest first: vector ld/st
   // (global/shared <-> register), cp.async (global -> shared), ldmatrix / stmatrix (16-bit only,

@@ -148,7 +148,7 @@ class Splitter {
       if (handovers_.count(op.get())) partials += slot;
     }
     const int64_t blocks = grid_.has_attr("blocks_per_sm") ? grid_.int_attr("blocks_per_sm") : 1;
-    const int64_t limit = target::cuda::Target::named("sm_90a").shared_memory_per_block() / blocks;
+    const int64_t limit = target::cuda::Target::named("sm_90a").shared_memory_per_block(blocks);
     if (bytes > limit) {
       user_error(loc_, "split-roles: the block needs ", bytes, " bytes of shared memory (",
                  partials,

@@ -228,8 +228,12 @@ StageBudget::StageBudget(Operation* kernel, const std::function<bool(const Value
                          int64_t reserve)
     : reserve_(reserve) {
   ir::walk(kernel, [&](Operation* op) {
-    if (op->kind() == OpKind::block_grid && op->has_attr("target"))
-      target_ = target::cuda::Target::named(op->str_attr("target"));
+    if (op->kind() != OpKind::block_grid) return;
+    if (op->has_attr("target")) target_ = target::cuda::Target::named(op->str_attr("target"));
+    // Blocks that share an SM (the grid's `blocks_per_sm` pin) share its shared memory too.
+    if (op->has_attr("blocks_per_sm") &&
+        op->attr("blocks_per_sm")->kind == ir::Attribute::Kind::integer)
+      blocks_per_sm_ = std::max<int64_t>(1, op->int_attr("blocks_per_sm"));
   });
   // Shared memory the kernel holds once, outside the rings: every other shared tensor that is not
   // a view, and the f32 scratch of each rearrange.
@@ -246,13 +250,17 @@ StageBudget::StageBudget(Operation* kernel, const std::function<bool(const Value
       other_bytes_ += round_up(tensor_bytes(*op, r.get()), slot_alignment(t, atom_of(*op)));
     }
   });
-  budget_ = target_.shared_memory_per_block() - reserve_ - other_bytes_;
+  budget_ = target_.shared_memory_per_block(blocks_per_sm_) - reserve_ - other_bytes_;
 }
 
 std::string StageBudget::budget_str() const {
   std::string s = std::to_string(budget_) + " bytes that " + target_.name() +
                   " leaves for pipeline stages (" +
-                  std::to_string(target_.shared_memory_per_block()) + " per block minus " +
+                  std::to_string(target_.shared_memory_per_block(blocks_per_sm_)) +
+                  (blocks_per_sm_ > 1
+                       ? " per block of the " + std::to_string(blocks_per_sm_) + " an SM holds"
+                       : " per block") +
+                  " minus " +
                   std::to_string(reserve_) +
                   (reserve_ == kReserveBytes
                        ? " reserved for barriers, reduction scratch and the epilogue"

@@ -96,6 +96,8 @@ class StageBudget {
 
   const target::cuda::Target& target() const { return target_; }
   int64_t budget() const { return budget_; }
+  // The grid's `blocks_per_sm` (1 unless pinned): the blocks whose shared memory one SM holds.
+  int64_t blocks_per_sm() const { return blocks_per_sm_; }
   // How the budget was reached, for messages and reports.
   std::string budget_str() const;
   // "%a 16384 B (1024-byte aligned), %w 32768 B (1024-byte aligned)".
@@ -114,6 +116,7 @@ class StageBudget {
 
  private:
   target::cuda::Target target_ = target::cuda::Target::sm90a();
+  int64_t blocks_per_sm_ = 1;
   int64_t other_bytes_ = 0;
   int64_t budget_ = 0;
   int64_t reserve_ = kReserveBytes;
