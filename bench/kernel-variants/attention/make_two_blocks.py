@@ -6,6 +6,10 @@ store) runs beside the other's steady key loop — the way to hide per-tile cost
 the one-block kernel cannot (issue 12's L = 1K bar). Key tiles of KN = 128 (flash_attention_m64b2:
 one K and one V slot fit the 113 KB a block of two may have) and 64 (flash_attention_m64n64b2:
 two slots each). The pipeline sizes the rings for the shared memory of two blocks.
+Measured 0.71-0.86 of cuDNN (bench/results/2026-11-27-softmax-exp2-mask-branch-h100.md, call 4);
+since then the CUDA target refuses `blocks_per_sm > 1` on kernels whose mma reads A from
+registers (P·V here; W4A16 was intermittently wrong so, 2026-11-27-split-k-repeat-h100.md), so
+these files no longer compile until that is lifted.
 
 usage: make_two_blocks.py   (rewrites flash_attention_m64b2.tir and flash_attention_m64n64b2.tir)
 """

@@ -63,12 +63,11 @@ class Splitter {
       grid_.remove_attr("split_k");
       return;
     }
-    // Refused until understood: W4A16 with K split three ways and two blocks an SM gives wrong
-    // values in part of one output tile in about one run of ten on the H100 (2026-11-27, GemmGpu
-    // Test.W4A16TwoBlocksPerSmWithSplitK: 4 of 24, then 2 of 40 with the partials read through
-    // L2 only; racecheck clean; each half alone passed 18 runs). Not a stale L1 line; the pair
-    // alone spills in the consumer (README, "Next device measurements"). Lift this when the
-    // repeated test passes.
+    // Refused until understood: W4A16 with K split three ways and two blocks an SM gave wrong
+    // values in part of a tile in most of its launches on the H100 (2026-11-27, bench/results/
+    // 2026-11-27-split-k-repeat-h100.md); the CUDA target also refuses each pin alone where an
+    // mma reads A from registers. Lift this when repeated launches of the pinned kernel stay
+    // bit-identical (scripts/gpu/w4a16_repeat.sh).
     if (grid_.has_attr("blocks_per_sm") &&
         grid_.attr("blocks_per_sm")->kind == Attribute::Kind::integer &&
         grid_.int_attr("blocks_per_sm") > 1) {

@@ -338,33 +338,31 @@ TEST_F(GemmGpuTest, W4A16) {
   }
 }
 
-// Two blocks per SM (blocks_per_sm = 2: launch bound and register pool for two 384-thread blocks
-// of 51 KB shared memory each) with K split three ways gave wrong values in a small part of the
-// output at M = 70 in 4 of 24 runs on 2026-11-27 (racecheck clean); split-k refuses the pair until
-// that is understood (lift it when this test, with the refusal's check removed and the former
-// body back -- correct, and the persistent grid sized by the occupancy API's two blocks a SM --
-// passes repeated runs: scripts/gpu/repeat_gpu_test.sh).
-TEST_F(GemmGpuTest, W4A16TwoBlocksPerSmWithSplitK) {
+// Split-k and several blocks per SM on W4A16 (its wgmma's A operand the dequantized weights in
+// registers) are refused for now, alone and together: launched many times on the same inputs
+// (bench/python/w4a16_repeat.py) they gave wrong values in part of a tile in 1-6 of 1806
+// launches (split-k), 5 of 1505 (two blocks an SM, 300 tokens) and most launches (both) on
+// 2026-11-27 (bench/results/2026-11-27-split-k-repeat-h100.md). A user error, not a kernel that
+// is sometimes wrong; lift each when repeated launches of the pinned kernel stay bit-identical
+// (scripts/gpu/w4a16_repeat.sh), restoring the former bodies of these tests (correct at M = 1
+// and 70; the persistent grid sized by the occupancy API's two blocks an SM: git show
+// f4b0909^:test/gpu/kernels/gemm_gpu_test.cpp).
+void expect_w4a16_refused(const std::string& pins) {
   try {
-    run_w4a16_gemm(70, 8192, 4096, 128, "split_k = 3, blocks_per_sm = 2");
-    ADD_FAILURE() << "split_k with blocks_per_sm = 2 compiled";
+    run_w4a16_gemm(70, 8192, 4096, 128, pins);
+    ADD_FAILURE() << "W4A16 {" << pins << "} compiled";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("is refused for now"), std::string::npos) << e.what();
   }
 }
 
-// The two halves of the pair above apart, at the shape that failed: K split three ways with one
-// block per SM, and two blocks per SM without a split (each passed 10 runs on 2026-11-27); the
-// second also sizes its persistent grid by the two blocks each SM holds (the occupancy API).
-TEST_F(GemmGpuTest, W4A16SplitKOneBlockPerSm) {
-  EXPECT_LT(run_w4a16_gemm(70, 8192, 4096, 128, "split_k = 3"), 3e-3);
+TEST_F(GemmGpuTest, W4A16TwoBlocksPerSmWithSplitK) {
+  expect_w4a16_refused("split_k = 3, blocks_per_sm = 2");
 }
 
-TEST_F(GemmGpuTest, W4A16TwoBlocksPerSmWithoutSplit) {
-  int64_t resident = 0;
-  EXPECT_LT(run_w4a16_gemm(70, 8192, 4096, 128, "blocks_per_sm = 2", &resident), 3e-3);
-  EXPECT_EQ(resident, 2 * runtime::context().sm_count());
-}
+TEST_F(GemmGpuTest, W4A16SplitKOneBlockPerSm) { expect_w4a16_refused("split_k = 3"); }
+
+TEST_F(GemmGpuTest, W4A16TwoBlocksPerSmWithoutSplit) { expect_w4a16_refused("blocks_per_sm = 2"); }
 
 // The K loop split among roles of the block (split-roles): consumer warpgroups taking the K
 // tiles in turns, their accumulators summed in shared memory, and producers issuing the loads in
