@@ -157,7 +157,21 @@ class Lowering {
     // Who releases a slot: one arrival per warpgroup when only wgmma reads the buffers (the
     // warpgroup's wait retires the whole group's reads), one per thread when the consumer's
     // threads read them themselves with nothing synchronizing the role in between.
-    const bool by_thread = threads_read(uses);
+    const bool read_by_threads = threads_read(uses);
+    // A slot that TMA fills (the async proxy writes it) and the consumer's threads read with
+    // ordinary loads (the generic proxy) needs a proxy fence between those reads and the release:
+    // the mbarrier handshake orders the two threads but not the two proxies, so the producer's
+    // next TMA load into the slot could land before the reads are done (PTX ISA, "Memory
+    // consistency model: proxies"; fence.proxy.async). Without it W4A16's weight tiles, read
+    // into registers for the dequant, were intermittently overwritten early: wrong values in
+    // most launches with split-k and two blocks an SM, in none of 906 with a fence before every
+    // consumer release (bench/results/2026-11-27-split-k-repeat-h100.md; this placement, only
+    // where threads read, is the model's and not yet measured). wgmma reads through the async
+    // proxy itself and needs none.
+    // Each reading thread fences its own reads, so each then arrives itself (one arrival per
+    // warpgroup after a role_sync would not order the other threads' fences before it).
+    const bool proxy_fence = !by_threads && threads_read_at_all(uses);
+    const bool by_thread = read_by_threads || proxy_fence;
     OpBuilder b(top_);
     b.set_insertion_point_before(first_role_);
     Operation* full = b.create(OpKind::mbarrier_init, {}, {Type::mbarrier(slots)}, aref->loc());
@@ -216,6 +230,7 @@ class Lowering {
           break;
         }
         case OpKind::aref_release:
+          if (proxy_fence) at.create(OpKind::fence_proxy_async, {}, {}, loc);
           at.create(OpKind::mbarrier_arrive, {empty->result(), slot}, {}, loc)
               ->set_attr("by", Attribute::ident(by_thread ? "thread" : "warpgroup"));
           break;
@@ -258,6 +273,22 @@ class Lowering {
   // warpgroup's one arrival would then free the slot while other warps of it may still read it
   // (a row reduction over the A tile a wgmma also reads): every thread arrives after its own
   // reads instead.
+  // Whether the consumer's threads read a slot buffer themselves at all (anything but an mma,
+  // directly or through transposes): generic-proxy reads of shared memory.
+  static bool threads_read_at_all(const std::vector<Operation*>& uses) {
+    for (const Operation* op : uses) {
+      if (op->kind() != OpKind::aref_wait) continue;
+      std::vector<const Value*> buffers;
+      for (const auto& r : op->results()) buffers.push_back(r.get());
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        std::vector<const Operation*> readers;
+        collect_readers(buffers[i], *op->parent_block(), readers, buffers);
+        if (!readers.empty()) return true;
+      }
+    }
+    return false;
+  }
+
   static bool threads_read(const std::vector<Operation*>& uses) {
     bool read = false;
     for (const Operation* op : uses) {

@@ -29,6 +29,12 @@
 // loaded values feed a wgmma (W4A16's dequantized weights, an RS wgmma's A) does not retire
 // the reads: coarse-pipeline's operand form releases the weight slot right after the dequant,
 // before the wgmma that reads the registers is issued, let alone waited for.
+// A slot that TMA fills and the consumer's threads read (with or without a role_sync) also gets
+// `fence_proxy_async` before each release, and every thread fences and arrives itself: the
+// threads read through the generic proxy what the async proxy wrote, and the mbarrier orders
+// the threads, not the proxies, so the producer's next TMA load into the slot could otherwise
+// land before the reads are done (W4A16's weight tiles were overwritten early in most launches
+// under split-k with two blocks an SM; bench/results/2026-11-27-split-k-repeat-h100.md).
 // Roles taking turns (split-roles: R roles of a side, the i-th using i, i + R, ...) change
 // nothing above: each sequence number is still committed by one producer and released by one
 // consumer role, so the arrival counts are one role's (the roles of a side must be alike). A slot
