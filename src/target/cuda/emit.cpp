@@ -85,16 +85,17 @@ EmittedKernel Emitter::run() {
                                           op->operand(0)->type().is_tensor() &&
                                           op->operand(0)->type().space() == MemorySpace::reg);
   });
-  // Refused until understood: the W4A16 kernels (wgmma's A operand the dequantized weights in
+  // Refused until re-measured: the W4A16 kernels (wgmma's A operand the dequantized weights in
   // registers) with two blocks an SM gave wrong values in 5 of 1505 launches at 300x8192x4096,
   // and with split-k as well in most launches (bench/results/2026-11-27-split-k-repeat-h100.md,
-  // bench/python/w4a16_repeat.py); the f16 GEMM (A from shared memory) under split-k, and
-  // W4A16 with neither pin, were clean.
+  // bench/python/w4a16_repeat.py): their threads' reads of TMA-filled slots had no proxy fence
+  // before the release, which lower-arefs now inserts; lift this when the repeat is clean.
   if (roles_ && blocks_per_sm_ > 1 && register_a_mma_) {
     user_error(grid ? grid->loc() : kernel_.loc(), "emit: `blocks_per_sm = ", blocks_per_sm_,
                "` on a warp-specialized kernel whose mma reads its A operand from registers is "
-               "refused for now: it gave intermittently wrong results on the H100 (under "
-               "investigation); keep one block per SM");
+               "refused for now: it gave intermittently wrong results on the H100 before "
+               "lower-arefs' proxy fence, which is not yet measured under it; keep one block per "
+               "SM");
   }
   if (roles_) {
     for (const auto& op : kernel_.region(0)->ops()) {

@@ -266,13 +266,6 @@ class Lowering {
     return threads;
   }
 
-  // Whether the consumer's threads read a slot buffer themselves (a copy into registers, a
-  // reduction over it: anything but an mma, directly or through transposes, whose reads the
-  // warpgroup's wgmma wait retires) without a role_sync between the read and the release in its
-  // block (warp-specialize's epilogue operands synchronize the role before their release). A
-  // warpgroup's one arrival would then free the slot while other warps of it may still read it
-  // (a row reduction over the A tile a wgmma also reads): every thread arrives after its own
-  // reads instead.
   // Whether the consumer's threads read a slot buffer themselves at all (anything but an mma,
   // directly or through transposes): generic-proxy reads of shared memory.
   static bool threads_read_at_all(const std::vector<Operation*>& uses) {
@@ -289,6 +282,13 @@ class Lowering {
     return false;
   }
 
+  // Whether the consumer's threads read a slot buffer themselves (a copy into registers, a
+  // reduction over it: anything but an mma, directly or through transposes, whose reads the
+  // warpgroup's wgmma wait retires) without a role_sync between the read and the release in its
+  // block (warp-specialize's epilogue operands synchronize the role before their release). A
+  // warpgroup's one arrival would then free the slot while other warps of it may still read it
+  // (a row reduction over the A tile a wgmma also reads): every thread arrives after its own
+  // reads instead.
   static bool threads_read(const std::vector<Operation*>& uses) {
     bool read = false;
     for (const Operation* op : uses) {
