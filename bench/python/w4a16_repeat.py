@@ -8,8 +8,11 @@ split-k workspaces, zeroed) and fresh random inputs, then LAUNCHES launches of i
 NaN-poisoned Y compared with the round's first. Prints, per variant, the launches that differed
 and where the first difference was (row, column, and the output tile holding it).
 
-usage: w4a16_repeat.py --variants t128x64_sk3_b2,t64x64_sk3_b2 [--shape 70x8192x4096g128]
-                       [--rounds 10] [--launches 200]
+--gemm 'PINS;MxNxK' does the same for examples/kernels/gemm.tir with those block_grid pins.
+It found W4A16's missing proxy fence (bench/results/2026-11-27-split-k-repeat-h100.md).
+
+usage: w4a16_repeat.py [--variants t128x64_sk3_b2,t64x64_sk3_b2] [--shape 70x8192x4096g128]
+                       [--gemm 'split_k = 3;256x4096x8192'] [--rounds 10] [--launches 200]
 """
 import argparse
 import os
