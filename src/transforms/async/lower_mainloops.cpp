@@ -301,6 +301,11 @@ class Lowering {
       tail.create(OpKind::mma_wait, {}, {}, loc)
           ->set_attr("pending", Attribute::integer(m.in_flight));
     }
+    // A slot whose buffers the threads also read themselves (a W4A16 dequant's ld.shared) gets a
+    // proxy fence before its release: the TMA that refills it writes through the async proxy,
+    // the threads read through the generic one, and the barriers order only the threads
+    // (lower_arefs.h says more).
+    proxy_fence_ = threads_read_loads(m);
     if (m.in_flight == 0) {
       release(tail, slot, loc);
     } else {
@@ -367,8 +372,28 @@ class Lowering {
   }
 
   void release(OpBuilder& b, Value* slot, const SourceLocation& loc) {
+    if (proxy_fence_) b.create(OpKind::fence_proxy_async, {}, {}, loc);
     b.create(OpKind::mbarrier_arrive, {empty_, slot}, {}, loc)
         ->set_attr("by", Attribute::ident("warp"));
+  }
+
+  // Whether an op other than a wgmma reads a load's shared tile (directly or through transposes).
+  static bool threads_read_loads(const Mainloop& m) {
+    std::vector<const Value*> tiles;
+    for (const Operation* load : m.loads) tiles.push_back(load->result());
+    bool read = false;
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      ir::walk(m.loop, [&](Operation* op) {
+        for (int o = 0; o < op->num_operands(); ++o) {
+          if (op->operand(o) != tiles[i]) continue;
+          if (op->kind() == OpKind::transpose)
+            tiles.push_back(op->result());
+          else if (op->kind() != OpKind::mma)
+            read = true;
+        }
+      });
+    }
+    return read;
   }
 
   // if %n < %trip { LOAD(%n) } (the header's LOAD).
@@ -435,6 +460,7 @@ class Lowering {
   Value* ring_ = nullptr;
   Value* full_ = nullptr;
   Value* empty_ = nullptr;
+  bool proxy_fence_ = false;  // the current mainloop's slots are read by threads too
   Value* c_slots_ = nullptr;
   Value* c2_ = nullptr;
   Value* c1_ = nullptr;
