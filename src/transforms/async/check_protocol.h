@@ -48,6 +48,9 @@
 //     load into it was issued;
 //   - a ring slot loaded while an earlier use of it is still read (a release before the mma_wait
 //     retiring the wgmma group that reads it, or a load not waiting on empty);
+//   - a ring slot loaded by TMA while an ordinary (generic-proxy) read of its previous TMA load
+//     has no fence_proxy_async after it in the reading role (the release let the async-proxy
+//     write overtake the read: HOPPER.md, W4A16's weight tiles);
 //   - a slot loaded and never read by the end of the block (a producer running more iterations
 //     than its consumer: its wait on empty passes, the consumer having released the slot's
 //     previous use, and the load may be in flight when the block exits).

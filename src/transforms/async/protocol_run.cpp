@@ -31,6 +31,13 @@ struct SlotState {
   // Uses of the load being read that joined it through a `held` view while an earlier use still
   // had reads in flight: the load's reads are done when the last of them retires.
   int64_t joined = 0;
+  // Whether the load being read was a TMA load (the async proxy wrote it), not a register copy,
+  // and an ordinary (generic-proxy) read of it that its role has not yet followed by a
+  // fence_proxy_async (`unfenced_role` made it): the next TMA load into the slot may not be
+  // issued before that fence, or it could land before the read is done (HOPPER.md).
+  bool by_tma = false;
+  const Operation* unfenced_read = nullptr;
+  int64_t unfenced_role = -1;  // an index into Run::roles_ (runs are copied: no pointers)
 };
 // One buffer of one slot of a ring: its state is rings_[ring][slot * buffers + buffer].
 struct SlotRef {
@@ -257,6 +264,8 @@ class Run {
     int64_t steps = 0;  // ops executed (with the role's control flow, what identifies its state)
   };
 
+  int64_t role_index(const Role& r) const { return &r - roles_.data(); }
+
   // "producer", "consumer", or "block" for the one role of a kernel without roles.
   static std::string role_name(const Role& r) {
     return r.op->kind() == OpKind::warp_group ? r.op->str_attr("role") : std::string("block");
@@ -477,6 +486,7 @@ class Run {
     }
     ++s.issued;
     ++s.landed;
+    s.by_tma = false;
     return true;
   }
 
@@ -664,7 +674,16 @@ class Run {
                        "wgmma group no mma_wait has retired): the slot was released before its "
                        "readers finished, or the load did not wait for the release");
         }
+        if (s.unfenced_read) {
+          fail(op, "loads into " + dst->str() + " (use " + std::to_string(j) + ") by TMA while " +
+                       "an ordinary read of its previous load (" +
+                       ir::op_where(*s.unfenced_read) + ") has no fence_proxy_async after it " +
+                       "in its role: the mbarrier orders the threads, not the proxies, so this " +
+                       "load could land before that read is done; fence after the read, before " +
+                       "the release");
+        }
         ++s.issued;
+        s.by_tma = true;
         barrier(op, r, 2);  // checks the index
         Load l{*dst, op.operand(2), value(r.env, op.operand(3)),
                op.operand(1)->type().static_bytes()};
@@ -684,6 +703,17 @@ class Run {
         ++f.pc;
         return true;
       }
+      case OpKind::fence_proxy_async:
+        // This role's ordinary reads so far are ordered before any later async-proxy write.
+        for (auto& [ring, slots] : rings_) {
+          for (SlotState& slot : slots) {
+            if (slot.unfenced_role != role_index(r)) continue;
+            slot.unfenced_read = nullptr;
+            slot.unfenced_role = -1;
+          }
+        }
+        ++f.pc;
+        return true;
       case OpKind::mma_commit:
         visible_ = true;
         r.groups.push_back(std::move(r.open));
@@ -706,10 +736,17 @@ class Run {
           return true;
         }
         if (!scalar(op, r.env)) {
-          // Any other reader of a ring buffer reads it now.
+          // Any other reader of a ring buffer reads it now, through the generic proxy.
           for (const Value* v : op.operands()) {
             const size_t* u = buffers_.find(v);
-            if (u && op.kind() != OpKind::aref_slot) read(op, *u, r, false);
+            if (!u || op.kind() == OpKind::aref_slot) continue;
+            read(op, *u, r, false);
+            const SlotRef& ref = uses_[*u].ref;
+            SlotState& slot = rings_[ref.ring][ref.at()];
+            if (slot.by_tma) {
+              slot.unfenced_read = &op;
+              slot.unfenced_role = role_index(r);
+            }
           }
         }
         ++f.pc;
