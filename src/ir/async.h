@@ -185,6 +185,12 @@ const Operation* enclosing_role(const Operation& op);
 // The `aref` op that made an aref value (null for a value that is not one).
 const Operation* aref_def(const Value* v);
 
+// The ops in `block` (and nested in it) whose threads read one of `values` themselves, in the
+// order met: every user but an mma (wgmma reads shared memory through the async proxy, retired
+// by its wait) and an aref_release; a transpose is followed (its result is read in its place).
+// lower-arefs and lower-mainloops ask it who reads a ring slot with ordinary loads.
+std::vector<const Operation*> thread_readers(std::vector<const Value*> values, const Block& block);
+
 // Checks one async op's operands, results, attributes and where it stands (top level, in a
 // role); throws UserError naming the op.
 void verify_async_op(const Operation& op);

@@ -141,6 +141,26 @@ const Operation* aref_def(const Value* v) {
   return d && d->kind() == OpKind::aref ? d : nullptr;
 }
 
+std::vector<const Operation*> thread_readers(std::vector<const Value*> values, const Block& block) {
+  std::vector<const Operation*> readers;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Value* v = values[i];
+    for (const auto& op : block.ops()) {
+      walk(op.get(), [&](Operation* o) {
+        bool uses = false;
+        for (int k = 0; k < o->num_operands(); ++k) uses = uses || o->operand(k) == v;
+        if (!uses) return;
+        if (o->kind() == OpKind::transpose) {
+          values.push_back(o->result());
+        } else if (o->kind() != OpKind::mma && o->kind() != OpKind::aref_release) {
+          readers.push_back(o);
+        }
+      });
+    }
+  }
+  return readers;
+}
+
 void verify_roles(const Operation& kernel) {
   const Block& body = *kernel.region(0);
   const Operation* grid = nullptr;

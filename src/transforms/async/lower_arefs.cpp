@@ -266,20 +266,25 @@ class Lowering {
     return threads;
   }
 
-  // Whether the consumer's threads read a slot buffer themselves at all (anything but an mma,
-  // directly or through transposes): generic-proxy reads of shared memory.
-  static bool threads_read_at_all(const std::vector<Operation*>& uses) {
-    for (const Operation* op : uses) {
-      if (op->kind() != OpKind::aref_wait) continue;
+  // The consumer's own reads of slot buffers (ir::thread_readers: anything but an mma, directly
+  // or through transposes), each with the aref_wait whose slot it reads.
+  static std::vector<std::pair<const Operation*, const Operation*>> slot_readers(
+      const std::vector<Operation*>& uses) {
+    std::vector<std::pair<const Operation*, const Operation*>> readers;
+    for (const Operation* wait : uses) {
+      if (wait->kind() != OpKind::aref_wait) continue;
       std::vector<const Value*> buffers;
-      for (const auto& r : op->results()) buffers.push_back(r.get());
-      for (size_t i = 0; i < buffers.size(); ++i) {
-        std::vector<const Operation*> readers;
-        collect_readers(buffers[i], *op->parent_block(), readers, buffers);
-        if (!readers.empty()) return true;
-      }
+      for (const auto& r : wait->results()) buffers.push_back(r.get());
+      for (const Operation* reader : ir::thread_readers(buffers, *wait->parent_block()))
+        readers.emplace_back(reader, wait);
     }
-    return false;
+    return readers;
+  }
+
+  // Whether the consumer's threads read a slot buffer themselves at all: generic-proxy reads of
+  // shared memory.
+  static bool threads_read_at_all(const std::vector<Operation*>& uses) {
+    return !slot_readers(uses).empty();
   }
 
   // Whether the consumer's threads read a slot buffer themselves (a copy into registers, a
@@ -290,38 +295,9 @@ class Lowering {
   // (a row reduction over the A tile a wgmma also reads): every thread arrives after its own
   // reads instead.
   static bool threads_read(const std::vector<Operation*>& uses) {
-    bool read = false;
-    for (const Operation* op : uses) {
-      if (op->kind() != OpKind::aref_wait) continue;
-      std::vector<const Value*> buffers;
-      for (const auto& r : op->results()) buffers.push_back(r.get());
-      for (size_t i = 0; i < buffers.size(); ++i) {
-        std::vector<const Operation*> readers;
-        collect_readers(buffers[i], *op->parent_block(), readers, buffers);
-        for (const Operation* reader : readers)
-          read = read || !synced_after(*reader, op->operand(0));
-      }
-    }
-    return read;
-  }
-
-  // The ops in `block` (and nested in it) that read `v`, other than mma; transposes are followed
-  // (their results join `more`).
-  static void collect_readers(const Value* v, const Block& block,
-                              std::vector<const Operation*>& readers,
-                              std::vector<const Value*>& more) {
-    for (const auto& op : block.ops()) {
-      ir::walk(op.get(), [&](Operation* o) {
-        bool uses = false;
-        for (int i = 0; i < o->num_operands(); ++i) uses = uses || o->operand(i) == v;
-        if (!uses) return;
-        if (o->kind() == OpKind::transpose) {
-          more.push_back(o->result());
-        } else if (o->kind() != OpKind::mma && o->kind() != OpKind::aref_release) {
-          readers.push_back(o);
-        }
-      });
-    }
+    for (const auto& [reader, wait] : slot_readers(uses))
+      if (!synced_after(*reader, wait->operand(0))) return true;
+    return false;
   }
 
   // A role_sync after `op` in its block and before the block's next release of `ring` (the

@@ -377,23 +377,11 @@ class Lowering {
         ->set_attr("by", Attribute::ident("warp"));
   }
 
-  // Whether an op other than a wgmma reads a load's shared tile (directly or through transposes).
+  // Whether an op other than a wgmma reads a load's shared tile (ir::thread_readers).
   static bool threads_read_loads(const Mainloop& m) {
     std::vector<const Value*> tiles;
     for (const Operation* load : m.loads) tiles.push_back(load->result());
-    bool read = false;
-    for (size_t i = 0; i < tiles.size(); ++i) {
-      ir::walk(m.loop, [&](Operation* op) {
-        for (int o = 0; o < op->num_operands(); ++o) {
-          if (op->operand(o) != tiles[i]) continue;
-          if (op->kind() == OpKind::transpose)
-            tiles.push_back(op->result());
-          else if (op->kind() != OpKind::mma)
-            read = true;
-        }
-      });
-    }
-    return read;
+    return !ir::thread_readers(tiles, *m.loop->region(0)).empty();
   }
 
   // if %n < %trip { LOAD(%n) } (the header's LOAD).
