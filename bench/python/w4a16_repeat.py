@@ -55,6 +55,30 @@ def explain(v, r, i, y, y0, x, w16, rows, tokens, k):
                  ", ".join("%.5f" % q for q in parts)))
 
 
+def repeat_round(launch, shape, lib, launches, r, describe):
+    """One round: launch(out) into a NaN-poisoned f16 output of `shape`, checked against the
+    library's `lib` (rel_err <= 1e-2), then `launches` more launches, each into a poisoned output
+    compared bit for bit with the first. Returns (launches wrong, launches, the first wrong one
+    in words); describe(i, out, first_out) words launch i that differed."""
+    y0 = torch.full(shape, float("nan"), device="cuda", dtype=torch.float16)
+    launch(y0)
+    torch.cuda.synchronize()
+    err = (torch.linalg.norm(y0.double() - lib) / torch.linalg.norm(lib)).item()
+    wrong, first = 0, None
+    if not err <= 1e-2:
+        wrong, first = 1, "round %d first launch: rel_err %.2e against the library" % (r, err)
+    y = torch.empty_like(y0)
+    for i in range(launches):
+        y.fill_(float("nan"))
+        launch(y)
+        torch.cuda.synchronize()
+        if not torch.equal(y, y0):
+            wrong += 1
+            words = describe(i, y, y0)
+            first = first or words
+    return wrong, launches + 1, first
+
+
 def gemm_repeat(pins, shape, rounds, launches):
     """examples/kernels/gemm.tir (C = A Bᵀ, f16) with `pins` on its block_grid (e.g. "split_k =
     3"), launched like the W4A16 variants: the number of launches whose C differs from the
@@ -69,25 +93,10 @@ def gemm_repeat(pins, shape, rounds, launches):
         torch.manual_seed(r + 5)
         a = torch.randn(m, k, device="cuda").to(torch.float16)
         b = torch.randn(n, k, device="cuda").to(torch.float16)
-        c0 = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-        kernel(a, b, c0)
-        torch.cuda.synchronize()
-        lib = (a @ b.t()).double()
-        err = (torch.linalg.norm(c0.double() - lib) / torch.linalg.norm(lib)).item()
-        total += 1
-        if not err <= 1e-2:
-            bad += 1
-            first_bad = first_bad or "round %d first launch: rel_err %.2e" % (r, err)
-        c = torch.empty_like(c0)
-        for i in range(launches):
-            c.fill_(float("nan"))
-            kernel(a, b, c)
-            torch.cuda.synchronize()
-            total += 1
-            if not torch.equal(c, c0):
-                bad += 1
-                first_bad = first_bad or "round %d launch %d: %d elements differ" % (
-                    r, i, (c != c0).sum().item())
+        wrong, launched, first = repeat_round(
+            lambda c: kernel(a, b, c), (m, n), (a @ b.t()).double(), launches, r,
+            lambda i, c, c0: "round %d launch %d: %d elements differ" % (r, i, (c != c0).sum().item()))
+        bad, total, first_bad = bad + wrong, total + launched, first_bad or first
     print("gemm {%s} %s: %d of %d launches wrong%s" % (pins, shape, bad, total,
                                                       "; " + first_bad if first_bad else ""))
     return bad
@@ -112,6 +121,7 @@ def main():
         text = named_variant_text(v)
         rows, tokens = parse_variant(v)["rows"], parse_variant(v)["tokens"]
         bad, launches, first_bad = 0, 0, None
+        explained = [0]  # the first three wrong launches of the variant are explained in detail
         for r in range(args.rounds):
             kernel = tessel.compile(text, file="gemm_w4a16_%s.tir" % v)
             torch.manual_seed(1000 * r + 17)
@@ -126,31 +136,21 @@ def main():
             s = (torch.rand(k // g, n, device="cuda") * 0.015 + 0.005).to(torch.float16)
             x = (torch.randn(m, k, device="cuda") * 0.5).to(torch.float16)
             w16 = ((q.float() - 8.0) * s.float().repeat_interleave(g, dim=0).t()).to(torch.float16)
-            lib = torch.matmul(x, w16.t()).double()
-            y0 = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-            kernel(x, qp, s, y0)
-            torch.cuda.synchronize()
-            err = (torch.linalg.norm(y0.double() - lib) / torch.linalg.norm(lib)).item()
-            launches += 1
-            if not err <= 1e-2:
-                bad += 1
-                first_bad = first_bad or "round %d first launch: rel_err %.2e against cuBLAS" % (r, err)
-            y = torch.empty_like(y0)
-            for i in range(args.launches):
-                y.fill_(float("nan"))
-                kernel(x, qp, s, y)
-                torch.cuda.synchronize()
-                launches += 1
-                if not torch.equal(y, y0):
-                    bad += 1
-                    if bad <= 3:
-                        explain(v, r, i, y, y0, x, w16, rows, tokens, k)
-                    diff = (y != y0).nonzero()
-                    row, col = diff[0].tolist()
-                    first_bad = first_bad or ("round %d launch %d: %d elements differ, first at row %d "
-                                              "column %d (the tile of weight rows %d.., tokens %d..)"
-                                              % (r, i, diff.shape[0], row, col, col // rows * rows,
-                                                 row // tokens * tokens))
+            def describe(i, y, y0, r=r, x=x, w16=w16):
+                if explained[0] < 3:
+                    explained[0] += 1
+                    explain(v, r, i, y, y0, x, w16, rows, tokens, k)
+                diff = (y != y0).nonzero()
+                row, col = diff[0].tolist()
+                return ("round %d launch %d: %d elements differ, first at row %d column %d (the "
+                        "tile of weight rows %d.., tokens %d..)" % (r, i, diff.shape[0], row, col,
+                                                                   col // rows * rows,
+                                                                   row // tokens * tokens))
+
+            wrong, launched, first = repeat_round(
+                lambda y: kernel(x, qp, s, y), (m, n), torch.matmul(x, w16.t()).double(),
+                args.launches, r, describe)
+            bad, launches, first_bad = bad + wrong, launches + launched, first_bad or first
         bad_total += bad
         print("%-20s %s: %d of %d launches wrong%s" % (v, args.shape, bad, launches,
                                                         "; " + first_bad if first_bad else ""))
