@@ -71,9 +71,9 @@ def variant_text(text, name):
     """moe_w4a16.tir as variant `name` = t<T>[_r<R>][_b<B>][_s<S>]: T tokens per block (64 as
     written; find_group's tile, X's tile, the accumulator and the transposed store), R weight rows
     per block (128 as written; 64 is one consumer warpgroup), B blocks per SM (the grid's
-    `blocks_per_sm` pin; 1 as written; B > 1 is refused by the compiler since 2026-11-27:
-    intermittently wrong, bench/results/2026-11-27-split-k-repeat-h100.md) and S pipeline stages (the K loop's `stages` pin; the
-    pipeline's default as written)."""
+    `blocks_per_sm` pin; 1 as written; B > 1 was refused from 2026-11-27 to 2026-11-28, see
+    bench/results/2026-11-28-w4a16-proxy-fence-h100.md) and S pipeline stages (the K loop's
+    `stages` pin; the pipeline's default as written)."""
     m = VARIANT.match(name)
     if not m:
         raise SystemExit("moe.py: variant %r is not t<16|32|64|128>[_r<64|128>][_b<1-4>][_s<1-16>]" % name)

@@ -19,9 +19,9 @@ Variants (--variants): `tRxT` = R weight rows x T tokens per block (the example 
 `_kKT` a K tile of KT (64 in the example; shapes whose group size is not a multiple of it are
 skipped), `_sk` = split_k = auto on the block grid, `_skS` = S parts, `_bB` = blocks_per_sm = B
 (B blocks share an SM: launch bound and register budget 64K / (B x 256 threads); the persistent
-grid is sized by the occupancy the launch finds; `_sk` and `_bB`, B > 1, each alone and together,
-are refused by the compiler since 2026-11-27 on these kernels: intermittently wrong,
-bench/results/2026-11-27-split-k-repeat-h100.md), `_wW` = consumer_split_k = W (the K loop taken in
+grid is sized by the occupancy the launch finds; `_sk` and `_bB`, B > 1, were refused from
+2026-11-27 to 2026-11-28: intermittently wrong until lower-arefs fenced the weight slots' reads,
+bench/results/2026-11-28-w4a16-proxy-fence-h100.md), `_wW` = consumer_split_k = W (the K loop taken in
 turns by W consumer warpgroups of the block, summed in shared memory: split-roles), `_pP` =
 producer_split_k = P (the loads issued in turns by P producer warpgroups), `_stN` = N pipeline
 stages pinned on the K loop, `_ovoff` / `_ovprefetch` = overlap_launches = off / prefetch (by

@@ -1,10 +1,9 @@
 #!/bin/bash
 # W4A16 variants launched many times on the same inputs (bench/python/w4a16_repeat.py), on the
 # lent H100, one device call from the repository root: builds the Python extension, then
-# VARIANTS (default: split-k with two blocks an SM, which failed intermittently on 2026-11-27,
-# beside each half alone and two tiles whose consumers do not spill) at SHAPE, ROUNDS fresh
-# kernel objects x LAUNCHES launches each. Variants with split_k and blocks_per_sm > 1 compile
-# only with split-k's refusal removed (src/transforms/schedule/split_k.cpp). GEMM="PINS;MxNxK"
+# VARIANTS (default: split-k with two blocks an SM, which failed intermittently on 2026-11-27
+# before lower-arefs' proxy fence, beside each half alone and two tiles whose consumers do not
+# spill) at SHAPE, ROUNDS fresh kernel objects x LAUNCHES launches each. GEMM="PINS;MxNxK"
 # also repeats the f16 GEMM example with those pins (e.g. "split_k = 3;256x4096x8192").
 set -u
 source "$(dirname "$0")/common.sh"

@@ -73,29 +73,9 @@ EmittedKernel Emitter::run() {
   // A warp-specialized kernel's block is its roles' threads (block_grid's `threads`); each
   // role's register layouts are over the role's own threads.
   roles_ = has_roles();
-  const Operation* grid = nullptr;
   for (const auto& op : kernel_.region(0)->ops()) {
-    if (op->kind() != OpKind::block_grid) continue;
-    grid = op.get();
-    if (op->has_attr("blocks_per_sm")) blocks_per_sm_ = op->int_attr("blocks_per_sm");
-  }
-  register_a_mma_ = false;
-  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* op) {
-    register_a_mma_ = register_a_mma_ || (op->kind() == OpKind::mma &&
-                                          op->operand(0)->type().is_tensor() &&
-                                          op->operand(0)->type().space() == MemorySpace::reg);
-  });
-  // Refused until re-measured: the W4A16 kernels (wgmma's A operand the dequantized weights in
-  // registers) with two blocks an SM gave wrong values in 5 of 1505 launches at 300x8192x4096,
-  // and with split-k as well in most launches (bench/results/2026-11-27-split-k-repeat-h100.md,
-  // bench/python/w4a16_repeat.py): their threads' reads of TMA-filled slots had no proxy fence
-  // before the release, which lower-arefs now inserts; lift this when the repeat is clean.
-  if (roles_ && blocks_per_sm_ > 1 && register_a_mma_) {
-    user_error(grid ? grid->loc() : kernel_.loc(), "emit: `blocks_per_sm = ", blocks_per_sm_,
-               "` on a warp-specialized kernel whose mma reads its A operand from registers is "
-               "refused for now: it gave intermittently wrong results on the H100 before "
-               "lower-arefs' proxy fence, which is not yet measured under it; keep one block per "
-               "SM");
+    if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm"))
+      blocks_per_sm_ = op->int_attr("blocks_per_sm");
   }
   if (roles_) {
     for (const auto& op : kernel_.region(0)->ops()) {

@@ -384,7 +384,6 @@ class Emitter {
   std::ostringstream body_;
   int indent_ = 1;
   int64_t threads_ = 0;
-  bool register_a_mma_ = false;  // an mma reads its A operand from registers (wgmma's RS form)
   int64_t blocks_per_sm_ = 1;  // block_grid's `blocks_per_sm`: the launch bound's minimum blocks
   int64_t smem_bytes_ = 0;
   std::set<std::string> used_;

@@ -33,16 +33,6 @@ void Emitter::workspace_part(const Operation& op) {
 
 void Emitter::counter_arrive(const Operation& op) {
   if (issue_one_) unsupported(op, "in a role issued by one thread is not emitted");
-  // Refused until re-measured: split-k of the W4A16 kernels (A the dequantized weights in
-  // registers) gave wrong values in 1-6 of 1806 launches at 70x8192x4096 with one block per SM
-  // before lower-arefs' proxy fence (bench/results/2026-11-27-split-k-repeat-h100.md); the f16
-  // GEMM's split-k was clean.
-  if (register_a_mma_) {
-    unsupported(op, "(split-k) on a kernel whose mma reads its A operand from registers is "
-                    "refused for now: it gave intermittently wrong results on the H100 before "
-                    "lower-arefs' proxy fence, which is not yet measured under it; split the K "
-                    "loop among the block's roles (consumer_split_k) instead");
-  }
   const View& c = view(op, op.operand(0));
   const std::string n = scalar(op, op.operand(1));
   const std::string name = fresh(op.result()->name());

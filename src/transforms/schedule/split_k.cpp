@@ -63,19 +63,6 @@ class Splitter {
       grid_.remove_attr("split_k");
       return;
     }
-    // Refused until understood: W4A16 with K split three ways and two blocks an SM gave wrong
-    // values in part of a tile in most of its launches on the H100 (2026-11-27, bench/results/
-    // 2026-11-27-split-k-repeat-h100.md); the CUDA target also refuses each pin alone where an
-    // mma reads A from registers. Lift this when repeated launches of the pinned kernel stay
-    // bit-identical (scripts/gpu/w4a16_repeat.sh).
-    if (grid_.has_attr("blocks_per_sm") &&
-        grid_.attr("blocks_per_sm")->kind == Attribute::Kind::integer &&
-        grid_.int_attr("blocks_per_sm") > 1) {
-      user_error(loc_, "split-k: `split_k` with `blocks_per_sm = ", grid_.int_attr("blocks_per_sm"),
-                 "` is refused for now: the two together gave intermittently wrong results on ",
-                 "the H100 (under investigation); split K with one block per SM, or keep ",
-                 "several blocks per SM without split_k");
-    }
     std::vector<Operation*> roles;
     for (const auto& op : top_.ops()) {
       if (op->kind() == OpKind::warp_group) roles.push_back(op.get());
