@@ -71,12 +71,15 @@ def main():
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--variants", nargs="*", default=[],
-                   help="more .tir files with mlp.tir's parameters, checked and timed beside it")
+                   help="more .tir files with mlp.tir's parameters, checked and timed beside it "
+                        "(a file ending in .lowered.tir is lowered IR, compiled with the verify pass only)")
     args = p.parse_args()
     root = repository_root()
     kernels = {"tessel": tessel.compile_file(os.path.join(root, "examples/kernels/mlp.tir"))}
     for path in args.variants:
-        kernels["tessel:" + os.path.basename(path)[:-4]] = tessel.compile_file(path)
+        lowered = path.endswith(".lowered.tir")
+        kernels["tessel:" + os.path.basename(path)[:-4]] = tessel.compile_file(
+            path, passes=["verify"] if lowered else ())
     record = provenance("mlp.py")
     failures = 0
     rows_out = []
