@@ -291,13 +291,20 @@ def main():
     args = p.parse_args()
     kernels, k_tiles, rows_of, groups_of = {}, {}, {}, {}
     for v in args.variants.split(","):
+        # NAME@FILE: the kernel in FILE (lowered IR if it ends in .lowered.tir, compiled with the
+        # verify pass only: an A/B of a hand-edited kernel), its weights and sizes those of NAME.
+        base, _, path = v.partition("@")
         try:
-            choices = parse_variant(v)
+            choices = parse_variant(base)
         except ValueError as e:
             sys.exit("w4a16.py: %s" % e)
         k_tiles[v], rows_of[v], groups_of[v] = choices["k_tile"], choices["rows"], choices["groups"]
         try:
-            kernels[v] = tessel.compile(named_variant_text(v), file="gemm_w4a16_%s.tir" % v)
+            if path:
+                kernels[v] = tessel.compile_file(
+                    path, passes=["verify"] if path.endswith(".lowered.tir") else ())
+            else:
+                kernels[v] = tessel.compile(named_variant_text(v), file="gemm_w4a16_%s.tir" % v)
         except Exception as e:  # a variant the compiler refuses: say why, keep the others
             print("%-12s does not compile: %s" % (v, str(e).splitlines()[0]))
     record = provenance("w4a16.py")

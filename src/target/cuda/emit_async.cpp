@@ -189,9 +189,11 @@ void Emitter::async_op(const Operation& op) {
       return;
     }
     case OpKind::mbarrier_expect_tx:
-      line(std::string(issue_one_ ? "" : "if (tid == 0) ") +
-           "tessel::device::mbarrier_arrive_expect_tx(" + barrier(op, 0) + ", " +
-           std::to_string(op.int_attr("bytes")) + ");");
+      // `no_arrival`: the bytes are announced without the arrival (mbarrier.expect_tx), for
+      // loads issued ahead of the arrival that completes the phase (preload-ready).
+      line(std::string(issue_one_ ? "" : "if (tid == 0) ") + "tessel::device::" +
+           (op.has_attr("no_arrival") ? "mbarrier_expect_tx(" : "mbarrier_arrive_expect_tx(") +
+           barrier(op, 0) + ", " + std::to_string(op.int_attr("bytes")) + ");");
       return;
     case OpKind::copy_async:
       return op.num_operands() == 2 ? store_async(op) : copy_async(op);
