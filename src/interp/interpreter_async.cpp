@@ -124,7 +124,9 @@ void Machine::barrier_step(const Operation& op) {
   }
   bars.check(op, i);
   sync(op);
-  if (op.kind() == OpKind::mbarrier_expect_tx) return bars.arrive(op, i, 1, op.int_attr("bytes"));
+  if (op.kind() == OpKind::mbarrier_expect_tx) {
+    return bars.arrive(op, i, op.has_attr("no_arrival") ? 0 : 1, op.int_attr("bytes"));
+  }
   if (op.has_attr("cluster")) {
     for (BlockAsync* peer : cluster_targets(op)) {
       peer->barriers.at(op.operand(0)).arrive(op, i, arrival_count(op), 0);

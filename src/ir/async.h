@@ -72,7 +72,9 @@
 //                                         role (`by = warp`: each warp; `thread`: each thread;
 //                                         `one`: one thread of the role; in an `issue = one`
 //                                         role, always the one elected thread's arrival).
-//   mbarrier_expect_tx %bars, %i {bytes = B}     one arrival that also expects B more bytes.
+//   mbarrier_expect_tx %bars, %i {bytes = B}     one arrival that also expects B more bytes
+//                                         (`no_arrival`: the bytes only, for loads issued ahead
+//                                         of the arrival that completes the phase).
 //   copy_async %tile, %dst, %bars, %i {atom = "tma.load..."}   a TMA load of a global tile into a
 //                                         shared buffer that completes its bytes on bars[i].
 //   setmaxnreg {count = 40, mode = dec}   the role's per-thread register budget (first op of a

@@ -319,6 +319,11 @@ void verify_async_op(const Operation& op) {
       need_mbarrier(op, 0);
       need_index(op, 1, "the barrier index");
       int_attr_in(op, "bytes", 0, int64_t{1} << 20);
+      // `no_arrival`: the bytes only (mbarrier.expect_tx), for loads issued ahead of the arrival
+      // that completes the phase.
+      if (op.has_attr("no_arrival") && op.attr("no_arrival")->kind != Attribute::Kind::unit) {
+        fail(op, "`no_arrival` is a unit attribute (the bytes are announced without an arrival)");
+      }
       return;
     case OpKind::copy_async: {
       if (op.num_operands() == 2 && op.num_results() == 0) {

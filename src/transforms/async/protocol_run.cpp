@@ -613,6 +613,7 @@ class Run {
         int64_t count = 1, bytes = 0;
         if (op.kind() == OpKind::mbarrier_expect_tx) {
           bytes = op.int_attr("bytes");
+          if (op.has_attr("no_arrival")) count = 0;
         } else {
           const std::string& by = op.str_attr("by");
           bool one = r.op->has_attr("issue");
