@@ -73,10 +73,15 @@ def main():
                    "64x4096x4096,1024x4096x4096,4096x4096x4096,64x8192x8192,4096x8192x8192")
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=30)
+    p.add_argument("--variants", nargs="*", default=[],
+                   help="more .tir files with lstm_cell_interleaved.tir's parameters, checked and "
+                        "timed beside it (.lowered.tir: lowered IR, compiled with verify only)")
     args = p.parse_args()
     root = repository_root()
     kernel = tessel.compile_file(os.path.join(root, "examples/kernels/lstm_cell.tir"))
     kernel_il = tessel.compile_file(os.path.join(root, "examples/kernels/lstm_cell_interleaved.tir"))
+    variants = {"tessel-il:" + os.path.basename(path)[:-4]: tessel.compile_file(
+        path, passes=["verify"] if path.endswith(".lowered.tir") else ()) for path in args.variants}
     record = provenance("lstm_cell.py")
     failures = 0
     rows_out = []
@@ -105,13 +110,14 @@ def main():
                 return w.view(4, T, 64, -1).permute(1, 0, 2, 3).contiguous().view(T, 256, -1)
             wx_il, wh_il, b_il = il(w_ih), il(w_hh), il(b.view(4 * H, 1)).view(T, 256)
         checks = {}
-        for name in ["tessel", "tessel-il"] if interleaved else ["tessel"]:
+        il_kernels = {"tessel-il": kernel_il, **variants} if interleaved else {}
+        for name in ["tessel"] + list(il_kernels):
             c_out = torch.full((B, H), float("nan"), **f16)
             h_out = torch.full((B, H), float("nan"), **f16)
             if name == "tessel":
                 kernel(x, h, c, wx, wh, b4, c_out, h_out)
             else:
-                kernel_il(x, h, c, wx_il, wh_il, b_il, c_out, h_out)
+                il_kernels[name](x, h, c, wx_il, wh_il, b_il, c_out, h_out)
             torch.cuda.synchronize()
             checks[name] = {"rel_err_c": rel(c_out[r], c_ref), "rel_err_h": rel(h_out[r], h_ref),
                             "rel_err_vs_torch": rel(torch.cat([c_out, h_out], 1),
@@ -124,8 +130,8 @@ def main():
         co, ho = torch.empty_like(c), torch.empty_like(h)
         zero_b = torch.zeros_like(b)
         fns = {"tessel": lambda: kernel(x, h, c, wx, wh, b4, co, ho)}
-        if interleaved:
-            fns["tessel-il"] = lambda: kernel_il(x, h, c, wx_il, wh_il, b_il, co, ho)
+        for name, k in il_kernels.items():
+            fns[name] = lambda k=k: k(x, h, c, wx_il, wh_il, b_il, co, ho)
         fns.update({"unfused": lambda: unfused(x, h, c, w_ih, w_hh, b),
                "unfused-graph": graphed(unfused, x, h, c, w_ih, w_hh, b)})
         try:
