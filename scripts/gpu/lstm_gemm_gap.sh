@@ -9,7 +9,7 @@ source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 build_tool_and_python || exit 1
 timeout 200 build-dev/bin/tessel bench gemm --kernels gemm --iterations 20 --json $OUT/gemm.jsonl \
-  --shapes ${GEMM_SHAPES:-4096x32768x16384,4096x32768x8192,8192x8192x8192} 2>&1 | grep -E "ratio|TFLOP|x[0-9]+x" | tail -8
+  --shapes ${GEMM_SHAPES:-4096x32768x16384,4096x32768x8192,8192x8192x8192} 2>&1 | tail -12
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 timeout 300 python3 bench/python/lstm_cell.py --json $OUT/lstm_cell.jsonl --iterations 20 \
   --shapes ${SHAPES:-4096x8192x8192,1024x8192x8192} \
