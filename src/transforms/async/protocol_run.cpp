@@ -11,6 +11,7 @@
 #include "ir/async.h"
 #include "ir/barrier_model.h"
 #include "transforms/async/protocol_scalars.h"
+#include "transforms/async/protocol_slots.h"
 
 namespace tessel::transforms::protocol {
 namespace {
@@ -20,44 +21,13 @@ using ir::Operation;
 using ir::OpKind;
 using ir::Value;
 
-struct SlotState {
-  int64_t issued = 0, landed = 0, reads_started = 0, reads_done = 0;
-  // Views of this buffer (uses_ indices, made by aref_slot) that nothing has read or loaded into
-  // yet. A consumer may take a view of a landed load and release the slot without reading it (a
-  // varlen attention tile past the last sequence: Q loaded, no key tile to multiply it with);
-  // such a view is settled as a finished read when the next load into the buffer is issued, or
-  // at the block's end (Run::settle_views).
-  std::vector<size_t> views;
-  // Uses of the load being read that joined it through a `held` view while an earlier use still
-  // had reads in flight: the load's reads are done when the last of them retires.
-  int64_t joined = 0;
-  // Whether the load being read was a TMA load (the async proxy wrote it), not a register copy,
-  // and an ordinary (generic-proxy) read of it that its role has not yet followed by a
-  // fence_proxy_async (`unfenced_role` made it): the next TMA load into the slot may not be
-  // issued before that fence, or it could land before the read is done (HOPPER.md).
-  bool by_tma = false;
-  const Operation* unfenced_read = nullptr;
-  int64_t unfenced_role = -1;  // an index into Run::roles_ (runs are copied: no pointers)
-};
-// One buffer of one slot of a ring: its state is rings_[ring][slot * buffers + buffer].
-struct SlotRef {
-  const Value* ring = nullptr;
-  int64_t slot = 0;
-  int64_t buffer = 0;
-  int64_t buffers = 1;
-  int64_t at() const { return slot * buffers + buffer; }
-  std::string str() const {
-    return "buffer " + std::to_string(buffer) + " of slot " + std::to_string(slot) + " of " +
-           ir::value_ref(ring);
-  }
-};
+// A TMA load in flight: the buffer it writes and the barrier whose bytes it completes.
 struct Load {
   SlotRef ref;
   const Value* bars;
   int64_t index;
   int64_t bytes;
 };
-
 
 // One run of one block under one schedule.
 class Run {
@@ -128,6 +98,17 @@ class Run {
   }
 
  private:
+  // The slots' bookkeeping (protocol_slots.h); what breaks its rules fails with this run's
+  // context.
+  template <class F>
+  auto on_slots(F f) {
+    try {
+      return f(slots_);
+    } catch (const Slots::Failure& e) {
+      fail(*e.op, e.what);
+    }
+  }
+
   // The top level of block `block`: sizes, rings, barriers, block indices; the roles ready to run.
   // A kernel without roles (lower-mainloops' output) is one role of the block's threads that
   // runs the whole kernel body (check_protocol.h says why that is enough).
@@ -182,23 +163,9 @@ class Run {
 
   // Every role has ended: the loads still in flight land, and every load was read.
   void finish() {
-    for (auto& [ring, slots] : rings_)
-      for (SlotState& s : slots) settle_views(s);
+    slots_.settle_all();
     while (!loads_.empty()) land_next();
-    for (const auto& [ring, slots] : rings_) {
-      int64_t buffers = static_cast<int64_t>(ring->type().buffers().size());
-      for (size_t s = 0; s < slots.size(); ++s) {
-        if (slots[s].issued != slots[s].reads_started) {
-          SlotRef ref{ring, static_cast<int64_t>(s) / buffers, static_cast<int64_t>(s) % buffers,
-                      buffers};
-          fail(*ring->def(), ref.str() + " was written " + std::to_string(slots[s].issued) +
-                                 " time(s) but read " + std::to_string(slots[s].reads_started) +
-                                 " time(s) by the end of the block: a load no role waits for "
-                                 "(a producer running more iterations than its consumer?), "
-                                 "which may still be in flight when the block exits");
-        }
-      }
-    }
+    on_slots([](Slots& slots) { slots.check_all_read(); });
   }
 
   // Every interleaving of the roles' visible ops (those touching a barrier, a ring slot or a
@@ -258,7 +225,7 @@ class Run {
     std::vector<Frame> stack;
     int64_t threads = 0;
     bool done = false;
-    std::vector<std::vector<size_t>> groups;  // committed wgmma groups' reads (uses_ indices)
+    std::vector<std::vector<size_t>> groups;  // committed wgmma groups' reads (Slots use indices)
     std::vector<size_t> open;
     const Operation* blocked = nullptr;
     int64_t steps = 0;  // ops executed (with the role's control flow, what identifies its state)
@@ -323,9 +290,8 @@ class Run {
   void top_level(const Operation& op, Env& env) {
     if (scalar(op, env)) return;
     if (op.kind() == OpKind::aref) {
-      rings_[op.result()].assign(
-          op.int_attr("slots") * static_cast<int64_t>(op.result()->type().buffers().size()),
-          SlotState{});
+      slots_.add_ring(op.result(), op.int_attr("slots"),
+                      static_cast<int64_t>(op.result()->type().buffers().size()));
     } else if (op.kind() == OpKind::mbarrier_init) {
       bars_[op.result()].assign(op.result()->type().count(),
                                 ir::BarrierModel(op.int_attr("arrivals")));
@@ -350,116 +316,13 @@ class Run {
   }
 
   void land(const Load& l) {
-    SlotState& s = rings_[l.ref.ring][l.ref.at()];
-    ++s.landed;
+    slots_.landed(l.ref);
     auto status = bars_[l.bars][l.index].complete_bytes(l.bytes);
     if (status != ir::BarrierModel::Status::ok) {
       fail(*l.ref.ring->def(), "a TMA load into " + l.ref.str() +
                                    " completes more bytes than its barrier " +
                                    ir::value_ref(l.bars) + "[" + std::to_string(l.index) +
                                    "] expects (" + bars_[l.bars][l.index].describe() + ")");
-    }
-  }
-
-  // One buffer of one aref_slot executed: the reads of it are one use of the slot buffer, done
-  // when no read of it is in flight any more.
-  struct Use {
-    SlotRef ref;
-    bool started = false;
-    int outstanding = 0;
-    int64_t landed_at_view = 0;  // loads of the buffer landed when the view was taken
-    bool settled = false;        // left unread, settled by settle_views: no read may follow
-    // `aref_slot {held}`: a second view of the load its role already waited for and read, not
-    // released since (rotate-tiles: Q of tile t+1, read by its first S in one iteration of the
-    // tile loop and by the rest of its key loop in the next). Its reads continue that use.
-    bool held = false;
-  };
-
-  // The views of `s` nobody read (the new load's own destination view excepted: the caller drops
-  // it first). A view taken after the load it shows landed (its consumer waited for it) and left
-  // unread counts as a finished read of that load: the consumer released it unread, which is no
-  // hazard; no read may follow through it. A view taken before the unread load landed settles
-  // nothing and stays, so a load nobody waited for still fails (at the end of the block: written
-  // but not read).
-  void settle_views(SlotState& s) {
-    std::vector<size_t> kept;
-    for (size_t u : s.views) {
-      Use& use = uses_[u];
-      if (s.reads_started < s.issued && use.landed_at_view > s.reads_started) {
-        use.settled = true;
-        ++s.reads_started;
-        ++s.reads_done;
-      } else {
-        kept.push_back(u);
-      }
-    }
-    s.views = std::move(kept);
-  }
-
-  static void drop_view(SlotState& s, size_t use_index) {
-    s.views.erase(std::remove(s.views.begin(), s.views.end(), use_index), s.views.end());
-  }
-
-  void read(const Operation& op, size_t use_index, Role& r, bool async) {
-    visible_ = true;
-    Use& use = uses_[use_index];
-    const SlotRef& ref = use.ref;
-    SlotState& s = rings_[ref.ring][ref.at()];
-    if (use.settled) {
-      fail(op, "reads " + ref.str() + " through a view its role took and left unread until a " +
-                   "newer TMA load into it was issued: the slot was released before this read");
-    }
-    drop_view(s, use_index);
-    if (use.started) {
-      if (async) {
-        ++use.outstanding;
-        r.open.push_back(use_index);
-      }
-      return;
-    }
-    use.started = true;
-    std::string slot = ref.str();
-    if (use.held) {
-      // The load the role read last: reading resumes (its reads were done) or joins the reads
-      // still in flight; either way the load's reads are done when these retire too.
-      const int64_t i = s.reads_started;
-      if (i < 1 || s.landed < i) {
-        fail(op, "reads " + slot + " through a held view, but its role read no load of it before");
-      }
-      if (s.issued > i) {
-        fail(op, "reads " + slot + " through a held view (use " + std::to_string(i) +
-                     ") after a newer TMA load into it was issued: the slot was released");
-      }
-      if (s.reads_done == i) {
-        --s.reads_done;
-      } else if (async) {
-        ++s.joined;
-      } else {
-        return;  // a synchronous read while earlier reads are in flight: they finish the use
-      }
-      if (async) {
-        ++use.outstanding;
-        r.open.push_back(use_index);
-      } else {
-        ++s.reads_done;
-      }
-      return;
-    }
-    int64_t i = s.reads_started + 1;
-    if (s.landed < i) {
-      fail(op, "reads " + slot + " (use " + std::to_string(i) + ") before the TMA load for it " +
-                   "landed: the wait before it passed too early (a wrong parity or barrier?)");
-    }
-    if (s.issued > i) {
-      fail(op, "reads " + slot + " (use " + std::to_string(i) +
-                   ") after a newer TMA load into it was issued");
-    }
-    ++s.reads_started;
-    if (async) {
-      ++use.outstanding;
-      r.open.push_back(use_index);
-    } else {
-      ++s.reads_done;
     }
   }
 
@@ -474,31 +337,8 @@ class Run {
     const size_t* found = buffers_.find(op.operand(1));
     if (!found) return false;
     visible_ = true;
-    const SlotRef dst = uses_[*found].ref;
-    SlotState& s = rings_[dst.ring][dst.at()];
-    drop_view(s, *found);
-    settle_views(s);
-    const int64_t j = s.issued + 1;
-    if (s.reads_done < j - 1) {
-      fail(op, "stores into " + dst.str() + " (use " + std::to_string(j) + ") while use " +
-                   std::to_string(s.reads_done + 1) +
-                   " is still being read: the store did not wait for the release");
-    }
-    ++s.issued;
-    ++s.landed;
-    s.by_tma = false;
+    on_slots([&](Slots& slots) { slots.write(op, *found, false); });
     return true;
-  }
-
-  void retire(size_t use_index) {
-    Use& use = uses_[use_index];
-    if (--use.outstanding != 0) return;
-    SlotState& s = rings_[use.ref.ring][use.ref.at()];
-    if (s.joined > 0) {
-      --s.joined;
-    } else {
-      ++s.reads_done;
-    }
   }
 
   // Runs `r` until it blocks or ends (or, `single`, until it executed one visible op); whether
@@ -637,18 +477,11 @@ class Run {
         return true;
       }
       case OpKind::aref_slot: {
-        int64_t s = value(r.env, op.operand(1));
-        auto ring = rings_.find(op.operand(0));
-        if (ring == rings_.end() || s < 0 || s >= static_cast<int64_t>(ring->second.size()))
-          fail(op, "names slot " + std::to_string(s) + " of " + ir::value_ref(op.operand(0)));
+        int64_t slot = value(r.env, op.operand(1));
         for (int b = 0; b < op.num_results(); ++b) {
-          const SlotRef ref{op.operand(0), s, b, op.num_results()};
-          SlotState& state = ring->second[ref.at()];
-          uses_.push_back(Use{ref});
-          uses_.back().landed_at_view = state.landed;
-          uses_.back().held = op.has_attr("held");
-          if (!uses_.back().held) state.views.push_back(uses_.size() - 1);
-          buffers_[op.result(b)] = uses_.size() - 1;
+          buffers_[op.result(b)] = on_slots([&](Slots& slots) {
+            return slots.view(op, op.operand(0), slot, b, op.num_results(), op.has_attr("held"));
+          });
         }
         ++f.pc;
         return true;
@@ -663,30 +496,9 @@ class Run {
         if (op.num_operands() != 4) return true;  // a store from a staging buffer
         const size_t* found = buffers_.find(op.operand(1));
         if (!found) return true;
-        const SlotRef* dst = &uses_[*found].ref;
-        SlotState& s = rings_[dst->ring][dst->at()];
-        drop_view(s, *found);
-        settle_views(s);
-        int64_t j = s.issued + 1;
-        if (s.reads_done < j - 1) {
-          fail(op, "loads into " + dst->str() + " (use " + std::to_string(j) + ") while use " +
-                       std::to_string(s.reads_done + 1) +
-                       " is still being read (by a reader not done, or an async mma whose "
-                       "wgmma group no mma_wait has retired): the slot was released before its "
-                       "readers finished, or the load did not wait for the release");
-        }
-        if (s.unfenced_read) {
-          fail(op, "loads into " + dst->str() + " (use " + std::to_string(j) + ") by TMA while " +
-                       "an ordinary read of its previous load (" +
-                       ir::op_where(*s.unfenced_read) + ") has no fence_proxy_async after it " +
-                       "in its role: the mbarrier orders the threads, not the proxies, so this " +
-                       "load could land before that read is done; fence after the read, before " +
-                       "the release");
-        }
-        ++s.issued;
-        s.by_tma = true;
+        on_slots([&](Slots& slots) { slots.write(op, *found, true); });
         barrier(op, r, 2);  // checks the index
-        Load l{*dst, op.operand(2), value(r.env, op.operand(3)),
+        Load l{slots_.ref(*found), op.operand(2), value(r.env, op.operand(3)),
                op.operand(1)->type().static_bytes()};
         if (schedule_.late_loads) {
           loads_.push_back(l);
@@ -699,20 +511,16 @@ class Run {
         visible_ = true;
         bool async = op.has_attr("async");
         for (int i = 0; i < 2; ++i) {
-          if (const size_t* u = buffers_.find(op.operand(i))) read(op, *u, r, async);
+          if (const size_t* u = buffers_.find(op.operand(i))) {
+            on_slots([&](Slots& slots) { slots.read(op, *u, async, r.open); });
+          }
         }
         ++f.pc;
         return true;
       }
       case OpKind::fence_proxy_async:
         // This role's ordinary reads so far are ordered before any later async-proxy write.
-        for (auto& [ring, slots] : rings_) {
-          for (SlotState& slot : slots) {
-            if (slot.unfenced_role != role_index(r)) continue;
-            slot.unfenced_read = nullptr;
-            slot.unfenced_role = -1;
-          }
-        }
+        slots_.fence(role_index(r));
         ++f.pc;
         return true;
       case OpKind::mma_commit:
@@ -725,7 +533,7 @@ class Run {
         visible_ = true;
         size_t pending = static_cast<size_t>(op.int_attr("pending"));
         while (r.groups.size() > pending) {
-          for (size_t u : r.groups.front()) retire(u);
+          for (size_t u : r.groups.front()) slots_.retire(u);
           r.groups.erase(r.groups.begin());
         }
         ++f.pc;
@@ -741,13 +549,8 @@ class Run {
           for (const Value* v : op.operands()) {
             const size_t* u = buffers_.find(v);
             if (!u || op.kind() == OpKind::aref_slot) continue;
-            read(op, *u, r, false);
-            const SlotRef& ref = uses_[*u].ref;
-            SlotState& slot = rings_[ref.ring][ref.at()];
-            if (slot.by_tma) {
-              slot.unfenced_read = &op;
-              slot.unfenced_role = role_index(r);
-            }
+            visible_ = true;
+            on_slots([&](Slots& slots) { slots.read(op, *u, false, r.open, role_index(r)); });
           }
         }
         ++f.pc;
@@ -778,10 +581,9 @@ class Run {
   Schedule schedule_;
   std::string instance_;
   Env top_;
-  std::map<const Value*, std::vector<SlotState>> rings_;
+  Slots slots_;
   std::map<const Value*, std::vector<ir::BarrierModel>> bars_;
-  ValueMap<size_t> buffers_;  // -> uses_
-  std::vector<Use> uses_;
+  ValueMap<size_t> buffers_;  // a slot buffer's view -> its use index in slots_
   std::vector<Role> roles_;
   std::deque<Load> loads_;      // issued, not landed yet (late loads), in the order issued
   int64_t landed_ = 0;          // loads landed from loads_

@@ -2,7 +2,8 @@
 // coroutines over their synchronization skeleton, every barrier a phase model, every ring slot's
 // loads and reads counted (check_protocol.h says what it reports and why). check_protocol.cpp
 // chooses the instances — sizes, SM counts, blocks, schedules — and runs them here;
-// protocol_scalars.h evaluates the integers the run's control flow and barrier indices need.
+// protocol_scalars.h evaluates the integers the run's control flow and barrier indices need;
+// protocol_slots.h counts each ring slot's writes and reads and holds their rules.
 #pragma once
 
 #include <cstdint>
