@@ -273,8 +273,8 @@ TEST_F(GemmGpuTest, Fp8) {
 // `pins` (e.g. "split_k = 3" or "blocks_per_sm = 2") go on the example's block_grid; `resident`,
 // when given, receives what the launch sized the persistent grid for (launch_sm_count).
 double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group, const std::string& pins = "",
-                      int64_t* resident = nullptr) {
-  std::string text = examples::lowered_kernels().at("gemm_w4a16");
+                      int64_t* resident = nullptr, bool zero_points = false) {
+  std::string text = examples::lowered_kernels().at(zero_points ? "gemm_w4a16_zp" : "gemm_w4a16");
   if (!pins.empty()) {
     const std::string grid = "block_grid %tiles_n, %tiles_m :";
     const size_t at = text.find(grid);
@@ -287,7 +287,7 @@ double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group, const std:
   SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " g" +
                std::to_string(group) + " seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  const testing::W4A16Problem p(m, n, k, group, rng, 0.005, 0.02);
+  const testing::W4A16Problem p(m, n, k, group, rng, 0.005, 0.02, zero_points);
   runtime::DeviceBuffer dy(std::max<int64_t>(m * n, 1) * 2);
   dy.fill_bytes(0xFF);
   kernel.launch(p.args(p.dx, dy));
@@ -336,6 +336,14 @@ TEST_F(GemmGpuTest, W4A16) {
                                   {1, 8192, 4096, 128}}) {
     EXPECT_LT(run_w4a16_gemm(c.m, c.n, c.k, c.group), 3e-3);
   }
+}
+
+// Asymmetric quantization (gemm_w4a16_zp.tir): a zero point per group and weight row, read
+// through the producer's ring beside the scales, on shapes ragged in M and N.
+TEST_F(GemmGpuTest, W4A16ZeroPoints) {
+  EXPECT_LT(run_w4a16_gemm(70, 328, 640, 64, "", nullptr, true), 3e-3);
+  EXPECT_LT(run_w4a16_gemm(1, 8192, 4096, 128, "", nullptr, true), 3e-3);
+  EXPECT_LT(run_w4a16_gemm(300, 1000, 1024, 128, "", nullptr, true), 3e-3);
 }
 
 // Two blocks per SM (blocks_per_sm = 2: launch bound and register pool for two 384-thread blocks

@@ -18,38 +18,49 @@ namespace tessel::testing {
 struct W4A16Problem {
   int64_t m, n, k, group;
   interp::HostTensor x, q, s;  // X [M,K] f16 in [-1, 1), Q [N,K] u4, S [K/G, N] f16
-  std::vector<double> w;       // the dequantized weights (q - 8) * s, rounded to f16, [N,K]
-  runtime::DeviceBuffer dx, dq, ds;
+  // With zero points (gemm_w4a16_zp.tir): Z [K/G, N] f16, whole numbers 0..15 and every third
+  // with a fraction; without, the constant 8.
+  bool zero_points;
+  interp::HostTensor z;
+  std::vector<double> w;  // the dequantized weights (q - z) * s, each step rounded to f16, [N,K]
+  runtime::DeviceBuffer dx, dq, ds, dz;
 
   W4A16Problem(int64_t m_, int64_t n_, int64_t k_, int64_t group_, std::mt19937_64& rng,
-               double scale_lo, double scale_hi)
+               double scale_lo, double scale_hi, bool zero_points_ = false)
       : m(m_), n(n_), k(k_), group(group_), x(ir::ScalarKind::f16, {m_, k_}),
-        q(ir::ScalarKind::u4, {n_, k_}), s(ir::ScalarKind::f16, {k_ / group_, n_}) {
+        q(ir::ScalarKind::u4, {n_, k_}), s(ir::ScalarKind::f16, {k_ / group_, n_}),
+        zero_points(zero_points_), z(ir::ScalarKind::f16, {k_ / group_, n_}) {
     std::uniform_real_distribution<double> real(-1.0, 1.0), scale(scale_lo, scale_hi);
     std::uniform_int_distribution<int> nibble(0, 15);
     for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, real(rng));
     for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));
     for (int64_t i = 0; i < s.size(); ++i) s.set_float(i, scale(rng));
+    for (int64_t i = 0; i < z.size(); ++i)
+      z.set_float(i, zero_points ? nibble(rng) + (i % 3 == 0 ? 0.3 : 0.0) : 8.0);
     w.resize(static_cast<size_t>(n * k));
     for (int64_t j = 0; j < n; ++j) {
       for (int64_t kk = 0; kk < k; ++kk) {
-        w[j * k + kk] = interp::round_to(
-            ir::ScalarKind::f16,
-            (static_cast<double>(q.get_int(j * k + kk)) - 8.0) * s.get_float((kk / group) * n + j));
+        const int64_t g = (kk / group) * n + j;
+        const double centered = interp::round_to(
+            ir::ScalarKind::f16, static_cast<double>(q.get_int(j * k + kk)) - z.get_float(g));
+        w[j * k + kk] = interp::round_to(ir::ScalarKind::f16, centered * s.get_float(g));
       }
     }
     dx = upload(x);
     dq = upload(q);
     ds = upload(s);
+    if (zero_points) dz = upload(z);
   }
 
   // The kernel's arguments with `in` as X [M,K] and `out` as Y [M,N].
   std::vector<KernelArg> args(const runtime::DeviceBuffer& in,
                               const runtime::DeviceBuffer& out) const {
-    return {TensorArg{in.ptr(), {m, k}, ir::ScalarKind::f16},
-            TensorArg{dq.ptr(), {n, k}, ir::ScalarKind::u4},
-            TensorArg{ds.ptr(), {k / group, n}, ir::ScalarKind::f16},
-            TensorArg{out.ptr(), {m, n}, ir::ScalarKind::f16}};
+    std::vector<KernelArg> list{TensorArg{in.ptr(), {m, k}, ir::ScalarKind::f16},
+                                TensorArg{dq.ptr(), {n, k}, ir::ScalarKind::u4},
+                                TensorArg{ds.ptr(), {k / group, n}, ir::ScalarKind::f16}};
+    if (zero_points) list.push_back(TensorArg{dz.ptr(), {k / group, n}, ir::ScalarKind::f16});
+    list.push_back(TensorArg{out.ptr(), {m, n}, ir::ScalarKind::f16});
+    return list;
   }
 
   // X as doubles (the input the problem made).

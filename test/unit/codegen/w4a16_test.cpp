@@ -1,7 +1,8 @@
 // The W4A16 GEMMs (examples/kernels/gemm_w4a16.tir, natural weight order,
 // gemm_w4a16_packed.tir, the weights stored in permuted column blocks, and
 // bench/kernel-variants/gemm_w4a16_tiled.tir, those blocks stored tile by tile, and its
-// gemm_w4a16_tiled_groups.tir, two scale groups per K tile): in the interpreter as
+// gemm_w4a16_tiled_groups.tir, two scale groups per K tile, and gemm_w4a16_zp.tir, a zero point
+// per group and row instead of 8): in the interpreter as
 // written and lowered by the default pipeline (roles interleaved, few SMs), against plain loops
 // bit for bit, on shapes ragged in M and N; the packed one's CUDA for sm_90a: 8-byte fragment
 // reads, the lop3 unpack with the zero point folded, no spills, no serialized wgmma.
@@ -73,25 +74,32 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   ir::verify(*module);
   if (lowered) pipeline::lower(*module);
   const bool packed = name == "gemm_w4a16_packed" || tiled;
+  const bool zero_points = name == "gemm_w4a16_zp";
   std::mt19937_64 rng(20261126 + M * 31 + N);
   std::uniform_real_distribution<double> unit(-1.0, 1.0), scale(0.005, 0.02);
   std::uniform_int_distribution<int> nibble(0, 15);
   HostTensor x(ir::ScalarKind::f16, {M, K}),
       q(ir::ScalarKind::u4,
         tiled ? std::vector<int64_t>{N * K / tile_k, tile_k} : std::vector<int64_t>{N, K}),
-      s(ir::ScalarKind::f16, {K / G, N}), y(ir::ScalarKind::f16, {M, N});
+      s(ir::ScalarKind::f16, {K / G, N}), z(ir::ScalarKind::f16, {K / G, N}),
+      y(ir::ScalarKind::f16, {M, N});
   for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, unit(rng));
   for (int64_t i = 0; i < q.size(); ++i) q.set_int(i, nibble(rng));  // storage order
   for (int64_t i = 0; i < s.size(); ++i) s.set_float(i, scale(rng));
   for (int64_t i = 0; i < y.size(); ++i) y.set_float(i, unit(rng));  // poisoned
+  // Zero points as AWQ stores them (whole numbers 0..15) and, every third one, with a fraction
+  // (q - z then rounds to f16, as the tile program's subtraction does).
+  for (int64_t i = 0; i < z.size(); ++i) z.set_float(i, nibble(rng) + (i % 3 == 0 ? 0.3 : 0.0));
   std::vector<interp::Argument> args{&x, &q, &s, &y};
+  if (zero_points) args = {&x, &q, &s, &z, &y};
   interp::RunOptions options;
   options.sizes = {{"M", M}, {"N", N}, {"K", K}, {"KG", K / G}};
   if (tiled) options.sizes["NQ"] = N * K / tile_k;
   options.sm_count = 3;
   options.schedule = interp::Schedule::parse(schedule);
   interp::interpret(*module->kernels.front(), args, options);
-  // The weights as the tile program computes them: (q - 8) * s, each op rounded to f16.
+  // The weights as the tile program computes them: (q - 8) * s or (q - z) * s, each op rounded
+  // to f16.
   std::vector<float> w(static_cast<size_t>(N * K));
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t k = 0; k < K; ++k) {
@@ -100,7 +108,10 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
       const int64_t at = tiled    ? row * tile_k + k % tile_k - k % 64 + packed_position(k % 64)
                          : packed ? n * K + k - k % 64 + packed_position(k % 64)
                                   : n * K + k;
-      const float qc = static_cast<float>(q.get_int(at)) - 8.0f;
+      const float qc =
+          zero_points ? round_f16(static_cast<float>(q.get_int(at)) -
+                                  static_cast<float>(z.get_float((k / G) * N + n)))
+                      : static_cast<float>(q.get_int(at)) - 8.0f;
       w[n * K + k] = round_f16(qc * static_cast<float>(s.get_float((k / G) * N + n)));
     }
   }
@@ -131,7 +142,7 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
 }
 
 TEST(W4A16, MatchesPlainLoopsBitForBit) {
-  for (const char* name : {"gemm_w4a16", "gemm_w4a16_packed"}) {
+  for (const char* name : {"gemm_w4a16", "gemm_w4a16_packed", "gemm_w4a16_zp"}) {
     for (bool lowered : {false, true}) check(name, lowered, 70, 200, 256, 128, "round-robin");
     check(name, true, 1, 136, 192, 64, "producer-first");
     check(name, true, 130, 72, 128, 64, "random:5");
