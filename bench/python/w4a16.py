@@ -36,7 +36,9 @@ one-lop3 unpack; the layout is in that file's comment), the same Q, S and X othe
 is bench/kernel-variants/gemm_w4a16_packed_group_scale.tir (packed order, the group scale
 applied to each K tile's product instead of to every weight). `cRxT` is
 bench/kernel-variants/gemm_w4a16_tiled.tir: the weights stored tile by tile (`pack_tiled`: each
-R x KT tile one contiguous run, a block's K range one stream).
+R x KT tile one contiguous run, a block's K range one stream). `zRxT` is
+examples/kernels/gemm_w4a16_zp.tir: the natural order with a zero point per group and weight row
+(Z [K/G, N] f16, whole numbers 0..15 as AWQ stores them: W = (Q - Z) · S), passed after S.
 
 usage: w4a16.py [--shapes MxNxKgG,...] [--variants t128x64,p64x16_k128_sk4,...] [--json FILE]
                 [--iterations N] [--graph LAUNCHES [--sets S]]
@@ -65,6 +67,8 @@ SHAPES = {
     "%c_next": "R,T", "%accT": "T,R", "%Y_tile": "T,R", "%out": "T,R", "%S_tile": "R", "%sS": "R", "%s": "R",
     # bench/kernel-variants/gemm_w4a16_packed_group_scale.tir's own values
     "%s32": "R", "%sbt": "R,T", "%fresh": "R,T", "%part": "R,T",
+    # examples/kernels/gemm_w4a16_zp.tir's zero points
+    "%Z_tile": "R", "%sZ": "R", "%z": "R", "%zb": "R,KT",
 }
 
 
@@ -125,8 +129,8 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
         if name in SHAPES:
             ext = SHAPES[name].replace("KT", str(k_tile)).replace("R", str(rows)).replace("T", str(tokens))
             line = re.sub(r"\[[0-9,]+\](?=\s*(\{|$))", "[%s]" % ext, line)
-            if name in ("%Q_tile", "%X_tile", "%Y_tile", "%S_tile"):
-                box = "1," + ext if name == "%S_tile" else ext
+            if name in ("%Q_tile", "%X_tile", "%Y_tile", "%S_tile", "%Z_tile"):
+                box = "1," + ext if name in ("%S_tile", "%Z_tile") else ext
                 line = re.sub(r"shape = \[[0-9,]+\]", "shape = [%s]" % box, line)
         line = line.replace("%rows = const {value = 128}", "%%rows = const {value = %d}" % rows)
         line = line.replace("%tokens = const {value = 64}", "%%tokens = const {value = %d}" % tokens)
@@ -162,17 +166,17 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
 # The kernel each variant prefix names (w4a16.py's docstring), relative to the repository root.
 BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a16_packed.tir",
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
-         "c": "bench/kernel-variants/gemm_w4a16_tiled.tir"}
-VARIANT = re.compile(r"([tpsc])(\d+)x(\d+)(?:_k(\d+))?(?:_h(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?"
+         "c": "bench/kernel-variants/gemm_w4a16_tiled.tir", "z": "examples/kernels/gemm_w4a16_zp.tir"}
+VARIANT = re.compile(r"([tpscz])(\d+)x(\d+)(?:_k(\d+))?(?:_h(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?"
                      r"(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch))?")
 
 
 def parse_variant(name):
-    """`[tpsc]RxT[_kKT][_hH][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]` -> dict(prefix, rows, tokens,
+    """`[tpscz]RxT[_kKT][_hH][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]` -> dict(prefix, rows, tokens,
     k_tile, groups, split_k, blocks_per_sm, consumers, producers, stages, overlap)."""
     m = VARIANT.fullmatch(name)
     if not m:
-        raise ValueError("variant %r is not [tpsc]RxT[_kKT][_hH][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]"
+        raise ValueError("variant %r is not [tpscz]RxT[_kKT][_hH][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]"
                          % name)
     split = False if m.group(6) is None else (int(m.group(6)) if m.group(6) else True)
     v = {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
@@ -253,17 +257,18 @@ def graph_of(calls):
 
 
 def graph_times(args, kernel, x, qp, s, out, w16, src, dst, bytes_moved):
+    """`s`: the arguments between Q and Y (the scales, and the zero points of `z` variants)."""
     """Per-launch milliseconds of the kernel, cuBLAS and the copy, each as a graph of
     args.graph launches rotating over args.sets copies of its weights (N K / 2 bytes packed, 2 N K
     as f16: four sets of the packed 8192 x 8192 weights are 134 MB against the 50 MB L2), the
     three graphs replayed in turns (time_interleaved's medians)."""
     sets = max(1, args.sets)
     qs = [qp] + [qp.clone() for _ in range(sets - 1)]
-    ss = [s] + [s.clone() for _ in range(sets - 1)]
+    ss = [s] + [tuple(t.clone() for t in s) for _ in range(sets - 1)]
     ws = [w16] + [w16.clone() for _ in range(sets - 1)]
     srcs = [src] + [src.clone() for _ in range(sets - 1)]
     n = args.graph
-    mine = graph_of([(lambda i=i: kernel(x, qs[i % sets], ss[i % sets], out)) for i in range(n)])
+    mine = graph_of([(lambda i=i: kernel(x, qs[i % sets], *ss[i % sets], out)) for i in range(n)])
     blas = graph_of([(lambda i=i: torch.matmul(x, ws[i % sets].t())) for i in range(n)])
     copy = graph_of([(lambda i=i: dst.copy_(srcs[i % sets])) for i in range(n)])
     t_mine, t_blas, t_copy = (t / n for t in time_interleaved([mine, blas, copy], 3, args.iterations))
@@ -326,6 +331,13 @@ def main():
         src = torch.empty(n * k // 2, device="cuda", dtype=torch.int8)
         dst = torch.empty_like(src)
         bytes_moved = n * k // 2 + s.numel() * 2 + m * k * 2 + m * n * 2
+        # `z` variants: zero points per group and row, their own dequantized weights and checks.
+        if any(v[0] == "z" for v in kernels):
+            zp = torch.randint(0, 16, (k // g, n), device="cuda").to(torch.float16)
+            w16z = ((q.float() - zp.float().repeat_interleave(g, dim=0).t())
+                    * s.float().repeat_interleave(g, dim=0).t()).to(torch.float16)
+            want_z = x[rows_t].double() @ w16z.double().t()
+            lib_z = torch.matmul(x, w16z.t())
         for name, kernel in kernels.items():
             if groups_of[name] > 1 and g * groups_of[name] != k_tiles[name]:
                 print("%-20s %-10s skipped: %d scale groups per K tile of %d need groups of %d"
@@ -348,20 +360,26 @@ def main():
                 if "p32" not in packed:
                     packed["p32"] = pack_interleaved(q, 32)
                 qp = packed["p32"]
+            elif name[0] == "z":
+                qp = packed["t"]
             else:
                 qp = packed[name[0]]
-            kernel(x, qp, s, y)
+            zeros = name[0] == "z"
+            extra = (s, zp) if zeros else (s,)
+            w_ref, want_ref, lib_ref = (w16z, want_z, lib_z) if zeros else (w16, want, lib)
+            kernel(x, qp, *extra, y)
             torch.cuda.synchronize()
             got = y[rows_t].double()
-            rel_err = (torch.linalg.norm(got - want) / torch.linalg.norm(want)).item()
-            lib_err = (torch.linalg.norm(y.double() - lib.double()) / torch.linalg.norm(lib.double())).item()
+            rel_err = (torch.linalg.norm(got - want_ref) / torch.linalg.norm(want_ref)).item()
+            lib_err = (torch.linalg.norm(y.double() - lib_ref.double()) / torch.linalg.norm(lib_ref.double())).item()
             passed = rel_err <= 4e-3 and lib_err <= 1e-2
             failures += not passed
             out = torch.empty_like(y)
+            moved = bytes_moved + (zp.numel() * 2 if zeros else 0)
             mine, blas, copy = time_interleaved(
-                [lambda: kernel(x, qp, s, out), lambda: torch.matmul(x, w16.t()),
+                [lambda: kernel(x, qp, *extra, out), lambda: torch.matmul(x, w_ref.t()),
                  lambda: dst.copy_(src)], 10, args.iterations)
-            gbps = bytes_moved / mine / 1e6
+            gbps = moved / mine / 1e6
             copy_gbps = 2 * src.numel() / copy / 1e6
             r = {"name": "gemm_w4a16_" + name, "shape": shape, "M": m, "N": n, "K": k, "group": g,
                  "ms": mine, "tflops": 2.0 * m * n * k / mine / 1e9, "gbps": gbps,
@@ -370,7 +388,7 @@ def main():
                  "ratio": blas / mine, "copy_ms": copy, "copy_gbps": copy_gbps,
                  "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed, **record}
             if args.graph:
-                r.update(graph_times(args, kernel, x, qp, s, out, w16, src, dst, bytes_moved))
+                r.update(graph_times(args, kernel, x, qp, extra, out, w_ref, src, dst, moved))
                 # The graph's launches wrote `out` from copies of the same inputs: the checked Y,
                 # bit for bit (split-k sums its parts in a fixed order).
                 r["graph_output_equal"] = bool(torch.equal(out, y))

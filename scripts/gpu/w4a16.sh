@@ -2,7 +2,8 @@
 # W4A16 GEMM on the lent H100, one device call from the repository root: builds the tool and
 # the Python extension; runs GemmGpuTest.W4A16 (built here and carried:
 # strip -o .carry-w4/gemm_gpu_test build/test/gemm_gpu_test; carry [".carry-w4"]); checks the
-# kernel against the interpreter (tessel run --gpu --check) at a ragged shape; compute-sanitizer
+# kernel against the interpreter (tessel run --gpu --check) at a ragged shape (also the zero-point
+# kernel, gemm_w4a16_zp.tir); compute-sanitizer
 # (memcheck, racecheck, synccheck) on a small run, for both weight orders; then bench/python/w4a16.py (SHAPES, VARIANTS
 # override its defaults). JSON records in $OUT/w4a16.jsonl, logs in $OUT.
 set -u
@@ -19,7 +20,7 @@ ls build-dev/bin/tessel build-py/python/tessel >/dev/null || { tail -20 $LOG/bui
 T=build-dev/bin/tessel
 # Both weight orders: the natural one and the packed one (gemm_w4a16_packed.tir), each against
 # the interpreter on the same random bytes (which reads Q through its declared layout).
-for f in gemm_w4a16 gemm_w4a16_packed; do
+for f in gemm_w4a16 gemm_w4a16_packed gemm_w4a16_zp; do
   echo "== $f"
   $T run examples/kernels/$f.tir --gpu --check --size M=70,N=328,K=640,KG=10 2>&1 | tail -3
   if [ "${SAN:-1}" = 1 ]; then
