@@ -27,6 +27,20 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
+// tanh by tanh.approx.f32: one MUFU.TANH (tanhf without fast math is a sequence of ~20
+// instructions around an ex2 and a reciprocal). The PTX ISA gives its maximum relative error as
+// about 2^-11: the tile program asks for it with `tanh {approx}`.
+__device__ __forceinline__ float tanh_approx(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// sigmoid(x) = 0.5 tanh(x / 2) + 0.5: one MUFU.TANH and two FMA-pipe ops (`sigmoid {approx}`).
+__device__ __forceinline__ float sigmoid_approx(float x) {
+  return fmaf(0.5f, tanh_approx(0.5f * x), 0.5f);
+}
+
 // Two 4-bit values (the low and high nibble of `byte`) as an f16x2 word, exactly: each nibble
 // OR-ed into the mantissa of 1024.0 (0x6400: the f16 whose ulp is 1), then 1024 subtracted (and
 // 8 more when `minus8`: i4's values, passed as n ^ 8) by one packed sub.

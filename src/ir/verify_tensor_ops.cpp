@@ -383,6 +383,15 @@ void Verifier::elementwise(const Operation& op) {
             to_string(op.operand(i)->type().element()));
     }
   }
+  // `approx` (tanh and sigmoid): the hardware's tanh approximation on the GPU (tanh.approx.f32,
+  // one MUFU.TANH; sigmoid(x) as 0.5 tanh(x / 2) + 0.5), for epilogues whose outputs are 16-bit
+  // anyway. The interpreter computes the exact function.
+  if (op.has_attr("approx")) {
+    if (op.kind() != OpKind::tanh && op.kind() != OpKind::sigmoid)
+      error(op, "`approx` is for tanh and sigmoid (the hardware's tanh approximation)");
+    if (op.attr("approx")->kind != Attribute::Kind::unit)
+      error(op, "`approx` is a unit attribute");
+  }
   switch (op.kind()) {
     case OpKind::exp:
     case OpKind::exp2:

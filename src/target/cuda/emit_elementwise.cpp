@@ -142,7 +142,7 @@ std::vector<std::string> Emitter::value_args(const Operation& op, const Type& t)
   return args;
 }
 
-std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_f) {
+std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_f, bool approx) {
   switch (k) {
     case OpKind::neg:
       return "-(" + a[0] + ")";
@@ -163,8 +163,10 @@ std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_
     case OpKind::rsqrt:
       return "(1.0f / sqrtf(" + a[0] + "))";
     case OpKind::tanh:
-      return "tanhf(" + a[0] + ")";
+      // `approx`: tanh.approx.f32, one MUFU.TANH (verify_tensor_ops.cpp); else tanhf's sequence.
+      return (approx ? "tessel::device::tanh_approx(" : "tanhf(") + a[0] + ")";
     case OpKind::sigmoid:
+      if (approx) return "tessel::device::sigmoid_approx(" + a[0] + ")";
       // 1 / d for d = 1 + e^-x in [1, inf]: __fdividef is within 2 ulp there (0 past 2^126,
       // where 1 / d is below f32's normals anyway). The IEEE division's slow-path call for
       // denormal and huge divisors is never taken here but costs registers at every use: an
@@ -204,7 +206,7 @@ void Emitter::elementwise(const Operation& op) {
   if (t.is_scalar()) {
     std::vector<std::string> args;
     for (const Value* v : op.operands()) args.push_back(scalar(op, v));
-    std::string e = apply(op.kind(), args, is_f);
+    std::string e = apply(op.kind(), args, is_f, op.has_attr("approx"));
     if (e.empty()) unsupported(op, "is not supported by the CUDA emitter yet");
     std::string name = fresh(op.result()->name());
     line(std::string("const ") + (is_f ? "float " : "int ") + name + " = " + e + ";");
@@ -214,7 +216,7 @@ void Emitter::elementwise(const Operation& op) {
   if (t.space() != MemorySpace::reg) unsupported(op, "on a " + t.str() + " is not supported yet");
   if (packed_elementwise(op)) return;
   const std::vector<std::string> args = value_args(op, t);
-  std::string e = apply(op.kind(), args, is_f);
+  std::string e = apply(op.kind(), args, is_f, op.has_attr("approx"));
   if (e.empty()) unsupported(op, "is not supported by the CUDA emitter yet");
   // A loop-carried tensor whose only use is this op (attention's rescaling of the running output,
   // %o_run * alpha) is updated in its own registers: the mma that accumulates into the result

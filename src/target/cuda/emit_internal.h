@@ -249,7 +249,7 @@ class Emitter {
 
   void cast(const Operation& op);
 
-  std::string apply(OpKind k, const std::vector<std::string>& a, bool is_f);
+  std::string apply(OpKind k, const std::vector<std::string>& a, bool is_f, bool approx = false);
 
   void elementwise(const Operation& op);
   void iota(const Operation& op);

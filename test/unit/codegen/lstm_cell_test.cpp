@@ -4,11 +4,14 @@
 // in the interpreter as written and lowered by the default pipeline (roles interleaved, few SMs so
 // that one block walks several tiles through the shared ring), against plain loops bit for bit;
 // and lstm_cell.tir's CUDA for sm_90a: the second mainloop continues the first one's accumulators
-// in place, the gate math makes no calls, at most a register spills.
+// in place, the gate math makes no calls, at most a register spills; the interleaved cell with
+// `{approx}` gate math (bench/kernel-variants/lstm/): one tanh.approx per gate value, no spills.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -163,6 +166,30 @@ TEST(LstmCell, Sm90aKeepsFourAccumulatorsInPlace) {
   ASSERT_NE(spill, std::string::npos) << log;
   const size_t from = log.rfind(' ', spill - 1) + 1;
   EXPECT_LE(std::stoi(log.substr(from, spill - from)), 8) << log;
+}
+
+// `sigmoid {approx}` and `tanh {approx}` (the interleaved cell's gate math as
+// bench/kernel-variants/lstm/lstm_cell_interleaved_approx.tir writes it): the hardware's tanh
+// approximation in place of expf and tanhf, no spills, no wgmma serialized. The interpreter
+// computes the exact functions: the variant interprets bit for bit as the example does.
+TEST(LstmCell, ApproxGateMathIsOneTanhEach) {
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) +
+                   "/bench/kernel-variants/lstm/lstm_cell_interleaved_approx.tir");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = ir::parse_module(text.str(), "lstm_cell_interleaved_approx.tir");
+  ir::verify(*module);
+  CompiledKernel kernel = testing::compile_sm90a_source(*module->kernels.front());
+  const std::string& cuda = kernel.cuda_source();
+  EXPECT_NE(cuda.find("tessel::device::sigmoid_approx("), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("tessel::device::tanh_approx("), std::string::npos) << cuda;
+  EXPECT_EQ(cuda.find("tanhf("), std::string::npos) << cuda;
+  EXPECT_EQ(cuda.find("expf("), std::string::npos) << cuda;
+  const std::string log = testing::ptxas_report(cuda);
+  EXPECT_NE(log.find("Used"), std::string::npos) << log;
+  EXPECT_EQ(log.find("C751"), std::string::npos) << log;
+  EXPECT_NE(log.find(" 0 bytes spill stores"), std::string::npos) << log;
 }
 
 }  // namespace
