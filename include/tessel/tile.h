@@ -352,6 +352,11 @@ Tensor sqrt(const Tensor& x, Loc loc = Loc::current());
 Tensor rsqrt(const Tensor& x, Loc loc = Loc::current());
 Tensor tanh(const Tensor& x, Loc loc = Loc::current());
 Tensor sigmoid(const Tensor& x, Loc loc = Loc::current());
+// tanh and sigmoid by the hardware's tanh approximation on the GPU (`tanh {approx}`: one
+// MUFU.TANH, relative error about 2^-11; sigmoid as 0.5 tanh(x / 2) + 0.5), for epilogues whose
+// outputs are 16-bit; the interpreter computes the exact functions.
+Tensor approx_tanh(const Tensor& x, Loc loc = Loc::current());
+Tensor approx_sigmoid(const Tensor& x, Loc loc = Loc::current());
 Tensor abs(const Tensor& x, Loc loc = Loc::current());
 Tensor floor(const Tensor& x, Loc loc = Loc::current());
 Tensor max(const Tensor& a, const Tensor& b, Loc loc = Loc::current());

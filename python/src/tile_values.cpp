@@ -490,6 +490,12 @@ void register_functions(nb::module_& t) {
   t.def(
       "sigmoid", [](nb::handle x) { return unary<&tessel::sigmoid>(x, "sigmoid"); }, "x"_a);
   t.def(
+      "approx_tanh", [](nb::handle x) { return unary<&tessel::approx_tanh>(x, "approx_tanh"); },
+      "x"_a);
+  t.def(
+      "approx_sigmoid",
+      [](nb::handle x) { return unary<&tessel::approx_sigmoid>(x, "approx_sigmoid"); }, "x"_a);
+  t.def(
       "abs", [](nb::handle x) { return unary<&tessel::abs>(x, "abs"); }, "x"_a);
   t.def(
       "floor", [](nb::handle x) { return unary<&tessel::floor>(x, "floor"); }, "x"_a);

@@ -55,14 +55,16 @@ masked = _t.masked
 cdiv, min, max = _t.cdiv, _t.min, _t.max
 exp, exp2, log, log2, sqrt, rsqrt = _t.exp, _t.exp2, _t.log, _t.log2, _t.sqrt, _t.rsqrt
 tanh, sigmoid, abs, floor = _t.tanh, _t.sigmoid, _t.abs, _t.floor
+# The hardware's tanh approximation on the GPU (`tanh {approx}`); exact in the interpreter.
+approx_tanh, approx_sigmoid = _t.approx_tanh, _t.approx_sigmoid
 select, fma, compare, transpose = _t.select, _t.fma, _t.compare, _t.transpose
 
 __all__ = [
     "Builder", "Divisibility", "Global", "Index", "MemorySpace", "Register", "ScalarKind",
-    "Shared", "Tensor", "TileOptions", "abs", "bf16", "cdiv", "compare", "divisible_by", "exp",
-    "exp2", "f16", "f32", "f64", "f8e4m3", "f8e5m2", "floor", "fma", "i1", "i16", "i32", "i4",
-    "i64", "i8", "index", "log", "log2", "masked", "max", "min", "rsqrt", "select", "sigmoid",
-    "sqrt", "tanh", "tile_kernel", "transpose", "u4", "u8",
+    "Shared", "Tensor", "TileOptions", "abs", "approx_sigmoid", "approx_tanh", "bf16", "cdiv",
+    "compare", "divisible_by", "exp", "exp2", "f16", "f32", "f64", "f8e4m3", "f8e5m2", "floor",
+    "fma", "i1", "i16", "i32", "i4", "i64", "i8", "index", "log", "log2", "masked", "max", "min",
+    "rsqrt", "select", "sigmoid", "sqrt", "tanh", "tile_kernel", "transpose", "u4", "u8",
 ]
 
 

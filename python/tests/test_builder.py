@@ -216,6 +216,23 @@ class Language(unittest.TestCase):
         want = np.maximum(np.where(x < 0, np.exp(x), 1 / (2 - np.minimum(x, 1.5))), 0.25)
         np.testing.assert_allclose(y, want, rtol=1e-6)
 
+    def test_approx_tanh_and_sigmoid(self):
+        # `{approx}` asks the GPU for its tanh approximation; the interpreter stays exact.
+        @tessel.tile_kernel
+        def gates(b):
+            N = b.size("N")
+            X, Y = b.global_("X", f32, [N]), b.global_("Y", f32, [N])
+            (i,) = b.block_grid(cdiv(N, 8))
+            x = b.copy(X.tile([8], [i], masked(0.0)))
+            b.copy(T.approx_tanh(x) + T.approx_sigmoid(x), Y.tile([8], [i], masked()))
+
+        self.assertIn("tanh %rX {approx}", gates.source_ir)
+        self.assertIn("sigmoid %rX {approx}", gates.source_ir)
+        x = rng.standard_normal(19).astype(np.float32)
+        y = np.zeros_like(x)
+        gates(x, y)
+        np.testing.assert_allclose(y, np.tanh(x) + 1 / (1 + np.exp(-x)), rtol=1e-6)
+
     def test_pins_reach_the_ir(self):
         @tessel.tile_kernel
         def pinned(b):

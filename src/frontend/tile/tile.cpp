@@ -650,6 +650,16 @@ Tensor tanh(const Tensor& x, Loc loc) {
 Tensor sigmoid(const Tensor& x, Loc loc) {
   return unary(OpKind::sigmoid, x, loc);
 }
+Tensor approx_tanh(const Tensor& x, Loc loc) {
+  Tensor t = unary(OpKind::tanh, x, loc);
+  t.value()->def()->set_attr("approx", Attribute::unit());
+  return t;
+}
+Tensor approx_sigmoid(const Tensor& x, Loc loc) {
+  Tensor t = unary(OpKind::sigmoid, x, loc);
+  t.value()->def()->set_attr("approx", Attribute::unit());
+  return t;
+}
 Tensor abs(const Tensor& x, Loc loc) {
   return unary(OpKind::abs, x, loc);
 }
