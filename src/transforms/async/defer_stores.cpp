@@ -111,7 +111,7 @@ std::string analyze(Operation& loop, Plan& plan) {
     }
   }
   // The values of the tile body the moved ops use: the tile and index scalars are carried.
-  const std::string why = collect_carried(loop, plan.moved, out, plan.carried);
+  const std::string why = collect_carried(loop, plan.moved, {out}, plan.carried);
   if (!why.empty()) return why;
   plan.loop = &loop;
   return "";

@@ -64,6 +64,7 @@ struct Overlap {
   std::vector<size_t> part_start;  // index in `moved` where each part begins
   std::vector<Value*> carried;     // values of the tile body the parts use (the tile first)
   int accumulators = 0;            // register tensors the mainloop carries
+  int outputs = 0;                 // output tiles stored in parts (carried first)
 };
 
 // Why `loop` cannot be overlapped, or "" with `plan` filled in.
@@ -76,7 +77,24 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
   if (!output) return "no 16-bit output tile is stored in parts (stage-stores' slices)";
   const Operation* cast = output->cast;
   const size_t first_slice = output->first_slice;
-  const Value* out = cast->result();
+  // The output tiles: the first, and any other 16-bit tile the stores slice (an LSTM cell's c'
+  // and h'), each carried into the next tile and stored in its own parts.
+  std::vector<const Value*> outs{cast->result()};
+  for (size_t i = output->cast_at + 1; i < first_slice; ++i) {
+    const Operation& c = *ops[i];
+    if (c.kind() != OpKind::cast || !c.result()->type().is_tensor() ||
+        c.result()->type().space() != ir::MemorySpace::reg || !is_16bit(c.result()->type().element()))
+      continue;
+    for (size_t j = first_slice; j + 1 < ops.size(); ++j) {
+      if (ops[j]->kind() == OpKind::slice && ops[j]->operand(0) == c.result()) {
+        outs.push_back(c.result());
+        break;
+      }
+    }
+  }
+  auto is_output = [&](const Value* v) {
+    return std::find(outs.begin(), outs.end(), v) != outs.end();
+  };
   // The mainloop: the last loop before the cast that issues wgmma groups.
   for (size_t i = 0; i < ops.size() && ops[i].get() != cast; ++i) {
     if (ops[i]->kind() != OpKind::for_) continue;
@@ -114,7 +132,7 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
   // a kept op uses.
   std::vector<size_t> part(ops.size(), 0);
   for (size_t i = first_slice + 1; i < yield_at; ++i) {
-    part[i] = part[i - 1] + (ops[i]->kind() == OpKind::slice && ops[i]->operand(0) == out);
+    part[i] = part[i - 1] + (ops[i]->kind() == OpKind::slice && is_output(ops[i]->operand(0)));
   }
   std::unordered_map<const Value*, size_t> made_by;  // value -> index of the op (in range)
   for (size_t i = first_slice; i < yield_at; ++i) {
@@ -163,15 +181,15 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
     if (by_threads) {
       return ir::op_where(*ops[i]) + " copies a part out by the role's threads, not by TMA";
     }
-    const bool starts = ops[i]->kind() == OpKind::slice && ops[i]->operand(0) == out;
+    const bool starts = ops[i]->kind() == OpKind::slice && is_output(ops[i]->operand(0));
     if (plan.part_start.empty() && !starts) {
-      return "the stores do not begin with a slice of " + ir::value_ref(out);
+      return "the stores do not begin with a slice of " + ir::value_ref(outs.front());
     }
     if (starts) plan.part_start.push_back(plan.moved.size());
     plan.moved.push_back(ops[i].get());
   }
   // The values of the tile body the moved ops use: the tile and index scalars are carried.
-  why = collect_carried(loop, plan.moved, out, plan.carried);
+  why = collect_carried(loop, plan.moved, outs, plan.carried);
   if (!why.empty()) return why;
 
   // Registers per thread. In the mainloop the accumulators live beside the carried tile's 16-bit
@@ -196,7 +214,8 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
       operand_registers += is_16bit(t.element()) ? (values + 1) / 2 : values;
     }
   }
-  const int64_t words = values_per_thread(out->type(), role_threads) / 2;
+  int64_t words = 0;
+  for (const Value* out : outs) words += values_per_thread(out->type(), role_threads) / 2;
   if (accumulator_values + std::max(words, operand_registers) > kCarriedRegisterBudget) {
     return "the mainloop's accumulators (" + std::to_string(accumulator_values) +
            " values per thread) and the larger of the tile's " + std::to_string(words) +
@@ -204,6 +223,7 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
            " exceed " + std::to_string(kCarriedRegisterBudget);
   }
   plan.loop = &loop;
+  plan.outputs = static_cast<int>(outs.size());
   return "";
 }
 
@@ -345,6 +365,12 @@ void overlap_epilogue(ir::Module& module) {
         if (why.empty() && pin != true && plan.accumulators > 1) {
           why = "the mainloop carries " + std::to_string(plan.accumulators) +
                 " accumulators (measured slower overlapped; pin overlap_epilogue = true to force)";
+        }
+        // Several output tiles (the LSTM cell's c' and h'): carried and stored alike, not yet
+        // measured overlapped; unless pinned.
+        if (why.empty() && pin != true && plan.outputs > 1) {
+          why = "the tile stores " + std::to_string(plan.outputs) +
+                " output tiles (not yet measured overlapped; pin overlap_epilogue = true to force)";
         }
         // The choice between the overlapped and the plain loop needs the K loop's trip count
         // before the tile loop.

@@ -55,6 +55,10 @@
 // at every shape.
 // The emitter keeps a carried 16-bit tile as packed pairs (one 32-bit register per two values).
 //
+// Several output tiles (the LSTM cells' c' and h': 16-bit casts whose slices the stores take)
+// are carried alike, each stored in its own parts (the first output's parts first); that form
+// runs only where pinned (`overlap_epilogue = true`) until it is measured on the H100.
+//
 // Tile loops whose parts the role's threads copy out of shared memory themselves (stage-stores'
 // fallback for rows TMA cannot store) are left alone: their copy loop needs the registers the
 // carried tile would hold (ptxas spilled 68-212 bytes).

@@ -31,7 +31,10 @@ std::optional<OutputTile> find_output_tile(const Block& body) {
 }
 
 std::string collect_carried(const Operation& loop, const std::vector<Operation*>& moved,
-                            const Value* out, std::vector<Value*>& carried) {
+                            const std::vector<const Value*>& outs, std::vector<Value*>& carried) {
+  auto is_output = [&](const Value* v) {
+    return std::find(outs.begin(), outs.end(), v) != outs.end();
+  };
   std::unordered_set<const Operation*> moved_set;
   for (Operation* op : moved) ir::walk(op, [&](Operation* o) { moved_set.insert(o); });
   const ir::Type index = ir::Type::scalar(ScalarKind::index);
@@ -43,19 +46,27 @@ std::string collect_carried(const Operation& loop, const std::vector<Operation*>
         if (v->def() && moved_set.count(v->def())) continue;
         if (v->owner_block() && moved_set.count(v->owner_block()->parent())) continue;
         if (std::find(carried.begin(), carried.end(), v) != carried.end()) continue;
-        if (v == out || v->type() == index) {
+        if (is_output(v) || v->type() == index) {
           carried.push_back(v);
         } else {
           why = ir::op_where(*o) + " uses " + ir::value_ref(v) + " (" + v->type().str() +
-                ") of the tile body, which is neither the output tile nor an index";
+                ") of the tile body, which is neither an output tile nor an index";
         }
       }
     });
     if (!why.empty()) return why;
   }
-  auto tile_first = std::find(carried.begin(), carried.end(), out);
-  if (tile_first == carried.end()) return "the stores do not use the output tile";
-  std::rotate(carried.begin(), tile_first, tile_first + 1);
+  // The output tiles first, in the order of `outs`, then the scalars in the order found.
+  std::vector<Value*> ordered;
+  for (const Value* out : outs) {
+    auto it = std::find(carried.begin(), carried.end(), out);
+    if (it == carried.end()) return "the stores do not use the output tile " + ir::value_ref(out);
+    ordered.push_back(*it);
+  }
+  for (Value* v : carried) {
+    if (!is_output(v)) ordered.push_back(v);
+  }
+  carried = std::move(ordered);
   return "";
 }
 

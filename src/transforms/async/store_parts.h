@@ -63,10 +63,11 @@ struct OutputTile {
 std::optional<OutputTile> find_output_tile(const ir::Block& body);
 
 // The values of `loop`'s body that the `moved` ops use and must be carried into the next tile:
-// the output tile `out` (first) and index scalars. Appends them to `carried`; returns "" or why
-// the ops use something else of the body.
+// the output tiles `outs` (first, in their order) and index scalars. Appends them to `carried`;
+// returns "" or why the ops use something else of the body.
 std::string collect_carried(const ir::Operation& loop, const std::vector<ir::Operation*>& moved,
-                            const ir::Value* out, std::vector<ir::Value*>& carried);
+                            const std::vector<const ir::Value*>& outs,
+                            std::vector<ir::Value*>& carried);
 
 // Makes the tile loop carry `carried` to the next tile: each value becomes an iteration argument
 // (`prev_*`, zeros or 0 for the first tile) and a result (`last_*`), and `has_prev_tile` (the
