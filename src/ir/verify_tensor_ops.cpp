@@ -389,8 +389,7 @@ void Verifier::elementwise(const Operation& op) {
   if (op.has_attr("approx")) {
     if (op.kind() != OpKind::tanh && op.kind() != OpKind::sigmoid)
       error(op, "`approx` is for tanh and sigmoid (the hardware's tanh approximation)");
-    if (op.attr("approx")->kind != Attribute::Kind::unit)
-      error(op, "`approx` is a unit attribute");
+    if (op.attr("approx")->kind != Attribute::Kind::unit) error(op, "`approx` is a unit attribute");
   }
   switch (op.kind()) {
     case OpKind::exp:

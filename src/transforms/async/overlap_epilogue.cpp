@@ -62,7 +62,7 @@ struct Overlap {
   Operation* commit = nullptr;     // the first mma_commit of the mainloop's body
   std::vector<Operation*> moved;   // the parts' ops, in program order
   std::vector<size_t> part_start;  // index in `moved` where each part begins
-  std::vector<Value*> carried;     // values of the tile body the parts use (the tile first)
+  std::vector<Value*> carried;     // values of the tile body the parts use (the tiles first)
   int accumulators = 0;            // register tensors the mainloop carries
   int outputs = 0;                 // output tiles stored in parts (carried first)
 };
@@ -82,9 +82,9 @@ std::string analyze(Operation& loop, int64_t role_threads, Overlap& plan) {
   std::vector<const Value*> outs{cast->result()};
   for (size_t i = output->cast_at + 1; i < first_slice; ++i) {
     const Operation& c = *ops[i];
-    if (c.kind() != OpKind::cast || !c.result()->type().is_tensor() ||
-        c.result()->type().space() != ir::MemorySpace::reg || !is_16bit(c.result()->type().element()))
-      continue;
+    if (c.kind() != OpKind::cast) continue;
+    const Type& t = c.result()->type();
+    if (!t.is_tensor() || t.space() != ir::MemorySpace::reg || !is_16bit(t.element())) continue;
     for (size_t j = first_slice; j + 1 < ops.size(); ++j) {
       if (ops[j]->kind() == OpKind::slice && ops[j]->operand(0) == c.result()) {
         outs.push_back(c.result());
