@@ -41,7 +41,7 @@ examples/kernels/gemm_w4a16_zp.tir: the natural order with a zero point per grou
 (Z [K/G, N] f16, whole numbers 0..15 as AWQ stores them: W = (Q - Z) · S), passed after S.
 
 usage: w4a16.py [--shapes MxNxKgG,...] [--variants t128x64,p64x16_k128_sk4,...] [--json FILE]
-                [--iterations N] [--graph LAUNCHES [--sets S]]
+                [--iterations N] [--graph LAUNCHES [--sets S]] [--pad-m P]
 
 --graph: each kernel and baseline also timed as a CUDA graph of LAUNCHES launches rotating over
 S copies of its weights (graph_* fields of the record): back-to-back launches without host gaps,
@@ -256,8 +256,9 @@ def graph_of(calls):
     return g.replay
 
 
-def graph_times(args, kernel, x, qp, s, out, w16, src, dst, bytes_moved):
-    """`s`: the arguments between Q and Y (the scales, and the zero points of `z` variants)."""
+def graph_times(args, kernel, x, qp, s, out, w16, src, dst, bytes_moved, x_lib=None):
+    """`s`: the arguments between Q and Y (the scales, and the zero points of `z` variants);
+    `x_lib`: the library's X where the kernel's is padded (--pad-m)."""
     """Per-launch milliseconds of the kernel, cuBLAS and the copy, each as a graph of
     args.graph launches rotating over args.sets copies of its weights (N K / 2 bytes packed, 2 N K
     as f16: four sets of the packed 8192 x 8192 weights are 134 MB against the 50 MB L2), the
@@ -269,7 +270,8 @@ def graph_times(args, kernel, x, qp, s, out, w16, src, dst, bytes_moved):
     srcs = [src] + [src.clone() for _ in range(sets - 1)]
     n = args.graph
     mine = graph_of([(lambda i=i: kernel(x, qs[i % sets], *ss[i % sets], out)) for i in range(n)])
-    blas = graph_of([(lambda i=i: torch.matmul(x, ws[i % sets].t())) for i in range(n)])
+    x_blas = x if x_lib is None else x_lib
+    blas = graph_of([(lambda i=i: torch.matmul(x_blas, ws[i % sets].t())) for i in range(n)])
     copy = graph_of([(lambda i=i: dst.copy_(srcs[i % sets])) for i in range(n)])
     t_mine, t_blas, t_copy = (t / n for t in time_interleaved([mine, blas, copy], 3, args.iterations))
     gbps = bytes_moved / t_mine / 1e6
@@ -291,6 +293,9 @@ def main():
     p.add_argument("--graph", type=int, default=0, metavar="LAUNCHES",
                    help="also time each kernel as a CUDA graph of LAUNCHES launches (and the "
                         "baselines likewise), rotating over --sets copies of the weights")
+    p.add_argument("--pad-m", type=int, default=0, metavar="P",
+                   help="give the kernel X and Y padded with zero rows to P rows where M < P (the "
+                        "library and the byte count keep M): is a token box past the end slower?")
     p.add_argument("--sets", type=int, default=4,
                    help="weight copies a graph rotates over, so that they do not stay in L2")
     args = p.parse_args()
@@ -322,6 +327,8 @@ def main():
         packed["s"] = packed["p"]
         s = (torch.rand(k // g, n, device="cuda") * 0.015 + 0.005).to(torch.float16)
         x = (torch.randn(m, k, device="cuda") * 0.5).to(torch.float16)
+        mk = max(m, args.pad_m)
+        x_k = x if mk == m else torch.cat([x, torch.zeros(mk - m, k, device="cuda", dtype=x.dtype)])
         # The dequantized weights, each rounded to f16 once (as the kernel packs them for wgmma).
         w16 = ((q.float() - 8.0) * s.float().repeat_interleave(g, dim=0).t()).to(torch.float16)
         ref_rows = sorted(set(range(min(m, 64))) | set(range(max(0, m - 64), m)) | set(range(0, m, 61)))
@@ -347,7 +354,7 @@ def main():
                 print("%-20s %-10s skipped: one scale per K tile of %d needs groups of a multiple of it"
                       % (shape, name, k_tiles[name]))
                 continue
-            y = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            y = torch.full((mk, n), float("nan"), device="cuda", dtype=torch.float16)
             if name[0] == "c":
                 if n % rows_of[name]:
                     print("%-20s %-10s skipped: N is not a multiple of its %d-row tiles" % (shape, name, rows_of[name]))
@@ -367,17 +374,17 @@ def main():
             zeros = name[0] == "z"
             extra = (s, zp) if zeros else (s,)
             w_ref, want_ref, lib_ref = (w16z, want_z, lib_z) if zeros else (w16, want, lib)
-            kernel(x, qp, *extra, y)
+            kernel(x_k, qp, *extra, y)
             torch.cuda.synchronize()
             got = y[rows_t].double()
             rel_err = (torch.linalg.norm(got - want_ref) / torch.linalg.norm(want_ref)).item()
-            lib_err = (torch.linalg.norm(y.double() - lib_ref.double()) / torch.linalg.norm(lib_ref.double())).item()
+            lib_err = (torch.linalg.norm(y[:m].double() - lib_ref.double()) / torch.linalg.norm(lib_ref.double())).item()
             passed = rel_err <= 4e-3 and lib_err <= 1e-2
             failures += not passed
             out = torch.empty_like(y)
             moved = bytes_moved + (zp.numel() * 2 if zeros else 0)
             mine, blas, copy = time_interleaved(
-                [lambda: kernel(x, qp, *extra, out), lambda: torch.matmul(x, w_ref.t()),
+                [lambda: kernel(x_k, qp, *extra, out), lambda: torch.matmul(x, w_ref.t()),
                  lambda: dst.copy_(src)], 10, args.iterations)
             gbps = moved / mine / 1e6
             copy_gbps = 2 * src.numel() / copy / 1e6
@@ -386,9 +393,10 @@ def main():
                  "fraction_of_copy": gbps / copy_gbps, "fraction_of_nominal": gbps / NOMINAL_GBPS,
                  "baseline": "cublas f16 on dequantized weights (torch.matmul)", "baseline_ms": blas,
                  "ratio": blas / mine, "copy_ms": copy, "copy_gbps": copy_gbps,
-                 "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed, **record}
+                 "rel_err": rel_err, "rel_err_vs_baseline": lib_err, "passed": passed,
+                 "kernel_rows": mk, **record}
             if args.graph:
-                r.update(graph_times(args, kernel, x, qp, extra, out, w_ref, src, dst, moved))
+                r.update(graph_times(args, kernel, x_k, qp, extra, out, w_ref, src, dst, moved, x_lib=x))
                 # The graph's launches wrote `out` from copies of the same inputs: the checked Y,
                 # bit for bit (split-k sums its parts in a fixed order).
                 r["graph_output_equal"] = bool(torch.equal(out, y))

@@ -9,7 +9,7 @@
 #   w4a16_check_and_bench V SHAPES  W4A16 variants V (comma-separated) checked against the
 #                             interpreter (every one with CHECK_ALL=1, else the first), sanitized
 #                             (SAN=1, the first), then bench/python/w4a16.py at SHAPES as graphs of
-#                             GRAPH launches (records in $OUT/w4a16.jsonl)
+#                             GRAPH launches (records in $OUT/w4a16.jsonl; PAD_M=P: --pad-m P)
 #   run_gpu_test_binaries     every carried .carry-gpu/*_gpu_test side by side, one summary line each
 #   GEMM_SWEEP                the 32 shapes of issue 11's GEMM sweep (MxNxK, comma-separated)
 #   sweep_family LAYOUT FAM   one `tessel bench gemm --kernels FAM` over $SWEEP (default GEMM_SWEEP)
@@ -100,7 +100,7 @@ w4a16_check_and_bench() {
   (export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
    cd bench/python &&
      timeout ${BENCH_TIMEOUT:-360} python3 w4a16.py --json $OUT/w4a16.jsonl --iterations ${ITER:-30} \
-       --graph ${GRAPH:-8} --sets 4 --shapes $shapes --variants $variants 2>&1 | tail -40)
+       --graph ${GRAPH:-8} --sets 4 --shapes $shapes --variants $variants ${PAD_M:+--pad-m $PAD_M} 2>&1 | tail -40)
 }
 
 GEMM_SWEEP=512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192,16384x16384x16384,16x4096x4096,64x4096x4096,256x4096x4096,16x11008x4096,64x11008x4096,256x11008x4096,16x4096x11008,64x4096x11008,256x4096x11008,16x14336x4096,256x14336x4096,16x4096x14336,256x4096x14336,4096x4096x11008,4096x4096x14336,4096x11008x4096,4096x14336x4096,1024x4096x4096,2048x4096x4096,8192x4096x4096,4096x1024x4096,128x16384x16384,16384x128x16384,8192x8192x256,8192x8192x16384,3000x5000x704

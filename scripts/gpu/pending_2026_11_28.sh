@@ -5,6 +5,8 @@
 #           LSTM cell's variants beside the plain GEMM of its shape (lstm_gemm_gap.sh)
 #   PART=b  the zero-point W4A16 variants against the interpreter and timed (w4a16.sh, no
 #           sanitizers), then the tuned MoE with the routing costs (moe.sh)
+#   PART=c  W4A16 at M = 1 with X and Y padded to 16 rows (w4a16.py --pad-m 16) and unpadded, the
+#           best small-M variant, graphs of 8 launches: is a token box past the end slower?
 # Records come back in $OUT (gemm.jsonl, lstm_cell.jsonl, w4a16.jsonl, moe.jsonl).
 set -u
 here=$(dirname "$0")
@@ -22,4 +24,11 @@ case ${PART:-a} in
       bash $here/w4a16.sh 2>&1 | grep -E "==|relative error|ms|FAIL" | tail -20
     SAN=0 TUNED=1 TOKENS=${TOKENS:-1,64,512,4096} VARIANTS=t16_r128_b2,t32_r64_b4,t64,t128 \
       BENCH_TIMEOUT=240 bash $here/moe.sh 2>&1 | grep -E "tuned|routing|relative error|FAIL" | tail -12 ;;
+  c)
+    for pad in 0 16 0 16; do
+      echo "== pad-m $pad"
+      TESTS=0 SAN=0 PAD_M=$pad VARIANTS=${VARIANTS:-c64x16_k256_h2_w3_p2_st6,c64x16_k256_h2_w2_st8} \
+        SHAPES=1x8192x8192g128,16x8192x8192g128 BENCH_TIMEOUT=150 \
+        bash $here/overlap_launches.sh 2>&1 | grep "graph of"
+    done ;;
 esac
