@@ -157,20 +157,20 @@ class Lowering {
     // Who releases a slot: one arrival per warpgroup when only wgmma reads the buffers (the
     // warpgroup's wait retires the whole group's reads), one per thread when the consumer's
     // threads read them themselves with nothing synchronizing the role in between.
-    const bool read_by_threads = threads_read(uses);
+    const auto readers = slot_readers(uses);
+    const bool read_by_threads = unsynced_reader(readers);
     // A slot that TMA fills (the async proxy writes it) and the consumer's threads read with
     // ordinary loads (the generic proxy) needs a proxy fence between those reads and the release:
     // the mbarrier handshake orders the two threads but not the two proxies, so the producer's
     // next TMA load into the slot could land before the reads are done (PTX ISA, "Memory
     // consistency model: proxies"; fence.proxy.async). Without it W4A16's weight tiles, read
     // into registers for the dequant, were intermittently overwritten early: wrong values in
-    // most launches with split-k and two blocks an SM, in none of 906 with a fence before every
-    // consumer release (bench/results/2026-11-27-split-k-repeat-h100.md; this placement, only
-    // where threads read, is the model's and not yet measured). wgmma reads through the async
-    // proxy itself and needs none.
+    // most launches with split-k and two blocks an SM (bench/results/2026-11-27-split-k-repeat-
+    // h100.md); with this fence, in none of 1204 (2026-11-28-w4a16-proxy-fence-h100.md). wgmma
+    // reads through the async proxy itself and needs none.
     // Each reading thread fences its own reads, so each then arrives itself (one arrival per
     // warpgroup after a role_sync would not order the other threads' fences before it).
-    const bool proxy_fence = !by_threads && threads_read_at_all(uses);
+    const bool proxy_fence = !by_threads && !readers.empty();
     const bool by_thread = read_by_threads || proxy_fence;
     OpBuilder b(top_);
     b.set_insertion_point_before(first_role_);
@@ -281,21 +281,15 @@ class Lowering {
     return readers;
   }
 
-  // Whether the consumer's threads read a slot buffer themselves at all: generic-proxy reads of
-  // shared memory.
-  static bool threads_read_at_all(const std::vector<Operation*>& uses) {
-    return !slot_readers(uses).empty();
-  }
-
-  // Whether the consumer's threads read a slot buffer themselves (a copy into registers, a
-  // reduction over it: anything but an mma, directly or through transposes, whose reads the
-  // warpgroup's wgmma wait retires) without a role_sync between the read and the release in its
-  // block (warp-specialize's epilogue operands synchronize the role before their release). A
-  // warpgroup's one arrival would then free the slot while other warps of it may still read it
-  // (a row reduction over the A tile a wgmma also reads): every thread arrives after its own
-  // reads instead.
-  static bool threads_read(const std::vector<Operation*>& uses) {
-    for (const auto& [reader, wait] : slot_readers(uses))
+  // Whether one of the consumer's own reads of a slot buffer (slot_readers: a copy into
+  // registers, a reduction over it — anything but an mma, whose reads the warpgroup's wgmma wait
+  // retires) has no role_sync between it and the release in its block (warp-specialize's
+  // epilogue operands synchronize the role before their release). A warpgroup's one arrival
+  // would then free the slot while other warps of it may still read it (a row reduction over the
+  // A tile a wgmma also reads): every thread arrives after its own reads instead.
+  static bool unsynced_reader(
+      const std::vector<std::pair<const Operation*, const Operation*>>& readers) {
+    for (const auto& [reader, wait] : readers)
       if (!synced_after(*reader, wait->operand(0))) return true;
     return false;
   }
