@@ -14,6 +14,7 @@
 #include "compile/compile.h"
 #include "gpu/gpu_test.h"
 #include "gpu/kernels/w4a16_problem.h"
+#include "unit/codegen/pin_grid.h"
 #include "interp/numerics.h"
 #include "ir/parser.h"
 #include "runtime/buffer.h"
@@ -275,12 +276,7 @@ TEST_F(GemmGpuTest, Fp8) {
 double run_w4a16_gemm(int64_t m, int64_t n, int64_t k, int64_t group, const std::string& pins = "",
                       int64_t* resident = nullptr, bool zero_points = false) {
   std::string text = examples::lowered_kernels().at(zero_points ? "gemm_w4a16_zp" : "gemm_w4a16");
-  if (!pins.empty()) {
-    const std::string grid = "block_grid %tiles_n, %tiles_m :";
-    const size_t at = text.find(grid);
-    EXPECT_NE(at, std::string::npos);
-    text.replace(at, grid.size(), "block_grid %tiles_n, %tiles_m {" + pins + "} :");
-  }
+  if (!pins.empty()) text = testing::pin_block_grid(text, pins);
   auto module = ir::parse_module(text, "gemm_w4a16.tir");
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
   const uint64_t seed = runtime::fresh_seed();

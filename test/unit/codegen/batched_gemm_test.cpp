@@ -17,6 +17,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
+#include "pin_grid.h"
 #include "sm90a_compile.h"
 
 namespace tessel {
@@ -49,12 +50,7 @@ void check_batched(std::map<std::string, int64_t> sizes, int64_t sm_count, bool 
                " N = " + std::to_string(sizes["N"]) + " K = " + std::to_string(sizes["K"]) +
                " on " + std::to_string(sm_count) + " SMs" + (cluster ? " in 2x1 clusters" : ""));
   std::string text = examples::lowered_kernels().at("gemm_batched");
-  if (cluster) {
-    const std::string grid = "block_grid %tiles_m, %tiles_n, %L :";
-    const size_t at = text.find(grid);
-    EXPECT_NE(at, std::string::npos);
-    text.replace(at, grid.size(), "block_grid %tiles_m, %tiles_n, %L {cluster = [2,1,1]} :");
-  }
+  if (cluster) text = testing::pin_block_grid(text, "cluster = [2,1,1]");
   auto module = ir::parse_module(text, "gemm_batched.tir");
   pipeline::lower(*module);
   const ir::Operation& kernel = *module->kernels.front();

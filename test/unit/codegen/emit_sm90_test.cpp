@@ -13,6 +13,7 @@
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
 #include "sm90a_compile.h"
+#include "pin_grid.h"
 
 namespace tessel {
 namespace {
@@ -327,11 +328,8 @@ namespace {
 // Known and measured (bench/results/2026-11-26-split-k-h200.md): the last part's sum of the
 // partial tiles spills (the loaded tile beside the running sum); not asserted either way here.
 TEST(EmitSm90, SplitKGemmCompilesWithWorkspacesAndOneAtomicPerArrival) {
-  std::string text = examples::lowered_kernels().at("gemm");
-  const std::string grid = "block_grid %tiles_m, %tiles_n :";
-  const size_t at = text.find(grid);
-  ASSERT_NE(at, std::string::npos);
-  text.replace(at, grid.size(), "block_grid %tiles_m, %tiles_n {split_k = auto} :");
+  const std::string text =
+      testing::pin_block_grid(examples::lowered_kernels().at("gemm"), "split_k = auto");
   auto module = ir::parse_module(text, "gemm_split_k.tir");
   CompileOptions options;
   options.compile_cubin = false;

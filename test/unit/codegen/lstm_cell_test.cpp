@@ -24,6 +24,7 @@
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
 #include "sm90a_compile.h"
+#include "pin_grid.h"
 
 namespace tessel {
 namespace {
@@ -112,12 +113,7 @@ void check(bool lowered, std::map<std::string, int64_t> sizes, const char* sched
                " I = " + std::to_string(I) + " H = " + std::to_string(H) + " " + schedule + " " +
                pins);
   std::string text = examples::lowered_kernels().at(name);
-  if (!pins.empty()) {
-    const std::string grid = "block_grid %tiles_m, %tiles_n :";
-    const size_t at = text.find(grid);
-    ASSERT_NE(at, std::string::npos);
-    text.replace(at, grid.size(), "block_grid %tiles_m, %tiles_n {" + pins + "} :");
-  }
+  if (!pins.empty()) text = testing::pin_block_grid(text, pins);
   auto module = ir::parse_module(text, name + ".tir");
   ir::verify(*module);
   if (lowered) pipeline::lower(*module);

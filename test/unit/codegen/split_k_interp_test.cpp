@@ -16,6 +16,7 @@
 #include "ir/printer.h"
 #include "pipeline/pipeline.h"
 #include "tessel/example_kernels.h"
+#include "pin_grid.h"
 #include "swapped_gemm_text.h"
 
 namespace tessel {
@@ -24,11 +25,8 @@ namespace {
 using interp::HostTensor;
 
 std::unique_ptr<ir::Module> with_split(const std::string& name, const std::string& pin) {
-  std::string text = examples::lowered_kernels().at(name);
-  const std::string grid = "block_grid %tiles_m, %tiles_n :";
-  const size_t at = text.find(grid);
-  EXPECT_NE(at, std::string::npos);
-  text.replace(at, grid.size(), "block_grid %tiles_m, %tiles_n {split_k = " + pin + "} :");
+  const std::string text =
+      testing::pin_block_grid(examples::lowered_kernels().at(name), "split_k = " + pin);
   return ir::parse_module(text, name + ".tir");
 }
 

@@ -22,6 +22,7 @@
 #include "runtime/compiler.h"
 #include "tessel/example_kernels.h"
 #include "sm90a_compile.h"
+#include "pin_grid.h"
 #include "w4a16_reference.h"
 
 namespace tessel {
@@ -64,12 +65,7 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   if (roles > 1) pins += (pins.empty() ? "" : ", ") + ("consumer_split_k = " + std::to_string(roles));
   if (producers > 1)
     pins += (pins.empty() ? "" : ", ") + ("producer_split_k = " + std::to_string(producers));
-  if (!pins.empty()) {
-    const std::string grid = "block_grid %tiles_n, %tiles_m :";
-    const size_t at = text.find(grid);
-    ASSERT_NE(at, std::string::npos);
-    text.replace(at, grid.size(), "block_grid %tiles_n, %tiles_m {" + pins + "} :");
-  }
+  if (!pins.empty()) text = testing::pin_block_grid(text, pins);
   auto module = ir::parse_module(text, name + ".tir");
   ir::verify(*module);
   if (lowered) pipeline::lower(*module);
