@@ -220,45 +220,64 @@ TEST_F(TmaGpu, Load3dTo5dEqualSource) {
   check_load({16, 3, 4, 2, 5}, {8, 2, 2, 2, 4}, {8, 2, 3, 1, 2}, 0);
 }
 
-// With SWIZZLE_128B and a 128-byte inner box on a 1024-aligned destination, the 16-byte chunk j
-// of row r lands at chunk j ^ (r % 8): the layout the wgmma descriptors assume.
-TEST_F(TmaGpu, Swizzle128PlacesChunksByTheXorRule) {
-  const int rows = 64, cols = 64;  // f16: one 128-byte row per tile row
-  const std::uint64_t seed = fresh_seed();
-  auto values = tessel::testing::random_half_bits(true, rows * cols, seed);
-  DeviceBuffer source = DeviceBuffer::from_host(values);
+// A TMA descriptor of `rows` rows of 64 16-bit values (128 bytes, one swizzle row each), boxes of
+// `box_rows` rows, SWIZZLE_128B.
+CUtensorMap swizzle128_rows(const DeviceBuffer& source, int rows, int box_rows) {
   TmaSpec spec;
   spec.element = TmaElement::bf16;
   spec.address = source.ptr();
-  spec.shape = {cols, rows};
-  spec.strides_bytes = {cols * 2};
-  spec.box = {64, 64};
+  spec.shape = {64, static_cast<std::uint64_t>(rows)};
+  spec.strides_bytes = {128};
+  spec.box = {64, static_cast<std::uint32_t>(box_rows)};
   spec.swizzle = TmaSwizzle::b128;
-  CUtensorMap desc = make_tma_descriptor(spec);
-  std::vector<int> coords = {0, 0};
-  DeviceBuffer coords_device = DeviceBuffer::from_host(coords);
-  int box_bytes = rows * cols * 2, hint = 0;
-  DeviceBuffer out(box_bytes);
+  return make_tma_descriptor(spec);
+}
+
+// Launches `name` of kTmaKernels (one block of 128 threads, `tile_bytes` of shared memory on a
+// 1024-byte boundary) with `args`, whose last is `out`; returns the tile it dumped.
+std::vector<std::uint16_t> run_dump(const char* name, std::vector<void*> args, int tile_bytes,
+                                    DeviceBuffer& out) {
   out.fill_bytes(0xAB);
   Module module = compile_and_load(kTmaKernels);
-  Function kernel = module.function("tma_load_2d_test");
-  CUdeviceptr coords_ptr = coords_device.ptr(), out_ptr = out.ptr();
-  void* args[] = {&desc, &coords_ptr, &box_bytes, &hint, &out_ptr};
+  Function kernel = module.function(name);
   LaunchConfig config;
   config.block = {128};
-  config.dynamic_shared_bytes = box_bytes + 1024;
-  kernel.launch(config, args);
+  config.dynamic_shared_bytes = tile_bytes + 1024;
+  kernel.launch(config, args.data());
   context().synchronize();
-  auto got = out.to_host<std::uint16_t>();
+  return out.to_host<std::uint16_t>();
+}
+
+// Elements of a dumped 64-row tile not where SWIZZLE_128B puts them: row i holding source row
+// source_row(i) of `values` (64 per row), its 16-byte chunk j at chunk j ^ (i % 8).
+template <class SourceRow>
+int swizzle128_mismatches(const std::vector<std::uint16_t>& got,
+                          const std::vector<std::uint16_t>& values, SourceRow source_row) {
   int mismatches = 0;
-  for (int r = 0; r < rows; ++r) {
-    for (int c = 0; c < cols; ++c) {
-      int chunk = c / 8, within = c % 8;
-      int offset = r * 64 + ((chunk ^ (r % 8)) * 8) + within;  // in elements
-      if (got[offset] != values[r * cols + c]) ++mismatches;
+  for (int i = 0; i < 64; ++i) {
+    for (int c = 0; c < 64; ++c) {
+      const int offset = i * 64 + ((c / 8) ^ (i % 8)) * 8 + c % 8;  // in elements
+      if (got[offset] != values[source_row(i) * 64 + c]) ++mismatches;
     }
   }
-  EXPECT_EQ(mismatches, 0) << "seed " << seed;
+  return mismatches;
+}
+
+// With SWIZZLE_128B and a 128-byte inner box on a 1024-aligned destination, the 16-byte chunk j
+// of row r lands at chunk j ^ (r % 8): the layout the wgmma descriptors assume.
+TEST_F(TmaGpu, Swizzle128PlacesChunksByTheXorRule) {
+  const int rows = 64;  // f16: one 128-byte row per tile row
+  const std::uint64_t seed = fresh_seed();
+  auto values = tessel::testing::random_half_bits(true, rows * 64, seed);
+  DeviceBuffer source = DeviceBuffer::from_host(values);
+  CUtensorMap desc = swizzle128_rows(source, rows, 64);
+  DeviceBuffer coords_device = DeviceBuffer::from_host(std::vector<int>{0, 0});
+  int box_bytes = rows * 128, hint = 0;
+  DeviceBuffer out(box_bytes);
+  CUdeviceptr coords_ptr = coords_device.ptr(), out_ptr = out.ptr();
+  auto got = run_dump("tma_load_2d_test", {&desc, &coords_ptr, &box_bytes, &hint, &out_ptr},
+                      box_bytes, out);
+  EXPECT_EQ(swizzle128_mismatches(got, values, [](int i) { return i; }), 0) << "seed " << seed;
 }
 
 // Rows gathered one 1-row box at a time into a 128B-swizzled tile (64 rows of 64 f16, random
@@ -269,18 +288,11 @@ TEST_F(TmaGpu, Swizzle128PlacesChunksByTheXorRule) {
 // 128-byte offset of a swizzled tile) would fault and leave the context unusable for the tests
 // after it; run it alone with --gtest_also_run_disabled_tests --gtest_filter='*RowBoxes*'.
 TEST_F(TmaGpu, DISABLED_Swizzle128RowBoxesLandAsTheWholeBoxWould) {
-  const int source_rows_count = 300, rows = 64, cols = 64;
+  const int source_rows_count = 300, rows = 64;
   const std::uint64_t seed = fresh_seed();
-  auto values = tessel::testing::random_half_bits(true, source_rows_count * cols, seed);
+  auto values = tessel::testing::random_half_bits(true, source_rows_count * 64, seed);
   DeviceBuffer source = DeviceBuffer::from_host(values);
-  TmaSpec spec;
-  spec.element = TmaElement::bf16;
-  spec.address = source.ptr();
-  spec.shape = {cols, source_rows_count};
-  spec.strides_bytes = {cols * 2};
-  spec.box = {64, 1};
-  spec.swizzle = TmaSwizzle::b128;
-  CUtensorMap desc = make_tma_descriptor(spec);
+  CUtensorMap desc = swizzle128_rows(source, source_rows_count, 1);
   std::vector<int> source_rows(rows);
   std::uint64_t state = seed;
   for (int& r : source_rows) {
@@ -288,27 +300,13 @@ TEST_F(TmaGpu, DISABLED_Swizzle128RowBoxesLandAsTheWholeBoxWould) {
     r = static_cast<int>((state >> 33) % source_rows_count);
   }
   DeviceBuffer rows_device = DeviceBuffer::from_host(source_rows);
-  int row_bytes = cols * 2, rows_arg = rows;
+  int row_bytes = 128, rows_arg = rows;
   DeviceBuffer out(rows * row_bytes);
-  out.fill_bytes(0xAB);
-  Module module = compile_and_load(kTmaKernels);
-  Function kernel = module.function("tma_gather_rows_test");
   CUdeviceptr rows_ptr = rows_device.ptr(), out_ptr = out.ptr();
-  void* args[] = {&desc, &rows_ptr, &rows_arg, &row_bytes, &out_ptr};
-  LaunchConfig config;
-  config.block = {128};
-  config.dynamic_shared_bytes = rows * row_bytes + 1024;
-  kernel.launch(config, args);
-  context().synchronize();
-  auto got = out.to_host<std::uint16_t>();
-  int mismatches = 0;
-  for (int i = 0; i < rows; ++i) {
-    for (int c = 0; c < cols; ++c) {
-      const int offset = i * 64 + ((c / 8) ^ (i % 8)) * 8 + c % 8;  // in elements
-      if (got[offset] != values[source_rows[i] * cols + c]) ++mismatches;
-    }
-  }
-  EXPECT_EQ(mismatches, 0) << "seed " << seed;
+  auto got = run_dump("tma_gather_rows_test", {&desc, &rows_ptr, &rows_arg, &row_bytes, &out_ptr},
+                      rows * row_bytes, out);
+  EXPECT_EQ(swizzle128_mismatches(got, values, [&](int i) { return source_rows[i]; }), 0)
+      << "seed " << seed;
 }
 
 // A 64×32 box stored at the bottom-right corner of a 100×70 matrix writes exactly the in-bounds
