@@ -15,6 +15,8 @@
 #   sweep_family LAYOUT FAM   one `tessel bench gemm --kernels FAM` over $SWEEP (default GEMM_SWEEP)
 #                             into $OUT/sweep_LAYOUT.jsonl, one line with its time (FAMILY_TIMEOUT)
 #   sweep_summary             `tessel bench summary` of those records and an SVG; the geomean lines
+#   ncu_metrics NAME CMD...   Nsight Compute's NCU_METRICS (comma-separated) on CMD's first
+#                             launch, the CSV in $OUT/ncu_NAME.csv, one line per metric printed
 #   check_row_programs [V]    each unpinned row program (examples/kernels/*_auto.tir) against the
 #                             interpreter on the GPU at ragged sizes, one line each; with V, also
 #                             the file V/<kernel>_auto_shared.tir where there is one
@@ -130,4 +132,19 @@ check_row_programs() {
         echo "== $k (row in shared memory) $s: $(build-dev/bin/tessel run $v --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
     done
   done
+}
+
+ncu_metrics() {
+  local name=$1; shift
+  timeout ${NCU_TIMEOUT:-200} ncu --metrics $NCU_METRICS --launch-count 1 --csv "$@" \
+    > $OUT/ncu_$name.csv 2> $LOG/ncu_$name.err
+  echo "== $name (rc=$?)"
+  python3 - "$OUT/ncu_$name.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+if not rows: print("  no rows"); sys.exit()
+head = rows[0]; ni = head.index("Metric Name"); vi = head.index("Metric Value")
+for r in rows[1:]:
+    print("  %-72s %s" % (r[ni], r[vi]))
+PY
 }

@@ -10,24 +10,11 @@ set -u
 source "$(dirname "$0")/common.sh"
 build_tool || { tail -20 $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
-M="gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_sleeping_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__cycles_active.avg,gpc__cycles_elapsed.max,sm__throughput.avg.pct_of_peak_sustained_elapsed"
-prof() {  # name, command...
-  local name=$1; shift
-  timeout 200 ncu --metrics $M --launch-count 1 --csv "$@" > $OUT/ncu_$name.csv 2> $LOG/ncu_$name.err
-  echo "== $name (rc=$?)"
-  python3 - "$OUT/ncu_$name.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-if not rows: print("  no rows"); sys.exit()
-head = rows[0]; ni = head.index("Metric Name"); vi = head.index("Metric Value")
-for r in rows[1:]:
-    print("  %-72s %s" % (r[ni], r[vi]))
-PY
-}
-prof gemm $T run examples/kernels/gemm.tir --gpu --size M=4096,N=32768,K=16384 --memory-limit 8
-prof lstm_il $T run examples/kernels/lstm_cell_interleaved.tir --gpu --size B=4096,I=8192,H=8192,T=128 --memory-limit 8
+NCU_METRICS="gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_sleeping_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__cycles_active.avg,gpc__cycles_elapsed.max,sm__throughput.avg.pct_of_peak_sustained_elapsed"
+ncu_metrics gemm $T run examples/kernels/gemm.tir --gpu --size M=4096,N=32768,K=16384 --memory-limit 8
+ncu_metrics lstm_il $T run examples/kernels/lstm_cell_interleaved.tir --gpu --size B=4096,I=8192,H=8192,T=128 --memory-limit 8
 for v in ${VARIANTS:-}; do
-  prof $(basename $v .tir) $T run $v --gpu --size B=4096,I=8192,H=8192,T=128 --memory-limit 8
+  ncu_metrics $(basename $v .tir) $T run $v --gpu --size B=4096,I=8192,H=8192,T=128 --memory-limit 8
 done
 if [ "${L2:-0}" = 1 ]; then
   timeout 200 ncu --section MemoryWorkloadAnalysis_Tables --launch-count 1 $T run examples/kernels/gemm.tir \

@@ -4,32 +4,16 @@
 # warp-specialized variants given as lowered IR, and the reference GEMM, at SIZE (default
 # 4096^3). Usage (device tool, repo root): scripts/gpu/ws_profile.sh [variant.tir ...]
 set -u
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export TESSEL_CACHE_DIR=/tmp/tessel-cache
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
+source "$(dirname "$0")/common.sh"
 SIZE=${SIZE:-M=4096,N=4096,K=4096}
-cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF > $OUT/cmake.log 2>&1 &&
-  cmake --build build-dev -j16 > $LOG/build.log 2>&1 || { echo "build failed"; tail -30 $LOG/build.log; exit 1; }
+build_tool || { echo "build failed"; tail -30 $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
 echo "== reference GEMM vs cuBLAS"
 $T bench gemm-reference --shapes 4096x4096x4096,3000x5000x704 --dtype f16 --iterations 30 2>&1 | grep -E "x[0-9]+x" | head
-M="gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_membar_per_warp_active.pct,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_sleeping_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_dispatch_stall_per_warp_active.pct,smsp__warp_issue_stalled_no_instruction_per_warp_active.pct,smsp__inst_executed.sum,dram__bytes.sum,lts__t_bytes.sum"
-prof() {  # name, command...
-  local name=$1; shift
-  timeout 240 ncu --metrics $M --launch-count 1 --csv "$@" > $OUT/ncu_$name.csv 2> $OUT/ncu_$name.err
-  echo "== $name (rc=$?)"
-  python3 - "$OUT/ncu_$name.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-if not rows: print("  no rows"); sys.exit()
-head = rows[0]; ni = head.index("Metric Name"); vi = head.index("Metric Value"); ki = head.index("Kernel Name")
-for r in rows[1:]:
-    print("  %-70s %s" % (r[ni], r[vi]))
-PY
-}
-prof plain $T run examples/kernels/gemm.tir --gpu --size $SIZE
+NCU_METRICS="gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_membar_per_warp_active.pct,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_sleeping_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_dispatch_stall_per_warp_active.pct,smsp__warp_issue_stalled_no_instruction_per_warp_active.pct,smsp__inst_executed.sum,dram__bytes.sum,lts__t_bytes.sum"
+export NCU_TIMEOUT=240
+ncu_metrics plain $T run examples/kernels/gemm.tir --gpu --size $SIZE
 for v in "$@"; do
-  prof $(basename $v .tir) $T run $v --gpu --passes=verify --size $SIZE
+  ncu_metrics $(basename $v .tir) $T run $v --gpu --passes=verify --size $SIZE
 done
-prof reference --kernel-name regex:reference_gemm_f16 $T bench gemm-reference --shapes ${SIZE_X:-4096x4096x4096} --dtype f16 --iterations 1 --warmup 1
+ncu_metrics reference --kernel-name regex:reference_gemm_f16 $T bench gemm-reference --shapes ${SIZE_X:-4096x4096x4096} --dtype f16 --iterations 1 --warmup 1
