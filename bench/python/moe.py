@@ -90,16 +90,26 @@ def variant_text(text, name):
         ("shape = [64,128], window = 0} : global<f16>[64,128]", "shape = [@T@,128], window = 0} : global<f16>[@T@,128]"),
         ("register<f16>[64,128]", "register<f16>[@T@,128]"),
     ]
+    # moe_w4a16_combine.tir's epilogue: the routing weights' tile of T rows.
+    optional = [
+        ("shape = [64], window = 0} : global<f32>[64]", "shape = [@T@], window = 0} : global<f32>[@T@]"),
+        ("%w_rows = copy %W_tile : register<f32>[64]", "%w_rows = copy %W_tile : register<f32>[@T@]"),
+    ]
     for old, new in swaps:
         if old not in body:
             raise SystemExit("moe.py: variant %s: %r not in moe_w4a16.tir" % (name, old))
         body = body.replace(old, new)
+    for old, new in optional:
+        body = body.replace(old, new)
     body = body.replace("128", rows).replace("@T@", tokens)  # every 128 of the body is a weight row count
     if blocks:
-        grid = "%bn, %bt = block_grid %tiles_n, %tiles_t :"
-        if grid not in body:
-            raise SystemExit("moe.py: variant %s: %r not in moe_w4a16.tir" % (name, grid))
-        body = body.replace(grid, "%%bn, %%bt = block_grid %%tiles_n, %%tiles_t {blocks_per_sm = %s} :" % blocks)
+        grid = re.compile(r"%bn, %bt = block_grid %tiles_n, %tiles_t (?:\{([^}]*)\} )?:")
+        found = grid.search(body)
+        if not found:
+            raise SystemExit("moe.py: variant %s: no block_grid %%tiles_n, %%tiles_t in the kernel" % name)
+        pins = ", ".join(p for p in [found.group(1), "blocks_per_sm = %s" % blocks] if p)
+        body = body[:found.start()] + "%%bn, %%bt = block_grid %%tiles_n, %%tiles_t {%s} :" % pins + \
+            body[found.end():]
     if stages:
         loop = "iter(%c = %zero) :"
         if loop not in body:

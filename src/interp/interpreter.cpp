@@ -231,7 +231,10 @@ int64_t Machine::address(const Operation& op, const View& v, const std::vector<i
     }
     return a;
   }
-  for (size_t d = 0; d < c.size(); ++d) a += c[d] * v.strides[d];
+  for (size_t d = 0; d < c.size(); ++d) {
+    a += static_cast<int>(d) == v.indirect_dim ? (*v.indirect_offsets)[static_cast<size_t>(c[d])]
+                                               : c[d] * v.strides[d];
+  }
   TESSEL_ASSERT(a >= 0 && a < v.storage->size(), op.name(), ": address ", a, " outside storage of ",
                 v.storage->size(), " elements");
   return a;

@@ -28,18 +28,25 @@ void Machine::tile(const Operation& op) {
     }
     window_end = window_first + extent;
   }
+  const int indirect = ir::tile_indirect_dim(op);
+  if (indirect >= 0 && (src.map || src.indirect_dim >= 0 || src.dim_map.size() != src.root_shape.size())) {
+    user_error(op.loc(), "tile: an indirect tile is a tile of a whole tensor, not of a view");
+  }
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t coord = index(op.operand(static_cast<int>(d) + 1));
     if (coord < 0) {
       user_error(op.loc(), "tile: tile coordinate ", coord, " in dimension ", d, " is negative");
     }
     start[d] = coord * shape[d] + (static_cast<int>(d) == window ? window_first : 0);
-    if (src.map) {
+    if (static_cast<int>(d) == indirect) {
+      indirect_rows(op, t, d, start[d], shape[d]);
+    } else if (src.map) {
       t.map_origin[src.map_dim[d]] += start[d];
     } else {
       t.offset += start[d] * src.strides[d];
     }
-    t.valid[d] = std::clamp<int64_t>(src.valid[d] - start[d], 0, shape[d]);
+    if (static_cast<int>(d) != indirect)
+      t.valid[d] = std::clamp<int64_t>(src.valid[d] - start[d], 0, shape[d]);
     t.shape[d] = shape[d];
     if (static_cast<int>(d) == src.over_dim) {
       t.over_valid = std::clamp<int64_t>(src.over_valid - start[d], 0, shape[d]);
@@ -77,6 +84,10 @@ void Machine::tile(const Operation& op) {
     if (at == kept.end()) user_error(op.loc(), "tile: squeezes its window's dimension");
     out.over_dim = static_cast<int>(at - kept.begin());
   }
+  if (t.indirect_dim >= 0) {  // (the verifier keeps it from being squeezed)
+    auto at = std::find(kept.begin(), kept.end(), t.indirect_dim);
+    out.indirect_dim = static_cast<int>(at - kept.begin());
+  }
   bool all_outside = false;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (std::find(kept.begin(), kept.end(), static_cast<int>(d)) == kept.end()) {
@@ -91,6 +102,29 @@ void Machine::tile(const Operation& op) {
   }
   if (all_outside) std::fill(out.valid.begin(), out.valid.end(), 0);
   set_tensor(op.result(), out);
+}
+
+// src/ir/grouped.h, indirect tiles: dimension d of tile `t` (positions start .. start + extent
+// of the row map, the tile's last operand) addresses the rows the map holds there. Positions past
+// the map's end are outside the tile; a row outside the tensor is the caller's error.
+void Machine::indirect_rows(const Operation& op, View& t, size_t d, int64_t start,
+                            int64_t extent) {
+  const Value* map_value = ir::tile_indirect_map(op);
+  const View& map = get(map_value).tensor;
+  const int64_t rows = t.valid[d];  // the tensor's extent along d (t is a whole tensor's view)
+  t.valid[d] = std::clamp<int64_t>(map.shape[0] - start, 0, extent);
+  auto offsets = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(extent), 0);
+  for (int64_t i = 0; i < t.valid[d]; ++i) {
+    const int64_t row = read(op, map, {start + i}).i;
+    if (row < 0 || row >= rows) {
+      user_error(op.loc(), "tile: the row map ", ir::value_ref(map_value), " sends position ",
+                 start + i, " to row ", row, ", outside the ", rows, " of ",
+                 ir::value_ref(op.operand(0)));
+    }
+    (*offsets)[static_cast<size_t>(i)] = row * t.strides[d];
+  }
+  t.indirect_dim = static_cast<int>(d);
+  t.indirect_offsets = std::move(offsets);
 }
 
 // src/ir/grouped.h: the group of tile %t of the flat list of every group's tiles.
@@ -149,6 +183,7 @@ void Machine::transpose(const Operation& op) {
     t.dim_map[d] = v.dim_map[perm[d]];
     if (v.map) t.map_dim[d] = v.map_dim[perm[d]];
     if (v.over_dim == perm[d]) t.over_dim = static_cast<int>(d);
+    if (v.indirect_dim == perm[d]) t.indirect_dim = static_cast<int>(d);
   }
   set_tensor(op.result(), t);
 }

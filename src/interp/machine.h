@@ -64,6 +64,11 @@ struct View {
   int over_dim = -1;
   int64_t over_valid = 0;
   bool over_finite = false;
+  // An indirect tile (src/ir/grouped.h): along dimension indirect_dim, coordinate c addresses
+  // storage offset indirect_offsets[c] (the mapped row times the row stride) instead of
+  // c * strides[indirect_dim]; only its first valid[indirect_dim] entries mean anything. -1: none.
+  int indirect_dim = -1;
+  std::shared_ptr<const std::vector<int64_t>> indirect_offsets;
   std::string root_name;
   std::vector<int64_t> root_shape, origin;
   std::vector<int> dim_map;  // view dim -> root dim
@@ -212,6 +217,7 @@ class Machine {
   void exec(const Operation& op);
 
   void tile(const Operation& op);
+  void indirect_rows(const Operation& op, View& t, size_t d, int64_t start, int64_t extent);
   void find_group(const Operation& op);
 
   void global_view(const Operation& op);

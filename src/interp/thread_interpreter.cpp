@@ -302,7 +302,7 @@ void ThreadRun::exec(const Operation& op) {
 
 void ThreadRun::tile(const Operation& op) {
   const RV& src = get(op.operand(0));
-  if (src.kind != RV::global) unsupported(op);
+  if (src.kind != RV::global || ir::tile_indirect_dim(op) >= 0) unsupported(op);
   const auto& shape = op.ints_attr("shape");
   std::vector<int64_t> squeeze =
       op.has_attr("squeeze") ? op.ints_attr("squeeze") : std::vector<int64_t>{};

@@ -42,6 +42,24 @@
 //   A store into a tile with either over_read is refused (reads past the window are
 //   unspecified; writes must be dropped there).
 //
+// Indirect tiles (an MoE layer's routing: the down projection's rows scattered to their tokens'
+// slots, vLLM's fused MoE writes its output so):
+//
+//   %t = tile %Y, %bt, %bn, %first, %rows, %slot {indirect = 0, window = 0, masked, shape = [R, C]}
+//       The last operand %slot is a global i32 tensor of one dimension, L long (the row map).
+//       Along the indirect dimension D the tile's coordinates are positions in the map, counted
+//       as without `indirect` (tile index times extent, plus the window's first element): the
+//       element at position i lives at the tensor's coordinate %slot[i] along D. Position i is
+//       inside when i < L (and inside the window); the tensor's extent along D bounds the
+//       values of the map instead: a value outside [0, extent) is the caller's error (the
+//       interpreter reports it; the GPU writes or reads wherever it points). A map that sends
+//       two positions to one element makes the order of their stores unspecified.
+//   Rules (the verifier's): the tile is global and masked, D is not its innermost dimension
+//   (rows are scattered, each row stays contiguous, so stores stay vectors), not squeezed, and
+//   not over_read. Threads load and store indirect tiles element by element as any global tile;
+//   TMA, whose boxes are affine, does not serve them (stage-stores leaves them alone, the
+//   emitter refuses a TMA of one).
+//
 // Interpreter, protocol check and emitter share the semantics below (find_group_tile,
 // tile_over_read).
 #pragma once

@@ -432,6 +432,17 @@ int tile_window_dim(const Operation& tile) {
   return w && w->kind == Attribute::Kind::integer ? static_cast<int>(w->i) : -1;
 }
 
+int tile_indirect_dim(const Operation& tile) {
+  const Attribute* d = tile.attr("indirect");
+  return d && d->kind == Attribute::Kind::integer ? static_cast<int>(d->i) : -1;
+}
+
+const Value* tile_indirect_map(const Operation& tile) {
+  return tile_indirect_dim(tile) >= 0 && tile.num_operands() > 0
+             ? tile.operand(tile.num_operands() - 1)
+             : nullptr;
+}
+
 const Value* storage_root(const Value* v) {
   while (v->def() && (v->def()->kind() == OpKind::tile || v->def()->kind() == OpKind::transpose))
     v = v->def()->operand(0);

@@ -320,6 +320,13 @@ bool is_mainloop(const Operation& op);
 // src/ir/grouped.h): the dimension, or -1 for a tile without one.
 int tile_window_dim(const Operation& tile);
 
+// A tile op's indirect dimension (`indirect = D`: the last operand is a global i32 tensor of one
+// dimension, the row map; the tile's coordinate i along D addresses the tensor's row map[i]; see
+// "Indirect tiles" in src/ir/grouped.h): the dimension, or -1 for a tile without one.
+int tile_indirect_dim(const Operation& tile);
+// The row map of a tile with an indirect dimension (null without one).
+const Value* tile_indirect_map(const Operation& tile);
+
 // The dimensions of a `tile` op's tensor that its result keeps: all of them but those its
 // `squeeze` attribute drops, in order.
 std::vector<int> tile_kept_dims(const Operation& tile);

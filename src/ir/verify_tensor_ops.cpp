@@ -37,10 +37,34 @@ void Verifier::tile(const Operation& op) {
           " of ", value_ref(op.operand(0)));
   }
   const int extra = window >= 0 ? 2 : 0;
-  if (op.num_operands() != 1 + src.rank() + extra) {
+  // An indirect dimension (src/ir/grouped.h) adds its row map last.
+  const int indirect = tile_indirect_dim(op);
+  if (op.has_attr("indirect") && (indirect < 0 || indirect >= src.rank())) {
+    error(op, "indirect names dimension ", op.attr("indirect")->str(), ", not one of the ",
+          src.rank(), " of ", value_ref(op.operand(0)));
+  }
+  const int map = indirect >= 0 ? 1 : 0;
+  if (op.num_operands() != 1 + src.rank() + extra + map) {
     error(op, "needs ", src.rank(), " tile coordinate(s), one per dimension",
-          extra ? ", then the window's first element and extent," : ",", " not ",
-          op.num_operands() - 1, " operand(s)");
+          extra ? ", then the window's first element and extent," : ",",
+          map ? " then the row map," : "", " not ", op.num_operands() - 1, " operand(s)");
+  }
+  if (indirect >= 0) {
+    const Type& m = tensor_operand(op, op.num_operands() - 1, "the row map");
+    if (m.space() != MemorySpace::global || m.element() != ScalarKind::i32 || m.rank() != 1) {
+      error(op, "the row map of an indirect tile is a global<i32> of one dimension, not ",
+            m.str());
+    }
+    if (src.space() != MemorySpace::global) error(op, "only a global tensor's tile is indirect");
+    if (!op.has_attr("masked")) {
+      error(op, "an indirect tile is masked: its positions end with the row map's, not with ",
+            value_ref(op.operand(0)), "'s rows");
+    }
+    if (indirect == src.rank() - 1) {
+      error(op, "indirect names the innermost dimension; only rows (an outer dimension) are "
+                "scattered, each kept contiguous");
+    }
+    if (op.has_attr("over_read")) error(op, "an indirect tile does not over_read");
   }
   if (const Attribute* o = op.attr("over_read")) {
     if (window < 0 || !op.has_attr("masked")) {
@@ -53,7 +77,7 @@ void Verifier::tile(const Operation& op) {
       error(op, "over_read is a bare flag or `over_read = finite`, not over_read = ", o->str());
     }
   }
-  for (int i = 1; i < op.num_operands(); ++i) need_index(op, i);
+  for (int i = 1; i < op.num_operands() - map; ++i) need_index(op, i);
   for (int64_t e : shape) {
     if (e <= 0) error(op, "tile extents must be positive");
   }
@@ -65,6 +89,7 @@ void Verifier::tile(const Operation& op) {
       if (d < 0 || d >= src.rank() || shape[d] != 1) {
         error(op, "squeeze names dimension ", d, ", which is not a tile extent of 1");
       }
+      if (d == indirect) error(op, "squeezes its indirect dimension ", d);
     }
   }
   if (const Attribute* p = op.attr("pad")) {

@@ -486,9 +486,14 @@ void Emitter::emit(const Operation& op) {
   }
 }
 
-const View& Emitter::view(const Operation& op, const Value* v) {
+const View& Emitter::view(const Operation& op, const Value* v, bool indirect_ok) {
   auto it = views_.find(v);
   if (it == views_.end()) unsupported(op, "needs %" + v->name() + " to be a global tensor or tile");
+  if (it->second.indirect_dim >= 0 && !indirect_ok) {
+    unsupported(op, "reads or writes the indirect tile %" + v->name() +
+                        ", whose rows only threads' loads and stores address (not TMA, not a "
+                        "view of it)");
+  }
   return it->second;
 }
 
@@ -515,6 +520,17 @@ void Emitter::tile(const Operation& op) {
   if (window >= 0 && src.is_tile) unsupported(op, "has a window on a tile of a tile");
   std::vector<std::string> origin0 = src.origin;
   std::vector<int64_t> align0 = src.origin_align;
+  // An indirect dimension (src/ir/grouped.h): positions in the row map, which bounds them.
+  const int indirect = ir::tile_indirect_dim(op);
+  if (indirect >= 0) {
+    if (src.is_tile) unsupported(op, "is an indirect tile of a tile");
+    const View& map = view(op, ir::tile_indirect_map(op));
+    if (map.is_tile) unsupported(op, "reads its row map from a tile; pass the whole i32 tensor");
+    v.extent[indirect] = map.extent[0];
+    v.extent_divisor[indirect] = 1;
+    v.indirect_dim = indirect;
+    v.indirect_map = map.base;
+  }
   if (window >= 0) {
     const int rank = static_cast<int>(shape.size());
     const std::string first = scalar(op, op.operand(rank + 1));
@@ -541,7 +557,7 @@ void Emitter::tile(const Operation& op) {
     const Value* index = op.operand(static_cast<int>(d) + 1);
     std::optional<int64_t> c = const_int(index);
     const ir::Extent& e = root.shape()[d];
-    v.full[d] = !src.is_tile && static_cast<int>(d) != window &&
+    v.full[d] = !src.is_tile && static_cast<int>(d) != window && static_cast<int>(d) != indirect &&
                 ((src.extent_divisor[d] % shape[d] == 0 && below_cdiv(index, e, shape[d])) ||
                  (c && e.is_static() && (*c + 1) * shape[d] <= e.value));
   }
@@ -565,6 +581,10 @@ View Emitter::squeezed(const Operation& op, const View& v) {
   out.root_dims = ir::tile_kept_dims(op);
   out.root_origin = v.origin;
   if (out.root_dims.empty()) unsupported(op, "squeezes every dimension of its tile");
+  if (v.indirect_dim >= 0) {  // (the verifier keeps it from being squeezed)
+    auto at = std::find(out.root_dims.begin(), out.root_dims.end(), v.indirect_dim);
+    out.indirect_dim = static_cast<int>(at - out.root_dims.begin());
+  }
   for (int d : out.root_dims) {
     out.extent.push_back(v.extent[d]);
     out.stride.push_back(v.stride[d]);

@@ -40,7 +40,7 @@ void Emitter::copy(const Operation& op) {
                                                    : op.operand(1)->type().space())) +
                         " memory is not supported yet (only global <-> register)");
   }
-  const View& g = view(op, gv);
+  const View& g = view(op, gv, /*indirect_ok=*/true);
   // `cache = "stream"` on a load: data read once, 16-byte loads that skip L1 and leave L2 first.
   // `cache = "coherent"` on a load of 32-bit values: cached in L2 only (ld.global.cg), for data
   // other blocks of the launch wrote (split-k's partial tiles; see tsl_fetch32).
@@ -87,11 +87,30 @@ void Emitter::copy(const Operation& op) {
     std::string e = g.origin[d];
     if (plan.var[d] != "0") e = e == "0" ? plan.var[d] : e + " + " + plan.var[d];
     line("const int " + c + " = " + e + ";");
+    if (static_cast<int>(d) == g.indirect_dim) continue;  // (its rows come from the map below)
     std::string term = g.stride[d] == "1" ? c : "(long long)" + c + " * " + g.stride[d];
     off += (off.empty() ? "" : " + ") + term;
   }
   std::string ptype = std::string(load ? "const " : "") + storage_type(g.element) + "*";
-  line(ptype + " p = " + g.base + " + " + off + ";");
+  line(ptype + " p = " + g.base + (off.empty() ? "" : " + " + off) + ";");
+  // An indirect tile (src/ir/grouped.h): the row of each of the thread's row positions, read from
+  // the row map once (32-bit: the 16 rows of a 64-row accumulator tile beside it without spills),
+  // for positions inside the map only (others are masked anyway).
+  if (g.indirect_dim >= 0) {
+    const size_t d = static_cast<size_t>(g.indirect_dim);
+    std::vector<int64_t> positions;
+    for (int64_t v = 0; v < plan.values; ++v) {
+      const int64_t k = plan.value_coord[v][d];
+      if (std::find(positions.begin(), positions.end(), k) == positions.end())
+        positions.push_back(k);
+    }
+    const std::string c = "c" + std::to_string(d);
+    for (int64_t k : positions) {
+      const std::string at = c + (k ? " + " + std::to_string(k) : "");
+      line("const int row" + std::to_string(k) + " = " + at + " < " + g.extent[d] + " ? __ldg(" +
+           g.indirect_map + " + " + at + ") : 0;");
+    }
+  }
   std::string bf = g.element == ScalarKind::bf16 ? "true" : "false";
   int64_t bytes = g.element == ScalarKind::f32 ? 4 : 2;
   size_t last = rank - 1;
@@ -109,6 +128,11 @@ void Emitter::copy(const Operation& op) {
       const auto& vc = plan.value_coord[v];
       std::string voff;
       for (size_t d = 0; d < rank; ++d) {
+        if (static_cast<int>(d) == g.indirect_dim) {
+          voff += (voff.empty() ? "" : " + ") +
+                  ("(long long)row" + std::to_string(vc[d]) + " * " + g.stride[d]);
+          continue;
+        }
         if (vc[d] == 0) continue;
         std::string term = g.stride[d] == "1" ? std::to_string(vc[d])
                                               : std::to_string(vc[d]) + " * " + g.stride[d];

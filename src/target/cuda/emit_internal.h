@@ -121,6 +121,12 @@ struct View {  // a global tensor or a tile of one
   // (one expression per dimension of the tensor). Both empty for a view of all dimensions.
   std::vector<int> root_dims;
   std::vector<std::string> root_origin;
+  // An indirect tile (src/ir/grouped.h): along dimension indirect_dim the coordinates (origin,
+  // extent: positions in the row map) address row indirect_map[position] of the tensor, whose
+  // row stride is stride[indirect_dim]. -1: none. Only the copies between global and registers
+  // read such a view (Emitter::view refuses it elsewhere).
+  int indirect_dim = -1;
+  std::string indirect_map;
 };
 
 // A shared tile's layout text ("Sw<B,M,S> o off o L" or "L"): index (colexicographic over the
@@ -228,7 +234,9 @@ class Emitter {
 
   void emit(const Operation& op);
 
-  const View& view(const Operation& op, const Value* v);
+  // The global tensor or tile `v`; an indirect tile only where the caller addresses its rows
+  // through the map (`indirect_ok`), refused elsewhere (TMA, shared-memory staging).
+  const View& view(const Operation& op, const Value* v, bool indirect_ok = false);
 
   void tile(const Operation& op);
   View squeezed(const Operation& op, const View& v);

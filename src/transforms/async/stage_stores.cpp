@@ -231,6 +231,8 @@ class Stager {
         tile->operand(0)->owner_block() != top_) {
       return false;
     }
+    // An indirect tile's rows are scattered (src/ir/grouped.h): no TMA box covers them.
+    if (ir::tile_indirect_dim(*tile) >= 0) return false;
     // A tile of a 2-D tensor, or one whose other dimensions are squeezed (a batch index): its
     // columns must be the tensor's innermost dimension, which TMA's boxes run along.
     const std::vector<int> kept = ir::tile_kept_dims(*tile);

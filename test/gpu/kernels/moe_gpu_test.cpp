@@ -5,8 +5,11 @@
 // 64-token tiles, N and the expert count not multiples of the tiles (13 experts: find_group's
 // batches of eight ends and its remainder), against a float64 host product of the dequantized
 // weights (each rounded to f16, as the kernel feeds them to wgmma) by relative error.
+// moe_w4a16_combine.tir also scales each row by a routing weight and stores it at row dest[r]
+// (a random permutation): the reference applies both.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,13 +31,14 @@ class MoeGpuTest : public testing::GpuTest {};
 
 // Runs the kernel with `counts[e]` rows for expert e; returns ||Y - ref|| / ||ref|| over all rows
 // (a row the kernel left unwritten is NaN and fails the comparison). `fp8`: moe_w8a16.
+// `combine`: moe_w4a16_combine (weights in 0.5..1, dest a random permutation of the rows).
 double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t group,
-               bool fp8 = false) {
+               bool fp8 = false, bool combine = false) {
   const int64_t experts = static_cast<int64_t>(counts.size());
   std::vector<int64_t> ends;
   int64_t m = 0;
   for (int64_t c : counts) ends.push_back(m += c);
-  const std::string name = fp8 ? "moe_w8a16" : "moe_w4a16";
+  const std::string name = fp8 ? "moe_w8a16" : combine ? "moe_w4a16_combine" : "moe_w4a16";
   auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
   const uint64_t seed = runtime::fresh_seed();
@@ -55,19 +59,33 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
   }
   for (int64_t i = 0; i < s.size(); ++i) s.set_float(i, scale(rng));
   for (int64_t e = 0; e < experts; ++e) row_ends.set_int(e, ends[e]);
+  interp::HostTensor routing(ir::ScalarKind::f32, {m}), dest(ir::ScalarKind::i32, {m});
+  std::vector<int64_t> slot_of(static_cast<size_t>(m));
+  for (int64_t r = 0; r < m; ++r) slot_of[static_cast<size_t>(r)] = r;
+  if (combine) std::shuffle(slot_of.begin(), slot_of.end(), rng);
+  for (int64_t r = 0; r < m; ++r) {
+    routing.set_float(r, combine ? 0.75 + 0.25 * real(rng) : 1.0);
+    dest.set_int(r, slot_of[static_cast<size_t>(r)]);
+  }
   auto upload = [](const interp::HostTensor& t) {
     runtime::DeviceBuffer buffer(std::max<size_t>(t.bytes().size(), 16));
     buffer.upload(t.bytes().data(), t.bytes().size());
     return buffer;
   };
   runtime::DeviceBuffer dx = upload(x), dq = upload(q), ds = upload(s), dends = upload(row_ends);
+  runtime::DeviceBuffer drouting = upload(routing), ddest = upload(dest);
   runtime::DeviceBuffer dy(std::max<int64_t>(m * n, 1) * 2);
   dy.fill_bytes(0xFF);
-  kernel.launch({TensorArg{dx.ptr(), {m, k}, ir::ScalarKind::f16},
-                 TensorArg{dq.ptr(), {experts, n, k}, weight},
-                 TensorArg{ds.ptr(), {experts, k / group, n}, ir::ScalarKind::f16},
-                 TensorArg{dy.ptr(), {m, n}, ir::ScalarKind::f16},
-                 TensorArg{dends.ptr(), {experts}, ir::ScalarKind::i32}});
+  std::vector<KernelArg> args{TensorArg{dx.ptr(), {m, k}, ir::ScalarKind::f16},
+                              TensorArg{dq.ptr(), {experts, n, k}, weight},
+                              TensorArg{ds.ptr(), {experts, k / group, n}, ir::ScalarKind::f16},
+                              TensorArg{dy.ptr(), {m, n}, ir::ScalarKind::f16},
+                              TensorArg{dends.ptr(), {experts}, ir::ScalarKind::i32}};
+  if (combine) {
+    args.push_back(TensorArg{drouting.ptr(), {m}, ir::ScalarKind::f32});
+    args.push_back(TensorArg{ddest.ptr(), {m}, ir::ScalarKind::i32});
+  }
+  kernel.launch(args);
   runtime::context().synchronize();
   auto y = runtime::to_floats(runtime::HostFloat::f16, dy.to_host<uint8_t>());
   std::vector<float> got;
@@ -88,8 +106,8 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
       for (int64_t j = 0; j < n; ++j) {
         double sum = 0;
         for (int64_t kk = 0; kk < k; ++kk) sum += x.get_float(r * k + kk) * w[j * k + kk];
-        want.push_back(sum);
-        got.push_back(y[r * n + j]);
+        want.push_back(sum * routing.get_float(r));
+        got.push_back(y[slot_of[static_cast<size_t>(r)] * n + j]);
       }
     }
   }
@@ -105,6 +123,14 @@ TEST_F(MoeGpuTest, RaggedExperts) {
   std::vector<int64_t> one_each(40, 0);
   for (int64_t e = 0; e < 40; e += 5) one_each[e] = 1;
   EXPECT_LT(run_moe(one_each, 512, 1024, 128), 3e-3);
+}
+
+TEST_F(MoeGpuTest, CombineScattersScaledRows) {
+  EXPECT_LT(run_moe({0, 70, 1, 0, 5, 64, 0, 130, 2, 0, 0, 63, 0}, 264, 640, 128, false, true),
+            3e-3);
+  std::vector<int64_t> one_each(40, 0);
+  for (int64_t e = 0; e < 40; e += 5) one_each[e] = 1;
+  EXPECT_LT(run_moe(one_each, 512, 1024, 128, false, true), 3e-3);
 }
 
 TEST_F(MoeGpuTest, Fp8ExpertsRagged) {

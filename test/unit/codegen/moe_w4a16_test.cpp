@@ -1,11 +1,13 @@
-// The mixed-type MoE expert GEMMs (examples/kernels/moe_w4a16.tir, and moe_w8a16.tir with fp8
-// e4m3 weights): tokens sorted by expert times each expert's int4 weights (stored in the packed
+// The mixed-type MoE expert GEMMs (examples/kernels/moe_w4a16.tir, moe_w8a16.tir with fp8 e4m3
+// weights, moe_w4a16_combine.tir with the routing weight and the scatter to the tokens' slots in
+// the epilogue): tokens sorted by expert times each expert's int4 weights (stored in the packed
 // nibble order) or fp8 weights (stored in permuted 64-column blocks), in the interpreter as written
 // and lowered by the default pipeline (roles interleaved, few SMs), against plain loops bit for bit — with experts that receive no
 // token, one token, and ragged counts across tile boundaries — and its sm_90a CUDA through ptxas
 // (no spills, no serialized wgmma).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "pipeline/pipeline.h"
+#include "support/diagnostics.h"
 #include "sm90a_compile.h"
 #include "tessel/example_kernels.h"
 #include "w4a16_reference.h"
@@ -29,8 +32,10 @@ using testing::round_f16;
 
 // `counts[e]` tokens for expert e (rows of X in expert order), N weight rows, K, group size G;
 // `fp8`: moe_w8a16 (e4m3 weights, no zero point) instead of moe_w4a16.
+// `combine`: moe_w4a16_combine (row r scaled by a routing weight and stored at row dest[r], dest a
+// random permutation of the rows).
 void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, bool lowered,
-           const char* schedule, bool fp8 = false) {
+           const char* schedule, bool fp8 = false, bool combine = false) {
   const int64_t E = static_cast<int64_t>(counts.size());
   std::vector<int64_t> ends;
   int64_t M = 0;
@@ -38,7 +43,7 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
   SCOPED_TRACE(std::string(lowered ? "lowered " : "as written ") + "E=" + std::to_string(E) +
                " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" +
                std::to_string(K) + " " + schedule);
-  const std::string name = fp8 ? "moe_w8a16" : "moe_w4a16";
+  const std::string name = fp8 ? "moe_w8a16" : combine ? "moe_w4a16_combine" : "moe_w4a16";
   auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
   ir::verify(*module);
   if (lowered) pipeline::lower(*module);
@@ -57,7 +62,16 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
   for (int64_t i = 0; i < s.size(); ++i) s.set_float(i, scale(rng));
   for (int64_t i = 0; i < y.size(); ++i) y.set_float(i, unit(rng));  // poisoned
   for (int64_t e = 0; e < E; ++e) row_ends.set_int(e, ends[e]);
+  HostTensor weight(ir::ScalarKind::f32, {M}), dest(ir::ScalarKind::i32, {M});
+  std::vector<int64_t> slot_of(static_cast<size_t>(M));
+  for (int64_t r = 0; r < M; ++r) slot_of[static_cast<size_t>(r)] = r;
+  if (combine) std::shuffle(slot_of.begin(), slot_of.end(), rng);
+  for (int64_t r = 0; r < M; ++r) {
+    weight.set_float(r, 0.5 + 0.5 * unit(rng));
+    dest.set_int(r, slot_of[static_cast<size_t>(r)]);
+  }
   std::vector<interp::Argument> args{&x, &q, &s, &y, &row_ends};
+  if (combine) args.insert(args.end(), {&weight, &dest});
   interp::RunOptions options;
   options.sizes = {{"E", E}, {"M", M}, {"N", N}, {"K", K}, {"KG", K / G}};
   options.sm_count = 3;
@@ -76,7 +90,10 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
           const float w = round_f16(qc * static_cast<float>(s.get_float((e * (K / G) + k / G) * N + n)));
           acc = acc + static_cast<float>(x.get_float(r * K + k)) * w;
         }
-        const float want = round_f16(acc), got = static_cast<float>(y.get_float(r * N + n));
+        const int64_t row = slot_of[static_cast<size_t>(r)];
+        const float want =
+            round_f16(combine ? acc * static_cast<float>(weight.get_float(r)) : acc);
+        const float got = static_cast<float>(y.get_float(row * N + n));
         if (got != want && bad++ < 5)
           ADD_FAILURE() << "Y[" << r << "," << n << "] (expert " << e << ") = " << got
                         << ", reference " << want;
@@ -97,6 +114,38 @@ TEST(MoeW4A16, MatchesPlainLoopsBitForBit) {
   check({1, 1, 0, 1, 1, 1, 0, 0}, 136, 128, 64, true, "random:2");
 }
 
+// The down projection with the weighted combine's scatter: every row lands, scaled, in its slot.
+TEST(MoeW4A16Combine, ScattersScaledRowsToTheirSlotsBitForBit) {
+  const std::vector<int64_t> counts{0, 70, 1, 0, 5, 64, 0};
+  check(counts, 136, 128, 64, false, "round-robin", false, true);
+  check(counts, 136, 128, 64, true, "random:5", false, true);
+  check({3, 130}, 264, 192, 64, true, "producer-first", false, true);
+}
+
+// A row map that points outside the tensor is the caller's error, reported at the tile.
+TEST(MoeW4A16Combine, RefusesARowMapOutsideTheTensor) {
+  auto module = ir::parse_module(examples::lowered_kernels().at("moe_w4a16_combine"), "c.tir");
+  ir::verify(*module);
+  const int64_t E = 1, M = 3, N = 128, K = 64;
+  HostTensor x(ir::ScalarKind::f16, {M, K}), q(ir::ScalarKind::u4, {E, N, K}),
+      s(ir::ScalarKind::f16, {E, 1, N}), y(ir::ScalarKind::f16, {M, N}),
+      ends(ir::ScalarKind::i32, {E}), weight(ir::ScalarKind::f32, {M}),
+      dest(ir::ScalarKind::i32, {M});
+  ends.set_int(0, M);
+  for (int64_t r = 0; r < M; ++r) dest.set_int(r, r == 1 ? M : r);
+  interp::RunOptions options;
+  options.sizes = {{"E", E}, {"M", M}, {"N", N}, {"K", K}, {"KG", 1}};
+  try {
+    interp::interpret(*module->kernels.front(), {&x, &q, &s, &y, &ends, &weight, &dest}, options);
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("the row map %dest sends position 1 to row 3, outside "
+                                         "the 3 of %Y"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MoeW8A16, MatchesPlainLoopsBitForBit) {
   const std::vector<int64_t> counts{0, 70, 1, 0, 5, 64, 0};
   check(counts, 136, 128, 64, false, "round-robin", true);
@@ -105,7 +154,7 @@ TEST(MoeW8A16, MatchesPlainLoopsBitForBit) {
 }
 
 TEST(MoeW4A16, CompilesForSm90aWithoutSpills) {
-  for (const char* name : {"moe_w4a16", "moe_w8a16"}) {
+  for (const char* name : {"moe_w4a16", "moe_w8a16", "moe_w4a16_combine"}) {
     SCOPED_TRACE(name);
     auto module = ir::parse_module(examples::lowered_kernels().at(name), name);
     const std::string log = testing::ptxas_report(

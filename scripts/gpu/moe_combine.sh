@@ -1,0 +1,25 @@
+#!/bin/bash
+# The MoE down projection with the weighted combine fused (examples/kernels/moe_w4a16_combine.tir,
+# issue 14) on the lent H100, one device call from the repository root (carry [".carry-gpu"]):
+# its GPU test (ragged experts, routing weights, a random permutation of destination rows,
+# against float64), compute-sanitizer (memcheck, racecheck, synccheck) over that test, then
+# bench/python/moe_combine.py (TOKENS, VARIANTS override its defaults) against the unfused kernel
+# followed by PyTorch's combines and the loop of cuBLAS GEMMs followed by index_add_. JSON
+# records in $OUT/moe_combine.jsonl.
+set -u
+source "$(dirname "$0")/common.sh"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+timeout 200 .carry-gpu/moe_gpu_test 2>&1 | grep -E "^\[  (PASSED|FAILED)|^\[       OK|Failure|Expected|Which is|seed" | head -12
+if [ "${SAN:-1}" = 1 ]; then
+  for tool in memcheck racecheck synccheck; do
+    timeout 300 compute-sanitizer --tool $tool .carry-gpu/moe_gpu_test \
+      --gtest_filter='*CombineScattersScaledRows*' > /tmp/san-$tool.log 2>&1
+    echo "combine $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san-$tool.log)"
+  done
+fi
+build_tool_and_python || exit 1
+export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
+timeout ${BENCH_TIMEOUT:-400} python3 bench/python/moe_combine.py --json $OUT/moe_combine.jsonl \
+  --iterations ${ITER:-20} --tokens ${TOKENS:-1,64,512,4096} \
+  --variants ${VARIANTS:-t16_r128_b2,t32_r64_b4,t64,t128} 2>&1 | tail -12
