@@ -355,11 +355,6 @@ void Verifier::block_grid(const Operation& op) {
     // of its roles is 64K / (blocks * threads)); the H100 holds at most 32 blocks per SM.
     error(op, "`blocks_per_sm` is a number of blocks from 1 to 32");
   }
-  if (const Attribute* r = op.attr("producer_registers");
-      r && (r->kind != Attribute::Kind::integer || r->i < 24 || r->i > 256 || r->i % 8 != 0)) {
-    // The registers lower-arefs gives each producer thread (setmaxnreg's range and step).
-    error(op, "`producer_registers` is a multiple of 8 from 24 to 256");
-  }
   for (int i = 0; i < op.num_operands(); ++i) {
     need_index(op, i);
     if (!grid_invariant(op.operand(i))) {

@@ -199,6 +199,13 @@ const Operation& Emitter::tma_source_tile(const Operation& op) {
                 "store, or over_read = finite if they reach one only multiplied by zeros "
                 "(src/ir/grouped.h)");
   }
+  if (tile->kind() == OpKind::tile &&
+      ir::tile_window_dim(*tile) == tile->operand(0)->type().rank() - 1) {
+    unsupported(op,
+                "loads a tile windowed along its innermost dimension by TMA, whose box must "
+                "start 16-byte aligned there (docs/HOPPER.md: an illegal instruction otherwise); "
+                "load it with threads");
+  }
   return *tile;
 }
 

@@ -427,14 +427,8 @@ class Lowering {
     // Producer roles that take turns (split-roles) carry their stride arithmetic beside the
     // loads' coordinates: the W4A16 tile's two producers spilled 28 bytes at 40 (ptxas -v), none
     // at 48.
-    // A pin on the grid (`producer_registers = R`) overrides both: a producer whose loads of
-    // several rings and an epilogue operand spill at 40 (moe_w4a16_combine.tir: 24 bytes).
-    int64_t producer_registers =
+    const int64_t producer_registers =
         producer_threads > 128 ? kSplitProducerRegisters : kProducerRegisters;
-    for (const auto& op : top_->ops()) {
-      if (op->kind() == OpKind::block_grid && op->has_attr("producer_registers"))
-        producer_registers = op->int_attr("producer_registers");  // (the verifier's range)
-    }
     int64_t consumer = (pool - producer_registers * producer_threads) / consumer_threads / 8 * 8;
     consumer = std::min<int64_t>(consumer, kMaxRegisters);
     if (consumer < entry + 8) return;  // nothing to gain over the compiler's own budget

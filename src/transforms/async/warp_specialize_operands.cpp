@@ -124,6 +124,13 @@ std::optional<EpilogueLoad> epilogue_load(const Operation& kernel, Operation* co
                 (pad->kind == Attribute::Kind::integer && pad->i == 0);
     if (!zero) return refuse("its tile pads with " + pad->str() + "; TMA fills zeros");
   }
+  // TMA needs the box's innermost start 16-byte aligned: a 1-D f32 box at a window's first
+  // element (an MoE row's routing weight) raised an illegal instruction on the H100 when that
+  // element was not a multiple of 4 (bench/results/2026-11-28-moe-combine-h100.md).
+  if (ir::tile_window_dim(*tile) == tensor->type().rank() - 1) {
+    return refuse("its innermost dimension starts at a window's first element, which TMA needs "
+                  "16-byte aligned");
+  }
   const std::vector<int64_t> shape = t.static_shape();
   const int bits = ir::bit_width(e);
   for (int64_t x : shape) {
