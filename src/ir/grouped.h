@@ -56,9 +56,10 @@
 //       two positions to one element makes the order of their stores unspecified.
 //   Rules (the verifier's): the tile is global and masked, D is not its innermost dimension
 //   (rows are scattered, each row stays contiguous, so stores stay vectors), not squeezed, and
-//   not over_read. Threads load and store indirect tiles element by element as any global tile;
-//   TMA, whose boxes are affine, does not serve them (stage-stores leaves them alone, the
-//   emitter refuses a TMA of one).
+//   not over_read. Threads load and store indirect tiles as any global tile (16-byte vectors along
+//   the rows); a TMA load of one is a 1-row box per row at the mapped row (positions outside load
+//   the row past the tensor: zeros, so the transaction count stays the whole tile's); TMA stores
+//   and stage-stores leave them alone.
 //
 // Interpreter, protocol check and emitter share the semantics below (find_group_tile,
 // tile_over_read).

@@ -491,8 +491,8 @@ const View& Emitter::view(const Operation& op, const Value* v, bool indirect_ok)
   if (it == views_.end()) unsupported(op, "needs %" + v->name() + " to be a global tensor or tile");
   if (it->second.indirect_dim >= 0 && !indirect_ok) {
     unsupported(op, "reads or writes the indirect tile %" + v->name() +
-                        ", whose rows only threads' loads and stores address (not TMA, not a "
-                        "view of it)");
+                        ", whose rows only threads' loads and stores and TMA loads address "
+                        "(not a TMA store, not a view of it)");
   }
   return it->second;
 }
@@ -526,6 +526,7 @@ void Emitter::tile(const Operation& op) {
     if (src.is_tile) unsupported(op, "is an indirect tile of a tile");
     const View& map = view(op, ir::tile_indirect_map(op));
     if (map.is_tile) unsupported(op, "reads its row map from a tile; pass the whole i32 tensor");
+    v.indirect_rows = v.extent[indirect];
     v.extent[indirect] = map.extent[0];
     v.extent_divisor[indirect] = 1;
     v.indirect_dim = indirect;

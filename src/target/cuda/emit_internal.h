@@ -124,9 +124,10 @@ struct View {  // a global tensor or a tile of one
   // An indirect tile (src/ir/grouped.h): along dimension indirect_dim the coordinates (origin,
   // extent: positions in the row map) address row indirect_map[position] of the tensor, whose
   // row stride is stride[indirect_dim]. -1: none. Only the copies between global and registers
-  // read such a view (Emitter::view refuses it elsewhere).
+  // and TMA loads (row boxes) read such a view (Emitter::view refuses it elsewhere).
   int indirect_dim = -1;
   std::string indirect_map;
+  std::string indirect_rows;  // the tensor's own extent along indirect_dim (TMA's out-of-bounds row)
 };
 
 // A shared tile's layout text ("Sw<B,M,S> o off o L" or "L"): index (colexicographic over the
@@ -235,7 +236,7 @@ class Emitter {
   void emit(const Operation& op);
 
   // The global tensor or tile `v`; an indirect tile only where the caller addresses its rows
-  // through the map (`indirect_ok`), refused elsewhere (TMA, shared-memory staging).
+  // through the map (`indirect_ok`), refused elsewhere (TMA stores, shared-memory staging).
   const View& view(const Operation& op, const Value* v, bool indirect_ok = false);
 
   void tile(const Operation& op);
@@ -333,6 +334,8 @@ class Emitter {
   void async_op(const Operation& op);
   void warp_group(const Operation& op);
   void aref(const Operation& op);
+  void copy_async_rows(const Operation& op, const Operation& tile, const View& g,
+                       const SharedTile& dst, int64_t rows, int64_t cols, int64_t swizzle);
   void copy_async(const Operation& op);
   void cluster_arrive(const Operation& op);
   int64_t cluster_blocks() const;  // blocks per cluster of the kernel's grid (1 without)

@@ -53,8 +53,9 @@ void Emitter::copy_async(const Operation& op) {
   if (dst == shared_.end())
     unsupported(
         op, "writes %" + op.operand(1)->name() + ", which is not a shared buffer of an aref slot");
+  const View& g = view(op, op.operand(0), /*indirect_ok=*/true);
+  if (g.indirect_dim >= 0) return copy_async_rows(op, *tile, g, dst->second, rows, cols, swizzle);
   std::string tmap = tma_descriptor(op, *tile, rows, cols, swizzle);
-  const View& g = view(op, op.operand(0));
   const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
   if (shares == 1) {
     // One box or several: box (i, j) covers rows [i R, (i + 1) R) and columns [j C, (j + 1) C)
@@ -102,6 +103,36 @@ void Emitter::copy_async(const Operation& op) {
          dst->second.base + " + " + (bytes[0] ? std::to_string(bytes[0]) + " + " : "") +
          "tessel::device::cluster_cta_rank() * " + std::to_string(rank_stride) + ", &" + tmap +
          ", " + barrier(op, 2) + ", " + std::to_string((1 << blocks) - 1) + ", " + coords + ");");
+  }
+}
+
+// An indirect tile (src/ir/grouped.h) by TMA: its rows one 1-row box each, at the rows the map
+// holds, into the rows of the slot where the whole box would put them (TMA swizzles by the
+// shared address: a 1-row box at row r of a 128B-swizzled tile lands as row r of the whole box,
+// TmaGpu.Swizzle128RowBoxesLandAsTheWholeBoxWould). A position past the map or the window loads
+// the row just past the tensor, which TMA fills with zeros, so every box's bytes arrive and the
+// barrier's transaction count is the whole tile's, as for one box. The issuing thread reads the
+// map (through L1: the same rows every K step of a tile).
+void Emitter::copy_async_rows(const Operation& op, const Operation& tile, const View& g,
+                              const SharedTile& dst, int64_t rows, int64_t cols,
+                              int64_t swizzle) {
+  if (g.indirect_dim != 0 || g.shape.size() != 2 || op.has_attr("multicast")) {
+    unsupported(op, "loads an indirect tile by TMA: only the rows of a 2-D tile, one block's");
+  }
+  const std::string tmap = tma_descriptor(op, tile, 1, cols, swizzle);
+  const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
+  const int64_t row_bytes = cols * ir::bit_width(dst.element) / 8;
+  for (const auto& [first, byte] : tma_boxes(op, dst, rows, cols)) {
+    const std::string at = byte == 0 ? dst.base
+                                     : "(" + dst.base + " + " + std::to_string(byte) + ")";
+    const std::string position = "(" + plus(g.origin[0], first[0]) + ") + r";
+    const auto [coords, rank] = tma_coordinates(
+        g, {"(" + position + " < " + g.extent[0] + " ? __ldg(" + g.indirect_map + " + " +
+                position + ") : " + g.indirect_rows + ")",
+            plus(g.origin[1], first[1])});
+    line(issuer + "for (int r = 0; r < " + std::to_string(rows) + "; ++r)");
+    line("  tessel::device::tma_load_" + std::to_string(rank) + "d(" + at + " + r * " +
+         std::to_string(row_bytes) + ", &" + tmap + ", " + barrier(op, 2) + ", " + coords + ");");
   }
 }
 
@@ -192,7 +223,7 @@ const Operation& Emitter::tma_source_tile(const Operation& op) {
                            "; TMA fills out-of-bounds elements with zeros");
   }
   if (tile->kind() == OpKind::tile && ir::tile_window_dim(*tile) >= 0 &&
-      !tile->has_attr("over_read")) {
+      !tile->has_attr("over_read") && ir::tile_indirect_dim(*tile) < 0) {
     unsupported(op,
                 "loads a tile with a window by TMA, which clips at the tensor's bounds, not "
                 "the window's: mark the tile over_read if the rows past the window reach no "

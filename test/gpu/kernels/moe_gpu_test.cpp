@@ -6,7 +6,8 @@
 // batches of eight ends and its remainder), against a float64 host product of the dequantized
 // weights (each rounded to f16, as the kernel feeds them to wgmma) by relative error.
 // moe_w4a16_combine.tir also scales each row by a routing weight and stores it at row dest[r]
-// (a random permutation): the reference applies both.
+// (a random permutation): the reference applies both. moe_w4a16_gather.tir reads row r of X from
+// token token[r] of the layer's tokens (a random map; TMA one row a box).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,12 +34,15 @@ class MoeGpuTest : public testing::GpuTest {};
 // (a row the kernel left unwritten is NaN and fails the comparison). `fp8`: moe_w8a16.
 // `combine`: moe_w4a16_combine (weights in 0.5..1, dest a random permutation of the rows).
 double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t group,
-               bool fp8 = false, bool combine = false) {
+               bool fp8 = false, bool combine = false, bool gather = false) {
   const int64_t experts = static_cast<int64_t>(counts.size());
   std::vector<int64_t> ends;
   int64_t m = 0;
   for (int64_t c : counts) ends.push_back(m += c);
-  const std::string name = fp8 ? "moe_w8a16" : combine ? "moe_w4a16_combine" : "moe_w4a16";
+  const std::string name = fp8       ? "moe_w8a16"
+                           : combine ? "moe_w4a16_combine"
+                           : gather  ? "moe_w4a16_gather"
+                                     : "moe_w4a16";
   auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
   CompiledKernel kernel = compile(*module->kernels.front(), target::cuda::Target::sm90a());
   const uint64_t seed = runtime::fresh_seed();
@@ -48,7 +52,8 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
   std::uniform_real_distribution<double> real(-1.0, 1.0), scale(0.005, 0.02);
   std::uniform_int_distribution<int> nibble(0, 15);
   const ir::ScalarKind weight = fp8 ? ir::ScalarKind::f8e4m3 : ir::ScalarKind::u4;
-  interp::HostTensor x(ir::ScalarKind::f16, {m, k}), q(weight, {experts, n, k}),
+  const int64_t tokens = gather ? m / 2 + 1 : m;  // X's rows: the tokens, or the routed rows
+  interp::HostTensor x(ir::ScalarKind::f16, {tokens, k}), q(weight, {experts, n, k}),
       s(ir::ScalarKind::f16, {experts, k / group, n}), row_ends(ir::ScalarKind::i32, {experts});
   for (int64_t i = 0; i < x.size(); ++i) x.set_float(i, real(rng));
   for (int64_t i = 0; i < q.size(); ++i) {  // storage order
@@ -67,16 +72,19 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
     routing.set_float(r, combine ? 0.75 + 0.25 * real(rng) : 1.0);
     dest.set_int(r, slot_of[static_cast<size_t>(r)]);
   }
+  interp::HostTensor token(ir::ScalarKind::i32, {m});
+  std::uniform_int_distribution<int64_t> any_token(0, tokens - 1);
+  for (int64_t r = 0; r < m; ++r) token.set_int(r, gather ? any_token(rng) : r);
   auto upload = [](const interp::HostTensor& t) {
     runtime::DeviceBuffer buffer(std::max<size_t>(t.bytes().size(), 16));
     buffer.upload(t.bytes().data(), t.bytes().size());
     return buffer;
   };
   runtime::DeviceBuffer dx = upload(x), dq = upload(q), ds = upload(s), dends = upload(row_ends);
-  runtime::DeviceBuffer drouting = upload(routing), ddest = upload(dest);
+  runtime::DeviceBuffer drouting = upload(routing), ddest = upload(dest), dtoken = upload(token);
   runtime::DeviceBuffer dy(std::max<int64_t>(m * n, 1) * 2);
   dy.fill_bytes(0xFF);
-  std::vector<KernelArg> args{TensorArg{dx.ptr(), {m, k}, ir::ScalarKind::f16},
+  std::vector<KernelArg> args{TensorArg{dx.ptr(), {tokens, k}, ir::ScalarKind::f16},
                               TensorArg{dq.ptr(), {experts, n, k}, weight},
                               TensorArg{ds.ptr(), {experts, k / group, n}, ir::ScalarKind::f16},
                               TensorArg{dy.ptr(), {m, n}, ir::ScalarKind::f16},
@@ -85,6 +93,7 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
     args.push_back(TensorArg{drouting.ptr(), {m}, ir::ScalarKind::f32});
     args.push_back(TensorArg{ddest.ptr(), {m}, ir::ScalarKind::i32});
   }
+  if (gather) args.push_back(TensorArg{dtoken.ptr(), {m}, ir::ScalarKind::i32});
   kernel.launch(args);
   runtime::context().synchronize();
   auto y = runtime::to_floats(runtime::HostFloat::f16, dy.to_host<uint8_t>());
@@ -105,7 +114,8 @@ double run_moe(const std::vector<int64_t>& counts, int64_t n, int64_t k, int64_t
     for (; r < ends[e]; ++r) {
       for (int64_t j = 0; j < n; ++j) {
         double sum = 0;
-        for (int64_t kk = 0; kk < k; ++kk) sum += x.get_float(r * k + kk) * w[j * k + kk];
+        const int64_t row = token.get_int(r);
+        for (int64_t kk = 0; kk < k; ++kk) sum += x.get_float(row * k + kk) * w[j * k + kk];
         want.push_back(sum * routing.get_float(r));
         got.push_back(y[slot_of[static_cast<size_t>(r)] * n + j]);
       }
@@ -131,6 +141,15 @@ TEST_F(MoeGpuTest, CombineScattersScaledRows) {
   std::vector<int64_t> one_each(40, 0);
   for (int64_t e = 0; e < 40; e += 5) one_each[e] = 1;
   EXPECT_LT(run_moe(one_each, 512, 1024, 128, false, true), 3e-3);
+}
+
+TEST_F(MoeGpuTest, GatherReadsRowsFromTheirTokens) {
+  EXPECT_LT(run_moe({0, 70, 1, 0, 5, 64, 0, 130, 2, 0, 0, 63, 0}, 264, 640, 128, false, false,
+                    true),
+            3e-3);
+  std::vector<int64_t> one_each(40, 0);
+  for (int64_t e = 0; e < 40; e += 5) one_each[e] = 1;
+  EXPECT_LT(run_moe(one_each, 512, 1024, 128, false, false, true), 3e-3);
 }
 
 TEST_F(MoeGpuTest, Fp8ExpertsRagged) {

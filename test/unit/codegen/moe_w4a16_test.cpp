@@ -33,9 +33,10 @@ using testing::round_f16;
 // `counts[e]` tokens for expert e (rows of X in expert order), N weight rows, K, group size G;
 // `fp8`: moe_w8a16 (e4m3 weights, no zero point) instead of moe_w4a16.
 // `combine`: moe_w4a16_combine (row r scaled by a routing weight and stored at row dest[r], dest a
-// random permutation of the rows).
+// random permutation of the rows). `gather`: moe_w4a16_gather (row r of X read from token
+// token[r] of T = M / 2 + 1 tokens, token random).
 void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, bool lowered,
-           const char* schedule, bool fp8 = false, bool combine = false) {
+           const char* schedule, bool fp8 = false, bool combine = false, bool gather = false) {
   const int64_t E = static_cast<int64_t>(counts.size());
   std::vector<int64_t> ends;
   int64_t M = 0;
@@ -43,14 +44,18 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
   SCOPED_TRACE(std::string(lowered ? "lowered " : "as written ") + "E=" + std::to_string(E) +
                " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" +
                std::to_string(K) + " " + schedule);
-  const std::string name = fp8 ? "moe_w8a16" : combine ? "moe_w4a16_combine" : "moe_w4a16";
+  const std::string name = fp8       ? "moe_w8a16"
+                           : combine ? "moe_w4a16_combine"
+                           : gather  ? "moe_w4a16_gather"
+                                     : "moe_w4a16";
   auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
   ir::verify(*module);
   if (lowered) pipeline::lower(*module);
   std::mt19937_64 rng(20261127 + M * 31 + N);
   std::uniform_real_distribution<double> unit(-1.0, 1.0), scale(0.005, 0.02);
   std::uniform_int_distribution<int> nibble(0, 15);
-  HostTensor x(ir::ScalarKind::f16, {M, K}),
+  const int64_t T = gather ? M / 2 + 1 : M;  // X's rows: the tokens, or the routed rows
+  HostTensor x(ir::ScalarKind::f16, {T, K}),
       q(fp8 ? ir::ScalarKind::f8e4m3 : ir::ScalarKind::u4, {E, N, K}),
       s(ir::ScalarKind::f16, {E, K / G, N}), y(ir::ScalarKind::f16, {M, N}),
       row_ends(ir::ScalarKind::i32, {E});
@@ -70,10 +75,19 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
     weight.set_float(r, 0.5 + 0.5 * unit(rng));
     dest.set_int(r, slot_of[static_cast<size_t>(r)]);
   }
+  HostTensor token(ir::ScalarKind::i32, {M});
+  std::uniform_int_distribution<int64_t> any_token(0, T - 1);
+  std::vector<int64_t> token_of(static_cast<size_t>(M));
+  for (int64_t r = 0; r < M; ++r) {
+    token_of[static_cast<size_t>(r)] = gather ? any_token(rng) : r;
+    token.set_int(r, token_of[static_cast<size_t>(r)]);
+  }
   std::vector<interp::Argument> args{&x, &q, &s, &y, &row_ends};
   if (combine) args.insert(args.end(), {&weight, &dest});
+  if (gather) args.push_back(&token);
   interp::RunOptions options;
   options.sizes = {{"E", E}, {"M", M}, {"N", N}, {"K", K}, {"KG", K / G}};
+  if (gather) options.sizes["T"] = T;
   options.sm_count = 3;
   options.schedule = interp::Schedule::parse(schedule);
   interp::interpret(*module->kernels.front(), args, options);
@@ -88,7 +102,7 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
           const float qc = fp8 ? static_cast<float>(q.get_float(at))
                                : static_cast<float>(q.get_int(at)) - 8.0f;
           const float w = round_f16(qc * static_cast<float>(s.get_float((e * (K / G) + k / G) * N + n)));
-          acc = acc + static_cast<float>(x.get_float(r * K + k)) * w;
+          acc = acc + static_cast<float>(x.get_float(token_of[size_t(r)] * K + k)) * w;
         }
         const int64_t row = slot_of[static_cast<size_t>(r)];
         const float want =
@@ -120,6 +134,15 @@ TEST(MoeW4A16Combine, ScattersScaledRowsToTheirSlotsBitForBit) {
   check(counts, 136, 128, 64, false, "round-robin", false, true);
   check(counts, 136, 128, 64, true, "random:5", false, true);
   check({3, 130}, 264, 192, 64, true, "producer-first", false, true);
+}
+
+// The up projection reading each routed row from its token (an indirect tile loaded by TMA one
+// row a box in the lowered kernel; the interpreter reads the rows through the map).
+TEST(MoeW4A16Gather, ReadsEachRowFromItsTokenBitForBit) {
+  const std::vector<int64_t> counts{0, 70, 1, 0, 5, 64, 0};
+  check(counts, 136, 128, 64, false, "round-robin", false, false, true);
+  check(counts, 136, 128, 64, true, "random:5", false, false, true);
+  check({3, 130}, 264, 192, 64, true, "producer-first", false, false, true);
 }
 
 // A row map that points outside the tensor is the caller's error, reported at the tile.
@@ -154,7 +177,7 @@ TEST(MoeW8A16, MatchesPlainLoopsBitForBit) {
 }
 
 TEST(MoeW4A16, CompilesForSm90aWithoutSpills) {
-  for (const char* name : {"moe_w4a16", "moe_w8a16", "moe_w4a16_combine"}) {
+  for (const char* name : {"moe_w4a16", "moe_w8a16", "moe_w4a16_combine", "moe_w4a16_gather"}) {
     SCOPED_TRACE(name);
     auto module = ir::parse_module(examples::lowered_kernels().at(name), name);
     const std::string log = testing::ptxas_report(

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""MoE up projection with the routing's gather fused (issue 14: "the routing ... fused where it
+pays"): examples/kernels/moe_w4a16_gather.tir, which reads each routed row straight from the
+layer's tokens (an indirect tile: TMA one 1-row box per row, at the row the map holds), against
+the same expert GEMM reading X already gathered (moe_w4a16.tir) after torch.index_select, in one
+process.
+
+The layer (moe.py's): T tokens, E experts, top-k (random router logits, torch.topk); rows sorted
+by expert (stable), `ends` the cumulative row counts, token_of_row the token of each row. The up
+projection: Y [M, I] = X_tokens[token_of_row] times each row's expert's int4 weights W_e [I, H]
+(group scales, zero point 8, moe.py's packing). Paths:
+- fused: moe_w4a16_gather(X_tokens, Q, S, Y, ends, token_of_row)
+- index_select + tessel: torch.index_select(X_tokens, 0, token_of_row, out=X), then moe_w4a16.
+Each variant of both kernels (moe.py's t<T>[_r<R>][_b<B>]) is checked on sampled rows against
+float64 (rel_err <= 4e-3, Y poisoned with NaN first); the fastest of each kind in this run is
+reported. Timing: medians of interleaved launches of each whole path.
+
+usage: moe_gather.py [--tokens 1,64,512,4096] [--experts 256] [--top-k 8] [--hidden 7168]
+                     [--intermediate 2048] [--group 128] [--variants t16_r128_b2,t64,t128]
+                     [--json FILE] [--iterations N]
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+import tessel
+from bench_common import provenance, repository_root, time_interleaved
+from moe import pack_experts, route, variant_text
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tokens", default="1,64,512,4096")
+    p.add_argument("--experts", type=int, default=256)
+    p.add_argument("--top-k", type=int, default=8)
+    p.add_argument("--hidden", type=int, default=7168)
+    p.add_argument("--intermediate", type=int, default=2048)
+    p.add_argument("--group", type=int, default=128)
+    p.add_argument("--variants", default="t16_r128_b2,t32_r64_b4,t64,t128")
+    p.add_argument("--json")
+    p.add_argument("--iterations", type=int, default=20)
+    args = p.parse_args()
+    E, H, I, G, k = args.experts, args.hidden, args.intermediate, args.group, args.top_k
+    root = repository_root()
+    kernels = {kind: {} for kind in ("moe_w4a16", "moe_w4a16_gather")}
+    for kind in kernels:
+        text = open(os.path.join(root, "examples/kernels", kind + ".tir")).read()
+        for v in args.variants.split(","):
+            try:
+                kernels[kind][v] = tessel.compile(variant_text(text, v), file=kind + ".tir")
+            except Exception as e:
+                print("%s %-12s does not compile: %s" % (kind, v, str(e).splitlines()[0]))
+        if not kernels[kind]:
+            raise SystemExit("moe_gather.py: no variant of %s compiles" % kind)
+    gen = torch.Generator(device="cuda").manual_seed(20261128)
+    q = torch.randint(0, 16, (E, I, H), device="cuda", dtype=torch.uint8, generator=gen)
+    qp = pack_experts(q)
+    s = (torch.rand(E, H // G, I, device="cuda", generator=gen) * 0.015 + 0.005).to(torch.float16)
+    w16 = torch.empty(E, I, H, device="cuda", dtype=torch.float16)  # dequantized, rounded once
+    for e in range(E):
+        w16[e] = ((q[e].float() - 8.0) * s[e].float().repeat_interleave(G, dim=0).t()).to(torch.float16)
+    del q
+    record = provenance("moe_gather.py")
+    failures = 0
+    for tokens in (int(t) for t in args.tokens.split(",")):
+        token_of_row, ends, counts = route(tokens, E, k, gen)
+        m = token_of_row.numel()
+        token32 = token_of_row.to(torch.int32)
+        x_tokens = (torch.randn(tokens, H, device="cuda", generator=gen) * 0.5).to(torch.float16)
+        gathered = torch.empty(m, H, device="cuda", dtype=torch.float16)
+        y = torch.empty(m, I, device="cuda", dtype=torch.float16)
+        rows = sorted(set(range(min(m, 64))) | set(range(max(0, m - 64), m)) | set(range(0, m, 97)))
+        expert_of_row = torch.bucketize(torch.arange(m, device="cuda"), ends, right=True)
+        want = torch.stack([x_tokens[token_of_row[r]].double() @ w16[expert_of_row[r]].double().t()
+                            for r in rows])
+        pick = torch.tensor(rows, device="cuda")
+
+        def rel(got):
+            return (torch.linalg.norm(got[pick].double() - want) / torch.linalg.norm(want)).item()
+
+        paths = {}
+        for v, kern in kernels["moe_w4a16_gather"].items():
+            paths["fused:" + v] = lambda kern=kern: kern(x_tokens, qp, s, y, ends, token32)
+        for v, kern in kernels["moe_w4a16"].items():
+            def unfused(kern=kern):
+                torch.index_select(x_tokens, 0, token_of_row, out=gathered)
+                kern(gathered, qp, s, y, ends)
+            paths["index_select:" + v] = unfused
+        errors = {}
+        for name, fn in paths.items():
+            y.fill_(float("nan"))
+            fn()
+            torch.cuda.synchronize()
+            errors[name] = rel(y)
+        passed = all(e <= 4e-3 for e in errors.values())
+        failures += not passed
+        names = list(paths)
+        times = dict(zip(names, time_interleaved([paths[n] for n in names], 3, args.iterations)))
+
+        def best(prefix):
+            return min((n for n in names if n.startswith(prefix)), key=lambda n: times[n])
+
+        f, u = best("fused:"), best("index_select:")
+        rec = {"name": "moe_w4a16_gather", "tokens": tokens, "experts": E, "top_k": k, "hidden": H,
+               "intermediate": I, "group": G, "rows": m, "fused": f, "fused_ms": times[f],
+               "unfused": u, "unfused_ms": times[u], "ratio": times[u] / times[f],
+               "all_ms": times, "rel_err": errors, "passed": passed, **record}
+        if args.json:
+            with open(args.json, "a") as fh:
+                fh.write(json.dumps(rec) + "\n")
+        print("tokens %5d rows %6d  fused %s %.4f ms | index_select + %s %.4f ms | ratio %.2f | "
+              "worst rel_err %.1e%s" % (tokens, m, f, times[f], u, times[u], rec["ratio"],
+                                        max(errors.values()), "" if passed else "  FAILED " + str(errors)),
+              flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+#!/bin/bash
+# The MoE up projection with the routing's gather fused (examples/kernels/moe_w4a16_gather.tir,
+# issue 14: X's rows read from the tokens by TMA, one 1-row box per routed row) on the lent H100,
+# one device call from the repository root (carry [".carry-gpu"]): the MoE GPU tests (the gather's
+# among them: ragged experts, a random token map, against float64), compute-sanitizer (memcheck,
+# racecheck, synccheck) over the gather's test, then bench/python/moe_gather.py (TOKENS, VARIANTS
+# override its defaults) against torch.index_select followed by the unfused kernel. JSON records
+# in $OUT/moe_gather.jsonl.
+set -u
+source "$(dirname "$0")/common.sh"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+timeout 200 .carry-gpu/moe_gpu_test 2>&1 | grep -E "^\[  (PASSED|FAILED)|^\[       OK|Failure|Expected|Which is|seed" | head -12
+if [ "${SAN:-1}" = 1 ]; then
+  for tool in memcheck racecheck synccheck; do
+    timeout 300 compute-sanitizer --tool $tool .carry-gpu/moe_gpu_test \
+      --gtest_filter='*GatherReadsRowsFromTheirTokens*' > /tmp/san-$tool.log 2>&1
+    echo "gather $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san-$tool.log)"
+  done
+fi
+build_tool_and_python || exit 1
+export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
+timeout ${BENCH_TIMEOUT:-400} python3 bench/python/moe_gather.py --json $OUT/moe_gather.jsonl \
+  --iterations ${ITER:-20} --tokens ${TOKENS:-1,64,512,4096} \
+  --variants ${VARIANTS:-t16_r128_b2,t32_r64_b4,t64,t128} 2>&1 | tail -12
