@@ -29,7 +29,8 @@ void Machine::tile(const Operation& op) {
     window_end = window_first + extent;
   }
   const int indirect = ir::tile_indirect_dim(op);
-  if (indirect >= 0 && (src.map || src.indirect_dim >= 0 || src.dim_map.size() != src.root_shape.size())) {
+  if (indirect >= 0 &&
+      (src.map || src.indirect_dim >= 0 || src.dim_map.size() != src.root_shape.size())) {
     user_error(op.loc(), "tile: an indirect tile is a tile of a whole tensor, not of a view");
   }
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -107,8 +108,7 @@ void Machine::tile(const Operation& op) {
 // src/ir/grouped.h, indirect tiles: dimension d of tile `t` (positions start .. start + extent
 // of the row map, the tile's last operand) addresses the rows the map holds there. Positions past
 // the map's end are outside the tile; a row outside the tensor is the caller's error.
-void Machine::indirect_rows(const Operation& op, View& t, size_t d, int64_t start,
-                            int64_t extent) {
+void Machine::indirect_rows(const Operation& op, View& t, size_t d, int64_t start, int64_t extent) {
   const Value* map_value = ir::tile_indirect_map(op);
   const View& map = get(map_value).tensor;
   const int64_t rows = t.valid[d];  // the tensor's extent along d (t is a whole tensor's view)

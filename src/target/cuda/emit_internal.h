@@ -127,7 +127,8 @@ struct View {  // a global tensor or a tile of one
   // and TMA loads (row boxes) read such a view (Emitter::view refuses it elsewhere).
   int indirect_dim = -1;
   std::string indirect_map;
-  std::string indirect_rows;  // the tensor's own extent along indirect_dim (TMA's out-of-bounds row)
+  std::string
+      indirect_rows;  // the tensor's own extent along indirect_dim (TMA's out-of-bounds row)
 };
 
 // A shared tile's layout text ("Sw<B,M,S> o off o L" or "L"): index (colexicographic over the

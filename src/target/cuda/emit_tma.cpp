@@ -114,8 +114,7 @@ void Emitter::copy_async(const Operation& op) {
 // barrier's transaction count is the whole tile's, as for one box. The issuing thread reads the
 // map (through L1: the same rows every K step of a tile).
 void Emitter::copy_async_rows(const Operation& op, const Operation& tile, const View& g,
-                              const SharedTile& dst, int64_t rows, int64_t cols,
-                              int64_t swizzle) {
+                              const SharedTile& dst, int64_t rows, int64_t cols, int64_t swizzle) {
   if (g.indirect_dim != 0 || g.shape.size() != 2 || op.has_attr("multicast")) {
     unsupported(op, "loads an indirect tile by TMA: only the rows of a 2-D tile, one block's");
   }
@@ -123,13 +122,13 @@ void Emitter::copy_async_rows(const Operation& op, const Operation& tile, const 
   const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
   const int64_t row_bytes = cols * ir::bit_width(dst.element) / 8;
   for (const auto& [first, byte] : tma_boxes(op, dst, rows, cols)) {
-    const std::string at = byte == 0 ? dst.base
-                                     : "(" + dst.base + " + " + std::to_string(byte) + ")";
+    const std::string at =
+        byte == 0 ? dst.base : "(" + dst.base + " + " + std::to_string(byte) + ")";
     const std::string position = "(" + plus(g.origin[0], first[0]) + ") + r";
-    const auto [coords, rank] = tma_coordinates(
-        g, {"(" + position + " < " + g.extent[0] + " ? __ldg(" + g.indirect_map + " + " +
-                position + ") : " + g.indirect_rows + ")",
-            plus(g.origin[1], first[1])});
+    const auto [coords, rank] =
+        tma_coordinates(g, {"(" + position + " < " + g.extent[0] + " ? __ldg(" + g.indirect_map +
+                                " + " + position + ") : " + g.indirect_rows + ")",
+                            plus(g.origin[1], first[1])});
     line(issuer + "for (int r = 0; r < " + std::to_string(rows) + "; ++r)");
     line("  tessel::device::tma_load_" + std::to_string(rank) + "d(" + at + " + r * " +
          std::to_string(row_bytes) + ", &" + tmap + ", " + barrier(op, 2) + ", " + coords + ");");

@@ -283,8 +283,9 @@ TEST_F(TmaGpu, Swizzle128PlacesChunksByTheXorRule) {
 // Rows gathered one 1-row box at a time into a 128B-swizzled tile (64 rows of 64 f16, random
 // source rows, repeats allowed): destination row i holds source row source_rows[i] with its 16-byte
 // chunk j at chunk j ^ (i % 8), as a whole-box load places its row i: TMA swizzles by the shared
-// address. Passed on the H100 (2026-11-28, bench/results/2026-11-28-w4a16-zero-points-pad-m-h100.md);
-// a MoE routing gather by TMA would depend on it (README).
+// address. Passed on the H100 (2026-11-28,
+// bench/results/2026-11-28-w4a16-zero-points-pad-m-h100.md); a MoE routing gather by TMA would
+// depend on it (README).
 TEST_F(TmaGpu, Swizzle128RowBoxesLandAsTheWholeBoxWould) {
   const int source_rows_count = 300, rows = 64;
   const std::uint64_t seed = fresh_seed();

@@ -144,9 +144,9 @@ TEST_F(MoeGpuTest, CombineScattersScaledRows) {
 }
 
 TEST_F(MoeGpuTest, GatherReadsRowsFromTheirTokens) {
-  EXPECT_LT(run_moe({0, 70, 1, 0, 5, 64, 0, 130, 2, 0, 0, 63, 0}, 264, 640, 128, false, false,
-                    true),
-            3e-3);
+  EXPECT_LT(
+      run_moe({0, 70, 1, 0, 5, 64, 0, 130, 2, 0, 0, 63, 0}, 264, 640, 128, false, false, true),
+      3e-3);
   std::vector<int64_t> one_each(40, 0);
   for (int64_t e = 0; e < 40; e += 5) one_each[e] = 1;
   EXPECT_LT(run_moe(one_each, 512, 1024, 128, false, false, true), 3e-3);

@@ -2,9 +2,9 @@
 // weights, moe_w4a16_combine.tir with the routing weight and the scatter to the tokens' slots in
 // the epilogue): tokens sorted by expert times each expert's int4 weights (stored in the packed
 // nibble order) or fp8 weights (stored in permuted 64-column blocks), in the interpreter as written
-// and lowered by the default pipeline (roles interleaved, few SMs), against plain loops bit for bit — with experts that receive no
-// token, one token, and ragged counts across tile boundaries — and its sm_90a CUDA through ptxas
-// (no spills, no serialized wgmma).
+// and lowered by the default pipeline (roles interleaved, few SMs), against plain loops bit for bit
+// — with experts that receive no token, one token, and ragged counts across tile boundaries — and
+// its sm_90a CUDA through ptxas (no spills, no serialized wgmma).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,8 +16,8 @@
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "pipeline/pipeline.h"
-#include "support/diagnostics.h"
 #include "sm90a_compile.h"
+#include "support/diagnostics.h"
 #include "tessel/example_kernels.h"
 #include "w4a16_reference.h"
 
@@ -105,8 +105,7 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
           acc = acc + static_cast<float>(x.get_float(token_of[size_t(r)] * K + k)) * w;
         }
         const int64_t row = slot_of[static_cast<size_t>(r)];
-        const float want =
-            round_f16(combine ? acc * static_cast<float>(weight.get_float(r)) : acc);
+        const float want = round_f16(combine ? acc * static_cast<float>(weight.get_float(r)) : acc);
         const float got = static_cast<float>(y.get_float(row * N + n));
         if (got != want && bad++ < 5)
           ADD_FAILURE() << "Y[" << r << "," << n << "] (expert " << e << ") = " << got
