@@ -190,10 +190,11 @@ def parse_variant(name):
     return v
 
 
-def split_groups(text, k_tile, groups):
+def split_groups(text, k_tile, groups, tokens=16):
     """The tiled kernel's K loop with H = groups scale groups per K tile of k_tile (groups of
     k_tile / H columns): the dequantized tile split by `slice` into H parts, each scaled by its
-    group's row of S and multiplied by its own X tile (a part of k_tile / H columns). The
+    group's row of S and multiplied by its own X tile (a part of k_tile / H columns, `tokens`
+    rows: 8 makes the X box stop 8 rows past a single token instead of 15). The
     unpacked weights are pinned to the wgmma A layout of the whole tile (64 rows, one consumer
     warpgroup), of which each part is a window."""
     part = k_tile // groups
@@ -219,12 +220,12 @@ def split_groups(text, k_tile, groups):
             "    %%s%d = copy %%sS%d : register<f16>[64]" % (i, i),
             "    %%sb%d = broadcast %%s%d {dims = [1]} : register<f16>[64,%d]" % (i, i, part),
             "    %%w%d = mul %%qp%d, %%sb%d : register<f16>[64,%d]" % (i, i, i, part),
-            "    %%X_tile%d = tile %%X, %%bm, %%g%d {masked, pad = 0.0, shape = [16,%d]} : global<f16>[16,%d]"
-            % (i, i, part, part),
-            "    %%sX%d = copy %%X_tile%d : shared<f16>[16,%d]" % (i, i, part),
-            "    %%sXt%d = transpose %%sX%d : shared<f16>[%d,16]" % (i, i, part),
-            "    %s = mma %%w%d, %%sXt%d, %s : register<f32>[64,16]"
-            % ("%c_next" if i == groups - 1 else "%%c_part%d" % i, i, i, acc)]
+            "    %%X_tile%d = tile %%X, %%bm, %%g%d {masked, pad = 0.0, shape = [%d,%d]} : global<f16>[%d,%d]"
+            % (i, i, tokens, part, tokens, part),
+            "    %%sX%d = copy %%X_tile%d : shared<f16>[%d,%d]" % (i, i, tokens, part),
+            "    %%sXt%d = transpose %%sX%d : shared<f16>[%d,%d]" % (i, i, part, tokens),
+            "    %s = mma %%w%d, %%sXt%d, %s : register<f32>[64,%d]"
+            % ("%c_next" if i == groups - 1 else "%%c_part%d" % i, i, i, acc, tokens)]
         acc = "%%c_part%d" % i
     return text[:start] + "\n".join(lines) + "\n" + text[end:]
 
@@ -236,7 +237,7 @@ def named_variant_text(name, root=None):
         base = f.read()
     text = variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
                         v["stages"], v["consumers"], v["producers"], v["overlap"])
-    return split_groups(text, v["k_tile"], v["groups"]) if v["groups"] > 1 else text
+    return split_groups(text, v["k_tile"], v["groups"], v["tokens"]) if v["groups"] > 1 else text
 
 
 def graph_of(calls):

@@ -241,6 +241,9 @@ class Stager {
     if (tile->has_attr("pad") && tile->real_attr("pad") != 0.0) return false;
     std::vector<int64_t> shape = r.static_shape();
     if (shape[0] > 256 || shape[1] % kPartColumns != 0) return false;
+    // stmatrix writes 16x16 blocks: a tile of 8 rows (an 8-token W4A16 output) is stored by
+    // threads from its registers.
+    if (shape[0] % 16 != 0) return false;
     if (!accumulator_layouts_.count(r.layout()) && !transposed_layouts_.count(r.layout()))
       return false;
     return part_layout(r.layout(), shape[0], shape[1]).has_value();
