@@ -19,13 +19,13 @@ Y [M, H]; the layer's output is out[t] = sum_j w[t, j] * Y[row of (t, j)], w the
 - cuBLAS loop + index_add: one torch.matmul per expert on the dequantized weights, then the
   index_add combine.
 Each variant of both kernels (moe.py's t<T>[_r<R>][_b<B>]) is checked; the fastest of each kind
-in this run is reported. Check: out for sampled tokens (the first and last 16, every 97th) against
+in this run is reported (`fused` the best over every --fused file; all paths in the record). Check: out for sampled tokens (the first and last 16, every 97th) against
 float64 (rel_err <= 4e-3), for the fused and each unfused path; outputs poisoned with NaN first.
 Timing: medians of interleaved launches (bench_common.time_interleaved), each path as a whole.
 
 usage: moe_combine.py [--tokens 1,64,512,4096] [--experts 256] [--top-k 8] [--hidden 7168]
                       [--intermediate 2048] [--group 128] [--variants t16_r128_b2,t64,t128]
-                      [--json FILE] [--iterations N]
+                      [--fused A.tir,B.tir] [--json FILE] [--iterations N]
 """
 import argparse
 import json
@@ -48,18 +48,24 @@ def main():
     p.add_argument("--intermediate", type=int, default=2048)
     p.add_argument("--group", type=int, default=128)
     p.add_argument("--variants", default="t16_r128_b2,t32_r64_b4,t64,t128")
+    p.add_argument("--fused", default="examples/kernels/moe_w4a16_combine.tir",
+                   help="comma-separated files of fused kernels (the example's signature), each timed")
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=20)
     args = p.parse_args()
     E, H, I, G, k = args.experts, args.hidden, args.intermediate, args.group, args.top_k
     root = repository_root()
-    texts = {kind: open(os.path.join(root, "examples/kernels", kind + ".tir")).read()
-             for kind in ("moe_w4a16", "moe_w4a16_combine")}
+    # The unfused kernel, and each fused form (a file; named by its stem unless it is the example).
+    files = {"moe_w4a16": "examples/kernels/moe_w4a16.tir"}
+    for f in args.fused.split(","):
+        stem = os.path.splitext(os.path.basename(f))[0]
+        files["fused" if stem == "moe_w4a16_combine" else "fused[%s]" % stem] = f
+    texts = {kind: open(os.path.join(root, f)).read() for kind, f in files.items()}
     kernels = {kind: {} for kind in texts}
     for kind, text in texts.items():
         for v in args.variants.split(","):
             try:
-                kernels[kind][v] = tessel.compile(variant_text(text, v), file=kind + ".tir")
+                kernels[kind][v] = tessel.compile(variant_text(text, v), file=os.path.basename(files[kind]))
             except Exception as e:
                 print("%s %-12s does not compile: %s" % (kind, v, str(e).splitlines()[0]))
         if not kernels[kind]:
@@ -130,8 +136,10 @@ def main():
             return (torch.linalg.norm(got[pick].double() - want) / torch.linalg.norm(want)).item()
 
         paths = {}
-        for v, kern in kernels["moe_w4a16_combine"].items():
-            paths["fused:" + v] = lambda kern=kern: fused(kern)
+        for kind in kernels:
+            if kind.startswith("fused"):
+                for v, kern in kernels[kind].items():
+                    paths[kind + ":" + v] = lambda kern=kern: fused(kern)
         for v, kern in kernels["moe_w4a16"].items():
             paths["index_add:" + v] = lambda kern=kern: unfused(kern, index_add)
             paths["gather_sum:" + v] = lambda kern=kern: unfused(kern, gather_sum)
@@ -150,7 +158,7 @@ def main():
         def best(prefix):
             return min((n for n in names if n.startswith(prefix)), key=lambda n: times[n])
 
-        f, ia, gs = best("fused:"), best("index_add:"), best("gather_sum:")
+        f, ia, gs = best("fused"), best("index_add:"), best("gather_sum:")
         loop = "cublas_loop+index_add"
         rec = {"name": "moe_w4a16_combine", "tokens": tokens, "experts": E, "top_k": k, "hidden": H,
                "intermediate": I, "group": G, "rows": m, "active_experts": len(active),

@@ -4,8 +4,10 @@
 # its GPU test (ragged experts, routing weights, a random permutation of destination rows,
 # against float64), compute-sanitizer (memcheck, racecheck, synccheck) over that test, then
 # bench/python/moe_combine.py (TOKENS, VARIANTS override its defaults) against the unfused kernel
-# followed by PyTorch's combines and the loop of cuBLAS GEMMs followed by index_add_. JSON
-# records in $OUT/moe_combine.jsonl.
+# followed by PyTorch's combines and the loop of cuBLAS GEMMs followed by index_add_ (FUSED: the
+# fused kernels' files, comma-separated; e.g. also
+# bench/kernel-variants/moe/moe_w4a16_combine_early_weights.tir). JSON records in
+# $OUT/moe_combine.jsonl.
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
@@ -22,4 +24,5 @@ build_tool_and_python || exit 1
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 timeout ${BENCH_TIMEOUT:-400} python3 bench/python/moe_combine.py --json $OUT/moe_combine.jsonl \
   --iterations ${ITER:-20} --tokens ${TOKENS:-1,64,512,4096} \
-  --variants ${VARIANTS:-t16_r128_b2,t32_r64_b4,t64,t128} 2>&1 | tail -12
+  --variants ${VARIANTS:-t16_r128_b2,t32_r64_b4,t64,t128} \
+  --fused ${FUSED:-examples/kernels/moe_w4a16_combine.tir} 2>&1 | tail -12
