@@ -76,16 +76,28 @@ class KernelOverlap {
   }
 
   // A global access that may depend on an earlier launch: any op but a view with a global
-  // operand whose tensor is not a ready parameter (a workspace never is).
+  // operand whose tensor is not a ready parameter (a workspace never is), or that reads its rows
+  // through the row map of an indirect tile (src/ir/grouped.h) that is not one.
   bool accesses_dependent(Operation& op) {
     bool found = false;
     ir::walk(&op, [&](Operation* o) {
       if (found || is_view(o->kind())) return;
       for (const Value* v : o->operands()) {
-        if (is_global(v) && !ready_.count(ir::storage_root(v))) found = true;
+        if (is_global(v) && (!ready_.count(ir::storage_root(v)) || reads_unready_map(v)))
+          found = true;
       }
     });
     return found;
+  }
+
+  bool reads_unready_map(const Value* v) const {
+    for (; v->def() && is_view(v->def()->kind()) && v->def()->num_operands() > 0;
+         v = v->def()->operand(0)) {
+      const Operation& view = *v->def();
+      const Value* map = view.kind() == OpKind::tile ? ir::tile_indirect_map(view) : nullptr;
+      if (map && !ready_.count(ir::storage_root(map))) return true;
+    }
+    return false;
   }
 
   void place_wait(Block& block) {
