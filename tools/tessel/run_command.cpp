@@ -110,6 +110,43 @@ bool kernel_writes(const ir::Operation& kernel, const ir::Value* param) {
   return writes;
 }
 
+// The rows of the tensor whose indirect tiles read `map` as their row map (src/ir/grouped.h), and
+// whether one of those tiles is stored into; rows = -1 when `map` is no tile's row map.
+struct MapUse {
+  int64_t rows = -1;
+  bool stored = false;
+};
+MapUse row_map_use(const ir::Operation& kernel, const ir::Value* map,
+                   const std::map<std::string, int64_t>& sizes) {
+  MapUse use;
+  ir::walk(const_cast<ir::Operation*>(&kernel), [&](ir::Operation* op) {
+    if (op->kind() != ir::OpKind::tile || ir::tile_indirect_map(*op) != map) return;
+    const int d = ir::tile_indirect_dim(*op);
+    use.rows = interp::concrete_shape(op->operand(0)->type(), sizes)[d];
+    const ir::Value* tile = op->result();
+    ir::walk(const_cast<ir::Operation*>(&kernel), [&](ir::Operation* o) {
+      const bool store = (o->kind() == ir::OpKind::copy && o->num_operands() == 2) ||
+                         (o->kind() == ir::OpKind::copy_async && o->num_operands() >= 2);
+      if (store && o->operand(1) == tile) use.stored = true;
+    });
+  });
+  return use;
+}
+
+// A row map of random rows below `rows`: distinct ones (a random permutation's first entries)
+// where a tile stored through it must not send two positions to one row and there are enough
+// rows, else drawn with repeats.
+void random_row_map(HostTensor& map, const MapUse& use, std::mt19937_64& rng) {
+  std::vector<int64_t> rows(static_cast<size_t>(use.rows));
+  for (int64_t r = 0; r < use.rows; ++r) rows[static_cast<size_t>(r)] = r;
+  std::shuffle(rows.begin(), rows.end(), rng);
+  const bool distinct = use.stored && map.size() <= use.rows;
+  for (int64_t i = 0; i < map.size(); ++i) {
+    map.set_int(i, distinct ? rows[static_cast<size_t>(i)]
+                            : static_cast<int64_t>(rng() % static_cast<uint64_t>(use.rows)));
+  }
+}
+
 // Row ends of random groups that split `rows` (empty groups included): sorted cut points.
 void random_group_ends(HostTensor& ends, int64_t rows, std::mt19937_64& rng) {
   std::vector<int64_t> cuts;
@@ -190,6 +227,8 @@ int run_run(const std::vector<std::string>& args) {
       randomize(*host, rng);
       if (int64_t rows = group_rows(*kernel, param.get(), options.sizes); rows >= 0)
         random_group_ends(*host, rows, rng);
+      if (MapUse use = row_map_use(*kernel, param.get(), options.sizes); use.rows > 0)
+        random_row_map(*host, use, rng);
       arguments.emplace_back(host.get());
       names.push_back(param->name());
       if (output_name.empty() ? kernel_writes(*kernel, param.get())
@@ -309,6 +348,7 @@ const bool registered = register_command(
      "  interpreter, or compiled on the GPU (--gpu; --check also interprets it and prints the\n"
      "  relative error), on random inputs (floats uniform in [-1,1), rounded to the element type;\n"
      "  the row ends a grouped kernel's find_group reads: random groups splitting the rows;\n"
+     "  an indirect tile's row map: random rows of its tensor, distinct where it is stored to;\n"
      "  seed 1 unless --seed), then prints each tensor's checksum and the first N (8) elements of\n"
      "  the output tensor (the last tensor parameter the kernel writes, unless --output). --size\n"
      "  gives every size of the kernel (it may repeat; a name the kernel does not have is an\n"
