@@ -112,7 +112,8 @@ void Emitter::copy_async(const Operation& op) {
 // TmaGpu.Swizzle128RowBoxesLandAsTheWholeBoxWould). A position past the map or the window loads
 // the row just past the tensor, which TMA fills with zeros, so every box's bytes arrive and the
 // barrier's transaction count is the whole tile's, as for one box. The issuing thread reads the
-// map (through L1: the same rows every K step of a tile).
+// map (through L1: the same rows every K step of a tile). Measured: not yet (one thread issues a
+// box per row; spreading them over the producer warp's lanes is the next form if it starves).
 void Emitter::copy_async_rows(const Operation& op, const Operation& tile, const View& g,
                               const SharedTile& dst, int64_t rows, int64_t cols, int64_t swizzle) {
   if (g.indirect_dim != 0 || g.shape.size() != 2 || op.has_attr("multicast")) {
@@ -121,17 +122,29 @@ void Emitter::copy_async_rows(const Operation& op, const Operation& tile, const 
   const std::string tmap = tma_descriptor(op, tile, 1, cols, swizzle);
   const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
   const int64_t row_bytes = cols * ir::bit_width(dst.element) / 8;
+  // The map's rows are read eight at a time before their eight boxes: each TMA issue is a memory
+  // barrier to the compiler, so a read beside each box would wait out its latency every row.
+  const int64_t batch = std::min<int64_t>(8, rows);
+  if (rows % batch != 0) unsupported(op, "loads an indirect tile of rows not a multiple of 8");
+  const std::string b = std::to_string(batch);
   for (const auto& [first, byte] : tma_boxes(op, dst, rows, cols)) {
     const std::string at =
         byte == 0 ? dst.base : "(" + dst.base + " + " + std::to_string(byte) + ")";
-    const std::string position = "(" + plus(g.origin[0], first[0]) + ") + r";
-    const auto [coords, rank] =
-        tma_coordinates(g, {"(" + position + " < " + g.extent[0] + " ? __ldg(" + g.indirect_map +
-                                " + " + position + ") : " + g.indirect_rows + ")",
-                            plus(g.origin[1], first[1])});
-    line(issuer + "for (int r = 0; r < " + std::to_string(rows) + "; ++r)");
-    line("  tessel::device::tma_load_" + std::to_string(rank) + "d(" + at + " + r * " +
+    const std::string position = "(" + plus(g.origin[0], first[0]) + ") + r0 + i";
+    const auto [coords, rank] = tma_coordinates(g, {"row[i]", plus(g.origin[1], first[1])});
+    line(issuer + "for (int r0 = 0; r0 < " + std::to_string(rows) + "; r0 += " + b + ") {");
+    ++indent_;
+    line("int row[" + b + "];");
+    line("#pragma unroll");
+    line("for (int i = 0; i < " + b + "; ++i)");
+    line("  row[i] = " + position + " < " + g.extent[0] + " ? __ldg(" + g.indirect_map + " + " +
+         position + ") : " + g.indirect_rows + ";");
+    line("#pragma unroll");
+    line("for (int i = 0; i < " + b + "; ++i)");
+    line("  tessel::device::tma_load_" + std::to_string(rank) + "d(" + at + " + (r0 + i) * " +
          std::to_string(row_bytes) + ", &" + tmap + ", " + barrier(op, 2) + ", " + coords + ");");
+    --indent_;
+    line("}");
   }
 }
 
