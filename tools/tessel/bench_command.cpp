@@ -108,11 +108,17 @@ constexpr const char* kUsage =
     "usage: tessel bench moe [--tokens T,...] [--experts E] [--top-k K] [--hidden H]\n"
     "                        [--intermediate I] [--group G] [--weights int4|fp8]\n"
     "                        [--variants t<T>[_r<R>][_b<B>][_s<S>],...] [--tuned] [--tessel-only]\n"
-    "                        [--json FILE] [--iterations N]\n"
+    "                        [--json FILE] [--iterations N] [--routing combine|gather]\n"
     "The MoE expert GEMM (examples/kernels/moe_w4a16.tir, moe_w8a16.tir with --weights fp8) over\n"
     "top-k routed tokens against a loop of cuBLAS GEMMs over the experts and torch._grouped_mm, in\n"
     "one process (bench/python/moe.py); --tuned adds tessel.Variants over the variants, tuned at\n"
-    "each token count.\n";
+    "each token count.\n"
+    "  --routing combine: the down projection with the routing's weighted combine fused\n"
+    "  (moe_w4a16_combine.tir) against the unfused kernel followed by PyTorch's combines and a\n"
+    "  loop of cuBLAS GEMMs (bench/python/moe_combine.py); --routing gather: the up projection\n"
+    "  reading the tokens through the routing (moe_w4a16_gather.tir) against index_select and\n"
+    "  the unfused kernel (bench/python/moe_gather.py). Both take the layer's options, not\n"
+    "  --weights, --tuned or --tessel-only.\n";
 
 struct BenchArgs {
   std::string suite;

@@ -88,6 +88,32 @@ int run_w4a16_bench(const std::vector<std::string>& args) {
 }
 
 int run_moe_bench(const std::vector<std::string>& args) {
+  // --routing combine|gather: the fused routing's benches (moe_combine.py: the down projection
+  // with the weighted combine; moe_gather.py: the up projection reading the tokens), which take
+  // the layer's options but not the expert GEMM's own (--weights, --tuned, --tessel-only).
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--routing") continue;
+    const std::string value = i + 1 < args.size() ? args[i + 1] : "";
+    if (value != "combine" && value != "gather") {
+      user_error(SourceLocation::unknown(),
+                 "bench moe: --routing takes combine or gather, not '", value, "'");
+    }
+    std::vector<std::string> rest(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i));
+    rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 2, args.end());
+    return run_python_bench(
+        "moe --routing " + value, value == "combine" ? "moe_combine.py" : "moe_gather.py",
+        {{"--tokens", list_of(kPositive), "token counts separated by commas"},
+         {"--experts", kPositive, "a positive count"},
+         {"--top-k", kPositive, "a positive count"},
+         {"--hidden", kPositive, "a positive size"},
+         {"--intermediate", kPositive, "a positive size"},
+         {"--group", kPositive, "a positive group size"},
+         {"--variants", list_of("t(16|32|64|128)(_r(64|128))?(_b[1-4])?(_s([1-9]|1[0-6]))?"),
+          "variant names t<16|32|64|128>[_r<64|128>][_b<1-4>][_s<1-16>] separated by commas"},
+         {"--json", ".+", "a file"},
+         {"--iterations", kPositive, "a positive count"}},
+        rest);
+  }
   return run_python_bench(
       "moe", "moe.py",
       {{"--tokens", list_of(kPositive), "token counts separated by commas"},
