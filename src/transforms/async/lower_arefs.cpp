@@ -426,9 +426,21 @@ class Lowering {
     const int64_t pool = entry * threads;
     // Producer roles that take turns (split-roles) carry their stride arithmetic beside the
     // loads' coordinates: the W4A16 tile's two producers spilled 28 bytes at 40 (ptxas -v), none
-    // at 48.
+    // at 48. So do producers that load an indirect tile by TMA (a row box per row, their rows
+    // read from the map eight at a time): the MoE gather's _b2 / _b4 variants spilled 20-28.
+    bool loads_rows = false;
+    for (Operation* role : roles) {
+      if (role->str_attr("role") != "producer") continue;
+      ir::walk(role, [&](Operation* o) {
+        const Operation* tile = o->kind() == OpKind::copy_async && o->num_operands() > 0
+                                    ? o->operand(0)->def()
+                                    : nullptr;
+        if (tile && tile->kind() == OpKind::tile && ir::tile_indirect_dim(*tile) >= 0)
+          loads_rows = true;
+      });
+    }
     const int64_t producer_registers =
-        producer_threads > 128 ? kSplitProducerRegisters : kProducerRegisters;
+        producer_threads > 128 || loads_rows ? kSplitProducerRegisters : kProducerRegisters;
     int64_t consumer = (pool - producer_registers * producer_threads) / consumer_threads / 8 * 8;
     consumer = std::min<int64_t>(consumer, kMaxRegisters);
     if (consumer < entry + 8) return;  // nothing to gain over the compiler's own budget
