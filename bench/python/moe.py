@@ -118,64 +118,93 @@ def variant_text(text, name):
     return head + "kernel @" + body
 
 
-def route(tokens, experts, top_k, gen):
-    """Rows of X as (token, expert) pairs sorted by expert, and the int32 row ends per expert."""
+def route_order(tokens, experts, top_k, gen):
+    """Random router logits, torch.topk, every (token, expert) pair one row, rows sorted by expert
+    (stable): each row's flat index t*k + j (the sort's permutation), the rows per expert and
+    their int32 ends."""
     logits = torch.randn(tokens, experts, device="cuda", generator=gen)
     chosen = torch.topk(logits, top_k, dim=1).indices.reshape(-1)
     order = torch.sort(chosen, stable=True).indices
-    token_of_row = order // top_k
     counts = torch.bincount(chosen, minlength=experts)
     ends = torch.cumsum(counts, 0).to(torch.int32)
-    return token_of_row, ends, counts
+    return order, ends, counts
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tokens", default="1,64,512,4096,8192")
+def route(tokens, experts, top_k, gen):
+    """Rows of X as (token, expert) pairs sorted by expert: each row's token, the int32 row ends
+    per expert and the rows per expert."""
+    order, ends, counts = route_order(tokens, experts, top_k, gen)
+    return order // top_k, ends, counts
+
+
+def add_layer_arguments(p, tokens, variants):
+    """The MoE layer's options that moe.py, moe_combine.py and moe_gather.py share."""
+    p.add_argument("--tokens", default=tokens)
     p.add_argument("--experts", type=int, default=256)
     p.add_argument("--top-k", type=int, default=8)
     p.add_argument("--hidden", type=int, default=7168)
     p.add_argument("--intermediate", type=int, default=2048)
     p.add_argument("--group", type=int, default=128)
+    p.add_argument("--variants", default=variants,
+                   help="comma-separated variants (t<T>[_r<R>][_b<B>][_s<S>], see variant_text) timed side by side")
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=20)
+
+
+def compile_variants(files, variants, script):
+    """{kind: {variant: kernel}} for each kernel file of `files` ({kind: path from the repository
+    root}) and each variant name; a variant the compiler refuses is reported and left out, a
+    kind none of whose variants compiles ends the script."""
+    root = repository_root()
+    kernels = {}
+    for kind, path in files.items():
+        text = open(os.path.join(root, path)).read()
+        kernels[kind] = {}
+        for v in variants.split(","):
+            try:
+                kernels[kind][v] = tessel.compile(variant_text(text, v), file=os.path.basename(path))
+            except Exception as e:  # a variant the compiler refuses (e.g. _bB, B > 1): say why, keep the others
+                print("%s %-16s does not compile: %s" % (kind, v, str(e).splitlines()[0]))
+        if not kernels[kind]:
+            raise SystemExit("%s: no variant of %s compiles" % (script, kind))
+    return kernels
+
+
+def experts(E, N, K, G, gen, fp8=False):
+    """E experts' [N, K] weights: int4 (values 0..15, zero point 8) or e4m3, in the kernels'
+    storage order; their group scales [E, K/G, N] f16; and the dequantized weights, each
+    rounded to f16 once, as the kernel builds them for wgmma (for the references and cuBLAS)."""
+    if fp8:
+        q = torch.empty(E, N, K, device="cuda", dtype=torch.float8_e4m3fn)
+        for e in range(E):
+            q[e] = (torch.rand(N, K, device="cuda", generator=gen) * 16.0 - 8.0).to(torch.float8_e4m3fn)
+        qp = pack_fp8_experts(q)
+    else:
+        q = torch.randint(0, 16, (E, N, K), device="cuda", dtype=torch.uint8, generator=gen)
+        qp = pack_experts(q)
+    s = (torch.rand(E, K // G, N, device="cuda", generator=gen) * 0.015 + 0.005).to(torch.float16)
+    w16 = torch.empty(E, N, K, device="cuda", dtype=torch.float16)
+    for e in range(E):
+        value = q[e].float() if fp8 else q[e].float() - 8.0
+        w16[e] = (value * s[e].float().repeat_interleave(G, dim=0).t()).to(torch.float16)
+    return qp, s, w16
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_layer_arguments(p, tokens="1,64,512,4096,8192", variants="t64")
     p.add_argument("--tessel-only", action="store_true")
     p.add_argument("--tuned", action="store_true",
                    help="also time tessel.Variants over the variants, tuned at each token count")
     p.add_argument("--weights", choices=["int4", "fp8"], default="int4",
                    help="int4 (moe_w4a16.tir, zero point 8) or fp8 e4m3 (moe_w8a16.tir) experts")
-    p.add_argument("--variants", default="t64",
-                   help="comma-separated variants (t<T>[_r<R>][_b<B>][_s<S>], see variant_text) timed side by side")
     args = p.parse_args()
     E, H, I, G = args.experts, args.hidden, args.intermediate, args.group
-    root = repository_root()
     fp8 = args.weights == "fp8"
     file = "moe_w8a16.tir" if fp8 else "moe_w4a16.tir"
-    text = open(os.path.join(root, "examples/kernels", file)).read()
-    kernels = {}
-    for v in args.variants.split(","):
-        try:
-            kernels[v] = tessel.compile(variant_text(text, v), file=file)
-        except Exception as e:  # a variant the compiler refuses (e.g. _bB, B > 1): say why, keep the others
-            print("%-16s does not compile: %s" % (v, str(e).splitlines()[0]))
-    if not kernels:
-        raise SystemExit("moe.py: no variant compiles")
+    kernels = compile_variants({file: "examples/kernels/" + file}, args.variants, "moe.py")[file]
     gen = torch.Generator(device="cuda").manual_seed(20261127)
-    if fp8:
-        q = torch.empty(E, I, H, device="cuda", dtype=torch.float8_e4m3fn)
-        for e in range(E):
-            q[e] = (torch.rand(I, H, device="cuda", generator=gen) * 16.0 - 8.0).to(torch.float8_e4m3fn)
-        qp = pack_fp8_experts(q)
-    else:
-        q = torch.randint(0, 16, (E, I, H), device="cuda", dtype=torch.uint8, generator=gen)
-        qp = pack_experts(q)
-    s = (torch.rand(E, H // G, I, device="cuda", generator=gen) * 0.015 + 0.005).to(torch.float16)
-    # The dequantized weights, each rounded to f16 once, as the kernel builds them for wgmma.
-    w16 = torch.empty(E, I, H, device="cuda", dtype=torch.float16)
-    for e in range(E):
-        value = q[e].float() if fp8 else q[e].float() - 8.0
-        w16[e] = (value * s[e].float().repeat_interleave(G, dim=0).t()).to(torch.float16)
-    del q
+    qp, s, w16 = experts(E, I, H, G, gen, fp8)
     w_bf16 = w16.to(torch.bfloat16) if hasattr(torch, "_grouped_mm") else None
     dispatch = tessel.Variants(list(kernels.values()), names=list(kernels)) if args.tuned else None
     record = provenance("moe.py")

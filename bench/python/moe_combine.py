@@ -34,56 +34,31 @@ import sys
 
 import torch
 
-import tessel
-from bench_common import provenance, repository_root, time_interleaved
-from moe import pack_experts, variant_text
+from bench_common import provenance, time_interleaved
+from moe import add_layer_arguments, compile_variants, experts, route_order
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tokens", default="1,64,512,4096")
-    p.add_argument("--experts", type=int, default=256)
-    p.add_argument("--top-k", type=int, default=8)
-    p.add_argument("--hidden", type=int, default=7168)
-    p.add_argument("--intermediate", type=int, default=2048)
-    p.add_argument("--group", type=int, default=128)
-    p.add_argument("--variants", default="t16_r128_b2,t32_r64_b4,t64,t128")
+    add_layer_arguments(p, tokens="1,64,512,4096", variants="t16_r128_b2,t32_r64_b4,t64,t128")
     p.add_argument("--fused", default="examples/kernels/moe_w4a16_combine.tir",
                    help="comma-separated files of fused kernels (the example's signature), each timed")
-    p.add_argument("--json")
-    p.add_argument("--iterations", type=int, default=20)
     args = p.parse_args()
     E, H, I, G, k = args.experts, args.hidden, args.intermediate, args.group, args.top_k
-    root = repository_root()
     # The unfused kernel, and each fused form (a file; named by its stem unless it is the example).
     files = {"moe_w4a16": "examples/kernels/moe_w4a16.tir"}
     for f in args.fused.split(","):
         stem = os.path.splitext(os.path.basename(f))[0]
         files["fused" if stem == "moe_w4a16_combine" else "fused[%s]" % stem] = f
-    texts = {kind: open(os.path.join(root, f)).read() for kind, f in files.items()}
-    kernels = {kind: {} for kind in texts}
-    for kind, text in texts.items():
-        for v in args.variants.split(","):
-            try:
-                kernels[kind][v] = tessel.compile(variant_text(text, v), file=os.path.basename(files[kind]))
-            except Exception as e:
-                print("%s %-12s does not compile: %s" % (kind, v, str(e).splitlines()[0]))
-        if not kernels[kind]:
-            raise SystemExit("moe_combine.py: no variant of %s compiles" % kind)
+    kernels = compile_variants(files, args.variants, "moe_combine.py")
     gen = torch.Generator(device="cuda").manual_seed(20261128)
-    q = torch.randint(0, 16, (E, H, I), device="cuda", dtype=torch.uint8, generator=gen)
-    qp = pack_experts(q)
-    s = (torch.rand(E, I // G, H, device="cuda", generator=gen) * 0.015 + 0.005).to(torch.float16)
-    w16 = torch.empty(E, H, I, device="cuda", dtype=torch.float16)  # dequantized, rounded once
-    for e in range(E):
-        w16[e] = ((q[e].float() - 8.0) * s[e].float().repeat_interleave(G, dim=0).t()).to(torch.float16)
-    del q
+    qp, s, w16 = experts(E, H, I, G, gen)  # the down projection: [H, I] per expert
     record = provenance("moe_combine.py")
     failures = 0
     for tokens in (int(t) for t in args.tokens.split(",")):
         # Rows sorted by expert (moe.py's route): row r is the flat index dest[r] = t*k + j of
         # the token's j-th choice; the inverse permutation orders rows by (token, j).
-        dest, ends = route_order(tokens, E, k, gen)
+        dest, ends, _ = route_order(tokens, E, k, gen)
         token_of_row = dest // k
         m = dest.numel()
         inverse = torch.empty_like(dest)
@@ -179,16 +154,6 @@ def main():
                  rec["ratio_vs_tessel_gather_sum"], times[loop], rec["ratio_vs_cublas_loop_index_add"],
                  max(errors.values()), "" if passed else "  FAILED " + str(errors)), flush=True)
     return 1 if failures else 0
-
-
-def route_order(tokens, experts, top_k, gen):
-    """moe.py's route, returning the sort's permutation (each row's flat index t*k + j) and the
-    int32 row ends per expert."""
-    logits = torch.randn(tokens, experts, device="cuda", generator=gen)
-    chosen = torch.topk(logits, top_k, dim=1).indices.reshape(-1)
-    order = torch.sort(chosen, stable=True).indices
-    ends = torch.cumsum(torch.bincount(chosen, minlength=experts), 0).to(torch.int32)
-    return order, ends
 
 
 if __name__ == "__main__":

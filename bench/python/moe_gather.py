@@ -21,48 +21,24 @@ usage: moe_gather.py [--tokens 1,64,512,4096] [--experts 256] [--top-k 8] [--hid
 """
 import argparse
 import json
-import os
 import sys
 
 import torch
 
-import tessel
-from bench_common import provenance, repository_root, time_interleaved
-from moe import pack_experts, route, variant_text
+from bench_common import provenance, time_interleaved
+from moe import add_layer_arguments, compile_variants, experts, route
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tokens", default="1,64,512,4096")
-    p.add_argument("--experts", type=int, default=256)
-    p.add_argument("--top-k", type=int, default=8)
-    p.add_argument("--hidden", type=int, default=7168)
-    p.add_argument("--intermediate", type=int, default=2048)
-    p.add_argument("--group", type=int, default=128)
-    p.add_argument("--variants", default="t16_r128_b2,t32_r64_b4,t64,t128")
-    p.add_argument("--json")
-    p.add_argument("--iterations", type=int, default=20)
+    add_layer_arguments(p, tokens="1,64,512,4096", variants="t16_r128_b2,t32_r64_b4,t64,t128")
     args = p.parse_args()
     E, H, I, G, k = args.experts, args.hidden, args.intermediate, args.group, args.top_k
-    root = repository_root()
-    kernels = {kind: {} for kind in ("moe_w4a16", "moe_w4a16_gather")}
-    for kind in kernels:
-        text = open(os.path.join(root, "examples/kernels", kind + ".tir")).read()
-        for v in args.variants.split(","):
-            try:
-                kernels[kind][v] = tessel.compile(variant_text(text, v), file=kind + ".tir")
-            except Exception as e:
-                print("%s %-12s does not compile: %s" % (kind, v, str(e).splitlines()[0]))
-        if not kernels[kind]:
-            raise SystemExit("moe_gather.py: no variant of %s compiles" % kind)
+    kernels = compile_variants({kind: "examples/kernels/%s.tir" % kind
+                                for kind in ("moe_w4a16", "moe_w4a16_gather")},
+                               args.variants, "moe_gather.py")
     gen = torch.Generator(device="cuda").manual_seed(20261128)
-    q = torch.randint(0, 16, (E, I, H), device="cuda", dtype=torch.uint8, generator=gen)
-    qp = pack_experts(q)
-    s = (torch.rand(E, H // G, I, device="cuda", generator=gen) * 0.015 + 0.005).to(torch.float16)
-    w16 = torch.empty(E, I, H, device="cuda", dtype=torch.float16)  # dequantized, rounded once
-    for e in range(E):
-        w16[e] = ((q[e].float() - 8.0) * s[e].float().repeat_interleave(G, dim=0).t()).to(torch.float16)
-    del q
+    qp, s, w16 = experts(E, I, H, G, gen)  # the up projection: [I, H] per expert
     record = provenance("moe_gather.py")
     failures = 0
     for tokens in (int(t) for t in args.tokens.split(",")):

@@ -17,6 +17,8 @@
 #   sweep_summary             `tessel bench summary` of those records and an SVG; the geomean lines
 #   ncu_metrics NAME CMD...   Nsight Compute's NCU_METRICS (comma-separated) on CMD's first
 #                             launch, the CSV in $OUT/ncu_NAME.csv, one line per metric printed
+#   moe_test_and_sanitize F   the carried moe_gpu_test whole, then (SAN=1, the default)
+#                             compute-sanitizer memcheck, racecheck, synccheck over its tests F
 #   check_row_programs [V]    each unpinned row program (examples/kernels/*_auto.tir) against the
 #                             interpreter on the GPU at ragged sizes, one line each; with V, also
 #                             the file V/<kernel>_auto_shared.tir where there is one
@@ -147,4 +149,15 @@ head = rows[0]; ni = head.index("Metric Name"); vi = head.index("Metric Value")
 for r in rows[1:]:
     print("  %-72s %s" % (r[ni], r[vi]))
 PY
+}
+
+moe_test_and_sanitize() {
+  timeout 200 .carry-gpu/moe_gpu_test 2>&1 |
+    grep -E "^\[  (PASSED|FAILED)|^\[       OK|Failure|Expected|Which is|seed" | head -12
+  [ "${SAN:-1}" = 1 ] || return 0
+  for tool in memcheck racecheck synccheck; do
+    timeout 300 compute-sanitizer --tool $tool .carry-gpu/moe_gpu_test --gtest_filter="$1" \
+      > $LOG/san-$tool.log 2>&1
+    echo "$1 $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san-$tool.log)"
+  done
 }

@@ -11,15 +11,7 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-timeout 200 .carry-gpu/moe_gpu_test 2>&1 | grep -E "^\[  (PASSED|FAILED)|^\[       OK|Failure|Expected|Which is|seed" | head -12
-if [ "${SAN:-1}" = 1 ]; then
-  for tool in memcheck racecheck synccheck; do
-    timeout 300 compute-sanitizer --tool $tool .carry-gpu/moe_gpu_test \
-      --gtest_filter='*CombineScattersScaledRows*' > /tmp/san-$tool.log 2>&1
-    echo "combine $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san-$tool.log)"
-  done
-fi
+moe_test_and_sanitize '*CombineScattersScaledRows*'
 build_tool_and_python || exit 1
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 timeout ${BENCH_TIMEOUT:-400} python3 bench/python/moe_combine.py --json $OUT/moe_combine.jsonl \

@@ -9,15 +9,7 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-timeout 200 .carry-gpu/moe_gpu_test 2>&1 | grep -E "^\[  (PASSED|FAILED)|^\[       OK|Failure|Expected|Which is|seed" | head -12
-if [ "${SAN:-1}" = 1 ]; then
-  for tool in memcheck racecheck synccheck; do
-    timeout 300 compute-sanitizer --tool $tool .carry-gpu/moe_gpu_test \
-      --gtest_filter='*GatherReadsRowsFromTheirTokens*' > /tmp/san-$tool.log 2>&1
-    echo "gather $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san-$tool.log)"
-  done
-fi
+moe_test_and_sanitize '*GatherReadsRowsFromTheirTokens*'
 build_tool_and_python || exit 1
 # Both routing kernels against the interpreter at a ragged shape (tessel run gives the row maps
 # random rows: tokens for the gather, a permutation of the slots for the combine's scatter).

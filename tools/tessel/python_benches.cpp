@@ -87,6 +87,24 @@ int run_w4a16_bench(const std::vector<std::string>& args) {
       args);
 }
 
+namespace {
+
+// The MoE layer's options, which moe.py and the fused routing's benches all take.
+std::vector<PythonOption> moe_layer_options() {
+  return {{"--tokens", list_of(kPositive), "token counts separated by commas"},
+          {"--experts", kPositive, "a positive count"},
+          {"--top-k", kPositive, "a positive count"},
+          {"--hidden", kPositive, "a positive size"},
+          {"--intermediate", kPositive, "a positive size"},
+          {"--group", kPositive, "a positive group size"},
+          {"--variants", list_of("t(16|32|64|128)(_r(64|128))?(_b[1-4])?(_s([1-9]|1[0-6]))?"),
+           "variant names t<16|32|64|128>[_r<64|128>][_b<1-4>][_s<1-16>] separated by commas"},
+          {"--json", ".+", "a file"},
+          {"--iterations", kPositive, "a positive count"}};
+}
+
+}  // namespace
+
 int run_moe_bench(const std::vector<std::string>& args) {
   // --routing combine|gather: the fused routing's benches (moe_combine.py: the down projection
   // with the weighted combine; moe_gather.py: the up projection reading the tokens), which take
@@ -100,36 +118,15 @@ int run_moe_bench(const std::vector<std::string>& args) {
     }
     std::vector<std::string> rest(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i));
     rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 2, args.end());
-    return run_python_bench(
-        "moe --routing " + value, value == "combine" ? "moe_combine.py" : "moe_gather.py",
-        {{"--tokens", list_of(kPositive), "token counts separated by commas"},
-         {"--experts", kPositive, "a positive count"},
-         {"--top-k", kPositive, "a positive count"},
-         {"--hidden", kPositive, "a positive size"},
-         {"--intermediate", kPositive, "a positive size"},
-         {"--group", kPositive, "a positive group size"},
-         {"--variants", list_of("t(16|32|64|128)(_r(64|128))?(_b[1-4])?(_s([1-9]|1[0-6]))?"),
-          "variant names t<16|32|64|128>[_r<64|128>][_b<1-4>][_s<1-16>] separated by commas"},
-         {"--json", ".+", "a file"},
-         {"--iterations", kPositive, "a positive count"}},
-        rest);
+    return run_python_bench("moe --routing " + value,
+                            value == "combine" ? "moe_combine.py" : "moe_gather.py",
+                            moe_layer_options(), rest);
   }
-  return run_python_bench(
-      "moe", "moe.py",
-      {{"--tokens", list_of(kPositive), "token counts separated by commas"},
-       {"--experts", kPositive, "a positive count"},
-       {"--top-k", kPositive, "a positive count"},
-       {"--hidden", kPositive, "a positive size"},
-       {"--intermediate", kPositive, "a positive size"},
-       {"--group", kPositive, "a positive group size"},
-       {"--weights", "int4|fp8", "int4 or fp8"},
-       {"--variants", list_of("t(16|32|64|128)(_r(64|128))?(_b[1-4])?(_s([1-9]|1[0-6]))?"),
-        "variant names t<16|32|64|128>[_r<64|128>][_b<1-4>][_s<1-16>] separated by commas"},
-       {"--tuned", "", ""},
-       {"--tessel-only", "", ""},
-       {"--json", ".+", "a file"},
-       {"--iterations", kPositive, "a positive count"}},
-      args);
+  std::vector<PythonOption> options = moe_layer_options();
+  options.push_back({"--weights", "int4|fp8", "int4 or fp8"});
+  options.push_back({"--tuned", "", ""});
+  options.push_back({"--tessel-only", "", ""});
+  return run_python_bench("moe", "moe.py", options, args);
 }
 
 }  // namespace tessel::tool

@@ -47,9 +47,11 @@ __device__ void load_box(const TmaDescriptor& desc, unsigned char* smem, unsigne
   }
 }
 
-template <int Rank>
-__device__ void load_and_dump(const TmaDescriptor& desc, const int* coords, int box_bytes,
-                              int hint, unsigned char* out) {
+// Thread 0 issues `load(smem, &bar)`, TMA loads of `bytes` in all into a 1024-aligned tile on
+// one mbarrier; then every thread waits and the block dumps the tile to `out`.
+template <typename Load>
+__device__ void load_then_dump(const TmaDescriptor& desc, int bytes, unsigned char* out,
+                               Load load) {
   extern __shared__ unsigned char raw[];
   unsigned char* smem = raw + (align_up(smem_u32(raw), 1024) - smem_u32(raw));
   __shared__ unsigned long long bar;
@@ -60,11 +62,19 @@ __device__ void load_and_dump(const TmaDescriptor& desc, const int* coords, int 
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    mbarrier_arrive_expect_tx(&bar, box_bytes);
-    load_box<Rank>(desc, smem, &bar, coords, hint);
+    mbarrier_arrive_expect_tx(&bar, bytes);
+    load(smem, &bar);
   }
   mbarrier_wait(&bar, 0);
-  for (int i = threadIdx.x; i < box_bytes; i += blockDim.x) out[i] = smem[i];
+  for (int i = threadIdx.x; i < bytes; i += blockDim.x) out[i] = smem[i];
+}
+
+template <int Rank>
+__device__ void load_and_dump(const TmaDescriptor& desc, const int* coords, int box_bytes,
+                              int hint, unsigned char* out) {
+  load_then_dump(desc, box_bytes, out, [&](unsigned char* smem, unsigned long long* bar) {
+    load_box<Rank>(desc, smem, bar, coords, hint);
+  });
 }
 
 #define LOAD_ENTRY(R)                                                                          \
@@ -102,21 +112,9 @@ extern "C" __global__ void tma_store_2d_test(const __grid_constant__ TmaDescript
 extern "C" __global__ void tma_gather_rows_test(const __grid_constant__ TmaDescriptor desc,
                                                 const int* source_rows, int rows, int row_bytes,
                                                 unsigned char* out) {
-  extern __shared__ unsigned char raw[];
-  unsigned char* smem = raw + (align_up(smem_u32(raw), 1024) - smem_u32(raw));
-  __shared__ unsigned long long bar;
-  if (threadIdx.x == 0) {
-    tma_prefetch_descriptor(&desc);
-    mbarrier_init(&bar, 1);
-    mbarrier_init_fence();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    mbarrier_arrive_expect_tx(&bar, rows * row_bytes);
-    for (int i = 0; i < rows; ++i) tma_load_2d(smem + i * row_bytes, &desc, &bar, 0, source_rows[i]);
-  }
-  mbarrier_wait(&bar, 0);
-  for (int i = threadIdx.x; i < rows * row_bytes; i += blockDim.x) out[i] = smem[i];
+  load_then_dump(desc, rows * row_bytes, out, [&](unsigned char* smem, unsigned long long* bar) {
+    for (int i = 0; i < rows; ++i) tma_load_2d(smem + i * row_bytes, &desc, bar, 0, source_rows[i]);
+  });
 }
 // Stores a 3-D box {8, 4, 2} from shared memory at (c0, c1, c2), as tma_store_2d_test does.
 extern "C" __global__ void tma_store_3d_test(const __grid_constant__ TmaDescriptor desc,
