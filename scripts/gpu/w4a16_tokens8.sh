@@ -8,7 +8,7 @@
 # 8-token form reads the weights twice), two rounds. Records in $OUT/w4a16.jsonl.
 set -u
 here=$(dirname "$0")
-for round in 1 2; do
+for round in $(seq 1 ${ROUNDS:-2}); do
   echo "== round $round"
   TESTS=0 SAN=${SAN:-0} BENCH_TIMEOUT=${BENCH_TIMEOUT:-200} \
     VARIANTS=${VARIANTS:-c64x8_k256_h2_w3_p2_st6,c64x16_k256_h2_w3_p2_st6,c64x8_k256_h2_w2_st8,c64x16_k256_h2_w2_st8} \
