@@ -17,10 +17,7 @@
 //       once with the kernel's other roles (threads is a multiple of 128: setmaxnreg acts on whole
 //       warpgroups). Register tensors in the region have thread-value layouts over the role's
 //       threads, numbered from 0. `issue = one`: the region is run by one elected thread of the
-//       role (a TMA producer), the others idle. `issue = warp`: by the role's first warp, every
-//       op issued and every arrival made as in an `issue = one` role, by its lane 0, except the
-//       TMA load of an indirect tile, whose one-row boxes the 32 lanes share (after lane 0's
-//       expect_tx). A role has no results; roles communicate only
+//       role (a TMA producer), the others idle. A role has no results; roles communicate only
 //       through arefs (level 1) or barriers and shared memory (level 2). Roles sit at the top
 //       level of the kernel, after every op that all threads run; the block_grid op's `threads`
 //       is the sum of its roles' threads.
@@ -74,7 +71,7 @@
 //   mbarrier_arrive %bars, %i {by = warpgroup}   one arrival on bars[i] from each warpgroup of the
 //                                         role (`by = warp`: each warp; `thread`: each thread;
 //                                         `one`: one thread of the role; in an `issue = one`
-//                                         or `warp` role, always one thread's arrival).
+//                                         role, always the one elected thread's arrival).
 //   mbarrier_expect_tx %bars, %i {bytes = B}     one arrival that also expects B more bytes
 //                                         (`no_arrival`: the bytes only, for loads issued ahead
 //                                         of the arrival that completes the phase).

@@ -87,7 +87,7 @@ void by_warpgroup(const Operation& op) {
       role->has_attr("issue")) {
     fail(op, "runs by warpgroup in a role that is not whole warpgroups of threads (",
          role->int_attr("threads"), " threads from ", role->int_attr("first_thread"),
-         role->has_attr("issue") ? ", issued by one thread or warp)" : ")");
+         role->has_attr("issue") ? ", issued by one thread)" : ")");
   }
 }
 
@@ -223,7 +223,7 @@ void verify_async_op(const Operation& op) {
         fail(op, "a role owns whole warpgroups: first_thread = ", first, " and threads = ", threads,
              " must be multiples of 128");
       }
-      if (op.has_attr("issue")) ident_attr(op, "issue", {"one", "warp"}, nullptr);
+      if (op.has_attr("issue")) ident_attr(op, "issue", {"one"}, nullptr);
       return;
     }
     case OpKind::aref: {

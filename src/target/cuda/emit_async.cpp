@@ -157,7 +157,7 @@ void Emitter::async_op(const Operation& op) {
     case OpKind::mbarrier_wait: {
       std::string call = "tessel::device::mbarrier_wait(" + barrier(op, 0) + ", " +
                          scalar(op, op.operand(2)) + ");";
-      if (!op.has_attr("by") || issue_one_ || issue_warp_) {
+      if (!op.has_attr("by") || issue_one_) {
         line(call);
         return;
       }
@@ -171,13 +171,9 @@ void Emitter::async_op(const Operation& op) {
       const std::string& by = op.str_attr("by");
       if (op.has_attr("cluster")) return cluster_arrive(op);
       std::string call = "tessel::device::mbarrier_arrive(" + barrier(op, 0) + ");";
-      // In a role issued by one thread every arrive is that thread's one arrival (as the
-      // interpreter and check-protocol count it), whatever `by` says; in a role issued by a
-      // warp, its lane 0's, once the lanes converged (what they did is then ordered before).
-      if (issue_warp_) {
-        line("__syncwarp();");
-        line("if (tid == 0) " + call);
-      } else if (by == "thread" || issue_one_) {
+      // In a role run by one elected thread every arrive is that thread's one arrival (as the
+      // interpreter and check-protocol count it), whatever `by` says.
+      if (by == "thread" || issue_one_) {
         line(call);
       } else if (by == "one") {
         line("if (tid == 0) " + call);
@@ -294,9 +290,7 @@ void Emitter::warp_group(const Operation& op) {
   line("if (tid >= " + std::to_string(first) + " && tid < " + std::to_string(first + threads) +
        ") {  // role " + role + ": threads [" + std::to_string(first) + ", " +
        std::to_string(first + threads) + ")" +
-       (op.has_attr("issue") ? ", issued by one " +
-                                   std::string(op.str_attr("issue") == "warp" ? "warp" : "thread")
-                             : std::string()));
+       (op.has_attr("issue") ? ", issued by one thread" : ""));
   ++indent_;
   line("const int tid = static_cast<int>(threadIdx.x) - " + std::to_string(first) +
        ";  // the thread's index in its role");
@@ -320,13 +314,12 @@ void Emitter::warp_group(const Operation& op) {
   for (; i < body.ops().size() && body.ops()[i]->kind() == OpKind::setmaxnreg; ++i) {
     emit(*body.ops()[i]);
   }
-  const std::string issue = op.has_attr("issue") ? op.str_attr("issue") : "";
-  const bool one = !issue.empty();
-  if (issue == "one") line("if (tid < 32 && tessel::device::elect_one_sync()) {");
-  if (issue == "warp") line("if (tid < 32) {  // the role's first warp: lane 0 issues, lanes share row boxes");
-  if (one) ++indent_;
-  issue_one_ = issue == "one";
-  issue_warp_ = issue == "warp";
+  const bool one = op.has_attr("issue");
+  if (one) {
+    line("if (tid < 32 && tessel::device::elect_one_sync()) {");
+    ++indent_;
+  }
+  issue_one_ = one;
   role_threads_ = threads;
   role_first_thread_ = first;
   role_index_ = 0;
@@ -337,7 +330,6 @@ void Emitter::warp_group(const Operation& op) {
   async_accumulators_.clear();
   for (; i < body.ops().size(); ++i) emit(*body.ops()[i]);
   issue_one_ = false;
-  issue_warp_ = false;
   role_index_ = -1;
   async_accumulators_.clear();
   if (one) {
@@ -383,9 +375,8 @@ void Emitter::cluster_arrive(const Operation& op) {
   const int64_t blocks = cluster_blocks();
   const std::string& by = op.str_attr("by");
   const std::string bar = barrier(op, 0);
-  if (by == "thread" || issue_one_ || issue_warp_) {
-    if (issue_warp_) line("__syncwarp();");
-    line(std::string(issue_warp_ ? "if (tid == 0) " : "") + "for (unsigned r = 0; r < " + std::to_string(blocks) +
+  if (by == "thread" || issue_one_) {
+    line("for (unsigned r = 0; r < " + std::to_string(blocks) +
          "; ++r) tessel::device::mbarrier_arrive_cluster(" + bar + ", r);");
     return;
   }

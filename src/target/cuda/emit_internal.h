@@ -422,8 +422,7 @@ class Emitter {
   std::unordered_map<const Value*, std::string> barriers_;
   std::map<std::string, std::string> descriptors_;
   bool roles_ = false;
-  bool issue_one_ = false;   // in an `issue = one` role: its one elected thread runs each op
-  bool issue_warp_ = false;  // in an `issue = warp` role: its first warp runs, lane 0 issues
+  bool issue_one_ = false;
   int role_index_ = -1;  // the current role's position among the kernel's roles (-1: outside)
   int64_t role_threads_ = 0;
   int64_t role_first_thread_ = 0;  // the current role's first thread in the block

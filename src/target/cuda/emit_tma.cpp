@@ -111,48 +111,19 @@ void Emitter::copy_async(const Operation& op) {
 // shared address: a 1-row box at row r of a 128B-swizzled tile lands as row r of the whole box,
 // TmaGpu.Swizzle128RowBoxesLandAsTheWholeBoxWould). A position past the map or the window loads
 // the row just past the tensor, which TMA fills with zeros, so every box's bytes arrive and the
-// barrier's transaction count is the whole tile's, as for one box. The map is read through L1
-// (the same rows every K step of a tile), ahead of the boxes: each TMA issue is a memory barrier
-// to the compiler, so a read beside each box would wait out its latency every row.
-// In an `issue = warp` role the lanes share the boxes, lane l the rows l, l + 32, ...; they
-// converge after lane 0's expect_tx first, so no box completes bytes the barrier does not yet
-// expect. One thread issuing a box per row starved the ring (the MoE gather at 0.39x of
-// index_select + the unfused kernel, bench/results/2026-11-28-moe-gather-h100.md).
+// barrier's transaction count is the whole tile's, as for one box. The issuing thread reads the
+// map (through L1: the same rows every K step of a tile). Measured: not yet (one thread issues a
+// box per row; spreading them over the producer warp's lanes is the next form if it starves).
 void Emitter::copy_async_rows(const Operation& op, const Operation& tile, const View& g,
                               const SharedTile& dst, int64_t rows, int64_t cols, int64_t swizzle) {
   if (g.indirect_dim != 0 || g.shape.size() != 2 || op.has_attr("multicast")) {
     unsupported(op, "loads an indirect tile by TMA: only the rows of a 2-D tile, one block's");
   }
   const std::string tmap = tma_descriptor(op, tile, 1, cols, swizzle);
-  const int64_t row_bytes = cols * ir::bit_width(dst.element) / 8;
-  const std::string load = "tessel::device::tma_load_";
-  if (issue_warp_) {
-    const int64_t per_lane = (rows + 31) / 32;
-    const std::string n = std::to_string(per_lane);
-    const std::string guard = rows % 32 == 0 ? "" : "if (tid + 32 * i < " + std::to_string(rows) + ") ";
-    for (const auto& [first, byte] : tma_boxes(op, dst, rows, cols)) {
-      const std::string at =
-          byte == 0 ? dst.base : "(" + dst.base + " + " + std::to_string(byte) + ")";
-      const std::string position = "(" + plus(g.origin[0], first[0]) + ") + tid + 32 * i";
-      const auto [coords, rank] = tma_coordinates(g, {"row[i]", plus(g.origin[1], first[1])});
-      line("{");
-      ++indent_;
-      line("int row[" + n + "];");
-      line("#pragma unroll");
-      line("for (int i = 0; i < " + n + "; ++i)");
-      line("  row[i] = " + position + " < " + g.extent[0] + " ? __ldg(" + g.indirect_map + " + " +
-           position + ") : " + g.indirect_rows + ";");
-      line("__syncwarp();  // lane 0's expect_tx before every lane's boxes");
-      line("#pragma unroll");
-      line("for (int i = 0; i < " + n + "; ++i)");
-      line("  " + guard + load + std::to_string(rank) + "d(" + at + " + (tid + 32 * i) * " +
-           std::to_string(row_bytes) + ", &" + tmap + ", " + barrier(op, 2) + ", " + coords + ");");
-      --indent_;
-      line("}");
-    }
-    return;
-  }
   const std::string issuer = issue_one_ ? "" : "if (tid == 0) ";
+  const int64_t row_bytes = cols * ir::bit_width(dst.element) / 8;
+  // The map's rows are read eight at a time before their eight boxes: each TMA issue is a memory
+  // barrier to the compiler, so a read beside each box would wait out its latency every row.
   const int64_t batch = std::min<int64_t>(8, rows);
   if (rows % batch != 0) unsupported(op, "loads an indirect tile of rows not a multiple of 8");
   const std::string b = std::to_string(batch);
@@ -170,7 +141,7 @@ void Emitter::copy_async_rows(const Operation& op, const Operation& tile, const 
          position + ") : " + g.indirect_rows + ";");
     line("#pragma unroll");
     line("for (int i = 0; i < " + b + "; ++i)");
-    line("  " + load + std::to_string(rank) + "d(" + at + " + (r0 + i) * " +
+    line("  tessel::device::tma_load_" + std::to_string(rank) + "d(" + at + " + (r0 + i) * " +
          std::to_string(row_bytes) + ", &" + tmap + ", " + barrier(op, 2) + ", " + coords + ");");
     --indent_;
     line("}");
@@ -364,8 +335,7 @@ void Emitter::store_async(const Operation& op) {
   // `by = warpgroup`: each warpgroup's thread 0 sends its warpgroup's share of the rows.
   const bool by_warpgroup = op.has_attr("by");
   const int64_t shares = by_warpgroup ? role_threads_ / 128 : 1;
-  if (by_warpgroup &&
-      (issue_one_ || issue_warp_ || role_index_ < 0 || role_threads_ % 128 != 0)) {
+  if (by_warpgroup && (issue_one_ || role_index_ < 0 || role_threads_ % 128 != 0)) {
     unsupported(op, "stores by warpgroup outside a role of whole warpgroups");
   }
   if (t.rank() != 2 || t.static_shape()[0] != rows * shares || t.static_shape()[1] != cols) {

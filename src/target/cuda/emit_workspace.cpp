@@ -32,8 +32,7 @@ void Emitter::workspace_part(const Operation& op) {
 }
 
 void Emitter::counter_arrive(const Operation& op) {
-  if (issue_one_ || issue_warp_)
-    unsupported(op, "in a role issued by one thread or warp is not emitted");
+  if (issue_one_) unsupported(op, "in a role issued by one thread is not emitted");
   const View& c = view(op, op.operand(0));
   const std::string n = scalar(op, op.operand(1));
   const std::string name = fresh(op.result()->name());

@@ -98,14 +98,13 @@ class Lowering {
       }
       if (produces && by_threads && role->has_attr("issue")) {
         user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
-                   " stands in an `issue = ", role->str_attr("issue"), "` role (",
-                   ir::op_where(*role),
+                   " stands in an `issue = one` role (", ir::op_where(*role),
                    ") but its slots are filled by register copies: every thread of the role "
-                   "stores and arrives, and only one thread issues such a role");
+                   "stores and arrives, and only one thread runs such a role");
       }
       if (produces && !by_threads && !role->has_attr("issue")) {
         user_error(op->loc(), "lower-arefs: ", op->name(), " of ", ir::value_ref(ring),
-                   " stands in a producer role that is not `issue = one` or `warp` (", ir::op_where(*role),
+                   " stands in a producer role that is not `issue = one` (", ir::op_where(*role),
                    "): the TMA producer's expect_tx must be the full barrier's one arrival, made "
                    "by one elected thread");
       }

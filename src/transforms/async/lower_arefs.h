@@ -77,8 +77,8 @@
 //     count does not divide the ring depth; several roles filling slots by register copies;
 //   - roles malformed for lowering: acquire/commit of a TMA-filled slot outside a `role =
 //     producer` role, wait/release outside a `role = consumer` role, a TMA producer role that is
-//     not `issue = one` or `warp` (its expect_tx must be the full barrier's single arrival),
-//     slots filled by register copies in such a role (one thread issues it), an aref used by an op
+//     not `issue = one` (its expect_tx must be the full barrier's single arrival), slots filled
+//     by register copies in an `issue = one` role (one thread runs it), an aref used by an op
 //     other than the four.
 // Arefs that only aref_slot uses (already lowered) and kernels without arefs are left unchanged.
 #pragma once

@@ -556,6 +556,7 @@ class Specializer {
       if (!seq0_) seq0_ = top_zero(b);
     }
     Operation* producer = role(b, "producer", 0, kProducerThreads);
+    producer->set_attr("issue", Attribute::ident("one"));
     Operation* consumer = role(b, "consumer", kProducerThreads, consumer_threads_);
 
     Mapping pmap;
@@ -565,15 +566,6 @@ class Specializer {
     if (!prologue_.empty()) producer_prologue(pb, pmap);
     for (const Mainloop& m : loops_) producer_loop(pb, m, pmap);
     if (!epilogue_.empty()) producer_epilogue(pb, pmap);
-    // The producer is issued by one elected thread; one that loads an indirect tile by its whole
-    // first warp (`issue = warp`), whose lanes share the tile's one-row boxes: issued by one
-    // thread, the 64-128 boxes of each K step starved the ring (the MoE gather ran at 0.39x of
-    // index_select + the unfused kernel at 4096 tokens, bench/results/2026-11-28-moe-gather-h100.md).
-    bool indirect = false;
-    ir::walk(producer, [&](Operation* op) {
-      indirect = indirect || (op->kind() == OpKind::tile && op->has_attr("indirect"));
-    });
-    producer->set_attr("issue", Attribute::ident(indirect ? "warp" : "one"));
 
     Mapping cmap;
     ir::OpBuilder cb(consumer->region(0));
