@@ -112,8 +112,10 @@ void Emitter::copy_async(const Operation& op) {
 // TmaGpu.Swizzle128RowBoxesLandAsTheWholeBoxWould). A position past the map or the window loads
 // the row just past the tensor, which TMA fills with zeros, so every box's bytes arrive and the
 // barrier's transaction count is the whole tile's, as for one box. The issuing thread reads the
-// map (through L1: the same rows every K step of a tile). Measured: not yet (one thread issues a
-// box per row; spreading them over the producer warp's lanes is the next form if it starves).
+// map (through L1: the same rows every K step of a tile). Measured (the MoE gather,
+// bench/results/2026-11-28-moe-gather-h100.md): 0.39-0.71x of index_select + the unfused kernel,
+// the box issue the limit; spread over the warp's lanes it ran 1.4x slower still (TMA operands
+// are uniform registers: ptxas issues the lanes' boxes one by one, docs/HOPPER.md §4).
 void Emitter::copy_async_rows(const Operation& op, const Operation& tile, const View& g,
                               const SharedTile& dst, int64_t rows, int64_t cols, int64_t swizzle) {
   if (g.indirect_dim != 0 || g.shape.size() != 2 || op.has_attr("multicast")) {
