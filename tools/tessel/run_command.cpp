@@ -81,7 +81,9 @@ std::string element_str(const HostTensor& t, int64_t i) {
 }
 
 // The rows that the groups of a grouped kernel share (src/ir/grouped.h) when `ends` is the row
-// ends find_group reads: the extent of the dimension that the kernel's first tile window splits.
+// ends find_group reads: the extent of the dimension that the kernel's first tile window splits
+// (of an indirect tile windowed along its indirect dimension, the row map's: the window counts
+// map positions, not the tensor's rows — a gather's X has T token rows, its groups split M).
 // -1 for any other parameter.
 int64_t group_rows(const ir::Operation& kernel, const ir::Value* ends,
                    const std::map<std::string, int64_t>& sizes) {
@@ -90,7 +92,10 @@ int64_t group_rows(const ir::Operation& kernel, const ir::Value* ends,
   ir::walk(const_cast<ir::Operation*>(&kernel), [&](ir::Operation* op) {
     if (op->kind() == ir::OpKind::find_group && op->operand(0) == ends) read = true;
     if (op->kind() == ir::OpKind::tile && rows < 0 && ir::tile_window_dim(*op) >= 0) {
-      rows = interp::concrete_shape(op->operand(0)->type(), sizes)[ir::tile_window_dim(*op)];
+      const int dim = ir::tile_window_dim(*op);
+      rows = dim == ir::tile_indirect_dim(*op)
+                 ? interp::concrete_shape(ir::tile_indirect_map(*op)->type(), sizes)[0]
+                 : interp::concrete_shape(op->operand(0)->type(), sizes)[dim];
     }
   });
   return read ? std::max<int64_t>(rows, 0) : -1;
