@@ -65,7 +65,8 @@ PY
 w4a16_check_sizes() {
   case $1 in
     c*) local kt=$(echo $1 | sed -n 's/.*_k\([0-9]*\).*/\1/p')
-        echo "M=70,N=384,K=1280,KG=10,NQ=$((384 * 1280 / ${kt:-64}))" ;;
+        local k=1280; [ $((k % ${kt:-64})) = 0 ] || k=1536  # whole K tiles (512: 1536)
+        echo "M=70,N=384,K=$k,KG=$((k / 128)),NQ=$((384 * k / ${kt:-64}))" ;;
     *) echo "M=70,N=328,K=1280,KG=${CHECK_KG:-10}" ;;
   esac
 }
