@@ -186,7 +186,7 @@ std::vector<std::pair<std::array<int64_t, 2>, int64_t>> Emitter::tma_boxes(const
                         std::to_string(shape[1]));
   }
   const SharedMap map = shared_map(dst.layout);
-  const int64_t bytes = ir::bit_width(dst.element) / 8;
+  const int64_t bits = ir::bit_width(dst.element);
   // A tile of a global stored in permuted column blocks (ir/column_blocks.h): TMA writes the
   // storage's order, in which storage column c holds the block's element at position c % B.
   const Value* g = op.operand(0);
@@ -223,7 +223,9 @@ std::vector<std::pair<std::array<int64_t, 2>, int64_t>> Emitter::tma_boxes(const
                             " does not hold densely at (" + std::to_string(r0) + ", " +
                             std::to_string(c0) + ")");
       }
-      boxes.push_back({{r0, c0}, origin * bytes});
+      // Bits first: a 4-bit element's byte offset is half its element offset (a whole-byte
+      // element size truncated to 0 for u4 and put every box of a 512-column tile at byte 0).
+      boxes.push_back({{r0, c0}, origin * bits / 8});
     }
   }
   return boxes;
