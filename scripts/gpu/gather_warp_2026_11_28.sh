@@ -5,6 +5,8 @@
 # scripts/gpu/moe_gather.sh whole (GPU test, sanitizers, timings), the gather's `tessel run
 # --gpu --check` unfiltered (it printed nothing in the first call), then W4A16 with 8-token
 # boxes (scripts/gpu/w4a16_tokens8.sh, one round) and the combine with early weights.
+# Ran once at tree 69dff90 (bench/results/2026-11-28-moe-gather-h100.md); since then issue = warp
+# is reverted and the early-weights variant is the example, so it only reruns at that tree.
 here=$(dirname "$0")
 BENCH_TIMEOUT=240 bash $here/moe_gather.sh
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}

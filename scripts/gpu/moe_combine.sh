@@ -5,8 +5,7 @@
 # against float64), compute-sanitizer (memcheck, racecheck, synccheck) over that test, then
 # bench/python/moe_combine.py (TOKENS, VARIANTS override its defaults) against the unfused kernel
 # followed by PyTorch's combines and the loop of cuBLAS GEMMs followed by index_add_ (FUSED: the
-# fused kernels' files, comma-separated; e.g. also
-# bench/kernel-variants/moe/moe_w4a16_combine_early_weights.tir). JSON records in
+# fused kernels' files, comma-separated, timed side by side). JSON records in
 # $OUT/moe_combine.jsonl.
 set -u
 source "$(dirname "$0")/common.sh"

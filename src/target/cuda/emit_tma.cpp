@@ -5,6 +5,7 @@
 // passed as __grid_constant__ parameters) and coordinates (innermost first, the squeezed
 // dimensions' fixed coordinates included). Which thread issues follows the IR, as everywhere in
 // the async ops (emit_async.cpp).
+#include <algorithm>
 #include <optional>
 #include <regex>
 
@@ -228,6 +229,13 @@ std::vector<std::pair<std::array<int64_t, 2>, int64_t>> Emitter::tma_boxes(const
       boxes.push_back({{r0, c0}, origin * bits / 8});
     }
   }
+  // Each box fills rows * cols elements of its own: their byte ranges never overlap.
+  std::vector<int64_t> starts;
+  for (const auto& box : boxes) starts.push_back(box.second);
+  std::sort(starts.begin(), starts.end());
+  for (size_t i = 1; i < starts.size(); ++i)
+    TESSEL_ASSERT(starts[i] - starts[i - 1] >= rows * cols * bits / 8,
+                  "TMA boxes of one shared tile overlap");
   return boxes;
 }
 
