@@ -15,6 +15,10 @@ Each variant of both kernels (moe.py's t<T>[_r<R>][_b<B>]) is checked on sampled
 float64 (rel_err <= 4e-3, Y poisoned with NaN first); the fastest of each kind in this run is
 reported. Timing: medians of interleaved launches of each whole path.
 
+Measured on the H100 (bench/results/2026-11-28-moe-gather-h100.md): the fused gather does not pay
+at any token count (0.39-0.71x): one TMA instruction per 128-byte row. The layer gathers with
+index_select; the example stays as the indirect-TMA reference and this bench as its measure.
+
 usage: moe_gather.py [--tokens 1,64,512,4096] [--experts 256] [--top-k 8] [--hidden 7168]
                      [--intermediate 2048] [--group 128] [--variants t16_r128_b2,t64,t128]
                      [--json FILE] [--iterations N]
