@@ -170,6 +170,29 @@ def compile_variants(files, variants, script):
     return kernels
 
 
+def check_and_time(paths, check, iterations, tolerance=4e-3):
+    """The routing benches' measurement of their paths ({name: callable}, each a whole path):
+    every path checked first (`check(fn)` poisons the outputs, runs fn and returns its relative
+    error against float64), then all timed interleaved (medians). Returns (errors, passed: every
+    error within `tolerance`, times {name: ms}, best(prefix): the fastest path so named)."""
+    errors = {name: check(fn) for name, fn in paths.items()}
+    passed = all(e <= tolerance for e in errors.values())
+    names = list(paths)
+    times = dict(zip(names, time_interleaved([paths[n] for n in names], 3, iterations)))
+
+    def best(prefix):
+        return min((n for n in names if n.startswith(prefix)), key=lambda n: times[n])
+
+    return errors, passed, times, best
+
+
+def append_record(path, record):
+    """One JSON line appended to `path` (nothing without a path)."""
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
 def experts(E, N, K, G, gen, fp8=False):
     """E experts' [N, K] weights: int4 (values 0..15, zero point 8) or e4m3, in the kernels'
     storage order; their group scales [E, K/G, N] f16; and the dequantized weights, each

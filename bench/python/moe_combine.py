@@ -28,14 +28,13 @@ usage: moe_combine.py [--tokens 1,64,512,4096] [--experts 256] [--top-k 8] [--hi
                       [--fused A.tir,B.tir] [--json FILE] [--iterations N]
 """
 import argparse
-import json
 import os
 import sys
 
 import torch
 
-from bench_common import provenance, time_interleaved
-from moe import add_layer_arguments, compile_variants, experts, route_order
+from bench_common import provenance
+from moe import add_layer_arguments, append_record, check_and_time, compile_variants, experts, route_order
 
 
 def main():
@@ -119,20 +118,14 @@ def main():
             paths["index_add:" + v] = lambda kern=kern: unfused(kern, index_add)
             paths["gather_sum:" + v] = lambda kern=kern: unfused(kern, gather_sum)
         paths["cublas_loop+index_add"] = cublas_loop
-        errors = {}
-        for name, fn in paths.items():
+        def check(fn):
             slots.fill_(float("nan"))
             y.fill_(float("nan"))
             out.fill_(float("nan"))
-            errors[name] = rel(fn())
-        passed = all(e <= 4e-3 for e in errors.values())
+            return rel(fn())
+
+        errors, passed, times, best = check_and_time(paths, check, args.iterations)
         failures += not passed
-        names = list(paths)
-        times = dict(zip(names, time_interleaved([paths[n] for n in names], 3, args.iterations)))
-
-        def best(prefix):
-            return min((n for n in names if n.startswith(prefix)), key=lambda n: times[n])
-
         f, ia, gs = best("fused"), best("index_add:"), best("gather_sum:")
         loop = "cublas_loop+index_add"
         rec = {"name": "moe_w4a16_combine", "tokens": tokens, "experts": E, "top_k": k, "hidden": H,
@@ -144,9 +137,7 @@ def main():
                "ratio_vs_tessel_gather_sum": times[gs] / times[f],
                "ratio_vs_cublas_loop_index_add": times[loop] / times[f],
                "all_ms": times, "rel_err": errors, "passed": passed, **record}
-        if args.json:
-            with open(args.json, "a") as fh:
-                fh.write(json.dumps(rec) + "\n")
+        append_record(args.json, rec)
         print("tokens %5d rows %6d  fused %s %.4f ms | tessel+index_add %s %.4f ms x%.2f | "
               "tessel+gather_sum %s %.4f ms x%.2f | cuBLAS loop+index_add %.4f ms x%.2f | "
               "worst rel_err %.1e%s"

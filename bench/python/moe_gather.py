@@ -24,13 +24,12 @@ usage: moe_gather.py [--tokens 1,64,512,4096] [--experts 256] [--top-k 8] [--hid
                      [--json FILE] [--iterations N]
 """
 import argparse
-import json
 import sys
 
 import torch
 
-from bench_common import provenance, time_interleaved
-from moe import add_layer_arguments, compile_variants, experts, route
+from bench_common import provenance
+from moe import add_layer_arguments, append_record, check_and_time, compile_variants, experts, route
 
 
 def main():
@@ -69,28 +68,20 @@ def main():
                 torch.index_select(x_tokens, 0, token_of_row, out=gathered)
                 kern(gathered, qp, s, y, ends)
             paths["index_select:" + v] = unfused
-        errors = {}
-        for name, fn in paths.items():
+        def check(fn):
             y.fill_(float("nan"))
             fn()
             torch.cuda.synchronize()
-            errors[name] = rel(y)
-        passed = all(e <= 4e-3 for e in errors.values())
+            return rel(y)
+
+        errors, passed, times, best = check_and_time(paths, check, args.iterations)
         failures += not passed
-        names = list(paths)
-        times = dict(zip(names, time_interleaved([paths[n] for n in names], 3, args.iterations)))
-
-        def best(prefix):
-            return min((n for n in names if n.startswith(prefix)), key=lambda n: times[n])
-
         f, u = best("fused:"), best("index_select:")
         rec = {"name": "moe_w4a16_gather", "tokens": tokens, "experts": E, "top_k": k, "hidden": H,
                "intermediate": I, "group": G, "rows": m, "fused": f, "fused_ms": times[f],
                "unfused": u, "unfused_ms": times[u], "ratio": times[u] / times[f],
                "all_ms": times, "rel_err": errors, "passed": passed, **record}
-        if args.json:
-            with open(args.json, "a") as fh:
-                fh.write(json.dumps(rec) + "\n")
+        append_record(args.json, rec)
         print("tokens %5d rows %6d  fused %s %.4f ms | index_select + %s %.4f ms | ratio %.2f | "
               "worst rel_err %.1e%s" % (tokens, m, f, times[f], u, times[u], rec["ratio"],
                                         max(errors.values()), "" if passed else "  FAILED " + str(errors)),
