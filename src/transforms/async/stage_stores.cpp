@@ -11,6 +11,7 @@
 #include "layout/tv_layout.h"
 #include "transforms/async/atom_queries.h"
 #include "transforms/pins.h"
+#include "transforms/report.h"
 
 namespace tessel::transforms {
 namespace {
@@ -194,10 +195,40 @@ class Stager {
     // waiting at a barrier of the whole role (which would put warpgroups that take turns at the
     // tensor cores back in step once per tile).
     const std::string pin = stores_by_pin(kernel_);
+    std::map<const Operation*, std::string> role_wide_because;  // the first store's reason
+    std::map<const Operation*, bool> wanted;                    // pinned, or drifting apart
     for (Operation* store : stores) {
       Operation* role = const_cast<Operation*>(ir::enclosing_role(*store));
-      by_warpgroup_.emplace(role, pin == "warpgroup" || (pin.empty() && drifts_apart(role)));
-      by_warpgroup_[role] = by_warpgroup_[role] && splits_by_warpgroup(*store);
+      wanted.emplace(role, pin == "warpgroup" || (pin.empty() && drifts_apart(role)));
+      by_warpgroup_.emplace(role, wanted[role]);
+      const std::string why = why_not_by_warpgroup(*store);
+      if (!why.empty()) role_wide_because.emplace(role, why);
+      by_warpgroup_[role] = by_warpgroup_[role] && why.empty();
+    }
+    // --report=epilogue: how each role's stores go out, and why a role that could have gone by
+    // warpgroup (pinned, or drifting apart) did not; a pin that cannot apply says so here
+    // instead of leaving the role-wide form unexplained.
+    if (report_enabled("epilogue")) {
+      for (Operation* store : stores) {
+        const Operation* role = ir::enclosing_role(*store);
+        std::string line = "stage-stores: the store at " + store->loc().str() + " (" +
+                           std::to_string(parts_of(*store)) + " part(s) of " +
+                           std::to_string(kPartColumns) + " columns) goes out ";
+        if (by_warpgroup_[role]) {
+          line += "by warpgroup (" + std::string(pin == "warpgroup" ? "pinned" : "its warpgroups "
+                  "drift apart between wgmmas") + ")";
+        } else if (wanted[role]) {
+          line += "role-wide, though " + std::string(pin == "warpgroup" ? "stores_by = "
+                  "warpgroup is pinned" : "its warpgroups drift apart") + ": " +
+                  role_wide_because[role];
+        } else {
+          line += "role-wide (" + std::string(pin == "role" ? "pinned" : "its warpgroups wait on "
+                  "the same ring slots in step") + "; " +
+                  (role_wide_because.count(role) ? "not by warpgroup in any case: " +
+                   role_wide_because[role] : "stores_by = warpgroup would split it") + ")";
+        }
+        report("epilogue", line);
+      }
     }
     std::set<Operation*> roles;
     for (Operation* store : stores) {
@@ -249,18 +280,27 @@ class Stager {
     return part_layout(r.layout(), shape[0], shape[1]).has_value();
   }
 
-  // Whether `store` (matched) can be written and sent by each warpgroup of its role alone: its
-  // tile's rows split among the warpgroups as its layout holds them, its rows aligned for TMA
-  // (no copy-out fallback, which reads every row), no window, not a register transpose.
-  bool splits_by_warpgroup(const Operation& store) {
+  // Why `store` (matched) cannot be written and sent by each warpgroup of its role alone, or ""
+  // when it can: its tile's rows split among the warpgroups as its layout holds them, its rows
+  // aligned for TMA (no copy-out fallback, which reads every row), no window, not a register
+  // transpose.
+  std::string why_not_by_warpgroup(const Operation& store) {
     const Operation* role = ir::enclosing_role(store);
     const Type& rt = store.operand(0)->type();
     const Operation* tile = store.operand(1)->def();
-    if (role->has_attr("issue") || role->int_attr("first_thread") % 128 != 0) return false;
-    if (transposed_layouts_.count(rt.layout()) || ir::tile_window_dim(*tile) >= 0) return false;
-    if (!rows_aligned(tile->operand(0))) return false;
+    if (role->has_attr("issue") || role->int_attr("first_thread") % 128 != 0)
+      return "its role is not whole warpgroups";
+    if (transposed_layouts_.count(rt.layout())) return "it stores a register transpose";
+    if (ir::tile_window_dim(*tile) >= 0) return "its tile has a window";
+    if (!rows_aligned(tile->operand(0))) {
+      return "the rows of " + ir::value_ref(tile->operand(0)) + " are not known to be multiples of "
+             "8 elements (the copy-out fallback for unaligned rows reads every row of the buffer; "
+             "a fact such as N % 8 == 0 on the kernel says they are)";
+    }
     const std::vector<int64_t> shape = rt.static_shape();
-    return rows_by_warpgroup(rt.layout(), shape[0], shape[1], role->int_attr("threads"));
+    if (!rows_by_warpgroup(rt.layout(), shape[0], shape[1], role->int_attr("threads")))
+      return "its warpgroups do not each hold their own rows of the tile";
+    return "";
   }
 
   Value* top_constant(int64_t value) {
