@@ -222,8 +222,8 @@ class Stager {
                   "warpgroup is pinned" : "its warpgroups drift apart") + ": " +
                   role_wide_because[role];
         } else {
-          line += "role-wide (" + std::string(pin == "role" ? "pinned" : "its warpgroups wait on "
-                  "the same ring slots in step") + "; " +
+          line += "role-wide (" + std::string(pin == "role" ? "pinned" : "its warpgroups do no "
+                  "work between wgmmas, so they stay in step") + "; " +
                   (role_wide_because.count(role) ? "not by warpgroup in any case: " +
                    role_wide_because[role] : "stores_by = warpgroup would split it") + ")";
         }
@@ -289,7 +289,7 @@ class Stager {
     const Type& rt = store.operand(0)->type();
     const Operation* tile = store.operand(1)->def();
     if (role->has_attr("issue") || role->int_attr("first_thread") % 128 != 0)
-      return "its role is not whole warpgroups";
+      return "its role is issued by one thread or does not start at a warpgroup";
     if (transposed_layouts_.count(rt.layout())) return "it stores a register transpose";
     if (ir::tile_window_dim(*tile) >= 0) return "its tile has a window";
     if (!rows_aligned(tile->operand(0))) {
