@@ -72,15 +72,28 @@ w4a16_check_sizes() {
 }
 
 # GPU test binaries built on the CPU machine and carried (scripts/carry_gpu_tests.sh there;
-# carry [".carry-gpu"]): correctness only, nothing timed.
+# carry [".carry-gpu"]): correctness only, nothing timed. A binary named in SHARDED (default
+# gemm_gpu_test: ~5.5 minutes alone, mostly NVRTC compiles, 2026-11-28-pending-checks-h100.md)
+# runs as SHARDS (default 3) gtest shards side by side (GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX),
+# each with its own log; its summary line adds up the shards.
 run_gpu_test_binaries() {
+  local t n i shards
   for t in .carry-gpu/*_gpu_test; do
-    (timeout ${TEST_TIMEOUT:-420} $t > $LOG/$(basename $t).log 2>&1; echo "rc=$?" >> $LOG/$(basename $t).log) &
+    n=$(basename $t)
+    shards=1; [[ " ${SHARDED:-gemm_gpu_test} " == *" $n "* ]] && shards=${SHARDS:-3}
+    for i in $(seq 0 $((shards - 1))); do
+      (GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout ${TEST_TIMEOUT:-420} $t \
+         > $LOG/$n.$i.log 2>&1; echo "rc=$?" >> $LOG/$n.$i.log) &
+    done
   done
   wait
   for t in .carry-gpu/*_gpu_test; do
     n=$(basename $t)
-    echo "$n $(grep -E '^\[  PASSED|^\[  FAILED  \] [0-9]|^rc=' $LOG/$n.log | tr '\n' ' ')"
+    cat $LOG/$n.*.log > $LOG/$n.log
+    echo "$n $(grep -hE '^\[  PASSED  \] [0-9]+' $LOG/$n.*.log | awk '{s += $4} END {print "passed " s + 0}') \
+$(grep -hE '^\[  SKIPPED \] [0-9]+ test' $LOG/$n.*.log | awk '{s += $4} END {if (s) print "skipped " s}') \
+$(grep -hE '^\[  FAILED  \] [0-9]+ test' $LOG/$n.*.log | awk '{s += $4} END {if (s) print "FAILED " s}') \
+$(grep -h '^rc=' $LOG/$n.*.log | sort | uniq -c | awk '{print $2 " x" $1}' | tr '\n' ' ')"
     grep -E "^\[  FAILED  \] [A-Za-z]" $LOG/$n.log | head -5
     # A failing binary's log comes back with the call's files (the failure lines, not just rc).
     grep -q "^\[  FAILED" $LOG/$n.log && grep -B3 -A12 "Failure" $LOG/$n.log | head -80 > $OUT/$n.failure.log
