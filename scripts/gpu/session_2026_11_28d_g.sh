@@ -8,8 +8,9 @@
 #    2026-11-28-moe-combine-early-weights-h100.md had it 1.02-1.16x).
 set -u
 source "$(dirname "$0")/common.sh"
-build_python > /dev/null 2>&1 &
-build_tool || { tail -30 $LOG/build.log; exit 1; }
+# (As run in call G the Python build went on in the background during the batched timings, which
+# it disturbed: bench/results/2026-11-28-batched-rounds-h100.md. Both builds finish first now.)
+build_tool_and_python || exit 1
 T=build-dev/bin/tessel
 V=bench/kernel-variants/batched
 FAM=$V/gemm_batched_wg.tir+$V/gemm_batched_wg_noov.tir+$V/gemm_batched_cluster2x1_n8.tir+$V/gemm_batched_cluster2x1_noov.tir
@@ -19,7 +20,6 @@ for c in 16:1024x1024x1024 12:1000x1000x1000 12:1024x1024x1000 32:512x512x128; d
   grep -E "ratio [0-9]|tuned" $LOG/b.log | tail -2
 done
 done
-wait
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 timeout ${MOE_TIMEOUT:-110} python3 bench/python/moe_combine.py --json $OUT/moe_combine.jsonl --iterations 20 \
   --tokens 1,64 2>&1 | tail -4
