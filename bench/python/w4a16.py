@@ -24,7 +24,8 @@ grid is sized by the occupancy the launch finds; `_sk` and `_bB`, B > 1, were re
 bench/results/2026-11-28-w4a16-proxy-fence-h100.md), `_wW` = consumer_split_k = W (the K loop taken in
 turns by W consumer warpgroups of the block, summed in shared memory: split-roles), `_pP` =
 producer_split_k = P (the loads issued in turns by P producer warpgroups), `_stN` = N pipeline
-stages pinned on the K loop, `_ovoff` / `_ovprefetch` = overlap_launches = off / prefetch (by
+stages pinned on the K loop, `_ovoff` / `_ovprefetch` / `_ovpreload` = overlap_launches = off /
+prefetch / preload (`preload`: the first ring-depth weight loads issued before the wait; by
 default each launch overlaps the one before it and waits for it before its first access that
 may depend on it; `prefetch` also asks for the first weight tiles in L2 before waiting; `off`
 launches as before).
@@ -121,7 +122,8 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
     loop's pinned ring depth; None leaves it to the stage budget) and consumers (consumer
     warpgroups taking the K tiles in turn, consumer_split_k; 1: one) and producers (the same for
     the warpgroups issuing the loads, producer_split_k) and overlap (the block grid's
-    overlap_launches: off, wait or prefetch; None leaves the default, wait)."""
+    overlap_launches: off, wait, early, late, prefetch or preload; None leaves the default,
+    wait)."""
     out = []
     for line in text.splitlines():
         m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)
@@ -172,7 +174,7 @@ BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir", "z": "examples/kernels/gemm_w4a16_zp.tir"}
 VARIANT = re.compile(r"([tpscz])(\d+)x(\d+)(?:_k(\d+))?(?:_h(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?"
-                     r"(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch))?")
+                     r"(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch|preload))?")
 
 
 def parse_variant(name):

@@ -63,7 +63,7 @@ class KernelOverlap {
   // the next launch can sit beside a working block of this one. Elsewhere blocks trigger as
   // they exit, and with `late` always.
   bool early_trigger() const {
-    if (mode_ == "early" || mode_ == "prefetch") return true;
+    if (mode_ == "early" || mode_ == "prefetch" || mode_ == "preload") return true;
     if (mode_ != "wait") return false;
     bool roles = false;
     int64_t blocks_per_sm = 1;
@@ -111,6 +111,7 @@ class KernelOverlap {
 
   void wait_before(Block& block, Operation* op) {
     if (mode_ == "prefetch" && op->kind() == OpKind::for_) prefetch_first_iterations(block, *op);
+    if (mode_ == "preload" && op->kind() == OpKind::for_) preload_first_iterations(block, *op);
     OpBuilder b(&block);
     b.set_insertion_point_before(op);
     b.create(OpKind::grid_wait, {}, {}, op->loc());
@@ -209,6 +210,121 @@ class KernelOverlap {
     }
   }
 
+  // One arrival of `loop`'s body on a ring slot (at the body's top level): the expect_tx and the
+  // TMA copies completing on the same barrier slot, split into those of ready tensors whose
+  // source tile and slot index `loop` computes from its induction variable (index arithmetic and
+  // tiles only) and the others.
+  struct SlotFill {
+    Operation* expect = nullptr;
+    std::vector<Operation*> ready, rest;
+    std::vector<const Operation*> slots;  // the aref_slot ops the ready copies write through
+    int64_t ready_bytes = 0;
+  };
+
+  // `preload`: each fill of `loop`'s first iterations that loads ready tensors into its ring's
+  // first, still empty slots issues those loads before the wait (see the header).
+  void preload_first_iterations(Block& block, Operation& loop) {
+    const Block& body = *loop.region(0);
+    std::vector<SlotFill> fills;
+    int64_t depth = 0;
+    std::set<const Operation*> slice;
+    for (const auto& op : body.ops()) {
+      if (op->kind() != OpKind::mbarrier_expect_tx || op->has_attr("no_arrival")) continue;
+      SlotFill fill;
+      fill.expect = op.get();
+      int64_t total = 0;
+      const Value* ring = nullptr;
+      bool lowered = true;
+      std::set<const Operation*> mine = slice;
+      for (const auto& c : body.ops()) {
+        if (c->kind() != OpKind::copy_async || c->num_operands() != 4 ||
+            c->operand(2) != op->operand(0) || c->operand(3) != op->operand(1)) {
+          continue;
+        }
+        const Operation* slot = c->operand(1)->def();
+        if (!slot || slot->kind() != OpKind::aref_slot || (ring && slot->operand(0) != ring)) {
+          lowered = false;
+          break;
+        }
+        ring = slot->operand(0);
+        const int64_t bytes = c->operand(1)->type().static_bytes();
+        total += bytes;
+        std::set<const Operation*> probe = mine;
+        if (ready_.count(ir::storage_root(c->operand(0))) && !reads_unready_map(c->operand(0)) &&
+            address_slice(loop, c->operand(0), probe) &&
+            address_slice(loop, slot->operand(1), probe)) {
+          mine = std::move(probe);
+          fill.ready.push_back(c.get());
+          fill.ready_bytes += bytes;
+          if (std::find(fill.slots.begin(), fill.slots.end(), slot) == fill.slots.end())
+            fill.slots.push_back(slot);
+        } else {
+          fill.rest.push_back(c.get());
+        }
+      }
+      if (!lowered || fill.ready.empty() || total != op->int_attr("bytes")) continue;
+      // The slots this role fills first: the ring's depth divided among the roles that fill it,
+      // rounded down, so that every preloaded slot is in its first round (still empty).
+      const Operation* aref = ring->def();
+      if (!aref || !aref->has_attr("slots")) continue;
+      const int64_t fillers = std::max<int64_t>(1, roles_filling(ring));
+      const int64_t first_round = aref->int_attr("slots") / fillers;
+      if (first_round < 1) continue;
+      depth = depth ? std::min(depth, first_round) : first_round;
+      slice = std::move(mine);
+      fills.push_back(std::move(fill));
+    }
+    if (fills.empty()) return;
+
+    const SourceLocation loc = loop.loc();
+    OpBuilder b(&block);
+    b.set_insertion_point_before(&loop);
+    Value* lb = loop.operand(0);
+    Value* step = loop.operand(2);
+    Value* span = b.index_op(OpKind::mul, b.index_constant(depth, loc), step, "preload_span", loc);
+    Value* end = b.index_op(OpKind::add, lb, span, "preload_end", loc);
+    Value* bound = b.index_op(OpKind::min, end, loop.operand(1), "preload_bound", loc);
+    Operation* preload = b.create(OpKind::for_, {lb, bound, step}, {}, loc);
+    Block* pbody = preload->add_region();
+    Value* iv = pbody->add_argument(body.argument(0)->type(), body.argument(0)->name() + "_pre");
+    std::unordered_map<const Value*, Value*> mapping{{body.argument(0), iv}};
+    OpBuilder pb(pbody);
+    std::set<const Operation*> slot_ops;
+    for (const SlotFill& fill : fills) slot_ops.insert(fill.slots.begin(), fill.slots.end());
+    for (const auto& op : body.ops()) {
+      if (slice.count(op.get()) || slot_ops.count(op.get())) pb.insert(ir::clone(*op, mapping));
+    }
+    for (const SlotFill& fill : fills) {
+      auto mapped = [&](Value* v) {
+        auto it = mapping.find(v);
+        return it == mapping.end() ? v : it->second;
+      };
+      Operation* announce = pb.create(OpKind::mbarrier_expect_tx,
+                                      {fill.expect->operand(0), mapped(fill.expect->operand(1))},
+                                      {}, fill.expect->loc());
+      announce->set_attr("bytes", Attribute::integer(fill.ready_bytes));
+      announce->set_attr("no_arrival", Attribute::unit());
+      for (Operation* copy : fill.ready) pb.insert(ir::clone(*copy, mapping));
+    }
+
+    // In the loop, an iteration the preload covered announces only the other copies' bytes;
+    // the others announce all and issue the ready copies as before.
+    Block& lbody = *loop.region(0);
+    for (const SlotFill& fill : fills) {
+      OpBuilder mb(&lbody);
+      mb.set_insertion_point_before(fill.expect);
+      Value* covered = mb.compare("lt", lbody.argument(0), bound, "preloaded", fill.expect->loc());
+      Operation* branch = mb.create(OpKind::if_, {covered}, {}, fill.expect->loc());
+      OpBuilder then_b(branch->add_region());
+      OpBuilder else_b(branch->add_region());
+      then_b.create(OpKind::mbarrier_expect_tx, {fill.expect->operand(0), fill.expect->operand(1)},
+                    {}, fill.expect->loc())
+          ->set_attr("bytes", Attribute::integer(fill.expect->int_attr("bytes") - fill.ready_bytes));
+      else_b.insert(lbody.remove(fill.expect));
+      for (Operation* copy : fill.ready) else_b.insert(lbody.remove(copy));
+    }
+  }
+
   Operation& kernel_;
   std::string mode_;
   Block* body_ = nullptr;
@@ -229,9 +345,9 @@ void overlap_kernel(Operation& kernel) {
     const Attribute& pin = *grid->attr("overlap_launches");
     if (pin.kind != Attribute::Kind::ident ||
         (pin.s != "off" && pin.s != "wait" && pin.s != "early" && pin.s != "late" &&
-         pin.s != "prefetch")) {
-      user_error(grid->loc(),
-                 "overlap-launches: overlap_launches is off, wait, early, late or prefetch");
+         pin.s != "prefetch" && pin.s != "preload")) {
+      user_error(grid->loc(), "overlap-launches: overlap_launches is off, wait, early, late, "
+                              "prefetch or preload");
     }
     mode = pin.s;
   }

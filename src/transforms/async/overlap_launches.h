@@ -38,6 +38,20 @@
 //     load whose tile needs anything else, or a loop-carried value, is not prefetched) and asks
 //     for the tile in L2, so that the loads after the wait find their first tiles there (and
 //     the trigger first, as `early`).
+//   - with `overlap_launches = preload` (opt-in), before a role's or the kernel's grid_wait that
+//     stands before a loop, the loop's TMA loads of ready tensors for its first iterations go
+//     into their ring slots themselves, not only into L2: at the loop body's top level, each
+//     arrival on a slot (`mbarrier_expect_tx` of B bytes and the copies completing on the same
+//     barrier slot) whose ready copies' tiles and slot index the loop computes from its
+//     induction variable (index arithmetic and tiles only) is split. A loop over the first
+//     floor(slots / roles filling the ring) iterations (every such slot is in its first round,
+//     still empty, so it waits for nothing) issues the ready copies after
+//     `mbarrier_expect_tx {bytes = R, no_arrival}` (their bytes without an arrival); in the loop,
+//     an iteration the preload covered announces B - R bytes with its arrival and issues only the
+//     other copies, the others announce B and issue all as before (an `if` on the iteration).
+//     The trigger goes first, as with `early`. Measured by hand before it was a pass (lowered IR
+//     edited by bench/kernel-variants/w4a16_preload_ready.py): W4A16 at M = 1 0.3-0.4 µs a
+//     launch faster, at M = 16 0.5 µs slower (bench/results/2026-11-28-w4a16-preload-ready-h100.md).
 // The default, `overlap_launches = wait`, places the trigger and the waits without prefetches:
 // on the H100 the prefetches cost W4A16 at M = 16 0.3 µs per launch instead of saving any (17.5
 // against 17.0 µs at N = K = 8192, bench/results/2026-11-27-overlap-launches-h100.md): with one
@@ -57,7 +71,7 @@
 
 namespace tessel::transforms {
 
-// Places launch_dependents, grid_wait and the ready tensors' L2 prefetches (see above).
+// Places launch_dependents, grid_wait and the ready tensors' L2 prefetches or preloads (see above).
 void overlap_launches(ir::Module& module);
 
 }  // namespace tessel::transforms
