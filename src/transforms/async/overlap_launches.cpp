@@ -236,13 +236,18 @@ class KernelOverlap {
       const Value* ring = nullptr;
       bool lowered = true;
       std::set<const Operation*> mine = slice;
+      // The slot index must come from the induction variable too (the preload names the slot).
+      if (!address_slice(loop, op->operand(1), mine)) continue;
+      const size_t expect_at = ir::position_in_block(*op);
       for (const auto& c : body.ops()) {
         if (c->kind() != OpKind::copy_async || c->num_operands() != 4 ||
             c->operand(2) != op->operand(0) || c->operand(3) != op->operand(1)) {
           continue;
         }
         const Operation* slot = c->operand(1)->def();
-        if (!slot || slot->kind() != OpKind::aref_slot || (ring && slot->operand(0) != ring)) {
+        // The copies follow their announcement (the loop keeps them there, in a branch).
+        if (!slot || slot->kind() != OpKind::aref_slot || (ring && slot->operand(0) != ring) ||
+            ir::position_in_block(*c) < expect_at) {
           lowered = false;
           break;
         }
