@@ -210,13 +210,13 @@ class KernelOverlap {
     }
   }
 
-  // One arrival of `loop`'s body on a ring slot (at the body's top level): the expect_tx and the
-  // TMA copies completing on the same barrier slot, split into those of ready tensors whose
-  // source tile and slot index `loop` computes from its induction variable (index arithmetic and
-  // tiles only) and the others.
+  // One arrival of `loop`'s body on a ring slot (at the body's top level): the expect_tx, and of
+  // the TMA copies completing on the same barrier slot those of ready tensors whose source tile
+  // and slot index `loop` computes from its induction variable (index arithmetic and tiles
+  // only); the other copies stay where they are.
   struct SlotFill {
     Operation* expect = nullptr;
-    std::vector<Operation*> ready, rest;
+    std::vector<Operation*> ready;
     std::vector<const Operation*> slots;  // the aref_slot ops the ready copies write through
     int64_t ready_bytes = 0;
   };
@@ -263,8 +263,6 @@ class KernelOverlap {
           fill.ready_bytes += bytes;
           if (std::find(fill.slots.begin(), fill.slots.end(), slot) == fill.slots.end())
             fill.slots.push_back(slot);
-        } else {
-          fill.rest.push_back(c.get());
         }
       }
       if (!lowered || fill.ready.empty() || total != op->int_attr("bytes")) continue;
