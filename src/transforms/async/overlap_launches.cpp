@@ -173,6 +173,34 @@ class KernelOverlap {
     return true;
   }
 
+  // A loop before `loop` (in `block`) over its first `depth` iterations, [lb, min(lb + depth *
+  // step, ub)), whose body is a copy of the ops of `loop`'s body in `keep`, in program order
+  // (index values NAME_span, NAME_end, NAME_bound; the induction variable named after `loop`'s
+  // with `iv_suffix`). `mapping` takes `loop`'s values to the copies; the new loop's upper bound
+  // (defined before it) is returned through `bound`. Returns a builder at the end of its body.
+  OpBuilder first_iterations(Block& block, Operation& loop, int64_t depth,
+                             const std::set<const Operation*>& keep, const std::string& name,
+                             const std::string& iv_suffix,
+                             std::unordered_map<const Value*, Value*>& mapping, Value*& bound) {
+    const SourceLocation loc = loop.loc();
+    OpBuilder b(&block);
+    b.set_insertion_point_before(&loop);
+    Value* lb = loop.operand(0);
+    Value* step = loop.operand(2);
+    Value* span = b.index_op(OpKind::mul, b.index_constant(depth, loc), step, name + "_span", loc);
+    Value* end = b.index_op(OpKind::add, lb, span, name + "_end", loc);
+    bound = b.index_op(OpKind::min, end, loop.operand(1), name + "_bound", loc);
+    Operation* first = b.create(OpKind::for_, {lb, bound, step}, {}, loc);
+    Block* body = first->add_region();
+    const Value* iv = loop.region(0)->argument(0);
+    mapping[iv] = body->add_argument(iv->type(), iv->name() + iv_suffix);
+    OpBuilder fb(body);
+    for (const auto& op : loop.region(0)->ops()) {
+      if (keep.count(op.get())) fb.insert(ir::clone(*op, mapping));
+    }
+    return fb;
+  }
+
   void prefetch_loop(Block& block, Operation& loop, int64_t depth,
                      const std::vector<Operation*>& loads) {
     std::set<const Operation*> slice;
@@ -184,24 +212,10 @@ class KernelOverlap {
       prefetched.push_back(load);
     }
     if (prefetched.empty()) return;
-    const SourceLocation loc = loop.loc();
-    OpBuilder b(&block);
-    b.set_insertion_point_before(&loop);
-    Value* lb = loop.operand(0);
-    Value* ub = loop.operand(1);
-    Value* step = loop.operand(2);
-    Value* span = b.index_op(OpKind::mul, b.index_constant(depth, loc), step, "prefetch_span", loc);
-    Value* end = b.index_op(OpKind::add, lb, span, "prefetch_end", loc);
-    Value* bounded = b.index_op(OpKind::min, end, ub, "prefetch_bound", loc);
-    Operation* prologue = b.create(OpKind::for_, {lb, bounded, step}, {}, loc);
-    Block* pbody = prologue->add_region();
-    Value* iv = pbody->add_argument(loop.region(0)->argument(0)->type(),
-                                    loop.region(0)->argument(0)->name() + "_prefetch");
-    std::unordered_map<const Value*, Value*> mapping{{loop.region(0)->argument(0), iv}};
-    OpBuilder pb(pbody);
-    for (const auto& op : loop.region(0)->ops()) {
-      if (slice.count(op.get())) pb.insert(ir::clone(*op, mapping));
-    }
+    std::unordered_map<const Value*, Value*> mapping;
+    Value* bound = nullptr;
+    OpBuilder pb = first_iterations(block, loop, depth, slice, "prefetch", "_prefetch", mapping,
+                                    bound);
     for (Operation* load : prefetched) {
       auto it = mapping.find(load->operand(0));
       Value* tile = it == mapping.end() ? load->operand(0) : it->second;
@@ -279,24 +293,11 @@ class KernelOverlap {
     }
     if (fills.empty()) return;
 
-    const SourceLocation loc = loop.loc();
-    OpBuilder b(&block);
-    b.set_insertion_point_before(&loop);
-    Value* lb = loop.operand(0);
-    Value* step = loop.operand(2);
-    Value* span = b.index_op(OpKind::mul, b.index_constant(depth, loc), step, "preload_span", loc);
-    Value* end = b.index_op(OpKind::add, lb, span, "preload_end", loc);
-    Value* bound = b.index_op(OpKind::min, end, loop.operand(1), "preload_bound", loc);
-    Operation* preload = b.create(OpKind::for_, {lb, bound, step}, {}, loc);
-    Block* pbody = preload->add_region();
-    Value* iv = pbody->add_argument(body.argument(0)->type(), body.argument(0)->name() + "_pre");
-    std::unordered_map<const Value*, Value*> mapping{{body.argument(0), iv}};
-    OpBuilder pb(pbody);
-    std::set<const Operation*> slot_ops;
-    for (const SlotFill& fill : fills) slot_ops.insert(fill.slots.begin(), fill.slots.end());
-    for (const auto& op : body.ops()) {
-      if (slice.count(op.get()) || slot_ops.count(op.get())) pb.insert(ir::clone(*op, mapping));
-    }
+    std::set<const Operation*> keep = slice;
+    for (const SlotFill& fill : fills) keep.insert(fill.slots.begin(), fill.slots.end());
+    std::unordered_map<const Value*, Value*> mapping;
+    Value* bound = nullptr;
+    OpBuilder pb = first_iterations(block, loop, depth, keep, "preload", "_pre", mapping, bound);
     for (const SlotFill& fill : fills) {
       auto mapped = [&](Value* v) {
         auto it = mapping.find(v);
