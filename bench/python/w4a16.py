@@ -173,36 +173,48 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
 BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a16_packed.tir",
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir", "z": "examples/kernels/gemm_w4a16_zp.tir"}
-VARIANT = re.compile(r"([tpscz])(\d+)x(\d+)(?:_k(\d+))?(?:_h(\d+))?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?(?:_p(\d+))?"
-                     r"(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch|preload))?")
+VARIANT = re.compile(r"([tpscz])(\d+)x(\d+)(?:_k(\d+))?(?:_h(\d+))?(_gs)?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?"
+                     r"(?:_p(\d+))?(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch|preload))?")
 
 
 def parse_variant(name):
-    """`[tpscz]RxT[_kKT][_hH][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]` -> dict(prefix, rows, tokens,
-    k_tile, groups, split_k, blocks_per_sm, consumers, producers, stages, overlap)."""
+    """`[tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]` -> dict(prefix, rows,
+    tokens, k_tile, groups, scale_after, split_k, blocks_per_sm, consumers, producers, stages,
+    overlap)."""
     m = VARIANT.fullmatch(name)
     if not m:
-        raise ValueError("variant %r is not [tpscz]RxT[_kKT][_hH][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]"
+        raise ValueError("variant %r is not [tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE]"
                          % name)
-    split = False if m.group(6) is None else (int(m.group(6)) if m.group(6) else True)
+    split = False if m.group(7) is None else (int(m.group(7)) if m.group(7) else True)
     v = {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
-         "k_tile": int(m.group(4) or 64), "groups": int(m.group(5) or 1), "split_k": split,
-         "blocks_per_sm": int(m.group(7) or 1), "consumers": int(m.group(8) or 1),
-         "producers": int(m.group(9) or 1), "stages": int(m.group(10)) if m.group(10) else None,
-         "overlap": m.group(11)}
+         "k_tile": int(m.group(4) or 64), "groups": int(m.group(5) or 1),
+         "scale_after": m.group(6) is not None, "split_k": split,
+         "blocks_per_sm": int(m.group(8) or 1), "consumers": int(m.group(9) or 1),
+         "producers": int(m.group(10) or 1), "stages": int(m.group(11)) if m.group(11) else None,
+         "overlap": m.group(12)}
     if v["groups"] > 1 and (v["prefix"] != "c" or v["rows"] != 64 or v["k_tile"] % (16 * v["groups"])):
         raise ValueError("variant %r: _hH splits a K tile among H scale groups only in the tiled "
                          "64-row kernel (c64x...), into parts of a multiple of 16 columns" % name)
+    if v["scale_after"] and v["groups"] < 2:
+        raise ValueError("variant %r: _gs (each group's scale applied after its mma) goes with _hH, "
+                         "H >= 2, in the tiled 64-row kernel (c64x..._hH_gs)" % name)
     return v
 
 
-def split_groups(text, k_tile, groups, tokens=16):
+def split_groups(text, k_tile, groups, tokens=16, scale_after=False):
     """The tiled kernel's K loop with H = groups scale groups per K tile of k_tile (groups of
     k_tile / H columns): the dequantized tile split by `slice` into H parts, each scaled by its
     group's row of S and multiplied by its own X tile (a part of k_tile / H columns, `tokens`
     rows: 8 makes the X box stop 8 rows past a single token instead of 15). The
     unpacked weights are pinned to the wgmma A layout of the whole tile (64 rows, one consumer
-    warpgroup), of which each part is a window."""
+    warpgroup), of which each part is a window.
+    scale_after (`_gs`): each part's wgmma takes the unscaled weights Q - 8 (exact in f16) into a
+    fresh accumulator, and the group's scale, in f32, multiplies that product as it is added to
+    the running sum (an fma of R x T / 128 values a thread instead of a packed multiply of every
+    weight pair: the dequant is the consumer's issue bound once the stream is fast, as on the
+    H200, bench/results/2026-11-28-h200-first-h200.md). Rows of S are one scale per weight row,
+    constant along K within a group, which is what makes the move exact in real arithmetic; the
+    rounding differs (no f16 rounding of the scaled weights)."""
     part = k_tile // groups
     start = text.index("    %q = copy %sQ :")
     end = text.index("    yield %c_next")
@@ -224,14 +236,23 @@ def split_groups(text, k_tile, groups, tokens=16):
             ": global<f16>[64]" % (i, i),
             "    %%sS%d = copy %%S_tile%d : shared<f16>[64]" % (i, i),
             "    %%s%d = copy %%sS%d : register<f16>[64]" % (i, i),
-            "    %%sb%d = broadcast %%s%d {dims = [1]} : register<f16>[64,%d]" % (i, i, part),
-            "    %%w%d = mul %%qp%d, %%sb%d : register<f16>[64,%d]" % (i, i, i, part),
             "    %%X_tile%d = tile %%X, %%bm, %%g%d {masked, pad = 0.0, shape = [%d,%d]} : global<f16>[%d,%d]"
             % (i, i, tokens, part, tokens, part),
             "    %%sX%d = copy %%X_tile%d : shared<f16>[%d,%d]" % (i, i, tokens, part),
-            "    %%sXt%d = transpose %%sX%d : shared<f16>[%d,%d]" % (i, i, part, tokens),
-            "    %s = mma %%w%d, %%sXt%d, %s : register<f32>[64,%d]"
-            % ("%c_next" if i == groups - 1 else "%%c_part%d" % i, i, i, acc, tokens)]
+            "    %%sXt%d = transpose %%sX%d : shared<f16>[%d,%d]" % (i, i, part, tokens)]
+        result = "%c_next" if i == groups - 1 else "%%c_part%d" % i
+        if scale_after:
+            lines += [
+                "    %%s32_%d = cast %%s%d : register<f32>[64]" % (i, i),
+                "    %%sbt%d = broadcast %%s32_%d {dims = [1]} : register<f32>[64,%d]" % (i, i, tokens),
+                "    %%fresh%d = fill {value = 0.0} : register<f32>[64,%d]" % (i, tokens),
+                "    %%prod%d = mma %%qp%d, %%sXt%d, %%fresh%d : register<f32>[64,%d]" % (i, i, i, i, tokens),
+                "    %s = fma %%prod%d, %%sbt%d, %s : register<f32>[64,%d]" % (result, i, i, acc, tokens)]
+        else:
+            lines += [
+                "    %%sb%d = broadcast %%s%d {dims = [1]} : register<f16>[64,%d]" % (i, i, part),
+                "    %%w%d = mul %%qp%d, %%sb%d : register<f16>[64,%d]" % (i, i, i, part),
+                "    %s = mma %%w%d, %%sXt%d, %s : register<f32>[64,%d]" % (result, i, i, acc, tokens)]
         acc = "%%c_part%d" % i
     return text[:start] + "\n".join(lines) + "\n" + text[end:]
 
@@ -243,7 +264,8 @@ def named_variant_text(name, root=None):
         base = f.read()
     text = variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
                         v["stages"], v["consumers"], v["producers"], v["overlap"])
-    return split_groups(text, v["k_tile"], v["groups"], v["tokens"]) if v["groups"] > 1 else text
+    return (split_groups(text, v["k_tile"], v["groups"], v["tokens"], v["scale_after"])
+            if v["groups"] > 1 else text)
 
 
 def graph_of(calls):

@@ -251,20 +251,42 @@ class Splitter {
                sequenced == OpKind::aref_wait ? "waits on" : "acquires", " an aref) to split");
   }
 
-  // Every value the loop carries is an f32 register tensor that an mma updates (its yield is an
-  // mma's result): partial sums of the K tiles, which add. Anything else (a running max, a
-  // counter) would not be the sum of its parts.
+  // Every value the loop carries is an f32 register tensor that each iteration adds to: its
+  // yield reaches the carried block argument through a chain of mma accumulators, fma addends and
+  // add operands (`mma %a, %b, %c`, `fma %x, %y, %c`, `add %c, %x`: the partial products of a K
+  // tile, scaled or not, added to the running sum), so the sum over K tiles is the sum of every
+  // role's part. Anything else (a running max, a counter, a product) would not be.
+  // (At least one step: a yield of the carried value itself would count its start once per role.)
+  static bool adds_to(const Value* v, const Value* carried, const Operation& loop, int depth = 0) {
+    for (; depth < 64 && v; ++depth) {
+      if (v == carried) return depth > 0;
+      const Operation* def = v->def();
+      if (!def || def->parent_block() != loop.region(0)) return false;
+      switch (def->kind()) {
+        case OpKind::mma:
+        case OpKind::fma: v = def->operand(2); break;
+        case OpKind::add:
+          if (adds_to(def->operand(0), carried, loop, depth + 1)) return true;
+          v = def->operand(1);
+          break;
+        default: return false;
+      }
+    }
+    return false;
+  }
+
   static void check_carried(const Operation& loop) {
     const Operation* yield = loop.region(0)->terminator();
     for (int i = 0; i < loop.num_results(); ++i) {
       const Type& t = loop.result(i)->type();
-      const Operation* def = yield ? yield->operand(i)->def() : nullptr;
       if (!t.is_tensor() || t.space() != MemorySpace::reg || t.element() != ScalarKind::f32 ||
-          !def || def->kind() != OpKind::mma || !t.has_layout() || t.rank() > 2) {
+          !yield || !t.has_layout() || t.rank() > 2 ||
+          !adds_to(yield->operand(i), loop.region(0)->argument(1 + i), loop)) {
         user_error(loop.loc(), "split-roles: the K loop carries ", ir::value_ref(loop.result(i)),
                    " (", t.str(),
-                   "), which is not an mma's f32 accumulator; only accumulators are summed "
-                   "across consumer roles");
+                   "), which is not an f32 sum that each iteration adds to (an mma's accumulator, "
+                   "an fma's addend or an add's operand, back to the carried value); only such "
+                   "sums are summed across consumer roles");
       }
     }
   }

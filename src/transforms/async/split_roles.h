@@ -57,7 +57,8 @@
 // Refused with a user error naming the op: a pin that is not a positive number, a block over
 // 1024 threads, a kernel without roles or with more than one role of a side that is split, no K
 // loop `for %k = 0 to %n step 1` that waits on (acquires) an aref in the role, a K loop carrying a
-// value that is not an mma's f32 accumulator, aref ops of a split role outside its K loop before
+// value that is not an f32 sum each iteration adds to (through mma accumulators, fma addends or
+// adds), aref ops of a split role outside its K loop before
 // it (or after it, in a split producer), `persistent = 1` or a cluster on the same grid, a ring
 // too shallow for the consumers' groups in flight, shared memory over the block's.
 #pragma once
