@@ -176,6 +176,14 @@ EmittedKernel Emitter::run() {
   for (size_t i = 0; i < params.size(); ++i) src << (i ? ", " : "") << params[i];
   src << ") {\n";
   src << "  const int tid = threadIdx.x;\n";
+  // Roles branch on the warp index taken from lane 0, which ptxas treats as warp-uniform (it
+  // cannot prove threadIdx.x / 32 is): the role's branch is then uniform and values built only
+  // from uniform ones (ring slots, loop counters, shared addresses) live in uniform registers.
+  // (A role's threads are whole warpgroups, so every warp is whole here.)
+  if (roles_) {
+    src << "  const int tsl_warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);"
+           "  // warp-uniform\n";
+  }
   if (smem_bytes_ > 0 && smem_align_ <= 16) {
     src << "  extern __shared__ __align__(16) unsigned char tsl_smem[];\n";
   } else if (smem_bytes_ > 0) {

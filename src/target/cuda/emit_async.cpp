@@ -266,11 +266,11 @@ void Emitter::turn(const Operation& op) {
   }
   const std::string base =
       "tessel::device::kNamedBarrierFirstUserId + " + std::to_string(roles) + " + ";
-  const std::string wg = "tid / 128";
-  const std::string next = "(tid / 128 + 1) % " + std::to_string(warpgroups);
+  const std::string wg = warpgroup_index_;
+  const std::string next = "(" + wg + " + 1) % " + std::to_string(warpgroups);
   switch (op.kind()) {
     case OpKind::turn_begin:
-      line("if (tid / 128 == " + std::to_string(warpgroups - 1) +
+      line("if (" + wg + " == " + std::to_string(warpgroups - 1) +
            ") tessel::device::named_barrier_arrive(" + base +
            "0, 256);  // warpgroup 0 goes first");
       return;
@@ -287,13 +287,22 @@ void Emitter::turn(const Operation& op) {
 void Emitter::warp_group(const Operation& op) {
   const int64_t first = op.int_attr("first_thread"), threads = op.int_attr("threads");
   const std::string role = op.str_attr("role");
-  line("if (tid >= " + std::to_string(first) + " && tid < " + std::to_string(first + threads) +
-       ") {  // role " + role + ": threads [" + std::to_string(first) + ", " +
-       std::to_string(first + threads) + ")" +
+  if (first % 128 != 0 || threads % 128 != 0) {
+    unsupported(op, "a role of threads [" + std::to_string(first) + ", " +
+                        std::to_string(first + threads) + ") that is not whole warpgroups");
+  }
+  line("if (tsl_warp >= " + std::to_string(first / 32) + " && tsl_warp < " +
+       std::to_string((first + threads) / 32) + ") {  // role " + role + ": threads [" +
+       std::to_string(first) + ", " + std::to_string(first + threads) + ")" +
        (op.has_attr("issue") ? ", issued by one thread" : ""));
   ++indent_;
   line("const int tid = static_cast<int>(threadIdx.x) - " + std::to_string(first) +
        ";  // the thread's index in its role");
+  if (threads > 128) {
+    line("const int tsl_wg = (tsl_warp - " + std::to_string(first / 32) +
+         ") / 4;  // the warpgroup's index in its role (tid / 128), warp-uniform");
+    warpgroup_index_ = "tsl_wg";
+  }
   // The role's register layouts as index arithmetic of the role-local tid.
   std::set<const Plan*> used;
   ir::walk(const_cast<Operation*>(&op), [&](Operation* inner) {
@@ -331,6 +340,7 @@ void Emitter::warp_group(const Operation& op) {
   for (; i < body.ops().size(); ++i) emit(*body.ops()[i]);
   issue_one_ = false;
   role_index_ = -1;
+  warpgroup_index_ = "tid / 128";
   async_accumulators_.clear();
   if (one) {
     --indent_;

@@ -426,6 +426,14 @@ class Emitter {
   int role_index_ = -1;  // the current role's position among the kernel's roles (-1: outside)
   int64_t role_threads_ = 0;
   int64_t role_first_thread_ = 0;  // the current role's first thread in the block
+  // The index of the thread's warpgroup, as C: `tid / 128` over the block's (or role's) thread
+  // index, or inside a role of a warp-specialized kernel `tsl_wg`, derived from the warp index
+  // the kernel takes with __shfl_sync, which ptxas knows to be warp-uniform: what depends on it
+  // (wgmma descriptors of per-warpgroup operand slices, TMA stores by warpgroup, turns) then stays
+  // in uniform registers instead of being rebuilt per thread and moved with R2UR before every
+  // wgmma (bench/results/2026-11-28-h200-first-h200.md: 1.8 M of a batched GEMM's 5.3 M warp
+  // instructions).
+  std::string warpgroup_index_ = "tid / 128";
   int workspaces_ = 0;
   // Ops another op's emission already wrote (an add fused into the load before it).
   std::set<const Operation*> fused_;

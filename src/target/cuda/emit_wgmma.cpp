@@ -162,8 +162,10 @@ std::vector<std::vector<WgmmaInstance>> Emitter::wgmma_instances(const Operation
   return per_group;
 }
 
-// A C expression selecting per-warpgroup values, e.g. `(tid / 128 == 0 ? 0 : 64)`.
-std::string per_warpgroup_expr(int64_t groups, const std::function<int64_t(int64_t)>& field) {
+// A C expression selecting per-warpgroup values, e.g. `(tid / 128 == 0 ? 0 : 64)`; `index` is
+// the C expression of the warpgroup index (Emitter::warpgroup_index_).
+std::string per_warpgroup_expr(int64_t groups, const std::function<int64_t(int64_t)>& field,
+                               const std::string& index) {
   std::vector<int64_t> values;
   for (int64_t g = 0; g < groups; ++g) values.push_back(field(g));
   bool uniform =
@@ -171,7 +173,7 @@ std::string per_warpgroup_expr(int64_t groups, const std::function<int64_t(int64
   if (uniform) return std::to_string(values[0]);
   std::string e = std::to_string(values.back());
   for (int64_t g = groups - 2; g >= 0; --g)
-    e = "(tid / 128 == " + std::to_string(g) + " ? " + std::to_string(values[g]) + " : " + e + ")";
+    e = "(" + index + " == " + std::to_string(g) + " ? " + std::to_string(values[g]) + " : " + e + ")";
   return e;
 }
 
@@ -224,7 +226,7 @@ void Emitter::wgmma_ss(const Operation& mma, const SharedTile& a, const SharedTi
   const std::vector<std::vector<WgmmaInstance>> per_group = wgmma_instances(mma, plan, atom_n);
   const int64_t regs = atom_n / 2;
   const int64_t groups = plan.threads / 128;
-  auto by_group = [&](auto field) { return per_warpgroup_expr(groups, field); };
+  auto by_group = [&](auto field) { return per_warpgroup_expr(groups, field, warpgroup_index_); };
   line("// " + std::string(mma.name()) + ": " + atom + ", " + std::to_string(per_group[0].size()) +
        " instance(s) per warpgroup x " + std::to_string(tile_k / atom_k) + " k-steps");
   line("{");
@@ -367,7 +369,7 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
     }
     return values;
   };
-  auto by_group = [&](auto field) { return per_warpgroup_expr(groups, field); };
+  auto by_group = [&](auto field) { return per_warpgroup_expr(groups, field, warpgroup_index_); };
   line("// " + std::string(mma.name()) + ": " + atom + ", " + std::to_string(per_group[0].size()) +
        " instance(s) per warpgroup x " + std::to_string(tile_k / 16) + " k-steps, A in registers");
   line("{");
