@@ -19,6 +19,8 @@
 # ptxas drain P·V before the next softmax; not measured yet); unswitch = `unswitch_iterations =
 # true` (the mask test hoisted over the whole steady iteration, two copies of it: the branch's
 # join after the iteration's last wait; not measured yet);
+# uvalues / uoff = `uniform_roles = values / off` (the roles' branch on the thread index, the
+# per-warpgroup values on the warp-uniform index / neither: bench/results/2026-11-28-uniform-roles-h200.md);
 # rotate = `rotate_tiles = true` (rotate-tiles: tile t+1's first key tile
 # beside tile t's last P·V; opt-in, measured slower at 1K; not causal: there the key tile count
 # depends on the query tile, which the pass refuses with a message). CAUSAL_KERNELS: more .tir files, checked and timed causal;
@@ -50,6 +52,8 @@ for f in flash_attention flash_attention_causal; do
       rotate) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, rotate_tiles = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {rotate_tiles = true} :/' examples/kernels/$f.tir ;;
       cast) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, cast_at_issue = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {cast_at_issue = true} :/' examples/kernels/$f.tir ;;
       unswitch) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, unswitch_iterations = true} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {unswitch_iterations = true} :/' examples/kernels/$f.tir ;;
+      uvalues) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, uniform_roles = values} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {uniform_roles = values} :/' examples/kernels/$f.tir ;;
+      uoff) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, uniform_roles = off} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {uniform_roles = off} :/' examples/kernels/$f.tir ;;
       nospec) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, specialize_masks = false} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {specialize_masks = false} :/' examples/kernels/$f.tir ;;
       role) sed -e 's/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, stores_by = role} :/' -e 's/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {stores_by = role} :/' examples/kernels/$f.tir ;;
       divide) sed -e '/^  %one = fill {value = 1.0}/d' -e '/^  %linv = div %one, %l/d' -e 's/^  %lb = broadcast %linv/  %lb = broadcast %l/' -e 's/^  %out = mul %o, %lb/  %out = div %o, %lb/' examples/kernels/$f.tir ;;

@@ -67,7 +67,8 @@ EmittedKernel Emitter::run() {
     int64_t& d = divisor_[f.symbol];
     d = d == 0 ? f.divisor : std::lcm(d, f.divisor);
   }
-  for (const char* reserved : {"tid", "tsl_smem", "p", "v", "g", "acc", "row", "c0", "c1", "c2"}) {
+  for (const char* reserved : {"tid", "tsl_smem", "tsl_warp", "tsl_wg", "p", "v", "g", "acc", "row",
+                               "c0", "c1", "c2"}) {
     used_.insert(reserved);
   }
   // A warp-specialized kernel's block is its roles' threads (block_grid's `threads`); each
@@ -76,6 +77,20 @@ EmittedKernel Emitter::run() {
   for (const auto& op : kernel_.region(0)->ops()) {
     if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm"))
       blocks_per_sm_ = op->int_attr("blocks_per_sm");
+    // `uniform_roles = all | values | off` (all unless pinned): what the roles take from the
+    // warp-uniform warp index (warpgroup_index_): their branch and per-warpgroup values, only
+    // the values, or neither (the thread index, as before 2026-11-28; an A/B pin:
+    // bench/results/2026-11-28-uniform-roles-h200.md measured attention at 1K 1.8% slower with the
+    // uniform branch alone).
+    if (op->kind() == OpKind::block_grid && op->has_attr("uniform_roles")) {
+      const ir::Attribute* a = op->attr("uniform_roles");
+      const bool named = a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string;
+      if (!named || (a->s != "all" && a->s != "values" && a->s != "off")) {
+        user_error(op->loc(), "block_grid: uniform_roles must be all, values or off, not ",
+                   a->kind == ir::Attribute::Kind::unit ? std::string("a bare flag") : a->str());
+      }
+      uniform_roles_ = a->s;
+    }
   }
   if (roles_) {
     for (const auto& op : kernel_.region(0)->ops()) {
@@ -180,7 +195,7 @@ EmittedKernel Emitter::run() {
   // cannot prove threadIdx.x / 32 is): the role's branch is then uniform and values built only
   // from uniform ones (ring slots, loop counters, shared addresses) live in uniform registers.
   // (A role's threads are whole warpgroups, so every warp is whole here.)
-  if (roles_) {
+  if (roles_ && uniform_roles_ != "off") {
     src << "  const int tsl_warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);"
            "  // warp-uniform\n";
   }

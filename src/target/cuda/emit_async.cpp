@@ -291,14 +291,18 @@ void Emitter::warp_group(const Operation& op) {
     unsupported(op, "a role of threads [" + std::to_string(first) + ", " +
                         std::to_string(first + threads) + ") that is not whole warpgroups");
   }
-  line("if (tsl_warp >= " + std::to_string(first / 32) + " && tsl_warp < " +
-       std::to_string((first + threads) / 32) + ") {  // role " + role + ": threads [" +
-       std::to_string(first) + ", " + std::to_string(first + threads) + ")" +
+  const std::string range =
+      uniform_roles_ == "all"
+          ? "tsl_warp >= " + std::to_string(first / 32) + " && tsl_warp < " +
+                std::to_string((first + threads) / 32)
+          : "tid >= " + std::to_string(first) + " && tid < " + std::to_string(first + threads);
+  line("if (" + range + ") {  // role " + role + ": threads [" + std::to_string(first) + ", " +
+       std::to_string(first + threads) + ")" +
        (op.has_attr("issue") ? ", issued by one thread" : ""));
   ++indent_;
   line("const int tid = static_cast<int>(threadIdx.x) - " + std::to_string(first) +
        ";  // the thread's index in its role");
-  if (threads > 128) {
+  if (threads > 128 && uniform_roles_ != "off") {
     line("const int tsl_wg = (tsl_warp - " + std::to_string(first / 32) +
          ") / 4;  // the warpgroup's index in its role (tid / 128), warp-uniform");
     warpgroup_index_ = "tsl_wg";

@@ -434,6 +434,7 @@ class Emitter {
   // wgmma (bench/results/2026-11-28-h200-first-h200.md: 1.8 M of a batched GEMM's 5.3 M warp
   // instructions).
   std::string warpgroup_index_ = "tid / 128";
+  std::string uniform_roles_ = "all";  // block_grid's `uniform_roles` pin: all, values or off
   int workspaces_ = 0;
   // Ops another op's emission already wrote (an add fused into the load before it).
   std::set<const Operation*> fused_;
