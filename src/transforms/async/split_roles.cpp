@@ -256,7 +256,23 @@ class Splitter {
   // add operands (`mma %a, %b, %c`, `fma %x, %y, %c`, `add %c, %x`: the partial products of a K
   // tile, scaled or not, added to the running sum), so the sum over K tiles is the sum of every
   // role's part. Anything else (a running max, a counter, a product) would not be.
-  // (At least one step: a yield of the carried value itself would count its start once per role.)
+  // (At least one step: a yield of the carried value itself would count its start once per role.
+  // The other operands of each step — the product's factors, the other addend — must not depend
+  // on the carried value: `fma %c, %s, %c` is no sum of parts.)
+  static bool depends_on(const Value* v, const Value* carried, const Operation& loop) {
+    std::vector<const Value*> work{v};
+    std::set<const Value*> seen;
+    while (!work.empty()) {
+      const Value* u = work.back();
+      work.pop_back();
+      if (u == carried) return true;
+      const Operation* def = u->def();
+      if (!seen.insert(u).second || !def || def->parent_block() != loop.region(0)) continue;
+      for (int i = 0; i < def->num_operands(); ++i) work.push_back(def->operand(i));
+    }
+    return false;
+  }
+
   static bool adds_to(const Value* v, const Value* carried, const Operation& loop, int depth = 0) {
     for (; depth < 64 && v; ++depth) {
       if (v == carried) return depth > 0;
@@ -264,11 +280,20 @@ class Splitter {
       if (!def || def->parent_block() != loop.region(0)) return false;
       switch (def->kind()) {
         case OpKind::mma:
-        case OpKind::fma: v = def->operand(2); break;
-        case OpKind::add:
-          if (adds_to(def->operand(0), carried, loop, depth + 1)) return true;
-          v = def->operand(1);
+        case OpKind::fma:
+          if (depends_on(def->operand(0), carried, loop) ||
+              depends_on(def->operand(1), carried, loop)) {
+            return false;
+          }
+          v = def->operand(2);
           break;
+        case OpKind::add: {
+          const bool first = depends_on(def->operand(0), carried, loop);
+          const bool second = depends_on(def->operand(1), carried, loop);
+          if (first == second) return false;  // neither, or both (c + c)
+          v = def->operand(first ? 0 : 1);
+          break;
+        }
         default: return false;
       }
     }
