@@ -212,7 +212,7 @@ def split_groups(text, k_tile, groups, tokens=16, scale_after=False):
     fresh accumulator, and the group's scale, in f32, multiplies that product as it is added to
     the running sum (an fma of R x T / 128 values a thread instead of a packed multiply of every
     weight pair: the dequant is the consumer's issue bound once the stream is fast, as on the
-    H200, bench/results/2026-11-28-h200-first-h200.md). Rows of S are one scale per weight row,
+    H200, bench/results/2026-11-28-h200-first-h200.md). The fmas follow all the groups' mmas. Rows of S are one scale per weight row,
     constant along K within a group, which is what makes the move exact in real arithmetic; the
     rounding differs (no f16 rounding of the scaled weights)."""
     part = k_tile // groups
@@ -226,6 +226,7 @@ def split_groups(text, k_tile, groups, tokens=16, scale_after=False):
              "    %%cH = const {value = %d} : index" % groups,
              "    %g_first = mul %k, %cH : index"]
     acc = "%c"
+    scaled = []  # _gs: each group's fma into the sum, after every group's mma (see below)
     for i in range(groups):
         lines += [
             "    %%ci%d = const {value = %d} : index" % (i, i),
@@ -246,14 +247,18 @@ def split_groups(text, k_tile, groups, tokens=16, scale_after=False):
                 "    %%s32_%d = cast %%s%d : register<f32>[64]" % (i, i),
                 "    %%sbt%d = broadcast %%s32_%d {dims = [1]} : register<f32>[64,%d]" % (i, i, tokens),
                 "    %%fresh%d = fill {value = 0.0} : register<f32>[64,%d]" % (i, tokens),
-                "    %%prod%d = mma %%qp%d, %%sXt%d, %%fresh%d : register<f32>[64,%d]" % (i, i, i, i, tokens),
-                "    %s = fma %%prod%d, %%sbt%d, %s : register<f32>[64,%d]" % (result, i, i, acc, tokens)]
+                "    %%prod%d = mma %%qp%d, %%sXt%d, %%fresh%d : register<f32>[64,%d]" % (i, i, i, i, tokens)]
+            scaled.append("    %s = fma %%prod%d, %%sbt%d, %s : register<f32>[64,%d]" % (result, i, i, acc, tokens))
         else:
             lines += [
                 "    %%sb%d = broadcast %%s%d {dims = [1]} : register<f16>[64,%d]" % (i, i, part),
                 "    %%w%d = mul %%qp%d, %%sb%d : register<f16>[64,%d]" % (i, i, i, part),
                 "    %s = mma %%w%d, %%sXt%d, %s : register<f32>[64,%d]" % (result, i, i, acc, tokens)]
         acc = "%%c_part%d" % i
+    # The fmas after every mma: pipeline-arefs then issues all the groups' wgmmas before waiting
+    # for the first (wait-before-reads), so the tensor work of group 0 overlaps what follows it
+    # instead of holding up the next group (bench/results/2026-11-28-h200-first-h200.md).
+    lines += scaled
     return text[:start] + "\n".join(lines) + "\n" + text[end:]
 
 

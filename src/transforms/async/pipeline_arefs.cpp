@@ -214,6 +214,10 @@ class Pipeliner {
                         ? "1 across iterations (" + why +
                               ": each mma read in its iteration is waited for right after it; "
                               "the last, read only by the next iteration, stays in flight)"
+                    : wait_before_reads(siblings, mmas)
+                        ? "0 across iterations (" + why +
+                              ": every mma is read in its iteration; each group is waited for "
+                              "just before its first reader, the later mmas already issued)"
                         : "not set (" + why + ": the mmas stay synchronous)";
       } else {
         StageBudget::choose_in_flight(r);
@@ -333,6 +337,96 @@ class Pipeliner {
                         s.loop->loc());
       }
     }
+  }
+
+  // A loop whose every mma is read in its own iteration by something other than an mma (W4A16
+  // with each scale group's product scaled after its wgmma: `%p0 = mma ..., %fresh0`, `%p1 = mma
+  // ..., %fresh1`, then `fma %p0, %s0, %c`, `fma %p1, %s1, ...`). Kept synchronous, each wgmma
+  // is waited for right after it, so the work between two mmas waits for the first one's tensor
+  // work. Here every mma becomes async and its own group (`mma_commit` after it), and right
+  // before the first op that reads mma i (at the body's top level) `mma_wait {pending = n}`
+  // retires it with the n groups committed after it still running. Every group retires before
+  // the first reader of the last mma, so nothing stays in flight across the back edge and the
+  // releases stay where warp-specialize put them, which must follow the wait that retires the
+  // last mma reading their slot (else false: synchronous). Also false when an mma's result feeds
+  // another mma or the yield, or an mma has no reader here (the other modes' cases).
+  bool wait_before_reads(const std::vector<Site>& sites, const std::vector<Operation*>& mmas) {
+    Block* body = sites.front().loop->region(0);
+    auto top_of = [&](Operation* op) {
+      while (op->parent_block() != body) op = op->parent_op();
+      return op;
+    };
+    // The top-level position of the first reader of each mma.
+    std::vector<size_t> first_read(mmas.size(), SIZE_MAX);
+    for (size_t i = 0; i < mmas.size(); ++i) {
+      for (const auto& [user, index] : uses_in(mmas[i]->result(), body)) {
+        if (user == body->terminator()) return false;
+        if (std::find(mmas.begin(), mmas.end(), user) != mmas.end()) return false;
+        first_read[i] = std::min(first_read[i], ir::position_in_block(*top_of(user)));
+      }
+      if (first_read[i] == SIZE_MAX || first_read[i] <= ir::position_in_block(*mmas[i]))
+        return false;
+    }
+    // Waits, in body order: at each first reader, retire the mmas it reads that are still pending.
+    struct Wait {
+      size_t before;   // top-level position
+      int64_t pending;
+      size_t retires;  // mmas 0 .. retires - 1 retired by it
+    };
+    std::vector<Wait> waits;
+    size_t retired = 0;
+    std::vector<size_t> order(mmas.size());
+    for (size_t i = 0; i < mmas.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first_read[a] < first_read[b]; });
+    for (size_t i : order) {
+      if (i < retired) continue;
+      int64_t issued = 0;  // groups committed before the reader
+      for (Operation* m : mmas) issued += ir::position_in_block(*m) < first_read[i];
+      waits.push_back({first_read[i], issued - static_cast<int64_t>(i) - 1, i + 1});
+      retired = i + 1;
+    }
+    // mmas are issued in body order (a group retires only after every earlier one).
+    for (size_t i = 1; i < mmas.size(); ++i)
+      if (ir::position_in_block(*mmas[i]) < ir::position_in_block(*mmas[i - 1])) return false;
+    // Each aref's release after the wait that retires the last mma reading its slot.
+    for (const Site& site : sites) {
+      if (!site.release || site.release->parent_block() != body) return false;
+      const size_t release_at = ir::position_in_block(*site.release);
+      for (const Value* buf : view_closure(site.wait, body)) {
+        for (const auto& [user, index] : uses_in(buf, body)) {
+          auto it = std::find(mmas.begin(), mmas.end(), user);
+          if (it == mmas.end()) continue;
+          const size_t m = static_cast<size_t>(it - mmas.begin());
+          const auto w = std::find_if(waits.begin(), waits.end(),
+                                      [&](const Wait& x) { return x.retires > m; });
+          if (w == waits.end() || w->before > release_at) return false;
+        }
+      }
+    }
+    for (Operation* mma : mmas) mma->set_attr("async", Attribute::unit());
+    // Insert from the back so that positions stay valid.
+    std::vector<std::pair<size_t, Operation*>> commits;  // after the mma at this position
+    for (Operation* m : mmas) commits.push_back({ir::position_in_block(*m), m});
+    std::vector<std::pair<size_t, int64_t>> at;  // (position, kind: -1 commit after, else wait)
+    for (const auto& c : commits) at.push_back({c.first + 1, -1});
+    for (const Wait& w : waits) at.push_back({w.before, w.pending});
+    // Back to front; at one position the wait is inserted first, so that the commit (inserted
+    // before it after) precedes it.
+    std::stable_sort(at.begin(), at.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : (a.second >= 0) > (b.second >= 0);
+    });
+    for (const auto& [pos, what] : at) {
+      ir::OpBuilder b(body);
+      b.set_insertion_point_before(body->ops()[pos].get());
+      const auto loc = body->ops()[pos]->loc();
+      if (what < 0) {
+        b.create(OpKind::mma_commit, {}, {}, loc);
+      } else {
+        Operation* wait = b.create(OpKind::mma_wait, {}, {}, loc);
+        wait->set_attr("pending", Attribute::integer(what));
+      }
+    }
+    return true;
   }
 
   // The loop of attention: mma results read in their own iteration (S = Q Kᵀ by the softmax),

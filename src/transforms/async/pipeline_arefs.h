@@ -36,8 +36,12 @@
 // same iteration (attention: S = Q·Kᵀ, exp(S), then P·V) needs Tawa's coarse-grained pipeline
 // (Algorithm 1): where coarse-pipeline will rotate the loop (coarse_pipeline_applies) its mmas are
 // left synchronous for that pass; otherwise each mma read in its iteration is waited for right
-// after it and the last stays in flight across the back edge (wait-at-use, needs 2 slots), else
-// they stay synchronous — correct, not overlapped. The report says which, and a pinned
+// after it and the last stays in flight across the back edge (wait-at-use, needs 2 slots); where
+// every mma is read in its iteration (W4A16 with each scale group's product scaled after its
+// wgmma), each becomes its own group and is waited for just before its first reader, the later
+// mmas already issued (wait-before-reads: `mma_wait {pending = n}`, everything retired within
+// the iteration, the releases where they were); else they stay synchronous — correct, not
+// overlapped. The report says which, and a pinned
 // mma_in_flight on such a loop is refused. A loop may wait on several arefs (warp-specialize
 // gives attention's K and V one each): wait-at-use releases each right after the wait that
 // retires the last mma reading it (K after S) or, when the trailing group reads it, in the next
