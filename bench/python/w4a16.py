@@ -212,9 +212,10 @@ def split_groups(text, k_tile, groups, tokens=16, scale_after=False):
     fresh accumulator, and the group's scale, in f32, multiplies that product as it is added to
     the running sum (an fma of R x T / 128 values a thread instead of a packed multiply of every
     weight pair: the dequant is the consumer's issue bound once the stream is fast, as on the
-    H200, bench/results/2026-11-28-h200-first-h200.md). The fmas follow all the groups' mmas. Rows of S are one scale per weight row,
-    constant along K within a group, which is what makes the move exact in real arithmetic; the
-    rounding differs (no f16 rounding of the scaled weights)."""
+    H200, bench/results/2026-11-28-h200-first-h200.md). The fmas follow all the groups' mmas.
+    Rows of S are one scale per weight row, constant along K within a group, which is what makes
+    the move exact in real arithmetic; the rounding differs (no f16 rounding of the scaled
+    weights)."""
     part = k_tile // groups
     start = text.index("    %q = copy %sQ :")
     end = text.index("    yield %c_next")
