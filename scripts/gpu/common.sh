@@ -6,6 +6,7 @@
 #   build_tool_and_python   both at once; prints the build logs' tails and fails if either fails
 #   write_w4a16_variants A,B  build-dev/variants/A.tir ... from bench/python/w4a16.py's variant names
 #   w4a16_check_sizes NAME    the --size of a ragged check of that variant (NQ for tiled weights)
+#   build_side TREE NAME [tool|python|both] [JOBS]  another checkout's build, in the background
 #   w4a16_check_and_bench V SHAPES  W4A16 variants V (comma-separated) checked against the
 #                             interpreter (every one with CHECK_ALL=1, else the first), sanitized
 #                             (SAN=1, the first), then bench/python/w4a16.py at SHAPES as graphs of
@@ -40,6 +41,21 @@ build_python() {
     -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) \
     -DCUDAToolkit_ROOT=/usr/local/cuda > $LOG/pycfg.log 2>&1 &&
     cmake --build build-py --target _tessel -j 16 > $LOG/pybuild.log 2>&1
+}
+
+# Builds the tree in $1 (a checkout beside this one, e.g. a base carried for an A/B) in the
+# background, logs named after $2: the tool ($3 = tool), the Python extension with $4 jobs
+# (default 8; $3 = python), or both ($3 = both, the default). `wait` for it.
+build_side() {
+  local what=${3:-both}
+  [ $what != python ] && (cd $1 && cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=OFF > $LOG/cfg_$2.log 2>&1 &&
+    ninja -C build-dev tessel > $LOG/build_$2.log 2>&1) &
+  [ $what != tool ] && (cd $1 && cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) \
+    -DCUDAToolkit_ROOT=/usr/local/cuda > $LOG/pycfg_$2.log 2>&1 &&
+    cmake --build build-py --target _tessel -j ${4:-8} > $LOG/pybuild_$2.log 2>&1) &
+  return 0
 }
 
 build_tool_and_python() {

@@ -16,14 +16,6 @@ set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 ROOT=$PWD
-build_side() {  # $1: tree, $2: name
-  (cd $1 && cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
-    -DTESSEL_BUILD_PYTHON=OFF > $LOG/cfg_$2.log 2>&1 && ninja -C build-dev tessel > $LOG/build_$2.log 2>&1) &
-  (cd $1 && cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
-    -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) \
-    -DCUDAToolkit_ROOT=/usr/local/cuda > $LOG/pycfg_$2.log 2>&1 &&
-    cmake --build build-py --target _tessel -j 8 > $LOG/pybuild_$2.log 2>&1) &
-}
 build_side .carry-base base
 build_side . new
 wait

@@ -8,13 +8,7 @@ set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 ROOT=$PWD
-py_build() {  # $1: tree, $2: name
-  (cd $1 && cmake -S . -B build-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_BUILD_TESTS=OFF \
-    -DTESSEL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(which python3) \
-    -DCUDAToolkit_ROOT=/usr/local/cuda > $LOG/pycfg_$2.log 2>&1 &&
-    cmake --build build-py --target _tessel -j 5 > $LOG/pybuild_$2.log 2>&1) &
-}
-py_build .carry-base base; py_build .carry-mid mid; py_build . new
+build_side .carry-base base python 5; build_side .carry-mid mid python 5; build_side . new python 5
 wait
 for round in 1 2 3; do
   for side in base mid new; do

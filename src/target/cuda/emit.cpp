@@ -84,7 +84,8 @@ EmittedKernel Emitter::run() {
     // uniform branch alone).
     if (op->kind() == OpKind::block_grid && op->has_attr("uniform_roles")) {
       const ir::Attribute* a = op->attr("uniform_roles");
-      const bool named = a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string;
+      const bool named =
+          a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string;
       if (!named || (a->s != "all" && a->s != "values" && a->s != "off")) {
         user_error(op->loc(), "block_grid: uniform_roles must be all, values or off, not ",
                    a->kind == ir::Attribute::Kind::unit ? std::string("a bare flag") : a->str());

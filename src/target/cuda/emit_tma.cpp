@@ -370,10 +370,11 @@ void Emitter::store_async(const Operation& op) {
   if (by_warpgroup) {
     const int64_t share_bytes = t.static_bytes() / shares;
     const auto [coords, rank] = tma_coordinates(
-        g, {"(" + g.origin[0] + ") + " + warpgroup_index_ + " * " + std::to_string(rows), g.origin[1]});
+        g, {"(" + g.origin[0] + ") + " + warpgroup_index_ + " * " + std::to_string(rows),
+            g.origin[1]});
     line("if (tid % 128 == 0) tessel::device::tma_store_" + std::to_string(rank) + "d(&" + tmap +
-         ", " + src->second.base + " + " + warpgroup_index_ + " * " + std::to_string(share_bytes) + ", " + coords +
-         ");");
+         ", " + src->second.base + " + " + warpgroup_index_ + " * " +
+         std::to_string(share_bytes) + ", " + coords + ");");
     return;
   }
   const auto [coords, rank] = tma_coordinates(g, {g.origin[0], g.origin[1]});

@@ -173,7 +173,8 @@ std::string per_warpgroup_expr(int64_t groups, const std::function<int64_t(int64
   if (uniform) return std::to_string(values[0]);
   std::string e = std::to_string(values.back());
   for (int64_t g = groups - 2; g >= 0; --g)
-    e = "(" + index + " == " + std::to_string(g) + " ? " + std::to_string(values[g]) + " : " + e + ")";
+    e = "(" + index + " == " + std::to_string(g) + " ? " + std::to_string(values[g]) + " : " + e +
+        ")";
   return e;
 }
 

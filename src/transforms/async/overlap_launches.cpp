@@ -323,7 +323,8 @@ class KernelOverlap {
       OpBuilder else_b(branch->add_region());
       then_b.create(OpKind::mbarrier_expect_tx, {fill.expect->operand(0), fill.expect->operand(1)},
                     {}, fill.expect->loc())
-          ->set_attr("bytes", Attribute::integer(fill.expect->int_attr("bytes") - fill.ready_bytes));
+          ->set_attr("bytes",
+                     Attribute::integer(fill.expect->int_attr("bytes") - fill.ready_bytes));
       else_b.insert(lbody.remove(fill.expect));
       for (Operation* copy : fill.ready) else_b.insert(lbody.remove(copy));
     }

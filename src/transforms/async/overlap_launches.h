@@ -51,7 +51,9 @@
 //     other copies, the others announce B and issue all as before (an `if` on the iteration).
 //     The trigger goes first, as with `early`. Measured by hand before it was a pass (lowered IR
 //     edited by bench/kernel-variants/w4a16_preload_ready.py): W4A16 at M = 1 0.3-0.4 µs a
-//     launch faster, at M = 16 0.5 µs slower (bench/results/2026-11-28-w4a16-preload-ready-h100.md).
+//     launch faster, at M = 16 0.5 µs slower (bench/results/2026-11-28-w4a16-preload-ready-h100.md);
+//     as the pass on the H200, 0.2-0.6 µs a launch faster where it gains
+//     (bench/results/2026-11-28-h200-first-h200.md).
 // The default, `overlap_launches = wait`, places the trigger and the waits without prefetches:
 // on the H100 the prefetches cost W4A16 at M = 16 0.3 µs per launch instead of saving any (17.5
 // against 17.0 µs at N = K = 8192, bench/results/2026-11-27-overlap-launches-h100.md): with one

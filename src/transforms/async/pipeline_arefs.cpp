@@ -367,17 +367,22 @@ class Pipeliner {
       if (first_read[i] == SIZE_MAX || first_read[i] <= ir::position_in_block(*mmas[i]))
         return false;
     }
-    // Waits, in body order: at each first reader, retire the mmas it reads that are still pending.
+    // mmas are issued in body order (a group retires only after every earlier one).
+    for (size_t i = 1; i < mmas.size(); ++i)
+      if (ir::position_in_block(*mmas[i]) < ir::position_in_block(*mmas[i - 1])) return false;
+    // The waits, at each first reader that reads an mma still pending: it retires that mma and
+    // every earlier one, with the groups committed after it (before the reader) still pending.
     struct Wait {
-      size_t before;   // top-level position
+      size_t before;   // top-level position of the reader
       int64_t pending;
-      size_t retires;  // mmas 0 .. retires - 1 retired by it
+      size_t retires;  // mmas 0 .. retires - 1 are retired after it
     };
-    std::vector<Wait> waits;
-    size_t retired = 0;
     std::vector<size_t> order(mmas.size());
     for (size_t i = 0; i < mmas.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first_read[a] < first_read[b]; });
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return first_read[a] < first_read[b]; });
+    std::vector<Wait> waits;
+    size_t retired = 0;
     for (size_t i : order) {
       if (i < retired) continue;
       int64_t issued = 0;  // groups committed before the reader
@@ -385,9 +390,6 @@ class Pipeliner {
       waits.push_back({first_read[i], issued - static_cast<int64_t>(i) - 1, i + 1});
       retired = i + 1;
     }
-    // mmas are issued in body order (a group retires only after every earlier one).
-    for (size_t i = 1; i < mmas.size(); ++i)
-      if (ir::position_in_block(*mmas[i]) < ir::position_in_block(*mmas[i - 1])) return false;
     // Each aref's release after the wait that retires the last mma reading its slot.
     for (const Site& site : sites) {
       if (!site.release || site.release->parent_block() != body) return false;
@@ -404,14 +406,12 @@ class Pipeliner {
       }
     }
     for (Operation* mma : mmas) mma->set_attr("async", Attribute::unit());
-    // Insert from the back so that positions stay valid.
-    std::vector<std::pair<size_t, Operation*>> commits;  // after the mma at this position
-    for (Operation* m : mmas) commits.push_back({ir::position_in_block(*m), m});
-    std::vector<std::pair<size_t, int64_t>> at;  // (position, kind: -1 commit after, else wait)
-    for (const auto& c : commits) at.push_back({c.first + 1, -1});
+    // (position, -1 for a commit, else a wait's pending count), inserted back to front so that
+    // positions stay valid; at one position the wait goes in first, so that the commit (then
+    // inserted before it) precedes it.
+    std::vector<std::pair<size_t, int64_t>> at;
+    for (Operation* m : mmas) at.push_back({ir::position_in_block(*m) + 1, -1});
     for (const Wait& w : waits) at.push_back({w.before, w.pending});
-    // Back to front; at one position the wait is inserted first, so that the commit (inserted
-    // before it after) precedes it.
     std::stable_sort(at.begin(), at.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : (a.second >= 0) > (b.second >= 0);
     });
@@ -422,8 +422,7 @@ class Pipeliner {
       if (what < 0) {
         b.create(OpKind::mma_commit, {}, {}, loc);
       } else {
-        Operation* wait = b.create(OpKind::mma_wait, {}, {}, loc);
-        wait->set_attr("pending", Attribute::integer(what));
+        b.create(OpKind::mma_wait, {}, {}, loc)->set_attr("pending", Attribute::integer(what));
       }
     }
     return true;

@@ -251,14 +251,7 @@ class Splitter {
                sequenced == OpKind::aref_wait ? "waits on" : "acquires", " an aref) to split");
   }
 
-  // Every value the loop carries is an f32 register tensor that each iteration adds to: its
-  // yield reaches the carried block argument through a chain of mma accumulators, fma addends and
-  // add operands (`mma %a, %b, %c`, `fma %x, %y, %c`, `add %c, %x`: the partial products of a K
-  // tile, scaled or not, added to the running sum), so the sum over K tiles is the sum of every
-  // role's part. Anything else (a running max, a counter, a product) would not be.
-  // (At least one step: a yield of the carried value itself would count its start once per role.
-  // The other operands of each step — the product's factors, the other addend — must not depend
-  // on the carried value: `fma %c, %s, %c` is no sum of parts.)
+  // Whether `v` is computed in `loop`'s body from `carried`.
   static bool depends_on(const Value* v, const Value* carried, const Operation& loop) {
     std::vector<const Value*> work{v};
     std::set<const Value*> seen;
@@ -273,33 +266,36 @@ class Splitter {
     return false;
   }
 
-  static bool adds_to(const Value* v, const Value* carried, const Operation& loop, int depth = 0) {
-    for (; depth < 64 && v; ++depth) {
-      if (v == carried) return depth > 0;
+  // Whether `v` is `carried` plus what the iteration adds: a chain of at least one step back to
+  // it through mma accumulators, fma addends and add operands (`mma %a, %b, %c`, `fma %x, %y,
+  // %c`, `add %c, %x`: the K tile's products, scaled or not, added to the running sum), whose
+  // other operands (the factors, the other addend) do not depend on `carried` — `fma %c, %s, %c`
+  // or `c + c` is no sum of parts. (A yield of `carried` itself would count its start once per
+  // role.)
+  static bool adds_to(const Value* v, const Value* carried, const Operation& loop) {
+    bool stepped = false;
+    while (v != carried) {
       const Operation* def = v->def();
       if (!def || def->parent_block() != loop.region(0)) return false;
-      switch (def->kind()) {
-        case OpKind::mma:
-        case OpKind::fma:
-          if (depends_on(def->operand(0), carried, loop) ||
-              depends_on(def->operand(1), carried, loop)) {
-            return false;
-          }
-          v = def->operand(2);
-          break;
-        case OpKind::add: {
-          const bool first = depends_on(def->operand(0), carried, loop);
-          const bool second = depends_on(def->operand(1), carried, loop);
-          if (first == second) return false;  // neither, or both (c + c)
-          v = def->operand(first ? 0 : 1);
-          break;
-        }
-        default: return false;
+      int sum = -1;  // the operand that carries the sum
+      if (def->kind() == OpKind::mma || def->kind() == OpKind::fma) {
+        sum = 2;
+      } else if (def->kind() == OpKind::add) {
+        sum = depends_on(def->operand(0), carried, loop) ? 0 : 1;
+      } else {
+        return false;
       }
+      for (int i = 0; i < def->num_operands(); ++i)
+        if (i != sum && depends_on(def->operand(i), carried, loop)) return false;
+      v = def->operand(sum);
+      stepped = true;
     }
-    return false;
+    return stepped;
   }
 
+  // Every value the loop carries is an f32 register tensor that each iteration adds to
+  // (adds_to), so the sum over K tiles is the sum of every role's part. Anything else (a running
+  // max, a counter, a product) would not be.
   static void check_carried(const Operation& loop) {
     const Operation* yield = loop.region(0)->terminator();
     for (int i = 0; i < loop.num_results(); ++i) {
