@@ -48,7 +48,7 @@ def pack_experts(q):
     return pack_interleaved(q.reshape(e * n, k)).view(e, n, k // 2)
 
 
-VARIANT = re.compile(r"^t(16|32|64|128)(?:_r(64|128))?(?:_b([1-4]))?(?:_s([1-9]|1[0-6]))?$")
+VARIANT = re.compile(r"^t(16|32|64|128|192|256)(?:_r(64|128))?(?:_b([1-4]))?(?:_s([1-9]|1[0-6]))?$")
 
 
 # Byte of column c in its 64-column block of moe_w8a16.tir's fp8 weights: (2,4,2,4):(1,16,2,4).
@@ -73,10 +73,12 @@ def variant_text(text, name):
     per block (128 as written; 64 is one consumer warpgroup), B blocks per SM (the grid's
     `blocks_per_sm` pin; 1 as written; B > 1 was refused from 2026-11-27 to 2026-11-28, see
     bench/results/2026-11-28-w4a16-proxy-fence-h100.md) and S pipeline stages (the K loop's
-    `stages` pin; the pipeline's default as written)."""
+    `stages` pin; the pipeline's default as written). T = 192 gives each expert one token tile at
+    4096 tokens over 256 experts, top-8 (bench/kernel-variants/moe/moe_w4a16_t192.tir); T = 256
+    spills under ptxas (a 64x256 accumulator beside the dequantized weights)."""
     m = VARIANT.match(name)
     if not m:
-        raise SystemExit("moe.py: variant %r is not t<16|32|64|128>[_r<64|128>][_b<1-4>][_s<1-16>]" % name)
+        raise SystemExit("moe.py: variant %r is not t<16|32|64|128|192|256>[_r<64|128>][_b<1-4>][_s<1-16>]" % name)
     tokens, rows, blocks, stages = m.group(1), m.group(2) or "128", m.group(3), m.group(4)
     head, body = text.split("kernel @", 1)
     swaps = [

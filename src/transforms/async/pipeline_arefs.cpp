@@ -70,6 +70,11 @@ class Pipeliner {
     // A once-per-tile aref's first slot is held outside the rings: the mainloops' depth comes
     // first, a second slot only from what they leave.
     for (Operation* aref : per_tile) budget.hold(tile_slot_bytes(*aref));
+    // A loop that reads one of its slots by threads is bound by that work, not by bytes in
+    // flight: all its rings keep the shallower cap (W4A16's token ring beside its weight ring).
+    for (Ring& r : rings)
+      for (const Ring& other : rings)
+        r.read_by_threads = r.read_by_threads || (other.loop == r.loop && other.read_by_threads);
     for (Ring& r : rings) r.read_pins();
     budget.choose_stages(rings);
     for (size_t i = 0; i < sites.size(); ++i) finish(sites, i, rings[i], budget);
@@ -169,10 +174,13 @@ class Pipeliner {
           if (user->kind() == OpKind::copy && index == 1) atoms[i] = atom_of(*user);
       }
     });
+    std::vector<const Value*> slots;
     for (int i = 0; i < s.wait->num_results(); ++i) {
       const Value* v = s.wait->result(i);
       r.add_tile(v, tensor_bytes(*s.wait, v), slot_alignment(v->type(), atoms[i]));
+      slots.push_back(v);
     }
+    r.read_by_threads = !r.wgmma || !ir::thread_readers(slots, *s.wait->parent_block()).empty();
     return r;
   }
 
@@ -275,7 +283,8 @@ class Pipeliner {
                              budget.budget_str() + "; trip count " +
                              (r.trip ? std::to_string(*r.trip) : std::string("dynamic")) +
                              "; slots " + std::to_string(r.stages) +
-                             (r.pinned_stages ? " (pinned)" : "") + ", mma_in_flight " + in_flight);
+                             (r.pinned_stages ? " (pinned)" : "") + ", mma_in_flight " + in_flight +
+                             (r.read_by_threads && !r.pinned_stages ? "; " + cap_str() : ""));
     }
   }
 

@@ -12,8 +12,9 @@
 // each rounded up to its alignment (swizzle repeat, 128 B for a TMA destination); the capacity is
 // Target::shared_memory_per_block() minus a reserve (stage_budget.h: 2 KiB for barriers and the
 // base's round-up, 8 KiB when a cross-thread op needs scratch) minus the kernel's other shared
-// tensors (a staged epilogue's buffers among them); D = min(4, what fits, the static trip count), with a common cap when a kernel has
-// several arefs. The aref's ring replaces the loop's staged copies, so the slots' views (the
+// tensors (a staged epilogue's buffers among them); D = min(C, what fits, the static trip count),
+// C = 8, or 4 for every ring of a consumer loop whose threads read one of its slots (W4A16's
+// dequantized weights: stage_budget.h), with a common cap when a kernel has several arefs. The aref's ring replaces the loop's staged copies, so the slots' views (the
 // results of aref_acquire / aref_wait) are not counted again.
 //
 // P, wgmma groups in flight. Every wgmma mma of the consumer's loop gets `async`; after the last

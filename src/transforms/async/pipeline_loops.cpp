@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/async.h"
 #include "support/diagnostics.h"
 #include "transforms/async/atom_queries.h"
 #include "transforms/async/stage_budget.h"
@@ -57,6 +58,11 @@ Ring collect(Operation* op) {
     l.add_tile(v, tensor_bytes(*inner, v), slot_alignment(v->type(), atom_of(*inner)));
   }
   l.wgmma = has_wgmma(*op);
+  // mma.sync (sm_80) reads its shared operands by threads (ldmatrix); a wgmma loop may still
+  // read a slot by threads too.
+  std::vector<const Value*> slots;
+  for (const StagedTile& t : l.tiles) slots.push_back(t.value);
+  l.read_by_threads = !l.wgmma || !ir::thread_readers(slots, *op->region(0)).empty();
   return l;
 }
 
@@ -87,7 +93,8 @@ void finish(Ring& l, const StageBudget& budget) {
                            "; trip count " +
                            (l.trip ? std::to_string(*l.trip) : std::string("dynamic")) +
                            "; stages " + std::to_string(l.stages) +
-                           (l.pinned_stages ? " (pinned)" : "") + ", mma_in_flight " + in_flight);
+                           (l.pinned_stages ? " (pinned)" : "") + ", mma_in_flight " + in_flight +
+                           (l.read_by_threads && !l.pinned_stages ? "; " + cap_str() : ""));
   }
 }
 

@@ -36,12 +36,14 @@
 //     than a loop's body), and the f32 scratch of every `rearrange` (the emitter moves it through
 //     shared memory, 4 B per element).
 // What is left is the stage budget. For one mainloop
-//   S = min(4, floor(budget / bytes per stage), trip count when it is a static constant),
-// at least 1; 4 because three loads in flight already cover global latency at these tile sizes
-// (CUTLASS and Triton default to 3-4) and the rest of the memory is better left to occupancy and
-// epilogues. A kernel with several mainloops (all resident at once) gets the largest common cap
-// S <= 4 whose per-loop S_i = min(S, trip count_i) fit together. When a single stage of every
-// loop does not fit, that is a user error naming the loop, its bytes per stage and the budget.
+//   S = min(C, floor(budget / bytes per stage), trip count when it is a static constant),
+// at least 1, with C = 8 (kMaxStages): a memory-bound GEMM on the H200 needs more than the 3-4
+// loads in flight CUTLASS and Triton default to (cuBLAS runs 6-10 stages there; measured in
+// bench/results/2026-11-28-gemm-sweep-h200.md), and C = 4 (kMaxStagesReadByThreads) for a loop
+// whose threads read a slot (mma.sync's ldmatrix, a dequantized weight tile): bound by that work,
+// measured slower with deeper rings. A kernel with several mainloops (all resident at once) gets
+// the largest common cap S <= C whose per-loop S_i = min(S, trip count_i) fit together. When a
+// single stage of every loop does not fit, that is a user error naming the loop, its bytes per stage and the budget.
 // The default N is min(1, S - 1), and 0 where the loop body reads a wgmma's result besides the
 // next mma and the yield, or computes an RS wgmma's A operand (attention's softmax between its
 // GEMMs without warp specialization: read_before_retire and takes_a_computed_in in

@@ -122,12 +122,17 @@ std::optional<int64_t> pinned_int(const Operation& loop, const std::string& key)
 
 // Stages of an unpinned ring under a common cap.
 int64_t capped(const Ring& r, int64_t cap) {
-  int64_t s = cap;
+  int64_t s = r.read_by_threads ? std::min(cap, kMaxStagesReadByThreads) : cap;
   if (r.trip) s = std::min(s, *r.trip);
   return std::max<int64_t>(s, 1);
 }
 
 }  // namespace
+
+std::string cap_str() {
+  return "at most " + std::to_string(kMaxStagesReadByThreads) +
+         " slots: threads read a slot of this loop (its work, not bytes in flight, bounds it)";
+}
 
 std::optional<int64_t> static_value(const Value* v) {
   return static_value_at(v, 0);

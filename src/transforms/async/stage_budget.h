@@ -8,7 +8,8 @@
 // costs its bytes rounded up to its alignment (the swizzle's repeat, 128 B for a TMA destination,
 // else 16 B); the capacity is Target::shared_memory_per_block() minus kReserveBytes minus every
 // other shared tensor of the kernel (and the f32 scratch of each `rearrange`); unpinned rings get
-// the largest common cap S <= kMaxStages (and <= their static trip count) that fits with the pinned
+// the largest common cap S <= kMaxStages (kMaxStagesReadByThreads for a ring whose slots threads
+// read; and <= their static trip count) that fits with the pinned
 // ones. The pins and their checks (`stages`, `mma_in_flight` on the loop) are shared too, so both
 // passes refuse the same things with the same words. A ring is named in messages as its loop is
 // ("for %k"): that is where a person pins its depth.
@@ -30,7 +31,7 @@ inline constexpr int64_t kReserveBytes = 8 * 1024;
 // What a kernel needs beyond its tensors when it has no cross-thread op (reduce, broadcast,
 // rearrange: the emitter gives those scratch) and stages its epilogue in tensors the IR shows
 // (a warp-specialized kernel after stage-stores): 16 B of mbarriers per slot and ring (at most
-// 4 slots x 2 barriers x 8 B here) and the round-up of the allocation's base to 1024 B (1008 B).
+// 8 slots x 2 barriers x 8 B here) and the round-up of the allocation's base to 1024 B (1008 B).
 // 8 KiB would cost a warp-specialized 128x256 GEMM with a staged epilogue its fourth stage.
 inline constexpr int64_t kTightReserveBytes = 2 * 1024;
 // The reserve a kernel needs: kReserveBytes with a rearrange or a reduce that crosses warps
@@ -42,8 +43,19 @@ int64_t reserve_bytes(const ir::Operation& kernel);
 // after warp-specialize) reserve_bytes(kernel); pipeline-loops (a mainloop without roles) the
 // whole kReserveBytes, as its epilogue is not staged in tensors the IR shows.
 int64_t ring_reserve_bytes(const ir::Operation& kernel);
-// Three loads in flight already cover global latency at these tile sizes.
-inline constexpr int64_t kMaxStages = 4;
+// The deepest ring an unpinned loop gets (the shared-memory budget usually binds first). Four had
+// covered global latency on the H100; on the H200 (4.8 TB/s against 3.35, the same SMs) a
+// memory-bound GEMM needs more bytes in flight per SM: cuBLAS runs 128x128x64 tiles in 6 stages
+// there, and with up to 8 the sweep's skinny shapes went from 0.85-0.93x cuBLAS to 0.96-1.00x
+// (bench/results/2026-11-28-gemm-sweep-h200.md).
+inline constexpr int64_t kMaxStages = 8;
+// The deepest unpinned ring whose slots threads read (W4A16's and MoE's weight tiles dequantized
+// by the consumer, sm_80's ldmatrix; Ring::read_by_threads). Those kernels are bound by the
+// consumer, not by bytes in flight, and measured slower with deeper rings on the H200 (W4A16 at
+// M = 4096: 0.924x cuBLAS with 4 stages, 0.864 with 5; MoE at 4096 tokens 2.94 ms with 4, 3.01-3.09
+// with 5 or 6; 2026-11-28-h200-first-h200.md) — presumably as the larger shared-memory carve-out
+// leaves their threads' global loads (scales, tokens) less L1.
+inline constexpr int64_t kMaxStagesReadByThreads = 4;
 // wgmma.wait_group takes an immediate 0..7.
 inline constexpr int64_t kMaxMmaInFlight = 7;
 
@@ -53,6 +65,9 @@ std::optional<int64_t> static_value(const ir::Value* v);
 std::optional<int64_t> trip_count(const ir::Operation& loop);
 // Whether `op` or an op nested in it is an mma with a wgmma atom.
 bool has_wgmma(const ir::Operation& op);
+// Why a ring read by threads is shallower, for reports: "at most 4 slots: threads read a slot of
+// this loop (its work, not bytes in flight, bounds it)".
+std::string cap_str();
 // "for %k": how messages and reports name a loop.
 std::string loop_str(const ir::Operation& loop);
 
@@ -77,6 +92,9 @@ struct Ring {
   int64_t stage_bytes = 0;
   std::optional<int64_t> trip;
   bool wgmma = false;  // its mma uses a wgmma atom: groups can be left in flight
+  // Threads read a slot of this ring, or of another ring of the same loop (anything but a
+  // wgmma, through transposes): capped at kMaxStagesReadByThreads instead of kMaxStages.
+  bool read_by_threads = false;
   std::optional<int64_t> pinned_stages, pinned_in_flight;
   int64_t stages = 0;     // chosen by StageBudget::choose_stages
   int64_t in_flight = 0;  // chosen by StageBudget::choose_in_flight (when wgmma)

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,8 +37,11 @@ using testing::round_f16;
 // `combine`: moe_w4a16_combine (row r scaled by a routing weight and stored at row dest[r], dest a
 // random permutation of the rows). `gather`: moe_w4a16_gather (row r of X read from token
 // token[r] of T = M / 2 + 1 tokens, token random).
+// `variant`: a file under bench/kernel-variants/ holding a variant of moe_w4a16 (same arguments)
+// checked instead of the example.
 void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, bool lowered,
-           const char* schedule, bool fp8 = false, bool combine = false, bool gather = false) {
+           const char* schedule, bool fp8 = false, bool combine = false, bool gather = false,
+           const char* variant = nullptr) {
   const int64_t E = static_cast<int64_t>(counts.size());
   std::vector<int64_t> ends;
   int64_t M = 0;
@@ -48,7 +53,15 @@ void check(const std::vector<int64_t>& counts, int64_t N, int64_t K, int64_t G, 
                            : combine ? "moe_w4a16_combine"
                            : gather  ? "moe_w4a16_gather"
                                      : "moe_w4a16";
-  auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
+  std::string text = examples::lowered_kernels().at(name);
+  if (variant) {
+    std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/bench/kernel-variants/" + variant);
+    ASSERT_TRUE(in) << "cannot read bench/kernel-variants/" << variant;
+    std::stringstream all;
+    all << in.rdbuf();
+    text = all.str();
+  }
+  auto module = ir::parse_module(text, variant ? variant : name + ".tir");
   ir::verify(*module);
   if (lowered) pipeline::lower(*module);
   std::mt19937_64 rng(20261127 + M * 31 + N);
@@ -125,6 +138,17 @@ TEST(MoeW4A16, MatchesPlainLoopsBitForBit) {
   check({3, 130}, 264, 192, 64, true, "producer-first");
   // Every row its own expert: the grid's bound cdiv(M, 64) + min(E, M) - 1 is tight (5 tiles).
   check({1, 1, 0, 1, 1, 1, 0, 0}, 136, 128, 64, true, "random:2");
+}
+
+// 192 tokens per block (bench/python/moe.py's t192): one token tile per expert at 4096 tokens over
+// 256 experts, top-8. Counts across 192-token tiles, an expert past one tile, empty and one-token
+// experts.
+TEST(MoeW4A16, Tokens192VariantMatchesPlainLoopsBitForBit) {
+  const char* t192 = "moe/moe_w4a16_t192.tir";
+  const std::vector<int64_t> counts{0, 200, 1, 0, 5, 192, 0};
+  check(counts, 136, 128, 64, false, "round-robin", false, false, false, t192);
+  check(counts, 136, 128, 64, true, "random:5", false, false, false, t192);
+  check({3, 400}, 264, 192, 64, true, "producer-first", false, false, false, t192);
 }
 
 // The down projection with the weighted combine's scatter: every row lands, scaled, in its slot.
