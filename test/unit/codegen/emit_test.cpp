@@ -6,6 +6,7 @@
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "target/cuda/emit.h"
+#include "target/cuda/target.h"
 #include "tessel/example_kernels.h"
 
 namespace tessel::target::cuda {
@@ -32,6 +33,8 @@ TEST(Emit, EveryExampleKernelCompilesForSm90aAndSm80) {
     });
     EXPECT_EQ(k.threads, declared) << name;
     EXPECT_EQ(k.threads % 32, 0) << name;
+    // Its rings, staged epilogue and barriers fit one block's shared memory.
+    EXPECT_LE(k.dynamic_shared_bytes, Target::sm90a().shared_memory_per_block()) << name;
     for (const char* arch : {"sm_90a", "sm_80"}) {
       // GEMMs lowered for sm_90a use TMA and wgmma, which sm_80 does not have.
       if (std::string(arch) == "sm_80" && k.source.find("wgmma") != std::string::npos) continue;

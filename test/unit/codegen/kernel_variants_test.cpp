@@ -53,6 +53,11 @@ TEST_P(KernelVariants, LowerAndEmitForSm90a) {
   for (const auto& kernel : module->kernels) {
     CompiledKernel compiled = compile(*kernel, target::cuda::Target::sm90a(), options);
     EXPECT_NE(compiled.cuda_source().find("__global__"), std::string::npos) << path;
+    // The rings the pipeline passes sized, the staged epilogue and the barriers fit one block's
+    // shared memory (a launch would be refused otherwise; rings deepen to kMaxStages).
+    EXPECT_LE(compiled.emitted().dynamic_shared_bytes,
+              target::cuda::Target::sm90a().shared_memory_per_block())
+        << path;
   }
 }
 
