@@ -14,8 +14,9 @@
 // base's round-up, 8 KiB when a cross-thread op needs scratch) minus the kernel's other shared
 // tensors (a staged epilogue's buffers among them); D = min(C, what fits, the static trip count),
 // C = 8, or 4 for every ring of a consumer loop whose threads read one of its slots (W4A16's
-// dequantized weights: stage_budget.h), with a common cap when a kernel has several arefs. The aref's ring replaces the loop's staged copies, so the slots' views (the
-// results of aref_acquire / aref_wait) are not counted again.
+// dequantized weights: stage_budget.h), with a common cap when a kernel has several arefs. The
+// aref's ring replaces the loop's staged copies, so the slots' views (the results of
+// aref_acquire / aref_wait) are not counted again.
 //
 // P, wgmma groups in flight. Every wgmma mma of the consumer's loop gets `async`; after the last
 // one the loop commits the group (`mma_commit`) and waits until at most P groups are pending

@@ -43,7 +43,8 @@
 // whose threads read a slot (mma.sync's ldmatrix, a dequantized weight tile): bound by that work,
 // measured slower with deeper rings. A kernel with several mainloops (all resident at once) gets
 // the largest common cap S <= C whose per-loop S_i = min(S, trip count_i) fit together. When a
-// single stage of every loop does not fit, that is a user error naming the loop, its bytes per stage and the budget.
+// single stage of every loop does not fit, that is a user error naming the loop, its bytes per
+// stage and the budget.
 // The default N is min(1, S - 1), and 0 where the loop body reads a wgmma's result besides the
 // next mma and the yield, or computes an RS wgmma's A operand (attention's softmax between its
 // GEMMs without warp specialization: read_before_retire and takes_a_computed_in in

@@ -9,9 +9,9 @@
 // else 16 B); the capacity is Target::shared_memory_per_block() minus kReserveBytes minus every
 // other shared tensor of the kernel (and the f32 scratch of each `rearrange`); unpinned rings get
 // the largest common cap S <= kMaxStages (kMaxStagesReadByThreads for a ring whose slots threads
-// read; and <= their static trip count) that fits with the pinned
-// ones. The pins and their checks (`stages`, `mma_in_flight` on the loop) are shared too, so both
-// passes refuse the same things with the same words. A ring is named in messages as its loop is
+// read; and <= their static trip count) that fits with the pinned ones. The pins and their
+// checks (`stages`, `mma_in_flight` on the loop) are shared too, so both passes refuse the same
+// things with the same words. A ring is named in messages as its loop is
 // ("for %k"): that is where a person pins its depth.
 #pragma once
 
@@ -52,9 +52,9 @@ inline constexpr int64_t kMaxStages = 8;
 // The deepest unpinned ring whose slots threads read (W4A16's and MoE's weight tiles dequantized
 // by the consumer, sm_80's ldmatrix; Ring::read_by_threads). Those kernels are bound by the
 // consumer, not by bytes in flight, and measured slower with deeper rings on the H200 (W4A16 at
-// M = 4096: 0.924x cuBLAS with 4 stages, 0.864 with 5; MoE at 4096 tokens 2.94 ms with 4, 3.01-3.09
-// with 5 or 6; 2026-11-28-h200-first-h200.md) — presumably as the larger shared-memory carve-out
-// leaves their threads' global loads (scales, tokens) less L1.
+// M = 4096: 0.924x cuBLAS with 4 stages, 0.864 with 5; MoE at 4096 tokens 2.94 ms with 4,
+// 3.01-3.09 with 5 or 6; 2026-11-28-h200-first-h200.md) — presumably as the larger
+// shared-memory carve-out leaves their threads' global loads (scales, tokens) less L1.
 inline constexpr int64_t kMaxStagesReadByThreads = 4;
 // wgmma.wait_group takes an immediate 0..7.
 inline constexpr int64_t kMaxMmaInFlight = 7;
