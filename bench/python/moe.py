@@ -75,7 +75,8 @@ def variant_text(text, name):
     bench/results/2026-11-28-w4a16-proxy-fence-h100.md) and S pipeline stages (the K loop's
     `stages` pin; the pipeline's default as written). T = 192 gives each expert one token tile at
     4096 tokens over 256 experts, top-8 (bench/kernel-variants/moe/moe_w4a16_t192.tir); T = 256
-    spills under ptxas (a 64x256 accumulator beside the dequantized weights)."""
+    spills under ptxas (a 64x256 accumulator beside the dequantized weights), and so does T = 192
+    in moe_w4a16_combine.tir (340 bytes); moe_w8a16.tir's T = 192 does not."""
     m = VARIANT.match(name)
     if not m:
         raise SystemExit("moe.py: variant %r is not t<16|32|64|128|192|256>[_r<64|128>][_b<1-4>][_s<1-16>]" % name)
