@@ -67,8 +67,8 @@ class Pipeliner {
                        d->kind() == OpKind::aref_slot);
         },
         ring_reserve_bytes(*kernel_));
-    // A once-per-tile aref's first slot is held outside the rings: the mainloops' depth comes
-    // first, a second slot only from what they leave.
+    // A once-per-tile aref's first slot is held outside the rings; a second comes from what the
+    // rings' first kMaxStagesReadByThreads stages leave (below).
     for (Operation* aref : per_tile) budget.hold(tile_slot_bytes(*aref));
     // A loop that reads one of its slots by threads is bound by that work, not by bytes in
     // flight: all its rings keep the shallower cap (W4A16's token ring beside its weight ring).
@@ -76,14 +76,28 @@ class Pipeliner {
       for (const Ring& other : rings)
         r.read_by_threads = r.read_by_threads || (other.loop == r.loop && other.read_by_threads);
     for (Ring& r : rings) r.read_pins();
-    budget.choose_stages(rings);
-    for (size_t i = 0; i < sites.size(); ++i) finish(sites, i, rings[i], budget);
+    // The rings as deep as kMaxStagesReadByThreads first, then a once-per-tile aref's second
+    // slot from what they leave, then deeper rings (up to kMaxStages) from what is left after
+    // that: prefetching the next tile's operands comes before the fifth stage of a ring.
+    budget.choose_stages(rings, kMaxStagesReadByThreads);
     int64_t left = budget.budget();
     for (const Ring& r : rings) left -= r.stages * r.stage_bytes;
+    std::vector<int64_t> tile_slots;
     for (Operation* aref : per_tile) {
       const int64_t bytes = tile_slot_bytes(*aref);
       const int64_t slots = left >= bytes ? kTileSlots : 1;
-      if (slots > 1) left -= bytes;
+      if (slots > 1) {
+        left -= bytes;
+        budget.hold(bytes);
+      }
+      tile_slots.push_back(slots);
+    }
+    budget.choose_stages(rings);
+    for (size_t i = 0; i < sites.size(); ++i) finish(sites, i, rings[i], budget);
+    for (size_t i = 0; i < per_tile.size(); ++i) {
+      Operation* aref = per_tile[i];
+      const int64_t bytes = tile_slot_bytes(*aref);
+      const int64_t slots = tile_slots[i];
       aref->set_attr("slots", Attribute::integer(slots));
       if (report_enabled("pipeline")) {
         report("pipeline", "aref " + ir::value_ref(aref->result()) + " (once per tile, at " +

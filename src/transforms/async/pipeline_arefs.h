@@ -16,7 +16,11 @@
 // C = 8, or 4 for every ring of a consumer loop whose threads read one of its slots (W4A16's
 // dequantized weights: stage_budget.h), with a common cap when a kernel has several arefs. The
 // aref's ring replaces the loop's staged copies, so the slots' views (the results of
-// aref_acquire / aref_wait) are not counted again.
+// aref_acquire / aref_wait) are not counted again. A once-per-tile aref (warp-specialize's
+// prologue and epilogue operands: attention's Q) holds one slot outside the rings; its second
+// slot (the next tile's operands loaded while this tile's are read) comes from what the rings
+// leave at 4 stages, before any ring deepens past 4
+// (test/lit/transforms/pipeline_arefs_tile_slot_first.tir).
 //
 // P, wgmma groups in flight. Every wgmma mma of the consumer's loop gets `async`; after the last
 // one the loop commits the group (`mma_commit`) and waits until at most P groups are pending

@@ -287,7 +287,7 @@ std::string StageBudget::tiles_str(const Ring& ring) {
   return s;
 }
 
-void StageBudget::choose_stages(std::vector<Ring>& rings) const {
+void StageBudget::choose_stages(std::vector<Ring>& rings, int64_t max_cap) const {
   int64_t pinned_total = 0;
   for (Ring& l : rings) {
     if (!l.pinned_stages) continue;
@@ -304,7 +304,7 @@ void StageBudget::choose_stages(std::vector<Ring>& rings) const {
     }
   }
   int64_t left = budget_ - pinned_total;
-  for (int64_t cap = kMaxStages; cap >= 1; --cap) {
+  for (int64_t cap = max_cap; cap >= 1; --cap) {
     int64_t total = 0;
     for (const Ring& l : rings)
       if (!l.pinned_stages) total += capped(l, cap) * l.stage_bytes;

@@ -126,8 +126,9 @@ class StageBudget {
     other_bytes_ += bytes;
     budget_ -= bytes;
   }
-  // Sets `stages` of every ring (pins kept); UserError when pinned ones or one stage each don't fit.
-  void choose_stages(std::vector<Ring>& rings) const;
+  // Sets `stages` of every ring (pins kept), the common cap at most `max_cap`; UserError when
+  // pinned ones or one stage each don't fit.
+  void choose_stages(std::vector<Ring>& rings, int64_t max_cap = kMaxStages) const;
   // Sets `in_flight` of a wgmma ring after its stages are chosen: the pin, else min(1, S - 1);
   // UserError when a pinned value leaves no slot for the loads.
   static void choose_in_flight(Ring& ring);
