@@ -14,17 +14,9 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-ROOT=$PWD
-build_side .carry-base base
-build_side . new
-wait
+build_base_and_new || exit 1
 for side in base new; do
-  tree=$ROOT; [ $side = base ] && tree=$ROOT/.carry-base
-  [ -x $tree/build-dev/bin/tessel ] || { echo "$side: tool build failed"; tail -20 $LOG/build_$side.log; exit 1; }
-  ls $tree/build-py/python/tessel > /dev/null || { echo "$side: python build failed"; tail -20 $LOG/pybuild_$side.log; exit 1; }
-done
-for side in base new; do
-  tree=$ROOT; [ $side = base ] && tree=$ROOT/.carry-base
+  tree=$(side_tree $side)
   T=$tree/build-dev/bin/tessel
   echo "=================== $side"
   if [ -n "${SASS:-}" ]; then

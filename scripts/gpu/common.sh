@@ -7,6 +7,9 @@
 #   write_w4a16_variants A,B  build-dev/variants/A.tir ... from bench/python/w4a16.py's variant names
 #   w4a16_check_sizes NAME    the --size of a ragged check of that variant (NQ for tiled weights)
 #   build_side TREE NAME [tool|python|both] [JOBS]  another checkout's build, in the background
+#   build_base_and_new        an A/B's two trees (.carry-base and this one), tool and Python
+#                             extension each, side by side; sets ROOT, fails naming the failed build
+#   side_tree SIDE            the tree of side base (.carry-base) or new (this one)
 #   w4a16_check_and_bench V SHAPES  W4A16 variants V (comma-separated) checked against the
 #                             interpreter (every one with CHECK_ALL=1, else the first), sanitized
 #                             (SAN=1, the first), then bench/python/w4a16.py at SHAPES as graphs of
@@ -57,6 +60,26 @@ build_side() {
     cmake --build build-py --target _tessel -j ${4:-8} > $LOG/pybuild_$2.log 2>&1) &
   return 0
 }
+
+# The A/B scripts' builds: the tree before the change carried in .carry-base (`rm -rf .carry-base
+# && mkdir .carry-base && git archive BASE | tar -x -C .carry-base`; carry [".carry-base"]) and
+# the working tree, both built here at once.
+build_base_and_new() {
+  ROOT=$PWD
+  build_side .carry-base base
+  build_side . new
+  wait
+  local side tree
+  for side in base new; do
+    tree=$(side_tree $side)
+    [ -x $tree/build-dev/bin/tessel ] ||
+      { echo "$side: tool build failed"; tail -20 $LOG/build_$side.log; return 1; }
+    ls $tree/build-py/python/tessel > /dev/null ||
+      { echo "$side: python build failed"; tail -20 $LOG/pybuild_$side.log; return 1; }
+  done
+}
+
+side_tree() { if [ $1 = base ]; then echo $ROOT/.carry-base; else echo $ROOT; fi; }
 
 build_tool_and_python() {
   build_tool &

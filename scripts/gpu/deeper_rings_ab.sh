@@ -15,19 +15,11 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-ROOT=$PWD
-build_side .carry-base base
-build_side . new
-wait
-for side in base new; do
-  tree=$ROOT; [ $side = base ] && tree=$ROOT/.carry-base
-  [ -x $tree/build-dev/bin/tessel ] && ls $tree/build-py/python/tessel > /dev/null ||
-    { echo "$side: build failed"; tail -20 $LOG/build_$side.log $LOG/pybuild_$side.log; exit 1; }
-done
+build_base_and_new || exit 1
 V=bench/kernel-variants
 FAM=examples/kernels/gemm_batched.tir+$V/gemm_batched_m64_t128.tir+$V/batched/gemm_batched_wg.tir+$V/gemm_batched_t128.tir+$V/batched/gemm_batched_cluster2x1_n8.tir
 for side in base new; do
-  tree=$ROOT; [ $side = base ] && tree=$ROOT/.carry-base
+  tree=$(side_tree $side)
   echo "== $side"
   (cd $tree
    PYTHONPATH=build-py/python timeout 120 python3 bench/python/attention.py --iterations 20 \

@@ -15,21 +15,13 @@
 set -u
 source "$(dirname "$0")/common.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
-ROOT=$PWD
-build_side .carry-base base
-build_side . new
-wait
-for side in base new; do
-  tree=$ROOT; [ $side = base ] && tree=$ROOT/.carry-base
-  [ -x $tree/build-dev/bin/tessel ] && ls $tree/build-py/python/tessel > /dev/null ||
-    { echo "$side: build failed"; tail -20 $LOG/build_$side.log $LOG/pybuild_$side.log; exit 1; }
-done
+build_base_and_new || exit 1
 V=c64x8_k256_h2_w4_p1_st8_ovpreload
 write_w4a16_variants $V
 echo "new $V against the interpreter: $(build-dev/bin/tessel run build-dev/variants/$V.tir --gpu --check --size $(w4a16_check_sizes $V) 2>&1 | grep -E 'relative error|rror')"
 for round in 1 2; do
   for side in base new; do
-    tree=$ROOT; [ $side = base ] && tree=$ROOT/.carry-base
+    tree=$(side_tree $side)
     T=$tree/build-dev/bin/tessel
     echo "== round $round $side"
     (cd $tree
