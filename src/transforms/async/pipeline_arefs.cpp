@@ -188,13 +188,11 @@ class Pipeliner {
           if (user->kind() == OpKind::copy && index == 1) atoms[i] = atom_of(*user);
       }
     });
-    std::vector<const Value*> slots;
     for (int i = 0; i < s.wait->num_results(); ++i) {
       const Value* v = s.wait->result(i);
       r.add_tile(v, tensor_bytes(*s.wait, v), slot_alignment(v->type(), atoms[i]));
-      slots.push_back(v);
     }
-    r.read_by_threads = !r.wgmma || !ir::thread_readers(slots, *s.wait->parent_block()).empty();
+    r.note_readers(*s.wait->parent_block());
     return r;
   }
 

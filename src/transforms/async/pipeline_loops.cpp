@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "ir/async.h"
 #include "support/diagnostics.h"
 #include "transforms/async/atom_queries.h"
 #include "transforms/async/stage_budget.h"
@@ -58,11 +57,7 @@ Ring collect(Operation* op) {
     l.add_tile(v, tensor_bytes(*inner, v), slot_alignment(v->type(), atom_of(*inner)));
   }
   l.wgmma = has_wgmma(*op);
-  // mma.sync (sm_80) reads its shared operands by threads (ldmatrix); a wgmma loop may still
-  // read a slot by threads too.
-  std::vector<const Value*> slots;
-  for (const StagedTile& t : l.tiles) slots.push_back(t.value);
-  l.read_by_threads = !l.wgmma || !ir::thread_readers(slots, *op->region(0)).empty();
+  l.note_readers(*op->region(0));
   return l;
 }
 

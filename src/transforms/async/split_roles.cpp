@@ -251,21 +251,6 @@ class Splitter {
                sequenced == OpKind::aref_wait ? "waits on" : "acquires", " an aref) to split");
   }
 
-  // Whether `v` is computed in `loop`'s body from `carried`.
-  static bool depends_on(const Value* v, const Value* carried, const Operation& loop) {
-    std::vector<const Value*> work{v};
-    std::set<const Value*> seen;
-    while (!work.empty()) {
-      const Value* u = work.back();
-      work.pop_back();
-      if (u == carried) return true;
-      const Operation* def = u->def();
-      if (!seen.insert(u).second || !def || def->parent_block() != loop.region(0)) continue;
-      for (int i = 0; i < def->num_operands(); ++i) work.push_back(def->operand(i));
-    }
-    return false;
-  }
-
   // Whether `v` is `carried` plus what the iteration adds: a chain of at least one step back to
   // it through mma accumulators, fma addends and add operands (`mma %a, %b, %c`, `fma %x, %y,
   // %c`, `add %c, %x`: the K tile's products, scaled or not, added to the running sum), whose
@@ -281,12 +266,12 @@ class Splitter {
       if (def->kind() == OpKind::mma || def->kind() == OpKind::fma) {
         sum = 2;
       } else if (def->kind() == OpKind::add) {
-        sum = depends_on(def->operand(0), carried, loop) ? 0 : 1;
+        sum = ir::depends_on(def->operand(0), carried) ? 0 : 1;
       } else {
         return false;
       }
       for (int i = 0; i < def->num_operands(); ++i)
-        if (i != sum && depends_on(def->operand(i), carried, loop)) return false;
+        if (i != sum && ir::depends_on(def->operand(i), carried)) return false;
       v = def->operand(sum);
       stepped = true;
     }

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "ir/async.h"
 #include "ir/int_arith.h"
 #include "layout/parse.h"
 #include "layout/tv_layout.h"
@@ -183,6 +184,12 @@ void Ring::add_tile(const Value* v, int64_t bytes, int64_t align) {
   StagedTile t{v, round_up(bytes, align), align};
   stage_bytes += t.bytes;
   tiles.push_back(t);
+}
+
+void Ring::note_readers(const ir::Block& body) {
+  std::vector<const Value*> read;
+  for (const StagedTile& t : tiles) read.push_back(t.value);
+  read_by_threads = !wgmma || !ir::thread_readers(read, body).empty();
 }
 
 void Ring::read_pins() {

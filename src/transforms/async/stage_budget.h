@@ -100,6 +100,10 @@ struct Ring {
   int64_t in_flight = 0;  // chosen by StageBudget::choose_in_flight (when wgmma)
 
   void add_tile(const ir::Value* v, int64_t bytes, int64_t align);
+  // Sets read_by_threads from the loop body that reads the tiles: without a wgmma (mma.sync reads
+  // its operands by threads, ldmatrix), or when anything but an mma reads a tile
+  // (ir::thread_readers). After add_tile and `wgmma`.
+  void note_readers(const ir::Block& body);
   // Reads `stages` / `mma_in_flight` from the loop and checks them on their own (kinds, ranges,
   // in flight only with wgmma); UserError naming the loop.
   void read_pins();
