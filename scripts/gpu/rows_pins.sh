@@ -8,7 +8,10 @@
 # softmax_auto_shared_c2048 = `hold_rows = shared, tile_cols = 2048`; reg = registers, two = none.
 # Writes $OUT/rows-pins.jsonl, $OUT/rows-pins-check.log, $OUT/rows-pins-bench.log.
 # PLAN (default below): "SHAPE:kernel[+pins],..." entries separated by spaces, pins joined by "+",
-# e.g. "8191x8200:softmax,softmax+shared+c2048".
+# e.g. "8191x8200:softmax,softmax+shared+c2048"; an entry with a '/' is a kernel file as it is
+# (its reference is the base kernel's its name starts with: bench/harness/memory_kernels.cpp).
+# PLAN=h200 is the H200 plan below the default (bench/results/2026-11-28-bars-deeper-rings-h200.md:
+# bias + GELU issue-bound, wide rows under 0.95).
 set -u
 source "$(dirname "$0")/common.sh"
 build_tool || { tail -30 "$LOG/build.log"; exit 1; }
@@ -18,6 +21,14 @@ PLAN=${PLAN:-"4096x16384:rmsnorm,layernorm,softmax,layernorm+reg,softmax+reg
 2048x32768:rmsnorm,layernorm,softmax
 8191x8200:rmsnorm,layernorm,softmax,bias_gelu,rmsnorm+shared+c2048,softmax+shared+c2048,softmax+shared+c1024,bias_gelu+c256,bias_gelu+c512,bias_gelu+c1024,bias_gelu+c2048
 2047x32760:rmsnorm,layernorm,softmax,bias_gelu,bias_gelu+c256,bias_gelu+c1024"}
+if [ "$PLAN" = h200 ]; then
+  G=bench/kernel-variants/bias_gelu_auto
+  PLAN="65536x1024:bias_gelu,${G}_sigmoid.tir,${G}_tanh_approx.tir,softmax_exp2
+8191x8200:bias_gelu,${G}_sigmoid.tir,${G}_tanh_approx.tir,layernorm,layernorm+two,layernorm+shared+c2048,softmax_exp2
+4096x16384:layernorm,layernorm+two,layernorm+shared,softmax,softmax_exp2,softmax_exp2+shared,bias_gelu,${G}_tanh_approx.tir
+2048x32768:rmsnorm,rmsnorm+two,rmsnorm+reg,rmsnorm+shared+t256,softmax_exp2,softmax_exp2+two,softmax_exp2+shared+t512,layernorm,layernorm+two,bias_gelu,${G}_sigmoid.tir,${G}_tanh_approx.tir
+2047x32760:rmsnorm,rmsnorm+two,softmax_exp2,softmax_exp2+two,layernorm+two,bias_gelu,${G}_tanh_approx.tir"
+fi
 # A variant file for "kernel+pin+pin": the pins written on the example's block_grid.
 variant() {
   local spec=$1 k=${1%%+*} attrs="" name
@@ -42,7 +53,11 @@ check_row_programs >"$OUT/rows-pins-check.log" 2>&1
 for entry in $PLAN; do
   shape=${entry%%:*}; kernels=""
   for spec in $(echo ${entry#*:} | tr ',' ' '); do
-    case $spec in *+*) kernels="$kernels,$(variant $spec)" ;; *) kernels="$kernels,${spec}_auto" ;; esac
+    case $spec in
+      */*) kernels="$kernels,$spec" ;;  # a kernel file, e.g. bench/kernel-variants/bias_gelu_auto_sigmoid.tir
+      *+*) kernels="$kernels,$(variant $spec)" ;;
+      *) kernels="$kernels,${spec}_auto" ;;
+    esac
   done
   timeout ${TIMEOUT:-240} $T bench memory-bound --shape $shape --kernels ${kernels#,} --json "$OUT/rows-pins.jsonl"
 done >"$OUT/rows-pins-bench.log" 2>&1

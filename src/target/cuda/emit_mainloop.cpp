@@ -45,6 +45,16 @@ void Emitter::block_grid(const Operation& op) {
   line("int " + names[0] + ", " + names[1] + ";");
   line("{  // raster: groups of " + g + " along dimension 0");
   line("  const int linear = blockIdx.x + blockIdx.y * gridDim.x;");
+  if (group == 1) {
+    // Dimension 1 fastest: one unsigned division by gridDim.y. The general form's `% rows` and
+    // `/ rows` are divisions by a value the compiler cannot see is 1: ~40 instructions a thread,
+    // 2.5 an element of a row program's [1,1024] tile with 16 values a thread (bias + GELU,
+    // issue-bound on the H200: bench/results/2026-11-28-bars-deeper-rings-h200.md).
+    line("  " + names[0] + " = (int)((unsigned)linear / gridDim.y);");
+    line("  " + names[1] + " = linear - " + names[0] + " * (int)gridDim.y;");
+    line("}");
+    return;
+  }
   line("  const int per_group = " + g + " * gridDim.y;");
   line("  const int first = (linear / per_group) * " + g + ";");
   line("  const int rows = min((int)gridDim.x - first, " + g + ");");
