@@ -82,7 +82,6 @@ class Pipeliner {
     budget.choose_stages(rings, kMaxStagesReadByThreads);
     int64_t left = budget.budget();
     for (const Ring& r : rings) left -= r.stages * r.stage_bytes;
-    std::vector<int64_t> tile_slots;
     for (Operation* aref : per_tile) {
       const int64_t bytes = tile_slot_bytes(*aref);
       const int64_t slots = left >= bytes ? kTileSlots : 1;
@@ -90,15 +89,13 @@ class Pipeliner {
         left -= bytes;
         budget.hold(bytes);
       }
-      tile_slots.push_back(slots);
+      aref->set_attr("slots", Attribute::integer(slots));
     }
     budget.choose_stages(rings);
     for (size_t i = 0; i < sites.size(); ++i) finish(sites, i, rings[i], budget);
-    for (size_t i = 0; i < per_tile.size(); ++i) {
-      Operation* aref = per_tile[i];
+    for (Operation* aref : per_tile) {
       const int64_t bytes = tile_slot_bytes(*aref);
-      const int64_t slots = tile_slots[i];
-      aref->set_attr("slots", Attribute::integer(slots));
+      const int64_t slots = aref->int_attr("slots");
       if (report_enabled("pipeline")) {
         report("pipeline", "aref " + ir::value_ref(aref->result()) + " (once per tile, at " +
                                aref->loc().str() + "): " + std::to_string(bytes) +
