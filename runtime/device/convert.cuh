@@ -36,6 +36,23 @@ __device__ __forceinline__ float tanh_approx(float x) {
   return y;
 }
 
+// 1 / x by rcp.approx.ftz.f32: one MUFU.RCP, within 1 ulp (the IEEE division adds a range check
+// and a slow path, __fdividef a range check and a scaling for divisors past 2^126).
+__device__ __forceinline__ float rcp_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// sigmoid(x) = 1 / (1 + e^-x) in four instructions (FMUL, MUFU.EX2, FADD, MUFU.RCP) where
+// expf and __fdividef take 14: e^-x = 2^(x * -log2 e) by ex2.approx. Its error is CUDA's __expf
+// bound, 2 + 1.2|x| ulp (the product x * log2 e rounds): 3 ulp for |x| <= 1, 21 at |x| = 16 (where
+// sigma(-16) is 1.1e-7), and below 2^-17 relative over the whole range, far inside an f16 or
+// bf16 output's rounding. +-inf give 1 and 0, NaN stays NaN; results below 2^-126 flush to zero.
+__device__ __forceinline__ float sigmoid(float x) {
+  return rcp_approx(1.0f + exp2_approx(x * -1.44269504f));
+}
+
 // sigmoid(x) = 0.5 tanh(x / 2) + 0.5: one MUFU.TANH and two FMA-pipe ops (`sigmoid {approx}`).
 __device__ __forceinline__ float sigmoid_approx(float x) {
   return fmaf(0.5f, tanh_approx(0.5f * x), 0.5f);

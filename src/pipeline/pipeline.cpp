@@ -18,6 +18,9 @@ std::vector<std::string> lowering_passes() {
   // Layout synthesis (src/transforms): every register tensor gets a thread-value layout (pinned
   // ones are kept and checked), every mma / reduce / global copy an atom; then shared layouts.
   transforms::register_passes();
+  // 1 + tanh(z) (GELU's tanh form) is computed as 2 sigmoid(2z): the same function in an ex2 and a
+  // reciprocal instead of tanhf's sequence, and the powers of two around it folded away.
+  passes.push_back("tanh-to-sigmoid");
   // A row sum a loop with an mma accumulates every step is summed elementwise in the loop and
   // reduced once after it: no shuffles between the consumer's wgmma issues (GEMM + row sums).
   passes.push_back("sink-reductions");

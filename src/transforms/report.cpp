@@ -6,6 +6,7 @@
 
 #include "ir/pass.h"
 #include "support/diagnostics.h"
+#include "transforms/algebra/tanh_to_sigmoid.h"
 #include "transforms/async/check_protocol.h"
 #include "transforms/async/coarse_pipeline.h"
 #include "transforms/async/defer_stores.h"
@@ -83,6 +84,10 @@ void register_passes() {
   static bool done = false;
   if (done) return;
   done = true;
+  ir::register_pass({"tanh-to-sigmoid",
+                     "1 + tanh(z) as 2 sigmoid(2z) (exact, no cancellation, fewer instructions) "
+                     "and powers of two in products gathered into the constants",
+                     [](ir::Module& m) { tanh_to_sigmoid(m); }});
   ir::register_pass({"sink-reductions",
                      "a row sum a loop with an mma adds every step is summed elementwise in the "
                      "loop and reduced once after it (no shuffles between the wgmma issues)",

@@ -167,11 +167,10 @@ std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_
       return (approx ? "tessel::device::tanh_approx(" : "tanhf(") + a[0] + ")";
     case OpKind::sigmoid:
       if (approx) return "tessel::device::sigmoid_approx(" + a[0] + ")";
-      // 1 / d for d = 1 + e^-x in [1, inf]: __fdividef is within 2 ulp there (0 past 2^126,
-      // where 1 / d is below f32's normals anyway). The IEEE division's slow-path call for
-      // denormal and huge divisors is never taken here but costs registers at every use: an
-      // epilogue of 96 sigmoids spilled the accumulators around it.
-      return "__fdividef(1.0f, 1.0f + expf(-(" + a[0] + ")))";
+      // ex2 and rcp (runtime/device/convert.cuh: __expf's error bound, 4 instructions). expf and
+      // an IEEE division were 14, and the division's slow-path call costs registers at every
+      // use besides: an epilogue of 96 sigmoids spilled the accumulators around it.
+      return "tessel::device::sigmoid(" + a[0] + ")";
     case OpKind::floor:
       return "floorf(" + a[0] + ")";
     case OpKind::add:

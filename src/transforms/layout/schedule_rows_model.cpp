@@ -55,7 +55,9 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   if (threads % c.along_row) return std::nullopt;
   c.rows = threads / c.along_row;
   c.vectors = cols / (vec * c.along_row);
-  if (c.vectors > 4) return std::nullopt;
+  // Every thread along the row holds the same whole vectors ([1,768] is 96 vectors: 96 or 32
+  // threads, not 64).
+  if (c.vectors * vec * c.along_row != cols || c.vectors > 4) return std::nullopt;
   const bool has_loops = p.has_loops;
   const int64_t kt = has_loops ? cdiv(pr.n, cols) : 1;
   if (one_pass && kt != 1) return std::nullopt;
@@ -157,9 +159,13 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
 // of two), and, where no power of two is a near fit for the hinted N (N = 8200: 1025 16-byte
 // vectors), the widths that cover N in one tile with every thread holding the same 1-4 vectors
 // (352 threads x 3 vectors = 8448 columns: 97% of the lanes used, where [1,16384] uses half). A
-// near fit: the next power of two uses 90% or more of its lanes. Only for programs with loops
-// over column tiles, whose reductions want the row in one tile; an elementwise program's blocks
-// are tiles anyway. A pinned `tile_cols` is the only width tried, whatever it is.
+// near fit: the next power of two uses 90% or more of its lanes. For programs with loops over
+// column tiles, whose reductions want the row in one tile, and for elementwise ones, where the
+// lanes past N still issue every instruction of the tile: bias + GELU at N = 8200 is issue-bound
+// on the H200, and [1,2048] tiles (5 to a row, 80% of the lanes used) measured 0.81-0.83 of a
+// copy where whole tiles measured 0.91-1.00 (bench/results/2026-11-28-rows-pins-h200.md); one
+// tile of 352 threads x 3 vectors uses 97%. A pinned `tile_cols` is the only width tried,
+// whatever it is.
 std::vector<int64_t> tile_widths(const Problem& pr, int64_t threads, bool power_of_two,
                                  int64_t pinned_cols) {
   if (pinned_cols) return {pinned_cols};
@@ -168,7 +174,7 @@ std::vector<int64_t> tile_widths(const Problem& pr, int64_t threads, bool power_
     for (int64_t cols = 256; cols <= 65536; cols *= 2) widths.push_back(cols);
   int64_t next_power = 256;
   while (next_power < pr.n) next_power *= 2;
-  if (!pr.rows.has_loops || 10 * pr.n >= 9 * next_power) return widths;
+  if (10 * pr.n >= 9 * next_power) return widths;
   const int64_t vec = 16 / pr.rows.elem_bytes;
   for (int64_t v = 1; v <= 4; ++v) {
     const int64_t cols = vec * threads * v;
