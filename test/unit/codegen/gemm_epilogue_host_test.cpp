@@ -38,6 +38,11 @@ constexpr const char* kHostPrelude = R"(
 #define __restrict__
 // The device's fast division (within 2 ulp there) as the interpreter divides: bit for bit here.
 inline float __fdividef(float a, float b) { return a / b; }
+// The device's sigmoid (ex2.approx and rcp.approx, __expf's error bound) as the interpreter
+// computes it: bit for bit here.
+namespace tessel { namespace device {
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+} }
 struct tsl_dim3 { unsigned x = 0, y = 0, z = 0; };
 inline tsl_dim3 threadIdx, blockIdx;
 inline int tsl_misaligned = 0;

@@ -37,6 +37,16 @@ inline float __fdividef(float a, float b) {
   return a / b;
 }
 
+// The device's sigmoid (ex2.approx and rcp.approx, __expf's error bound) as the interpreter
+// computes it.
+namespace tessel {
+namespace device {
+inline float sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
+}  // namespace device
+}  // namespace tessel
+
 struct tsl_dim3 {
   unsigned x = 0, y = 0, z = 0;
 };
