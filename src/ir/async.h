@@ -77,6 +77,13 @@
 //                                         of the arrival that completes the phase).
 //   copy_async %tile, %dst, %bars, %i {atom = "tma.load..."}   a TMA load of a global tile into a
 //                                         shared buffer that completes its bytes on bars[i].
+//   copy_async %tile, %dst {atom = "cp.async.cg.shared.global.b128"}   a global tile into a
+//                                         shared tensor by every thread of the block, 16 bytes a
+//                                         cp.async (vectors outside the tensor get the tile's pad
+//                                         by a plain store); `copy_async_wait {pending = 0,
+//                                         threads}` waits for the thread's own, a block_sync
+//                                         after it for everyone's (schedule-rows' rows fetched
+//                                         whole into shared memory).
 //   setmaxnreg {count = 40, mode = dec}   the role's per-thread register budget (first op of a
 //                                         role: producer down, consumers up); every warp of the
 //                                         role runs it, also in an `issue = one` role.

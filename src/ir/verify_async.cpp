@@ -326,6 +326,26 @@ void verify_async_op(const Operation& op) {
       }
       return;
     case OpKind::copy_async: {
+      if (op.num_operands() == 2 && op.num_results() == 0 && op.operand(0)->type().is_tensor() &&
+          op.operand(0)->type().space() == MemorySpace::global) {
+        // A load by every thread of the block: a global tile into a shared tensor by 16-byte
+        // cp.async's, completing in each thread's cp.async groups (copy_async_wait {threads}).
+        const Type& src = op.operand(0)->type();
+        const Type& dst = op.operand(1)->type();
+        if (!dst.is_tensor() || dst.space() != MemorySpace::shared) {
+          fail(op, "with two operands loads a global tile into a shared tensor, not into ",
+               dst.str());
+        }
+        if (src.element() != dst.element() || src.shape() != dst.shape()) {
+          fail(op, "copies ", src.str(), " into ", dst.str(),
+               ": element types and shapes must agree");
+        }
+        if (!op.has_attr("atom") || op.str_attr("atom") != "cp.async.cg.shared.global.b128") {
+          fail(op, "loads a global tile into shared memory by atom = "
+                   "\"cp.async.cg.shared.global.b128\" (16-byte cp.async's of every thread)");
+        }
+        return;
+      }
       if (op.num_operands() == 2 && op.num_results() == 0) {
         // A store: a shared buffer into a global tile, completing in the issuing thread's bulk
         // async-group (copy_async_commit / copy_async_wait).
@@ -393,6 +413,13 @@ void verify_async_op(const Operation& op) {
       counts(op, 0, 0);
       int_attr_in(op, "pending", 0, 7);
       by_warpgroup(op);
+      // `threads`: every thread waits for its own cp.async's (copy_async of a global tile into
+      // shared memory), all of them; a block_sync after it makes every thread's visible to all.
+      if (op.has_attr("threads") && (op.attr("threads")->kind != Attribute::Kind::unit ||
+                                     op.int_attr("pending") != 0 || op.has_attr("by"))) {
+        fail(op, "`threads` is a unit attribute and waits for all of the thread's cp.async's "
+                 "(pending = 0, no `by`)");
+      }
       return;
     case OpKind::role_sync:
       counts(op, 0, 0);

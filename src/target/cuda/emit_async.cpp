@@ -196,6 +196,8 @@ void Emitter::async_op(const Operation& op) {
            barrier(op, 0) + ", " + std::to_string(op.int_attr("bytes")) + ");");
       return;
     case OpKind::copy_async:
+      if (op.num_operands() == 2 && op.operand(0)->type().space() == MemorySpace::global)
+        return global_to_shared_async(op);
       return op.num_operands() == 2 ? store_async(op) : copy_async(op);
     // The bulk async-group of the thread that issues the role's TMA stores (thread 0 of the
     // role): only that thread commits and waits; role_sync then tells the others.
@@ -204,6 +206,10 @@ void Emitter::async_op(const Operation& op) {
       line(store_thread(op) + "tessel::device::tma_store_commit_group();");
       return;
     case OpKind::copy_async_wait:
+      if (op.has_attr("threads")) {  // every thread's own cp.async's (global_to_shared_async)
+        line("tessel::device::cp_async_wait_all();");
+        return;
+      }
       line(store_thread(op) + "tessel::device::tma_store_wait_read<" +
            std::to_string(op.int_attr("pending")) + ">();");
       return;

@@ -350,3 +350,87 @@ int64_t Emitter::vector_width(const View& g, const Plan& plan, int64_t v, int64_
 }
 
 }  // namespace tessel::target::cuda::detail
+
+namespace tessel::target::cuda::detail {
+
+// copy_async %tile, %buf {atom = "cp.async.cg.shared.global.b128"}: a global tile of 16-bit or
+// f32 values into a plain strided shared tensor by every thread of the block, 16 bytes a
+// cp.async, coalesced (16-byte access a of the tile is row a / P, columns (a % P) * V ..
+// + V - 1 for P accesses a row of V values; thread tid takes accesses tid, tid + T, ...). An
+// access outside the tensor (masked tiles) is wholly outside, which the facts must prove (rows a
+// multiple of V values, the tile's column origin too), and gets the tile's pad by a plain store.
+// Completes in the thread's cp.async groups: copy_async_wait {threads} and a block_sync make the
+// whole tile visible (schedule-rows' rows fetched whole into shared memory).
+void Emitter::global_to_shared_async(const Operation& op) {
+  const View& g = view(op, op.operand(0));
+  const SharedTile& buf = store_destination(op);
+  if (g.shape.size() != 2 || buf.shape != g.shape) {
+    unsupported(op, "loads a tile of rank " + std::to_string(g.shape.size()) +
+                        " into shared memory by cp.async; rank-2 tiles of the buffer's shape here");
+  }
+  const int64_t bytes = g.element == ScalarKind::f32 ? 4 : 2;
+  if (g.element != buf.element || (bytes == 2 && g.element != ScalarKind::f16 &&
+                                   g.element != ScalarKind::bf16)) {
+    unsupported(op, "copies " + std::string(ir::to_string(g.element)) +
+                        " by cp.async; f16, bf16 and f32 tiles into a buffer of the same type");
+  }
+  const std::optional<StridedBuffer> strided = strided_buffer(buf.layout, buf.shape);
+  if (!strided || strided->swizzle || strided->stride[1] != 1 || g.stride[1] != "1") {
+    unsupported(op, "loads into a shared buffer in layout " + buf.layout +
+                        " by cp.async; rows contiguous in both tensors here");
+  }
+  const int64_t vec = 16 / bytes, rows = g.shape[0], cols = g.shape[1];
+  const int64_t row_stride = strided->stride[0];
+  if (cols % vec != 0 || row_stride % vec != 0) {
+    unsupported(op, "loads rows of " + std::to_string(cols) +
+                        " values by 16-byte cp.async's; rows of whole 16-byte vectors here");
+  }
+  const bool masked = g.masked && !(g.full[0] && g.full[1]);
+  const int64_t div = g.extent_divisor[1], oa = g.origin_align[1];
+  if (div % vec != 0 || (oa != 0 && oa % vec != 0)) {
+    unsupported(op, "loads by 16-byte cp.async's but the facts do not prove 16-byte aligned "
+                    "rows of " + g.base + " (a row length a multiple of " + std::to_string(vec) +
+                    " values)");
+  }
+  const int64_t per_row = cols / vec, accesses = rows * per_row;
+  const std::string type = bytes == 4 ? "float" : "unsigned short";
+  std::string pad_word = "0u";
+  if (masked && g.pad != 0) {
+    const std::string bf = g.element == ScalarKind::bf16 ? "true" : "false";
+    pad_word = bytes == 4 ? "__float_as_uint(" + float_literal(g.pad) + ")"
+                          : "(unsigned(tsl_cvt16(" + float_literal(g.pad) + ", " + bf +
+                                ")) * 0x10001u)";
+  }
+  line("{  // shared %" + op.operand(1)->name() + " <- " + g.base + " tile (cp.async 16 B, " +
+       std::to_string(accesses) + " accesses over " + std::to_string(threads_) + " threads)");
+  ++indent_;
+  line("unsigned char* const dst = reinterpret_cast<unsigned char*>(" + buf.base + ");");
+  line("#pragma unroll 4");
+  line("for (int a = tid; a < " + std::to_string(accesses) + "; a += " +
+       std::to_string(threads_) + ") {");
+  ++indent_;
+  line("const int r = a / " + std::to_string(per_row) + ", c = a % " + std::to_string(per_row) +
+       " * " + std::to_string(vec) + ";");
+  const std::string gr = g.origin[0] == "0" ? "r" : "(" + g.origin[0] + ") + r";
+  const std::string gc = g.origin[1] == "0" ? "c" : "(" + g.origin[1] + ") + c";
+  line("const " + type + "* src = " + g.base + " + (long long)(" + gr + ") * " + g.stride[0] +
+       " + " + gc + ";");
+  line("unsigned char* const d = dst + (r * " + std::to_string(row_stride) + " + c) * " +
+       std::to_string(bytes) + ";");
+  std::string pred;
+  if (masked && !g.full[0]) pred = gr + " < " + g.extent[0];
+  if (masked && !g.full[1]) pred += (pred.empty() ? "" : " && ") + gc + " < " + g.extent[1];
+  if (pred.empty()) {
+    line("tessel::device::cp_async_cg16(d, src);");
+  } else {
+    line("if (" + pred + ") tessel::device::cp_async_cg16(d, src);");
+    line("else *reinterpret_cast<uint4*>(d) = make_uint4(" + pad_word + ", " + pad_word + ", " +
+         pad_word + ", " + pad_word + ");");
+  }
+  --indent_;
+  line("}");
+  --indent_;
+  line("}");
+}
+
+}  // namespace tessel::target::cuda::detail

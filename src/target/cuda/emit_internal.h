@@ -371,6 +371,7 @@ class Emitter {
   void shared_tile(const Operation& op);
   void stmatrix_store(const Operation& op);
   void register_to_shared(const Operation& op);
+  void global_to_shared_async(const Operation& op);
   const SharedTile& store_destination(const Operation& op);
   // A shared buffer into a global tile by the role's threads, element by element (a fallback).
   void shared_to_global(const Operation& op);

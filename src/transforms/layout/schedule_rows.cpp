@@ -415,12 +415,50 @@ void peel(const Pair& pair) {
   remove_unread_tiles(*then_block);
 }
 
+// Whether the row tiles the second loop reads again can be fetched whole into the shared buffers
+// before the first loop (stash's prefetch): 16-byte cp.async's need rows of whole 16-byte vectors
+// (a fact N % V == 0 for V values a vector) and 2- or 4-byte values; the first loop's tiles of
+// them must depend on nothing the loop computes but its index.
+bool can_prefetch(const Operation& kernel, const RowProgram& p) {
+  if (p.pairs.empty() || (p.elem_bytes != 2 && p.elem_bytes != 4)) return false;
+  const int64_t vec = 16 / p.elem_bytes;
+  bool aligned = false;
+  for (const ir::Fact& f : kernel.signature().facts)
+    aligned = aligned || (f.symbol == p.n_name && f.divisor % vec == 0);
+  if (!aligned) return false;
+  const Pair& pair = p.pairs[0];
+  const Block& body = *pair.first->region(0);
+  for (const auto& [second, first] : pair.reuse) {
+    const Operation* t = first->operand(0)->def();
+    if (!t || t->kind() != OpKind::tile || t->operand(0)->type().space() != MemorySpace::global)
+      return false;
+    for (const Value* v : t->operands()) {
+      if (v == body.argument(0)) continue;
+      const Operation* d = v->def();
+      if (!d) {
+        for (const auto& a : body.arguments()) if (a.get() == v) return false;  // carried
+        continue;
+      }
+      if (d->parent_block() == &body) return false;
+    }
+  }
+  return true;
+}
+
 // `if cdiv(N, C) <= K { the first loop, each row tile it reads again later also written into a
 // shared buffer [R, K C]; block_sync; the ops between; the second loop reading those tiles from
 // the buffer } else { the loops as written }` (K = the column tiles of the hinted N). Each thread
 // writes and reads its own 16-byte vectors (the same register layout in both loops); the
 // block_sync keeps that from being a correctness assumption.
-void stash(const Pair& pair, const Candidate& c) {
+//
+// With `prefetch` (can_prefetch), those tiles are instead fetched whole, before the first loop,
+// by every thread's cp.async's straight into the buffers (`for %p { copy_async %tile(p), %buf
+// tile(p) }`, copy_async_wait {threads}, block_sync), and the first loop reads them from there
+// too: the whole row is in flight at once and no register holds it on the way (a block's loads
+// no longer wait for the previous tile's reductions). A probe on the H200 measured that form at
+// 1.00-1.01 of a copy for softmax and RMSNorm at 2048 x 32768, where the tile-by-tile form
+// reached 0.87-0.94 (scripts/gpu/rows_prefetch_probe.cu, bench/results/2026-11-28-rows-h200.md).
+void stash(const Pair& pair, const Candidate& c, bool prefetch) {
   const SourceLocation loc = pair.first->loc();
   ir::OpBuilder b(pair.first->parent_block());
   b.set_insertion_point_before(pair.first);
@@ -454,6 +492,40 @@ void stash(const Pair& pair, const Candidate& c) {
     return t->result();
   };
   for (const Operation* op : ops) {
+    if (op == pair.first && prefetch) {
+      // The prefetch: every tile of the row into the buffers, then the first loop reads them.
+      ir::OpBuilder at(then_block);
+      Operation* fetch = at.create(
+          OpKind::for_, {op->operand(0), op->operand(1), op->operand(2)}, {}, loc);
+      Block* fbody = fetch->add_region();
+      Value* k = fbody->add_argument(op->region(0)->argument(0)->type(), "p");
+      ir::OpBuilder fb(fbody);
+      for (const auto& [second, first] : pair.reuse) {
+        std::unordered_map<const Value*, Value*> at_k{{op->region(0)->argument(0), k}};
+        Operation* tile = fb.insert(ir::clone(*first->operand(0)->def(), at_k));
+        tile->result()->set_name(first->operand(0)->name() + "_fetch");
+        Value* view = slice(fb, buffer.at(first), k, first->result()->type());
+        Operation* copy = fb.create(OpKind::copy_async, {tile->result(), view}, {}, loc);
+        copy->set_attr("atom", ir::Attribute::string("cp.async.cg.shared.global.b128"));
+      }
+      fb.create(OpKind::yield, {}, {}, loc);
+      Operation* wait = at.create(OpKind::copy_async_wait, {}, {}, loc);
+      wait->set_attr("pending", ir::Attribute::integer(0));
+      wait->set_attr("threads", ir::Attribute::unit());
+      at.create(OpKind::block_sync, {}, {}, loc);
+      then_block->append(ir::clone(*op, map));
+      Block& loop = *then_block->ops().back()->region(0);
+      for (const auto& [second, first] : pair.reuse) {
+        Operation* copied = map.at(first->result())->def();
+        ir::OpBuilder in(&loop);
+        in.set_insertion_point_before(copied);
+        copied->set_operand(0, slice(in, buffer.at(first), loop.argument(0),
+                                     copied->result()->type()));
+        copied->set_attr("atom", ir::Attribute::string("ld.shared.b128"));
+      }
+      remove_unread_tiles(loop);
+      continue;
+    }
     then_block->append(ir::clone(*op, map));
     if (op != pair.first) continue;
     // After each copy the second loop reuses: write its registers into the buffer.
@@ -520,6 +592,7 @@ void schedule_rows(ir::Module& module) {
     }
     find_pairs(*kernel, p);
     Problem pr{size_hint(*kernel, p.m_name), size_hint(*kernel, p.n_name), traits(p)};
+    pr.rows.prefetch = can_prefetch(*kernel, p);
     // `threads = T` pinned on the block_grid: the candidates keep T threads (the tile and the
     // row's residency are still chosen).
     const int64_t pinned = p.grid->has_attr("threads") ? p.grid->int_attr("threads") : 0;
@@ -594,7 +667,7 @@ void schedule_rows(ir::Module& module) {
     }
     retile(p, all[0]);
     if (all[0].one_pass) peel(p.pairs[0]);
-    if (all[0].stash) stash(p.pairs[0], all[0]);
+    if (all[0].stash) stash(p.pairs[0], all[0], pr.rows.prefetch);
   }
 }
 

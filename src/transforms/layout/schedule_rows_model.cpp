@@ -98,6 +98,13 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   const double used = double(pr.n) / double(has_loops ? kt * cols : cdiv(pr.n, cols) * cols);
   const int64_t reads = std::max<int64_t>(p.row_reads, 1);
   c.in_flight = double(c.blocks_per_sm * threads * c.vectors * 16 * reads) * used;
+  // The row fetched whole into shared memory (stash's prefetch): a block has its whole row in
+  // flight at once, before any reduction, and its other row tensors tile by tile as before.
+  const bool prefetch = stash && p.prefetch;
+  if (prefetch)
+    c.in_flight = double(c.blocks_per_sm) *
+                  (double(c.shared_bytes) * double(pr.n) / double(c.stash_cols) +
+                   double(threads * c.vectors * 16 * (reads - p.read_again)) * used);
   // An elementwise program (no loops) needs twice the bytes in flight: bias + GELU at N = 8192
   // with its column tiles in row order measured 1.044 of a copy with [1,2048] tiles of 128 threads
   // (64 KiB a SM) and 0.93-0.96 with 32 KiB ([8,256] x 256, [1,1024] x 128;
@@ -111,7 +118,15 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // other way for softmax (0.966 vs 0.946 of a copy, 2026-11-27-rows-shared-h100.md).
   const double blocks = double(cdiv(pr.m, c.rows) * (has_loops ? 1 : cdiv(pr.n, cols)));
   const double waves = blocks / double(c.blocks_per_sm * kSms);
-  fraction *= waves / (waves + 0.5);
+  // A block that fetches its whole row first has a fetch phase and a compute phase: alone on an
+  // SM it leaves the SM idle of loads half the time, so at least two a SM. And as the last blocks
+  // drain, one row in flight is enough for an SM's share of the bandwidth, which the draining SMs
+  // then get: no tail (the probe: 3 blocks a SM of one 64 KiB row each at 2048 x 32768, 5.2
+  // waves, 1.005-1.010 of a copy on the H200, scripts/gpu/rows_prefetch_probe.cu).
+  if (prefetch && c.blocks_per_sm < 2) return std::nullopt;
+  const bool drains_free =
+      prefetch && double(c.shared_bytes) * double(pr.n) / double(c.stash_cols) >= kInFlightNeeded;
+  if (!drains_free) fraction *= waves / (waves + 0.5);
   const double ideal = double(pr.m) * pr.n * p.elem_bytes * (p.row_reads + p.row_writes);
   const double again = double(pr.m) * pr.n * p.elem_bytes * rereads;
   const double resident_rows = double(c.blocks_per_sm * kSms * c.rows);

@@ -22,6 +22,7 @@ struct RowTraits {
   bool reduces_rows = false;              // reduce ops along rows
   int64_t row_reductions = 0;             // reduce ops of the loop that has the most
   int64_t second_loop_column_reads = 0;   // [C] column vectors the later loop reads (weights)
+  bool prefetch = false;  // rows held in shared memory are fetched whole by cp.async first
 };
 
 struct Problem {
