@@ -419,8 +419,15 @@ void peel(const Pair& pair) {
 // before the first loop (stash's prefetch): 16-byte cp.async's need rows of whole 16-byte vectors
 // (a fact N % V == 0 for V values a vector) and 2- or 4-byte values; the first loop's tiles of
 // them must depend on nothing the loop computes but its index.
+// Not where the second loop also reads two or more column vectors from global memory
+// (layernorm's weight and bias): there the fetched row measured slower than the tiles read and
+// stored one by one (0.860 / 0.797 / 0.777 of a copy against 0.897 / 0.838 / 0.893 at 2048 x
+// 32768, 2047 x 32760, 8191 x 8200 on the H200), where RMSNorm, with one (its weight), gained
+// (0.981 / 0.915 against 0.871 / 0.854; bench/results/2026-11-28-rows-h200.md; why two differ
+// is not known).
 bool can_prefetch(const Operation& kernel, const RowProgram& p) {
   if (p.pairs.empty() || (p.elem_bytes != 2 && p.elem_bytes != 4)) return false;
+  if (p.second_loop_column_reads > 1) return false;
   const int64_t vec = 16 / p.elem_bytes;
   bool aligned = false;
   for (const ir::Fact& f : kernel.signature().facts)
@@ -451,14 +458,16 @@ bool can_prefetch(const Operation& kernel, const RowProgram& p) {
 // writes and reads its own 16-byte vectors (the same register layout in both loops); the
 // block_sync keeps that from being a correctness assumption.
 //
-// With `prefetch` (can_prefetch), those tiles are instead fetched whole, before the first loop,
-// by every thread's cp.async's straight into the buffers (`for %p { copy_async %tile(p), %buf
-// tile(p) }`, copy_async_wait {threads}, block_sync), and the first loop reads them from there
-// too: the whole row is in flight at once and no register holds it on the way (a block's loads
-// no longer wait for the previous tile's reductions). A probe on the H200 measured that form at
-// 1.00-1.01 of a copy for softmax and RMSNorm at 2048 x 32768, where the tile-by-tile form
-// reached 0.87-0.94 (scripts/gpu/rows_prefetch_probe.cu, bench/results/2026-11-28-rows-h200.md).
-void stash(const Pair& pair, const Candidate& c, bool prefetch) {
+// With the candidate's `prefetch` (can_prefetch and the model's rules), those tiles are instead
+// fetched whole, before the first loop, by every thread's cp.async's straight into the buffers
+// (`for %p { copy_async %tile(p), %buf tile(p) }`, copy_async_wait {threads}, block_sync), and
+// the first loop reads them from there too: the whole row is in flight at once and no register
+// holds it on the way (a block's loads no longer wait for the previous tile's reductions). A
+// probe on the H200 measured that form at 1.00-1.01 of a copy for softmax and RMSNorm at 2048 x
+// 32768, where the tile-by-tile form reached 0.87-0.94 (scripts/gpu/rows_prefetch_probe.cu,
+// bench/results/2026-11-28-rows-h200.md).
+void stash(const Pair& pair, const Candidate& c) {
+  const bool prefetch = c.prefetch;
   const SourceLocation loc = pair.first->loc();
   ir::OpBuilder b(pair.first->parent_block());
   b.set_insertion_point_before(pair.first);
@@ -667,7 +676,7 @@ void schedule_rows(ir::Module& module) {
     }
     retile(p, all[0]);
     if (all[0].one_pass) peel(p.pairs[0]);
-    if (all[0].stash) stash(p.pairs[0], all[0], pr.rows.prefetch);
+    if (all[0].stash) stash(p.pairs[0], all[0]);
   }
 }
 

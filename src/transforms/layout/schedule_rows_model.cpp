@@ -98,9 +98,19 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   const double used = double(pr.n) / double(has_loops ? kt * cols : cdiv(pr.n, cols) * cols);
   const int64_t reads = std::max<int64_t>(p.row_reads, 1);
   c.in_flight = double(c.blocks_per_sm * threads * c.vectors * 16 * reads) * used;
-  // The row fetched whole into shared memory (stash's prefetch): a block has its whole row in
-  // flight at once, before any reduction, and its other row tensors tile by tile as before.
-  const bool prefetch = stash && p.prefetch;
+  // The row fetched whole into shared memory (stash's prefetch, where the program allows it): a
+  // block has its whole row in flight at once, before any reduction, and its other row tensors
+  // tile by tile as before. Only for blocks of one row and 256 threads or more: the fetch is all
+  // in flight at once, but the compute that follows is not, and a block of few threads, or of
+  // several rows, takes a long compute phase over its fetched rows, which the bytes in flight do
+  // not see (softmax at 4096 x 16384 over [2,256] tiles of 64 threads, 32 column tiles a row: 0.37
+  // of a copy; 256-512 threads over one row: 0.98-1.03, bench/results/2026-11-28-rows-h200.md).
+  // And two blocks a SM or more: a lone block's fetch and compute phases do not overlap. Other
+  // blocks hold the row in shared memory as their first loop reads it, tile by tile.
+  const bool prefetch =
+      stash && p.prefetch && c.rows == 1 && threads >= 256 && c.blocks_per_sm >= 2;
+  c.prefetch = prefetch;
+  if (prefetch) c.kind = "one pass, row fetched whole into shared memory";
   if (prefetch)
     c.in_flight = double(c.blocks_per_sm) *
                   (double(c.shared_bytes) * double(pr.n) / double(c.stash_cols) +
@@ -118,12 +128,9 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // other way for softmax (0.966 vs 0.946 of a copy, 2026-11-27-rows-shared-h100.md).
   const double blocks = double(cdiv(pr.m, c.rows) * (has_loops ? 1 : cdiv(pr.n, cols)));
   const double waves = blocks / double(c.blocks_per_sm * kSms);
-  // A block that fetches its whole row first has a fetch phase and a compute phase: alone on an
-  // SM it leaves the SM idle of loads half the time, so at least two a SM. And as the last blocks
-  // drain, one row in flight is enough for an SM's share of the bandwidth, which the draining SMs
-  // then get: no tail (the probe: 3 blocks a SM of one 64 KiB row each at 2048 x 32768, 5.2
+  // A block that fetches its whole row first: as the last blocks drain, one row in flight is
+  // enough for an SM's share of the bandwidth, which the draining SMs then get: no tail (the probe: 3 blocks a SM of one 64 KiB row each at 2048 x 32768, 5.2
   // waves, 1.005-1.010 of a copy on the H200, scripts/gpu/rows_prefetch_probe.cu).
-  if (prefetch && c.blocks_per_sm < 2) return std::nullopt;
   const bool drains_free =
       prefetch && double(c.shared_bytes) * double(pr.n) / double(c.stash_cols) >= kInFlightNeeded;
   if (!drains_free) fraction *= waves / (waves + 0.5);

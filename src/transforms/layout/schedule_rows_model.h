@@ -42,6 +42,7 @@ struct Candidate {
   int64_t threads = 0, rows = 0, cols = 0, vectors = 0, along_row = 0;
   bool one_pass = false;                     // the row in registers
   bool stash = false;                        // the row in shared memory
+  bool prefetch = false;                     // ... fetched whole by cp.async before the loops
   int64_t stash_cols = 0, shared_bytes = 0;  // the shared buffers' columns and bytes per block
   int64_t regs = 0, blocks_per_sm = 0;
   double in_flight = 0, hbm_fraction = 0, hbm_bytes = 0, l2_bytes = 0, us = 0;
