@@ -453,10 +453,10 @@ void Verifier::yield(const Operation& op) {
 
 void Verifier::check_reads(const Operation& op) {
   // A copy's second operand is written (copy_async of a global tile into shared memory too).
-  bool is_store = (op.kind() == OpKind::copy ||
-                   (op.kind() == OpKind::copy_async &&
-                    op.operand(0)->type().space() == MemorySpace::global)) &&
-                  op.num_operands() == 2;
+  bool is_store =
+      (op.kind() == OpKind::copy ||
+       (op.kind() == OpKind::copy_async && op.operand(0)->type().space() == MemorySpace::global)) &&
+      op.num_operands() == 2;
   bool is_view = op.kind() == OpKind::tile || op.kind() == OpKind::transpose ||
                  op.kind() == OpKind::tile_extent;
   for (int i = 0; i < op.num_operands(); ++i) {

@@ -341,8 +341,9 @@ void verify_async_op(const Operation& op) {
                ": element types and shapes must agree");
         }
         if (!op.has_attr("atom") || op.str_attr("atom") != "cp.async.cg.shared.global.b128") {
-          fail(op, "loads a global tile into shared memory by atom = "
-                   "\"cp.async.cg.shared.global.b128\" (16-byte cp.async's of every thread)");
+          fail(op,
+               "loads a global tile into shared memory by atom = "
+               "\"cp.async.cg.shared.global.b128\" (16-byte cp.async's of every thread)");
         }
         return;
       }
@@ -417,8 +418,9 @@ void verify_async_op(const Operation& op) {
       // shared memory), all of them; a block_sync after it makes every thread's visible to all.
       if (op.has_attr("threads") && (op.attr("threads")->kind != Attribute::Kind::unit ||
                                      op.int_attr("pending") != 0 || op.has_attr("by"))) {
-        fail(op, "`threads` is a unit attribute and waits for all of the thread's cp.async's "
-                 "(pending = 0, no `by`)");
+        fail(op,
+             "`threads` is a unit attribute and waits for all of the thread's cp.async's "
+             "(pending = 0, no `by`)");
       }
       return;
     case OpKind::role_sync:

@@ -369,8 +369,8 @@ void Emitter::global_to_shared_async(const Operation& op) {
                         " into shared memory by cp.async; rank-2 tiles of the buffer's shape here");
   }
   const int64_t bytes = g.element == ScalarKind::f32 ? 4 : 2;
-  if (g.element != buf.element || (bytes == 2 && g.element != ScalarKind::f16 &&
-                                   g.element != ScalarKind::bf16)) {
+  if (g.element != buf.element ||
+      (bytes == 2 && g.element != ScalarKind::f16 && g.element != ScalarKind::bf16)) {
     unsupported(op, "copies " + std::string(ir::to_string(g.element)) +
                         " by cp.async; f16, bf16 and f32 tiles into a buffer of the same type");
   }
@@ -388,26 +388,27 @@ void Emitter::global_to_shared_async(const Operation& op) {
   const bool masked = g.masked && !(g.full[0] && g.full[1]);
   const int64_t div = g.extent_divisor[1], oa = g.origin_align[1];
   if (div % vec != 0 || (oa != 0 && oa % vec != 0)) {
-    unsupported(op, "loads by 16-byte cp.async's but the facts do not prove 16-byte aligned "
-                    "rows of " + g.base + " (a row length a multiple of " + std::to_string(vec) +
-                    " values)");
+    unsupported(op,
+                "loads by 16-byte cp.async's but the facts do not prove 16-byte aligned "
+                "rows of " +
+                    g.base + " (a row length a multiple of " + std::to_string(vec) + " values)");
   }
   const int64_t per_row = cols / vec, accesses = rows * per_row;
   const std::string type = bytes == 4 ? "float" : "unsigned short";
   std::string pad_word = "0u";
   if (masked && g.pad != 0) {
     const std::string bf = g.element == ScalarKind::bf16 ? "true" : "false";
-    pad_word = bytes == 4 ? "__float_as_uint(" + float_literal(g.pad) + ")"
-                          : "(unsigned(tsl_cvt16(" + float_literal(g.pad) + ", " + bf +
-                                ")) * 0x10001u)";
+    pad_word = bytes == 4
+                   ? "__float_as_uint(" + float_literal(g.pad) + ")"
+                   : "(unsigned(tsl_cvt16(" + float_literal(g.pad) + ", " + bf + ")) * 0x10001u)";
   }
   line("{  // shared %" + op.operand(1)->name() + " <- " + g.base + " tile (cp.async 16 B, " +
        std::to_string(accesses) + " accesses over " + std::to_string(threads_) + " threads)");
   ++indent_;
   line("unsigned char* const dst = reinterpret_cast<unsigned char*>(" + buf.base + ");");
   line("#pragma unroll 4");
-  line("for (int a = tid; a < " + std::to_string(accesses) + "; a += " +
-       std::to_string(threads_) + ") {");
+  line("for (int a = tid; a < " + std::to_string(accesses) + "; a += " + std::to_string(threads_) +
+       ") {");
   ++indent_;
   line("const int r = a / " + std::to_string(per_row) + ", c = a % " + std::to_string(per_row) +
        " * " + std::to_string(vec) + ";");

@@ -16,7 +16,8 @@
 // Then the powers of two are gathered: a product by 2^e rounds nowhere (short of overflow and
 // underflow), so (x·c)·2^e = x·(c·2^e) and (x·2^a)·(y·2^b) = x·y where 2^(a+b) = 1 round alike:
 //   %p = mul %x, C ; %q = mul %p, P   ->  %q = mul %x, C·P        (P a power of two, %p used once)
-//   %p = mul %x, P ; %q = mul %y, Q ; %r = mul %p, %q  ->  %r = mul %x, %y   (P·Q = 1, each used once)
+//   %p = mul %x, P ; %q = mul %y, Q ; %r = mul %p, %q  ->  %r = mul %x, %y   (P·Q = 1, both
+//                                                                              used once)
 // so the GELU above becomes %s = sigmoid (h + 0.044715·h³)·2√(2/π) and %y = mul %h, %s: the 0.5
 // and both 2s are gone. Runs before schedule-rows, on every kernel.
 #pragma once

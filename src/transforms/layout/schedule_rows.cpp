@@ -443,7 +443,8 @@ bool can_prefetch(const Operation& kernel, const RowProgram& p) {
       if (v == body.argument(0)) continue;
       const Operation* d = v->def();
       if (!d) {
-        for (const auto& a : body.arguments()) if (a.get() == v) return false;  // carried
+        for (const auto& a : body.arguments())
+          if (a.get() == v) return false;  // carried
         continue;
       }
       if (d->parent_block() == &body) return false;
@@ -504,8 +505,8 @@ void stash(const Pair& pair, const Candidate& c) {
     if (op == pair.first && prefetch) {
       // The prefetch: every tile of the row into the buffers, then the first loop reads them.
       ir::OpBuilder at(then_block);
-      Operation* fetch = at.create(
-          OpKind::for_, {op->operand(0), op->operand(1), op->operand(2)}, {}, loc);
+      Operation* fetch =
+          at.create(OpKind::for_, {op->operand(0), op->operand(1), op->operand(2)}, {}, loc);
       Block* fbody = fetch->add_region();
       Value* k = fbody->add_argument(op->region(0)->argument(0)->type(), "p");
       ir::OpBuilder fb(fbody);
@@ -528,8 +529,8 @@ void stash(const Pair& pair, const Candidate& c) {
         Operation* copied = map.at(first->result())->def();
         ir::OpBuilder in(&loop);
         in.set_insertion_point_before(copied);
-        copied->set_operand(0, slice(in, buffer.at(first), loop.argument(0),
-                                     copied->result()->type()));
+        copied->set_operand(
+            0, slice(in, buffer.at(first), loop.argument(0), copied->result()->type()));
         copied->set_attr("atom", ir::Attribute::string("ld.shared.b128"));
       }
       remove_unread_tiles(loop);

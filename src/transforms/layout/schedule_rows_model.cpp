@@ -129,8 +129,9 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   const double blocks = double(cdiv(pr.m, c.rows) * (has_loops ? 1 : cdiv(pr.n, cols)));
   const double waves = blocks / double(c.blocks_per_sm * kSms);
   // A block that fetches its whole row first: as the last blocks drain, one row in flight is
-  // enough for an SM's share of the bandwidth, which the draining SMs then get: no tail (the probe: 3 blocks a SM of one 64 KiB row each at 2048 x 32768, 5.2
-  // waves, 1.005-1.010 of a copy on the H200, scripts/gpu/rows_prefetch_probe.cu).
+  // enough for an SM's share of the bandwidth, which the draining SMs then get: no tail (the probe:
+  // 3 blocks a SM of one 64 KiB row each at 2048 x 32768, 5.2 waves, 1.005-1.010 of a copy on the
+  // H200, scripts/gpu/rows_prefetch_probe.cu).
   const bool drains_free =
       prefetch && double(c.shared_bytes) * double(pr.n) / double(c.stash_cols) >= kInFlightNeeded;
   if (!drains_free) fraction *= waves / (waves + 0.5);

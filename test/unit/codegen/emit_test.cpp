@@ -2,12 +2,17 @@
 // sm_90a and sm_80 (ptxas accepts it), and the index arithmetic follows the facts.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
 #include "ir/parser.h"
 #include "pipeline/pipeline.h"
 #include "runtime/compiler.h"
 #include "target/cuda/emit.h"
 #include "target/cuda/target.h"
 #include "tessel/example_kernels.h"
+#include "transforms/layout/schedule_rows.h"
 
 namespace tessel::target::cuda {
 namespace {
@@ -43,6 +48,47 @@ TEST(Emit, EveryExampleKernelCompilesForSm90aAndSm80) {
       options.use_cache = false;
       runtime::CompileResult r = runtime::compile_cuda(k.source, options);
       EXPECT_GT(r.cubin.size(), 1000u) << name << " " << arch;
+    }
+  }
+}
+
+// The unpinned row programs as schedule-rows schedules them for wide rows and ragged ones: softmax
+// and RMSNorm at N = 32768 with the row fetched whole into shared memory (every thread's 16-byte
+// cp.async's, a pad for the vectors past N, the wait and a barrier before the loops read it),
+// bias + GELU at N = 8200 over one [1,8448] tile of 352 threads, its GELU as h sigmoid(c u). All
+// compile with NVRTC for sm_90a and sm_80 (cp.async is sm_80's).
+TEST(Emit, WideAndRaggedRowProgramsCompileForSm90aAndSm80) {
+  for (const auto& [file, m, n, expected] :
+       std::vector<std::tuple<std::string, int, int, std::vector<std::string>>>{
+           {"softmax_exp2_auto",
+            2048,
+            32768,
+            {"tessel::device::cp_async_cg16(d, src);",
+             "tessel::device::cp_async_wait_all();\n    __syncthreads();", "(ld.shared.b128)"}},
+           {"rmsnorm_auto",
+            2048,
+            32768,
+            {"tessel::device::cp_async_cg16(d, src);", "(ld.shared.b128)"}},
+           {"bias_gelu_auto",
+            8191,
+            8200,
+            {"Block: 352 threads", "tessel::device::sigmoid(", "__launch_bounds__(352, 4)"}}}) {
+    std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/" + file + ".tir");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto module = ir::parse_module(text.str(), file + ".tir");
+    transforms::set_size_hints(*module->kernels.front(), {{"M", m}, {"N", n}});
+    pipeline::lower(*module);
+    EmittedKernel k = emit_cuda(*module->kernels.front());
+    for (const std::string& e : expected)
+      EXPECT_NE(k.source.find(e), std::string::npos) << file << ": " << e;
+    EXPECT_EQ(k.source.find("tanhf("), std::string::npos) << file;
+    for (const char* arch : {"sm_90a", "sm_80"}) {
+      runtime::CompileOptions options;
+      options.arch = arch;
+      options.use_cache = false;
+      EXPECT_GT(runtime::compile_cuda(k.source, options).cubin.size(), 1000u)
+          << file << " " << arch;
     }
   }
 }
