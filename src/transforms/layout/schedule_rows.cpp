@@ -453,6 +453,21 @@ bool can_prefetch(const Operation& kernel, const RowProgram& p) {
   return true;
 }
 
+// Whether the pair's first loop computes an accurate exp, log or tanh of every element of a
+// tile (expf's sequence of ~8 instructions, tanhf's ~20; exp2 and `approx` are one MUFU each).
+bool accurate_transcendentals(const RowProgram& p) {
+  if (p.pairs.empty()) return false;
+  bool found = false;
+  ir::walk(p.pairs[0].first, [&](Operation* op) {
+    const bool costly = op->kind() == OpKind::exp || op->kind() == OpKind::log ||
+                        op->kind() == OpKind::log2 ||
+                        (op->kind() == OpKind::tanh && !op->has_attr("approx"));
+    found = found || (costly && op->result()->type().is_tensor() &&
+                      op->result()->type().rank() == 2);
+  });
+  return found;
+}
+
 // `if cdiv(N, C) <= K { the first loop, each row tile it reads again later also written into a
 // shared buffer [R, K C]; block_sync; the ops between; the second loop reading those tiles from
 // the buffer } else { the loops as written }` (K = the column tiles of the hinted N). Each thread
@@ -657,13 +672,21 @@ void schedule_rows(ir::Module& module) {
     // vs 1.021 of a copy, softmax 0.900 vs 1.044), at N = 32768 and 8200 it beats a second read
     // (softmax 0.944 vs 0.908, layernorm 0.984 vs 0.954; rmsnorm at 8200 0.971 vs 0.944;
     // 2026-11-27-rows-shared-h100.md).
+    // That was the row held tile by tile. The row fetched whole (prefetch) keeps its place in
+    // the race (on the H200 at 4096 x 16384: softmax_exp2 1.033 fetched whole against 0.946 in
+    // registers, RMSNorm 1.023 / 1.031; 2026-11-28-rows-h200.md), except in a program that
+    // computes an accurate exp, log or tanh per element, which is issue-bound and loses the
+    // bytes in flight to the shared-memory traffic (softmax: 0.844 against 0.911).
     if (!pinned_hold) {
       auto first_not_shared =
           std::find_if(all.begin(), all.end(), [](const Candidate& c) { return !c.stash; });
+      const bool issue_bound = accurate_transcendentals(p);
       if (first_not_shared != all.end() && first_not_shared->one_pass)
-        all.erase(
-            std::remove_if(all.begin(), all.end(), [](const Candidate& c) { return c.stash; }),
-            all.end());
+        all.erase(std::remove_if(all.begin(), all.end(),
+                                 [&](const Candidate& c) {
+                                   return c.stash && (!c.prefetch || issue_bound);
+                                 }),
+                  all.end());
     }
     if (report_enabled("search")) {
       report("search", "rows " + name + ": " + p.m_name + " = " + std::to_string(pr.m) + ", " +
