@@ -26,8 +26,8 @@
 // HBM bytes (a second read counts when the resident rows overflow half of L2) plus L2 bytes at 5x
 // HBM bandwidth; the block-wide reductions' barriers (more reductions per tile cost more, more
 // blocks per SM hide them); a row held in shared memory 3% more than in registers, and only where
-// the row would otherwise be read twice. Tiles with 40% or more of their lanes masked off (one
-// pass: 25%) are not candidates.
+// the row would otherwise be read twice, unless it is fetched whole (below). Tiles with 40% or
+// more of their lanes masked off (one pass: 25%) are not candidates.
 // The sizes it is tuned for are the `hint` of the kernel's `size` ops (`%N = size {name = N,
 // hint = 8192}`; `tessel compile --size-hint N=8192` and CompileOptions::size_hints write them);
 // without a hint, N = 8192 and M = 8192. `--report=search` prints the candidates and the choice.
@@ -47,7 +47,14 @@
 // the buffer, under `if cdiv(N, C) <= K` with the loops as written in the else branch (the
 // buffer is allocated either way: a launch past the hint keeps its occupancy cost). The model
 // charges it 3% beside the same bytes in registers (its stores, loads and block_sync, measured);
-// lit: schedule_rows_shared.tir, bit-identical to two passes in the interpreter.
+// lit: schedule_rows_shared.tir, bit-identical to two passes in the interpreter. Fetched whole:
+// where the facts give 16-byte aligned rows, the second loop reads at most one column vector and
+// the block is one row of 256+ threads, two or more a SM, the buffer is filled before the first
+// loop by every thread's 16-byte cp.async's (`copy_async ... {atom =
+// "cp.async.cg.shared.global.b128"}`, `copy_async_wait {threads}`, block_sync) and both loops read
+// it: the whole row in flight at once (the model counts it so, with no tail); such candidates
+// race the row in registers unpinned too, except in programs with an accurate exp, log or tanh
+// per element (issue-bound).
 //
 // Kernels that are not row programs (an mma, a pinned layout, shared tensors, tiles
 // at other coordinates, register shapes other than [R,C], [R], [C]) are left as they are; with

@@ -186,7 +186,7 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
 // column tiles, whose reductions want the row in one tile, and for elementwise ones, where the
 // lanes past N still issue every instruction of the tile: bias + GELU at N = 8200 is issue-bound
 // on the H200, and [1,2048] tiles (5 to a row, 80% of the lanes used) measured 0.81-0.83 of a
-// copy where whole tiles measured 0.91-1.00 (bench/results/2026-11-28-rows-pins-h200.md); one
+// copy where whole tiles measured 0.91-1.00 (bench/results/2026-11-28-rows-h200.md); one
 // tile of 352 threads x 3 vectors uses 97%. A pinned `tile_cols` is the only width tried,
 // whatever it is.
 std::vector<int64_t> tile_widths(const Problem& pr, int64_t threads, bool power_of_two,
