@@ -419,15 +419,10 @@ void peel(const Pair& pair) {
 // before the first loop (stash's prefetch): 16-byte cp.async's need rows of whole 16-byte vectors
 // (a fact N % V == 0 for V values a vector) and 2- or 4-byte values; the first loop's tiles of
 // them must depend on nothing the loop computes but its index.
-// Not where the second loop also reads two or more column vectors from global memory
-// (layernorm's weight and bias): there the fetched row measured slower than the tiles read and
-// stored one by one (0.860 / 0.797 / 0.777 of a copy against 0.897 / 0.838 / 0.893 at 2048 x
-// 32768, 2047 x 32760, 8191 x 8200 on the H200), where RMSNorm, with one (its weight), gained
-// (0.981 / 0.915 against 0.871 / 0.854; bench/results/2026-11-28-rows-h200.md; why two differ
-// is not known).
+// (Where the second loop also reads two or more column vectors, the model asks more of it:
+// schedule_rows_model.cpp.)
 bool can_prefetch(const Operation& kernel, const RowProgram& p) {
   if (p.pairs.empty() || (p.elem_bytes != 2 && p.elem_bytes != 4)) return false;
-  if (p.second_loop_column_reads > 1) return false;
   const int64_t vec = 16 / p.elem_bytes;
   bool aligned = false;
   for (const ir::Fact& f : kernel.signature().facts)

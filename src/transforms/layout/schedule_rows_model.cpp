@@ -105,10 +105,18 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // several rows, takes a long compute phase over its fetched rows, which the bytes in flight do
   // not see (softmax at 4096 x 16384 over [2,256] tiles of 64 threads, 32 column tiles a row: 0.37
   // of a copy; 256-512 threads over one row: 0.98-1.03, bench/results/2026-11-28-rows-h200.md).
-  // And two blocks a SM or more: a lone block's fetch and compute phases do not overlap. Other
-  // blocks hold the row in shared memory as their first loop reads it, tile by tile.
+  // And two blocks a SM or more: a lone block's fetch and compute phases do not overlap. Where
+  // the second loop reads two or more column vectors from global memory (layernorm's weight and
+  // bias, from L2, every tile), five or more: each block then waits for them every tile with
+  // nothing of its own in flight, which only many blocks hide (layernorm fetched whole on the
+  // H200: 0.972 of a copy with 5 blocks a SM at 4096 x 16384 against 0.907 in registers, but
+  // 0.860-0.870 with 2-3 at 2048 x 32768 against 0.897 tile by tile, 0.777 with 4 at 8191 x 8200
+  // against 0.893 in registers; RMSNorm, with one vector, gained with 2-3: 0.981 against 0.871;
+  // bench/results/2026-11-28-rows-h200.md). Other blocks hold the row in shared memory as their
+  // first loop reads it, tile by tile.
+  const int64_t fewest_blocks = p.second_loop_column_reads > 1 ? 5 : 2;
   const bool prefetch =
-      stash && p.prefetch && c.rows == 1 && threads >= 256 && c.blocks_per_sm >= 2;
+      stash && p.prefetch && c.rows == 1 && threads >= 256 && c.blocks_per_sm >= fewest_blocks;
   c.prefetch = prefetch;
   if (prefetch) c.kind = "one pass, row fetched whole into shared memory";
   if (prefetch)
