@@ -45,6 +45,7 @@ void Kernel::compile(const KernelOptions& options) {
   o.passes = options.passes;
   o.nvrtc_flags = options.nvrtc_flags;
   o.nvrtc_arch = options.arch;
+  o.size_hints = options.size_hints;
   std::string target = options.target.empty() ? pinned_target(*kernel_) : options.target;
   // NVRTC compiles passes, emitter and cubin for seconds: other Python threads run meanwhile.
   nb::gil_scoped_release release;
@@ -70,7 +71,28 @@ const CompiledKernel& Kernel::compiled_kernel() const {
 }
 
 void Kernel::ensure_compiled() {
-  if (!compiled_) compile(KernelOptions{});
+  if (compiled_) return;
+  KernelOptions options;
+  // A row program (schedule-rows schedules kernels without an mma) is scheduled for the sizes of
+  // its first launch: its tile, block and where it holds the row depend on them. Other kernels
+  // ignore the hints, which would only split their cache entries.
+  bool has_mma = false;
+  ir::walk(const_cast<ir::Operation*>(kernel_),
+           [&](ir::Operation* op) { has_mma = has_mma || op->kind() == ir::OpKind::mma; });
+  if (!has_mma) {
+    const ir::Block& body = *kernel_->region(0);
+    const std::vector<KernelArg>& args = arguments_.kernel_args();
+    for (size_t i = 0; i < args.size() && i < body.arguments().size(); ++i) {
+      const ir::Type& t = body.argument(static_cast<int>(i))->type();
+      const TensorArg* tensor = std::get_if<TensorArg>(&args[i]);
+      if (!t.is_tensor() || !tensor || static_cast<int>(tensor->shape.size()) != t.rank())
+        continue;  // the launch's own checks report it
+      for (int d = 0; d < t.rank(); ++d)
+        if (!t.shape()[d].is_static() && tensor->shape[d] > 0)
+          options.size_hints.emplace(t.shape()[d].symbol, tensor->shape[d]);
+    }
+  }
+  compile(options);
 }
 
 void Kernel::call(nb::args args, nb::kwargs kwargs) {

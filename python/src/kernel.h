@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "argument_reader.h"
+#include <map>
+
 #include "compile/compile.h"
 #include "ir/ir.h"
 
@@ -30,6 +32,7 @@ struct KernelOptions {
   std::string cache_dir;  // empty: $TESSEL_CACHE_DIR or ~/.cache/tessel
   std::vector<std::string> passes;
   std::vector<std::string> nvrtc_flags;
+  std::map<std::string, int64_t> size_hints;  // CompileOptions::size_hints
 };
 
 class Kernel {
@@ -57,6 +60,8 @@ class Kernel {
   void launch_repeatedly(nanobind::args args, int64_t count);
 
  private:
+  // Compiles with the default options where nothing is compiled yet; a row program (no mma) is
+  // scheduled for the sizes the arguments read last give it (CompileOptions::size_hints).
   void ensure_compiled();
 
   std::shared_ptr<ir::Module> module_;

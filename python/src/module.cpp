@@ -98,12 +98,15 @@ void register_kernel(nb::module_& m) {
           "compile",
           [](Kernel& k, const std::string& target, const std::string& arch, bool cubin,
              bool use_cache, const std::string& cache_dir, const std::vector<std::string>& passes,
-             const std::vector<std::string>& nvrtc_flags) {
-            k.compile({target, arch, cubin, use_cache, cache_dir, passes, nvrtc_flags});
+             const std::vector<std::string>& nvrtc_flags,
+             const std::map<std::string, int64_t>& size_hints) {
+            k.compile(
+                {target, arch, cubin, use_cache, cache_dir, passes, nvrtc_flags, size_hints});
           },
           "target"_a = "", "arch"_a = "", "cubin"_a = true, "use_cache"_a = true,
           "cache_dir"_a = "", "passes"_a = std::vector<std::string>{},
-          "nvrtc_flags"_a = std::vector<std::string>{})
+          "nvrtc_flags"_a = std::vector<std::string>{},
+          "size_hints"_a = std::map<std::string, int64_t>{})
       .def_prop_ro("cuda_source",
                    [](const Kernel& k) { return k.compiled_kernel().cuda_source(); })
       .def_prop_ro("lowered_ir", [](const Kernel& k) { return k.compiled_kernel().lowered_ir(); })

@@ -96,7 +96,10 @@ def compile(source, kernel=None, *, file="<text>", **options):
     Options: target: "sm_90a" (default, unless the kernel pins one) or "sm_80"; arch: NVRTC's
     architecture (default: the GPU's, else the target's); cubin=False stops after the CUDA source
     (no NVRTC: kernel.cuda_source without a GPU); use_cache, cache_dir (the disk cache); passes
-    (instead of the default pipeline); nvrtc_flags. Returns the tessel.Kernel, compiled.
+    (instead of the default pipeline); nvrtc_flags; size_hints: the sizes a row program is
+    scheduled for, e.g. {"M": 4096, "N": 32768} (its tile, block and where the row is held; it
+    stays correct at any size; without them a row program launched first on device tensors is
+    scheduled for that launch's sizes). Returns the tessel.Kernel, compiled.
     """
     if isinstance(source, Kernel):
         return _compile(source, **options)
@@ -111,9 +114,10 @@ def compile_file(path, kernel=None, **options):
 
 
 def _compile(k, target="", arch="", cubin=True, use_cache=True, cache_dir="", passes=(),
-             nvrtc_flags=()):
+             nvrtc_flags=(), size_hints=None):
     k.compile(target=target, arch=arch, cubin=cubin, use_cache=use_cache, cache_dir=cache_dir,
-              passes=list(passes), nvrtc_flags=list(nvrtc_flags))
+              passes=list(passes), nvrtc_flags=list(nvrtc_flags),
+              size_hints=dict(size_hints or {}))
     return k
 
 

@@ -46,6 +46,13 @@ class TextErrors(unittest.TestCase):
             tessel.compile_file(RMSNORM, target="sm_70", cubin=False)
         self.assertIn("unknown target 'sm_70'", str(caught.exception))
 
+    def test_size_hint_that_names_no_size(self):
+        with self.assertRaises(tessel.CompileError) as caught:
+            tessel.compile_file(f"{support.KERNELS}/rmsnorm_auto.tir", cubin=False,
+                                size_hints={"K": 64})
+        self.assertIn("size_hints names 'K', which is not a size of @rmsnorm_auto "
+                      "(its sizes: M, N)", str(caught.exception))
+
     def test_unknown_kernel_name(self):
         with self.assertRaisesRegex(ValueError, "no kernel @nope"):
             tessel.load_file(RMSNORM, kernel="nope")

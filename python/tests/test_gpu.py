@@ -43,6 +43,21 @@ class OnGpu(unittest.TestCase):
         want = torch.nn.functional.rms_norm(x.float(), (4096,), w.float(), 1e-6)
         torch.testing.assert_close(y.float(), want, rtol=1e-2, atol=1e-2)
 
+    def test_row_program_scheduled_for_its_first_launch(self):
+        # An unpinned row program compiled by its first launch is scheduled for that launch's
+        # sizes: at N = 32760 the row is fetched whole into shared memory (cp.async), which the
+        # default hint (N = 8192) would not do; the result matches torch at a ragged N.
+        torch = self.torch
+        k = tessel.load_file(os.path.join(support.KERNELS, "rmsnorm_auto.tir"))
+        x = torch.randn(300, 32760, device="cuda", dtype=torch.float16)
+        w = torch.randn(32760, device="cuda", dtype=torch.float16)
+        y = torch.full_like(x, float("nan"))
+        k(x, w, y, 1e-6)
+        self.assertIn("cp.async.cg.shared.global.b128", k.lowered_ir)
+        xf = x.float()
+        want = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
+        torch.testing.assert_close(y.float(), want, rtol=2e-2, atol=2e-2)
+
     def test_side_stream(self):
         torch = self.torch
         x = torch.randn(64, 512, device="cuda", dtype=torch.float16)

@@ -131,6 +131,23 @@ class CompileWithoutGpu(unittest.TestCase):
         k(x, np.ones(64, np.float16), y, 0.0)
         np.testing.assert_allclose(y.astype(np.float32), 1.0, rtol=1e-3)
 
+    def test_size_hints_schedule_a_row_program(self):
+        # size_hints: RMSNorm scheduled for N = 32768 fetches its row whole into shared memory by
+        # cp.async; for the default N = 8192 it holds it in registers. Either computes the same.
+        path = os.path.join(support.KERNELS, "rmsnorm_auto.tir")
+        wide = tessel.compile_file(path, cubin=False, use_cache=False,
+                                   size_hints={"M": 2048, "N": 32768})
+        plain = tessel.compile_file(path, cubin=False, use_cache=False)
+        self.assertIn("cp.async.cg.shared.global.b128", wide.lowered_ir)
+        self.assertNotIn("copy_async", plain.lowered_ir)
+        rng = np.random.default_rng(5)
+        x = rng.uniform(-1, 1, (3, 1000)).astype(np.float16)
+        w = rng.uniform(-1, 1, 1000).astype(np.float16)
+        y = np.full((3, 1000), np.nan, np.float16)
+        wide(x, w, y, 1e-6)
+        np.testing.assert_allclose(y.astype(np.float32), rmsnorm_reference(x, w, 1e-6),
+                                   rtol=2e-3, atol=2e-3)
+
 
 if __name__ == "__main__":
     support.main()

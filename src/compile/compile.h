@@ -36,6 +36,11 @@ struct CompileOptions {
   std::string nvrtc_arch;
   // Passes to run instead of the default pipeline (pipeline::PipelineOptions::passes).
   std::vector<std::string> passes;
+  // The sizes the kernel is scheduled for (schedule-rows: a row program's tile, block and where
+  // its rows are held), by size symbol, e.g. {{"M", 4096}, {"N", 16384}}: written as the `hint`
+  // of the kernel's `size` ops, so part of its text and of the cache key. The kernel stays correct
+  // at any size. Each must name a size of the kernel (a UserError otherwise).
+  std::map<std::string, int64_t> size_hints;
 };
 
 // A global tensor argument: device memory and the shape it has (row-major, contiguous).

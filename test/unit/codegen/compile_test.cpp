@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "compile/compile.h"
 #include "ir/parser.h"
@@ -25,6 +27,37 @@ std::string expect_user_error(const std::function<void()>& f) {
   }
   ADD_FAILURE() << "expected a UserError";
   return {};
+}
+
+// CompileOptions::size_hints: a row program is scheduled for the sizes hinted (RMSNorm at N =
+// 32768: the row fetched whole into shared memory by cp.async; at the default 8192 it is not;
+// the hints are in the kernel's text, which the cache key hashes), and a hint that names no size
+// of the kernel is a user error (as is a size under 1).
+TEST(Compile, SizeHintsScheduleRowPrograms) {
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/rmsnorm_auto.tir");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = ir::parse_module(text.str(), "rmsnorm_auto.tir");
+  const ir::Operation& kernel = *module->kernels.front();
+  CompileOptions options;
+  options.compile_cubin = false;
+  options.use_cache = false;
+  CompiledKernel plain = compile(kernel, target::cuda::Target::sm90a(), options);
+  options.size_hints = {{"M", 2048}, {"N", 32768}};
+  CompiledKernel wide = compile(kernel, target::cuda::Target::sm90a(), options);
+  EXPECT_EQ(plain.lowered_ir().find("copy_async"), std::string::npos) << plain.lowered_ir();
+  EXPECT_NE(wide.lowered_ir().find("cp.async.cg.shared.global.b128"), std::string::npos)
+      << wide.lowered_ir();
+  EXPECT_NE(wide.cuda_source().find("tessel::device::cp_async_cg16"), std::string::npos);
+  options.size_hints = {{"K", 64}};
+  EXPECT_NE(expect_user_error([&] { compile(kernel, target::cuda::Target::sm90a(), options); })
+                .find("compile: size_hints names 'K', which is not a size of @rmsnorm_auto (its "
+                      "sizes: M, N)"),
+            std::string::npos);
+  options.size_hints = {{"N", 0}};
+  EXPECT_NE(expect_user_error([&] { compile(kernel, target::cuda::Target::sm90a(), options); })
+                .find("compile: size hint N = 0 must be positive"),
+            std::string::npos);
 }
 
 TEST(Compile, ColdThenCached) {
