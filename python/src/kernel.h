@@ -11,14 +11,13 @@
 
 #include <nanobind/nanobind.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "argument_reader.h"
-#include <map>
-
 #include "compile/compile.h"
 #include "ir/ir.h"
 

@@ -21,9 +21,9 @@
 #include "runtime/kernel_cache.h"
 #include "runtime/tma.h"
 #include "support/diagnostics.h"
-#include "transforms/layout/schedule_rows.h"
 #include "support/hash.h"
 #include "tessel/lowering_hash.h"  // generated: the hash of the lowering code
+#include "transforms/layout/schedule_rows.h"
 
 namespace tessel {
 namespace {
@@ -61,8 +61,7 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
                    kernel.signature().name, " (its sizes: ", known.empty() ? "none" : known, ")");
       }
       if (value < 1) {
-        user_error(kernel.loc(), "compile: size hint ", name, " = ", value,
-                   " must be positive");
+        user_error(kernel.loc(), "compile: size hint ", name, " = ", value, " must be positive");
       }
     }
     std::unordered_map<const ir::Value*, ir::Value*> mapping;
@@ -540,8 +539,7 @@ const CUtensorMap& CompiledKernel::tma_descriptor(size_t index,
   // Row-major: the last dimension is TMA's innermost. An empty extent still needs a legal map
   // (its loops run zero times, so the map is never read).
   uint64_t stride = static_cast<uint64_t>(runtime::element_bytes(spec.element));
-  const bool packed4 =
-      tensor.element == ir::ScalarKind::u4 || tensor.element == ir::ScalarKind::i4;
+  const bool packed4 = tensor.element == ir::ScalarKind::u4 || tensor.element == ir::ScalarKind::i4;
   for (size_t d = tensor.shape.size(); d-- > 0;) {
     uint64_t extent = static_cast<uint64_t>(std::max<int64_t>(tensor.shape[d], 1));
     // Packed 4-bit rows are bytes to TMA (the emitter's boxes count values; rows of an even

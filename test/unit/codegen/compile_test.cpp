@@ -55,8 +55,9 @@ TEST(Compile, SizeHintsScheduleRowPrograms) {
                       "sizes: M, N)"),
             std::string::npos);
   options.size_hints = {{"N", 0}};
-  EXPECT_NE(expect_user_error([&] { compile(kernel, target::cuda::Target::sm90a(), options); })
-                .find("compile: size hint N = 0 must be positive"),
+  EXPECT_NE(expect_user_error([&] {
+              compile(kernel, target::cuda::Target::sm90a(), options);
+            }).find("compile: size hint N = 0 must be positive"),
             std::string::npos);
 }
 
