@@ -139,6 +139,17 @@ class Rewriter {
 
   bool gather_powers_of_two(Operation* q) {
     if (!is_f32(q->result())) return false;
+    // x·1 -> x (where the folding left a product by one: 0.5 (1 + tanh(z/2)) is σ(z)).
+    for (int k = 0; k < 2; ++k) {
+      if (constant(q->operand(k)) != 1.0 || q->operand(1 - k)->type() != q->result()->type())
+        continue;
+      Value* x = q->operand(1 - k);
+      Value* one = q->operand(k);
+      replace_uses(q->result(), x);
+      q->parent_block()->remove(q);
+      remove_if_dead(one);
+      return true;
+    }
     // (x·C)·P -> x·(C·P).
     for (int k = 0; k < 2; ++k) {
       auto p_const = constant(q->operand(k));

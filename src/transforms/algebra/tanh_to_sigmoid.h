@@ -18,8 +18,9 @@
 //   %p = mul %x, C ; %q = mul %p, P   ->  %q = mul %x, C·P        (P a power of two, %p used once)
 //   %p = mul %x, P ; %q = mul %y, Q ; %r = mul %p, %q  ->  %r = mul %x, %y   (P·Q = 1, both
 //                                                                              used once)
-// so the GELU above becomes %s = sigmoid (h + 0.044715·h³)·2√(2/π) and %y = mul %h, %s: the 0.5
-// and both 2s are gone. Runs before schedule-rows, on every kernel.
+// and a product by one left over goes (0.5·(1 + tanh(z·0.5)) becomes sigmoid %z). So the GELU
+// above becomes %s = sigmoid (h + 0.044715·h³)·2√(2/π) and %y = mul %h, %s: the 0.5 and both 2s
+// are gone. Runs before schedule-rows, on every kernel.
 #pragma once
 
 #include "ir/ir.h"
