@@ -77,10 +77,12 @@ class Rewriter {
     return k->result();
   }
 
-  // Removes `v`'s defining op when nothing reads it any more, and then its operands' likewise.
+  // Removes `v`'s defining op when nothing reads it any more, and then its operands' likewise
+  // (arithmetic and constants only: nothing with an effect, nothing that declares the grid).
   void remove_if_dead(Value* v) {
     Operation* d = v ? v->def() : nullptr;
     if (!d || uses(v) != 0 || !d->regions().empty() || d->num_results() != 1) return;
+    if (d->kind() != OpKind::constant && !ir::is_elementwise(d->kind())) return;
     std::vector<Value*> operands;
     for (int i = 0; i < d->num_operands(); ++i) operands.push_back(d->operand(i));
     d->parent_block()->remove(d);
