@@ -44,8 +44,8 @@ class ArgumentReader {
   // LaunchError unless the device arrays read last are on device 0 (where tessel launches).
   void check_device() const;
 
-  // The sizes the host arrays read last bind to `kernel`'s size symbols (each symbol's first
-  // binding; the interpreter checks the rest). `kernel` takes the same parameters as the reader's.
+  // The sizes the arrays read last (host or device) bind to `kernel`'s size symbols (each
+  // symbol's first binding; the interpreter or the launch checks the rest). `kernel` takes the same parameters as the reader's.
   std::map<std::string, int64_t> sizes(const ir::Operation& kernel) const;
   // Runs the interpreter for `kernel` on the host arrays read last, written back in place.
   void interpret(const ir::Operation& kernel, const std::string& schedule, int64_t sm_count);

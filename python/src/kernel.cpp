@@ -80,17 +80,8 @@ void Kernel::ensure_compiled() {
   ir::walk(const_cast<ir::Operation*>(kernel_),
            [&](ir::Operation* op) { has_mma = has_mma || op->kind() == ir::OpKind::mma; });
   if (!has_mma) {
-    const ir::Block& body = *kernel_->region(0);
-    const std::vector<KernelArg>& args = arguments_.kernel_args();
-    for (size_t i = 0; i < args.size() && i < body.arguments().size(); ++i) {
-      const ir::Type& t = body.argument(static_cast<int>(i))->type();
-      const TensorArg* tensor = std::get_if<TensorArg>(&args[i]);
-      if (!t.is_tensor() || !tensor || static_cast<int>(tensor->shape.size()) != t.rank())
-        continue;  // the launch's own checks report it
-      for (int d = 0; d < t.rank(); ++d)
-        if (!t.shape()[d].is_static() && tensor->shape[d] > 0)
-          options.size_hints.emplace(t.shape()[d].symbol, tensor->shape[d]);
-    }
+    for (const auto& [symbol, value] : arguments_.sizes(*kernel_))
+      if (value > 0) options.size_hints.emplace(symbol, value);  // empty tensors: no hint
   }
   compile(options);
 }

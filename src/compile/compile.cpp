@@ -52,24 +52,14 @@ CompiledKernel compile(const ir::Operation& kernel, const target::cuda::Target& 
   if (!options.size_hints.empty()) {
     // The hints become the `hint` of the kernel's size ops (what schedule-rows reads), and so
     // part of the text the cache key hashes.
-    const std::vector<std::string>& names = kernel.signature().sizes;
-    for (const auto& [name, value] : options.size_hints) {
-      if (std::find(names.begin(), names.end(), name) == names.end()) {
-        std::string known;
-        for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-        user_error(kernel.loc(), "compile: size_hints names '", name, "', which is not a size of @",
-                   kernel.signature().name, " (its sizes: ", known.empty() ? "none" : known, ")");
-      }
-      if (value < 1) {
-        user_error(kernel.loc(), "compile: size hint ", name, " = ", value, " must be positive");
-      }
-    }
+    ir::Module hinted;
     std::unordered_map<const ir::Value*, ir::Value*> mapping;
-    std::unique_ptr<ir::Operation> hinted = ir::clone(kernel, mapping);
-    transforms::set_size_hints(*hinted, options.size_hints);
+    hinted.kernels.push_back(ir::clone(kernel, mapping));
+    transforms::check_size_hints(hinted, options.size_hints, "compile: size_hints");
+    transforms::set_size_hints(*hinted.kernels.front(), options.size_hints);
     CompileOptions rest = options;
     rest.size_hints.clear();
-    return compile(*hinted, target, rest);
+    return compile(*hinted.kernels.front(), target, rest);
   }
   auto start = Clock::now();
   // Cached by content: the input kernel's text, the target, the pass list and the NVRTC flags.

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/canonicalize.h"
+
 namespace tessel::transforms {
 namespace {
 
@@ -110,19 +112,12 @@ class Rewriter {
       Value* two = make_constant(op, 2.0, base + "_two");
       Operation* r = b.create(OpKind::mul, {s->result(), two}, {op->result()->type()}, op->loc());
       r->result()->set_name(op->result()->name());
-      replace_uses(op->result(), r->result());
+      ir::replace_all_uses(*kernel_, op->result(), r->result());
       std::vector<Value*> old = {op->operand(0), op->operand(1)};
       op->parent_block()->remove(op);
       for (Value* v : old) remove_if_dead(v);
       return;
     }
-  }
-
-  void replace_uses(Value* from, Value* to) {
-    ir::walk(kernel_, [&](Operation* o) {
-      for (int i = 0; i < o->num_operands(); ++i)
-        if (o->operand(i) == from) o->set_operand(i, to);
-    });
   }
 
   // `%p = mul %x, C` (either order) used once, as (x, C); nullopt otherwise.
@@ -147,7 +142,7 @@ class Rewriter {
         continue;
       Value* x = q->operand(1 - k);
       Value* one = q->operand(k);
-      replace_uses(q->result(), x);
+      ir::replace_all_uses(*kernel_, q->result(), x);
       q->parent_block()->remove(q);
       remove_if_dead(one);
       return true;

@@ -457,8 +457,8 @@ bool accurate_transcendentals(const RowProgram& p) {
     const bool costly = op->kind() == OpKind::exp || op->kind() == OpKind::log ||
                         op->kind() == OpKind::log2 ||
                         (op->kind() == OpKind::tanh && !op->has_attr("approx"));
-    found = found || (costly && op->result()->type().is_tensor() &&
-                      op->result()->type().rank() == 2);
+    found =
+        found || (costly && op->result()->type().is_tensor() && op->result()->type().rank() == 2);
   });
   return found;
 }
@@ -585,7 +585,8 @@ void set_size_hints(ir::Operation& kernel, const std::map<std::string, int64_t>&
   });
 }
 
-void check_size_hints(const ir::Module& module, const std::map<std::string, int64_t>& hints) {
+void check_size_hints(const ir::Module& module, const std::map<std::string, int64_t>& hints,
+                      const std::string& origin) {
   std::set<std::string> names;
   for (const auto& kernel : module.kernels) {
     ir::walk(kernel.get(), [&](Operation* op) {
@@ -593,10 +594,14 @@ void check_size_hints(const ir::Module& module, const std::map<std::string, int6
     });
   }
   for (const auto& [name, value] : hints) {
+    if (value < 1) {
+      user_error(SourceLocation::unknown(), origin, ": ", name, " = ", value,
+                 " is not a size (hints are 1 or more)");
+    }
     if (names.count(name)) continue;
     std::string known;
     for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-    user_error(SourceLocation::unknown(), "--size-hint: no kernel has a size named '", name,
+    user_error(SourceLocation::unknown(), origin, ": no kernel has a size named '", name,
                "' (sizes: ", known.empty() ? std::string("none") : known, ")");
   }
 }
@@ -677,10 +682,9 @@ void schedule_rows(ir::Module& module) {
           std::find_if(all.begin(), all.end(), [](const Candidate& c) { return !c.stash; });
       const bool issue_bound = accurate_transcendentals(p);
       if (first_not_shared != all.end() && first_not_shared->one_pass)
-        all.erase(std::remove_if(all.begin(), all.end(),
-                                 [&](const Candidate& c) {
-                                   return c.stash && (!c.prefetch || issue_bound);
-                                 }),
+        all.erase(std::remove_if(
+                      all.begin(), all.end(),
+                      [&](const Candidate& c) { return c.stash && (!c.prefetch || issue_bound); }),
                   all.end());
     }
     if (report_enabled("search")) {

@@ -73,8 +73,10 @@ namespace tessel::transforms {
 // schedule is tuned for them, the kernel stays correct for any size.
 void set_size_hints(ir::Operation& kernel, const std::map<std::string, int64_t>& sizes);
 // A user error for a hinted name that no kernel of `module` has as a size (a misspelled hint
-// would otherwise tune nothing, silently).
-void check_size_hints(const ir::Module& module, const std::map<std::string, int64_t>& hints);
+// would otherwise tune nothing, silently), and for a hint under 1. `origin` says where the hints
+// came from ("--size-hint", "compile: size_hints").
+void check_size_hints(const ir::Module& module, const std::map<std::string, int64_t>& hints,
+                      const std::string& origin = "--size-hint");
 
 // The pass (registered as `schedule-rows`; runs before synthesize-layouts).
 void schedule_rows(ir::Module& module);
