@@ -416,6 +416,12 @@ void Verifier::elementwise(const Operation& op) {
       error(op, "`approx` is for tanh and sigmoid (the hardware's tanh approximation)");
     if (op.attr("approx")->kind != Attribute::Kind::unit) error(op, "`approx` is a unit attribute");
   }
+  // `accurate` (exp): expf's sequence whatever exp-to-exp2 finds (src/transforms/algebra).
+  if (op.has_attr("accurate")) {
+    if (op.kind() != OpKind::exp) error(op, "`accurate` is for exp (kept from exp-to-exp2)");
+    if (op.attr("accurate")->kind != Attribute::Kind::unit)
+      error(op, "`accurate` is a unit attribute");
+  }
   switch (op.kind()) {
     case OpKind::exp:
     case OpKind::exp2:

@@ -21,6 +21,9 @@ std::vector<std::string> lowering_passes() {
   // 1 + tanh(z) (GELU's tanh form) is computed as 2 sigmoid(2z): the same function in an ex2 and a
   // reciprocal instead of tanhf's sequence, and the powers of two around it folded away.
   passes.push_back("tanh-to-sigmoid");
+  // exp as one ex2.approx where its error (2^-17, relative) cannot show in the 16-bit outputs it
+  // reaches (softmax's per-element exps; the online rescale of a running sum stays expf).
+  passes.push_back("exp-to-exp2");
   // A row sum a loop with an mma accumulates every step is summed elementwise in the loop and
   // reduced once after it: no shuffles between the consumer's wgmma issues (GEMM + row sums).
   passes.push_back("sink-reductions");

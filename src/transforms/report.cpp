@@ -6,6 +6,7 @@
 
 #include "ir/pass.h"
 #include "support/diagnostics.h"
+#include "transforms/algebra/exp_to_exp2.h"
 #include "transforms/algebra/tanh_to_sigmoid.h"
 #include "transforms/async/check_protocol.h"
 #include "transforms/async/coarse_pipeline.h"
@@ -88,6 +89,10 @@ void register_passes() {
                      "1 + tanh(z) as 2 sigmoid(2z) (exact, no cancellation, fewer instructions) "
                      "and powers of two in products gathered into the constants",
                      [](ir::Module& m) { tanh_to_sigmoid(m); }});
+  ir::register_pass({"exp-to-exp2",
+                     "exp as one ex2.approx of x log2(e) where its results reach the outputs "
+                     "only as 16-bit floats through arithmetic that cannot magnify its error",
+                     [](ir::Module& m) { exp_to_exp2(m); }});
   ir::register_pass({"sink-reductions",
                      "a row sum a loop with an mma adds every step is summed elementwise in the "
                      "loop and reduced once after it (no shuffles between the wgmma issues)",
