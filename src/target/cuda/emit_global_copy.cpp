@@ -2,8 +2,10 @@
 // for partial tiles, cache hints.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
+#include "support/float_formats.h"
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
@@ -55,12 +57,13 @@ void Emitter::copy(const Operation& op) {
       unsupported(op, "has cache = \"coherent\", which loads of 32-bit values take only");
     (cache == "stream" ? stream : coherent) = ", true";
   }
-  Reg r = load ? new_reg(op) : reg(op, rv);
-  const Plan& plan = *r.plan;
   // A load whose only use is the next op, `add %x, %loaded` of the same layout (split-k's sum of
   // partial tiles): each fetched value is added where it lands, so that the loaded tile's values
   // die one by one instead of all living beside %x (128 + 128 registers would spill).
   const Operation* fused = load ? accumulating_add(op) : nullptr;
+  const bool packed = load && !fused && held_packed(op, g);
+  Reg r = load ? (packed ? new_packed_reg(op) : new_reg(op)) : reg(op, rv);
+  const Plan& plan = *r.plan;
   std::string addend, sum;
   if (fused) {
     const Value* other = fused->operand(0) == op.result() ? fused->operand(1) : fused->operand(0);
@@ -150,7 +153,20 @@ void Emitter::copy(const Operation& op) {
       (void)last;
       std::string slot = r.name + "[" + std::to_string(v) + "]";
       std::string stmt;
-      if (load) {
+      if (load && r.packed) {
+        // Words as loaded (held_packed: every access a vector of whole words); out-of-bounds
+        // lanes get the pad's bits, the pad rounded to the element type as the tile's type says.
+        const std::string ws = std::to_string(w), word = r.name + "[" + std::to_string(v / 2) + "]";
+        if (pred.empty()) {
+          stmt = "tsl_load16_words<" + ws + stream + ">(" + addr + ", &" + word + ");";
+        } else {
+          const std::string n = std::to_string(v);
+          line("const bool ok" + n + " = " + pred + ";");
+          stmt = "const auto raw" + n + " = tsl_fetch16<" + ws + stream + ">(" + addr + ", ok" + n +
+                 ", " + pad_word(g) + ");";
+          unpacks.push_back({"tsl_words16<" + ws + ">(raw" + n + ", &" + word + ");", {v, w}});
+        }
+      } else if (load) {
         if (w > 1) {
           stmt = bytes == 2 ? "tsl_load16<" + std::to_string(w) + stream + ">(" + addr + ", &" +
                                   slot + ", " + bf + ");"
@@ -167,13 +183,20 @@ void Emitter::copy(const Operation& op) {
           // Fetch now, convert after the tile's last fetch (see tsl_fetch16).
           std::string n = std::to_string(v), ws = std::to_string(w);
           line("const bool ok" + n + " = " + pred + ";");
+          // A pad exact in the 16-bit element type is fetched as its bits into out-of-bounds
+          // lanes and converted with the rest: no select after the conversion.
+          const bool pad_bits = bytes == 2 && pad_exact(g);
           stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
-                 (bytes == 2 ? stream : coherent) + ">(" + addr + ", ok" + n + ");";
-          unpacks.push_back({bytes == 2 ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " +
-                                              bf + ", ok" + n + ", " + float_literal(g.pad) + ");"
-                                        : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot +
-                                              ", ok" + n + ", " + float_literal(g.pad) + ");",
-                             {v, w}});
+                 (bytes == 2 ? stream : coherent) + ">(" + addr + ", ok" + n +
+                 (pad_bits ? ", " + pad_word(g) : std::string()) + ");";
+          unpacks.push_back(
+              {bytes == 2
+                   ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " + bf +
+                         (pad_bits ? std::string() : ", ok" + n + ", " + float_literal(g.pad)) +
+                         ");"
+                   : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot + ", ok" + n + ", " +
+                         float_literal(g.pad) + ");",
+               {v, w}});
         } else if (!pred.empty()) {
           std::string pad;
           for (int64_t i = 0; i < w; ++i) {
@@ -300,6 +323,79 @@ void Emitter::copy(const Operation& op) {
   }
   --indent_;
   line("}");
+}
+
+// Whether a load of a 16-bit tile keeps its values packed, two to a register as loaded, and
+// converts them where each reader reads them (reg()): where two or more ops read the tile, other
+// tiles are loaded into registers between its first and last reader, and every access is a
+// vector of whole words. That is a row held from one loop to the next while the later one brings
+// in column vectors: LayerNorm's x, read by its sums and again by its normalization beside its
+// weight and bias (schedule-rows' register estimate counts the held row as f16 words). Held as
+// floats there, with every masked lane selected after its conversion, it took 70-96 registers at
+// N = 8200 (ptxas's choice: 2-3 blocks a SM); packed, 56-72. On the H200, with the guarded loads
+// (tsl_fetch16), LayerNorm went from 0.889 to 0.955 of a copy at 8191 x 8200 and RMSNorm from
+// 0.986 to 1.039 (bench/results/2026-11-28-exp-to-exp2-h200.md, call F). Where nothing is loaded
+// between the readers (softmax: the row and nothing else) the floats are what ptxas keeps
+// anyway, and a packed copy beside them cost softmax at 8191 x 8200 a block a SM (56 -> 72
+// registers, 1.006 -> 0.901 of a copy, call E): such rows stay floats.
+bool Emitter::held_packed(const Operation& load, const View& g) {
+  const Value* loaded = load.result();
+  const Plan* plan = plan_for(load, loaded->type());
+  const int64_t bytes = ir::bit_width(g.element) / 8;
+  if (bytes != 2 || !plan || !packable(loaded->type().element(), plan->values)) return false;
+  if (g.element != loaded->type().element()) return false;
+  // The readers (ops of the load's block, or ops nested in them) and, between the first and the
+  // last, loads of other tiles into registers.
+  const ir::Block* block = load.parent_block();
+  int64_t readers = 0;
+  size_t first = 0, last = 0;
+  for (size_t i = ir::position_in_block(load) + 1; block && i < block->ops().size(); ++i) {
+    ir::walk(block->ops()[i].get(), [&](Operation* o) {
+      for (const Value* x : o->operands())
+        if (x == loaded) {
+          if (readers++ == 0) first = i;
+          last = i;
+          break;
+        }
+    });
+  }
+  if (readers < 2) return false;
+  bool loads_between = false;
+  for (size_t i = first + 1; i < last; ++i) {
+    ir::walk(block->ops()[i].get(), [&](Operation* o) {
+      loads_between = loads_between || (o->kind() == OpKind::copy && o->num_operands() == 1 &&
+                                        o->operand(0)->type().space() == MemorySpace::global &&
+                                        o->result()->type().space() == MemorySpace::reg);
+    });
+  }
+  if (!loads_between) return false;
+  for (int64_t v = 0; v < plan->values;) {
+    const int64_t w = vector_width(g, *plan, v, bytes);
+    if (w < 2 || v % 2 != 0) return false;
+    v += w;
+  }
+  return true;
+}
+
+// Whether `g`'s pad is a value of its 16-bit element type (0, -inf, 1: what the pads of the row
+// programs are), so that its bits stand for it exactly.
+bool Emitter::pad_exact(const View& g) {
+  if (std::isnan(g.pad)) return false;
+  const float pad = static_cast<float>(g.pad);
+  const bool bf16 = g.element == ScalarKind::bf16;
+  const uint16_t h = bf16 ? float_to_bf16_bits(pad) : float_to_f16_bits(pad);
+  const float back = bf16 ? bf16_bits_to_float(h) : f16_bits_to_float(h);
+  return static_cast<double>(back) == g.pad && std::signbit(back) == std::signbit(g.pad);
+}
+
+// The 32-bit word of two pads of `g`'s 16-bit element type (the pad rounded to it).
+std::string Emitter::pad_word(const View& g) {
+  const float pad = static_cast<float>(g.pad);
+  const uint16_t h =
+      g.element == ScalarKind::bf16 ? float_to_bf16_bits(pad) : float_to_f16_bits(pad);
+  char word[16];
+  std::snprintf(word, sizeof word, "0x%08xu", (unsigned(h) << 16) | unsigned(h));
+  return word;
 }
 
 // The `add` that is the only use of `load`'s result and the op right after it, adding a register

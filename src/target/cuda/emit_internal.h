@@ -2,11 +2,11 @@
 // declared here so that the emitter's parts can live in separate files, one op family each:
 // emit.cpp (the kernel, parameters, names, op dispatch, tiles), emit_control_flow.cpp (for, if,
 // yields), emit_layout_plans.cpp (register layouts as index arithmetic), emit_global_copy.cpp
-// (global <-> register copies), emit_elementwise.cpp (casts, elementwise, cmp, iota), emit_cross_thread.cpp (broadcast, rearrange, reduce),
-// emit_mainloop.cpp (shared allocation, block order), emit_async.cpp (roles, arefs, mbarriers, TMA,
-// wgmma groups: the sm_90a mainloops, as the passes lowered them), emit_wgmma.cpp (the wgmma
-// instances of an mma) and emit_cp_async_mma.cpp (the sm_80 mainloop).
-// Internal to src/target/cuda; see emit.h for what the emitter does.
+// (global <-> register copies), emit_elementwise.cpp (casts, elementwise, cmp, iota),
+// emit_cross_thread.cpp (broadcast, rearrange, reduce), emit_mainloop.cpp (shared allocation, block
+// order), emit_async.cpp (roles, arefs, mbarriers, TMA, wgmma groups: the sm_90a mainloops, as the
+// passes lowered them), emit_wgmma.cpp (the wgmma instances of an mma) and emit_cp_async_mma.cpp
+// (the sm_80 mainloop). Internal to src/target/cuda; see emit.h for what the emitter does.
 #pragma once
 
 #include <algorithm>
@@ -256,6 +256,9 @@ class Emitter {
   // The widest vector (elements) that values v, v+1, ... of `plan` form in `g`: consecutive
   // elements of the contiguous last dimension, aligned by the facts, wholly in or out of bounds.
   int64_t vector_width(const View& g, const Plan& plan, int64_t v, int64_t bytes);
+  bool held_packed(const Operation& load, const View& g);
+  static std::string pad_word(const View& g);
+  static bool pad_exact(const View& g);
 
   void cast(const Operation& op);
 

@@ -99,15 +99,66 @@ TEST(Emit, Bf16KernelsConvertThroughF32) {
     text.replace(at, 4, "<bf16");
   }
   EmittedKernel k = emit_text(text);
-  // Masked 16-byte loads: fetched raw first, converted (as bf16) after the tile's last fetch.
-  size_t fetch = k.source.find("const auto raw0 = tsl_fetch16<8>(p, ok0);");
-  size_t unpack = k.source.find("tsl_unpack16<8>(raw0, &rX[0], true, ok0, ");
+  // Masked 16-byte loads: fetched raw first, converted (as bf16) after the tile's last fetch. The
+  // pad (0.0) is exact in bf16: out-of-bounds lanes are fetched as its bits and converted without
+  // a select.
+  size_t fetch = k.source.find("const auto raw0 = tsl_fetch16<8>(p, ok0, 0x00000000u);");
+  size_t unpack = k.source.find("tsl_unpack16<8>(raw0, &rX[0], true);");
   EXPECT_NE(fetch, std::string::npos) << k.source;
   EXPECT_NE(unpack, std::string::npos) << k.source;
-  EXPECT_LT(k.source.find("tsl_fetch16<8>(p + 256, ok8)"), unpack) << k.source;
+  EXPECT_LT(k.source.find("tsl_fetch16<8>(p + 256, ok8, 0x00000000u)"), unpack) << k.source;
   // The cast to bf16 feeds only the store, which rounds as it converts (as bf16: `true`).
   EXPECT_NE(k.source.find("// y as bf16 (rounded by the store)"), std::string::npos);
   EXPECT_NE(k.source.find("tsl_store16<8>(p, &y[0], true);"), std::string::npos) << k.source;
+  runtime::CompileOptions options;
+  options.use_cache = false;
+  EXPECT_GT(runtime::compile_cuda(k.source, options).cubin.size(), 0u);
+}
+
+// A masked tile's pad reaches out-of-bounds lanes as the element type's bits where it is exact
+// there (-inf in f16: 0xfc00; 1.0 in bf16: 0x3f80), so no select follows the conversion; a pad
+// that f16 cannot hold (0.1) keeps the select of the f32 pad after it.
+TEST(Emit, MaskedLoadsFetchExactPadsAsBits) {
+  const std::string text = examples::lowered_kernels().at("bias_gelu");
+  auto with_pad = [&](const std::string& pad, bool bf16) {
+    std::string t = text;
+    for (size_t at = t.find("pad = 0.0"); at != std::string::npos; at = t.find("pad = 0.0", at))
+      t.replace(at, 9, "pad = " + pad);
+    if (bf16)
+      for (size_t at = t.find("<f16"); at != std::string::npos; at = t.find("<f16", at))
+        t.replace(at, 4, "<bf16");
+    return emit_text(t).source;
+  };
+  const std::string ninf = with_pad("-inf", false);
+  EXPECT_NE(ninf.find("tsl_fetch16<8>(p, ok0, 0xfc00fc00u);"), std::string::npos) << ninf;
+  EXPECT_NE(ninf.find("tsl_unpack16<8>(raw0, &rX[0], false);"), std::string::npos) << ninf;
+  const std::string one = with_pad("1.0", true);
+  EXPECT_NE(one.find("tsl_fetch16<8>(p, ok0, 0x3f803f80u);"), std::string::npos) << one;
+  const std::string inexact = with_pad("0.1", false);
+  EXPECT_NE(inexact.find("tsl_fetch16<8>(p, ok0);"), std::string::npos) << inexact;
+  EXPECT_NE(inexact.find("tsl_unpack16<8>(raw0, &rX[0], false, ok0, 0.1"), std::string::npos)
+      << inexact;
+  runtime::CompileOptions options;
+  options.use_cache = false;
+  EXPECT_GT(runtime::compile_cuda(ninf, options).cubin.size(), 0u);
+  EXPECT_GT(runtime::compile_cuda(inexact, options).cubin.size(), 0u);
+}
+
+// A loaded 16-bit row read by two ops (LayerNorm's row held from its sums to its normalization)
+// stays packed as loaded, two values a word, its masked lanes fetched as the pad's bits, and is
+// converted where each reader reads it; a tile read once is converted as it lands.
+TEST(Emit, HeldRowsStayPacked) {
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/layernorm_auto.tir");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = ir::parse_module(text.str(), "layernorm_auto.tir");
+  transforms::set_size_hints(*module->kernels.front(), {{"M", 8191}, {"N", 8200}});
+  pipeline::lower(*module);
+  EmittedKernel k = emit_cuda(*module->kernels.front());
+  EXPECT_NE(k.source.find("unsigned rX[16];  // packed pairs"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("tsl_words16<8>(raw0, &rX[0]);"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("float rg[32];"), std::string::npos) << k.source;  // read once
+  EXPECT_EQ(k.source.find("ok0, 0.0f);"), std::string::npos) << k.source;   // no select
   runtime::CompileOptions options;
   options.use_cache = false;
   EXPECT_GT(runtime::compile_cuda(k.source, options).cubin.size(), 0u);
@@ -157,7 +208,7 @@ TEST(Emit, StaticExtentsDropPredicatesAndCrossWarpReductionsUseSharedMemory) {
   // Column tile 0 of a static extent 8192 with tile width 8192 is full: only rows are checked.
   EXPECT_NE(k.source.find("const int c1 = thr0_d1;"), std::string::npos) << k.source;
   EXPECT_NE(k.source.find("const bool ok8 = c0 < M;"), std::string::npos) << k.source;
-  EXPECT_NE(k.source.find("tsl_fetch16<8>(p + 2048, ok8);"), std::string::npos);
+  EXPECT_NE(k.source.find("tsl_fetch16<8>(p + 2048, ok8, 0x00000000u);"), std::string::npos);
   EXPECT_EQ(k.source.find("< 8192"), std::string::npos);
   // 8 warps per row: lanes shuffle, warps meet in shared memory (2 rows x 8 warps floats).
   EXPECT_EQ(k.dynamic_shared_bytes, 64);

@@ -239,15 +239,30 @@ inline float tsl_load(const unsigned short* p, bool bf) {
 inline unsigned short tsl_cvt16(float f, bool bf) {
   return bf ? tsl_f32_to_bf16(f) : tsl_f32_to_f16(f);
 }
+inline float tsl_lo16(unsigned w, bool bf) {
+  return bf ? tsl_bf16_to_f32(w & 0xffffu) : tsl_f16_to_f32(w & 0xffffu);
+}
+inline float tsl_hi16(unsigned w, bool bf) {
+  return bf ? tsl_bf16_to_f32(w >> 16) : tsl_f16_to_f32(w >> 16);
+}
 template <int W>
 struct tsl_raw16 {
   unsigned short h[W];
 };
 template <int W>
-tsl_raw16<W> tsl_fetch16(const unsigned short* p, bool ok) {
+tsl_raw16<W> tsl_fetch16(const unsigned short* p, bool ok, unsigned fill = 0u) {
   tsl_raw16<W> r;
-  for (int i = 0; i < W; ++i) r.h[i] = ok ? p[i] : 0;
+  for (int i = 0; i < W; ++i)
+    r.h[i] = ok ? p[i] : static_cast<unsigned short>(i % 2 ? fill >> 16 : fill & 0xffffu);
   return r;
+}
+template <int W>
+void tsl_words16(const tsl_raw16<W>& r, unsigned* o) {
+  for (int i = 0; i < W / 2; ++i) o[i] = unsigned(r.h[2 * i]) | (unsigned(r.h[2 * i + 1]) << 16);
+}
+template <int W>
+void tsl_load16_words(const unsigned short* p, unsigned* o) {
+  tsl_words16<W>(tsl_fetch16<W>(p, true), o);
 }
 template <int W>
 void tsl_unpack16(const tsl_raw16<W>& r, float* o, bool bf, bool ok, float pad) {
