@@ -126,10 +126,15 @@ class Analysis {
         case OpKind::select:
           raise(op->result(), std::max(bound(op->operand(1)), bound(op->operand(2))), changed);
           return;
+        case OpKind::fma:  // a·b + c: the product's bound, or the addend's (no cancellation)
+          raise(op->result(),
+                std::max(saturating_add(bound(op->operand(0)), bound(op->operand(1))),
+                         bound(op->operand(2))),
+                changed);
+          return;
         case OpKind::max:
         case OpKind::min:
         case OpKind::add:
-        case OpKind::fma:
         case OpKind::abs:
         case OpKind::sqrt:
         case OpKind::rsqrt:

@@ -19,7 +19,8 @@
 // The rule. Every value gets a bound, in units of u, on the relative error the approximated exps
 // put in it: an approximated exp 1; mul and div the sum of their operands' bounds; max, min,
 // broadcast, rearrange, cast to f32, select (of the values, not the condition), sqrt, rsqrt the
-// largest; add, fma and sum reductions the largest too, but only over non-negative operands
+// largest; add and sum reductions the largest too, fma the larger of its product's and its
+// addend's, but only over non-negative operands
 // (exp's results, their products and sums, non-negative constants: nothing cancels); a loop-
 // carried value the largest of its initial and yielded values — where that grows every iteration
 // (a carried sum multiplied by an approximated exp each time: softmax's online rescale), the
