@@ -8,8 +8,9 @@
 #include "compile/gemm_cost.h"
 #include "compile/variants.h"
 #include "ir/parser.h"
-#include "tessel/example_kernels.h"
 #include "swapped_gemm_text.h"
+#include "tessel/example_kernels.h"
+#include "transforms/async/stage_budget.h"
 
 namespace tessel {
 namespace {
@@ -99,9 +100,19 @@ TEST(KernelVariants, TakeKernelsOfTheSameArgumentsUnderDistinctNames) {
   }
 }
 
+// An example kernel with `from` replaced by `to` (a pin added, as the variant files add them).
+std::unique_ptr<ir::Module> edited(const std::string& name, const std::string& from,
+                                   const std::string& to) {
+  std::string text = examples::lowered_kernels().at(name);
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return ir::parse_module(text, name + ".tir");
+}
+
 // Variants written as the bench's files are (bench/kernel-variants/): the example's text with
 // another tile and a split pin.
-std::unique_ptr<ir::Module> variant(int64_t rows, int64_t cols, bool split) {
+std::unique_ptr<ir::Module> variant(int64_t rows, int64_t cols, bool split, int64_t stages = 0) {
   std::string text = examples::lowered_kernels().at("gemm");
   auto replace_all = [&](const std::string& from, const std::string& to) {
     for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
@@ -118,16 +129,24 @@ std::unique_ptr<ir::Module> variant(int64_t rows, int64_t cols, bool split) {
     replace_all("block_grid %tiles_m, %tiles_n :",
                 "block_grid %tiles_m, %tiles_n {split_k = auto} :");
   }
+  if (stages > 0) {
+    replace_all("iter(%c = %zero) :",
+                "iter(%c = %zero) {stages = " + std::to_string(stages) + "} :");
+  }
   return ir::parse_module(text, "variant.tir");
 }
 
 // A swapped-operand variant (Cᵀ = B·Aᵀ with `rows` of B as the wgmma's M and `tokens` of A as
 // its N), as bench/kernel-variants/make_swap_variants.py writes them.
-std::unique_ptr<ir::Module> swapped(int64_t rows, int64_t tokens, bool split) {
-  return ir::parse_module(test_support::swapped_gemm_text(static_cast<int>(rows),
-                                                     static_cast<int>(tokens), false,
-                                                     split ? "split_k = auto" : ""),
-                          "swap.tir");
+std::unique_ptr<ir::Module> swapped(int64_t rows, int64_t tokens, bool split, int64_t stages = 0) {
+  std::string text = test_support::swapped_gemm_text(
+      static_cast<int>(rows), static_cast<int>(tokens), false, split ? "split_k = auto" : "");
+  const std::string loop = "iter(%c = %zero) :";
+  if (stages > 0) {
+    text.replace(text.find(loop), loop.size(),
+                 "iter(%c = %zero) {stages = " + std::to_string(stages) + "} :");
+  }
+  return ir::parse_module(text, "swap.tir");
 }
 
 TEST(GemmCost, ReadsTheTileTheSplitAndTheSizesOfAGemm) {
@@ -158,9 +177,50 @@ TEST(GemmCost, ReadsTheTileTheSplitAndTheSizesOfAGemm) {
   EXPECT_EQ(w->mma_rows, 128);
   EXPECT_EQ(w->m + w->n + w->k, "MNK");
   EXPECT_TRUE(w->split_k);
+  // Nothing pinned, both operands' rows along K, no cluster.
+  EXPECT_EQ(t->stages, 0);
+  EXPECT_EQ(t->element_bytes, 2);
+  EXPECT_EQ(t->a_row + t->b_row, "KK");
+  EXPECT_EQ(t->cluster_m, 1);
+  EXPECT_EQ(t->cluster_n, 1);
+  EXPECT_EQ(gemm_traits(*nn->kernels.front())->b_row, "N");
+  auto tn = ir::parse_module(examples::lowered_kernels().at("gemm_tn"), "gemm_tn.tir");
+  ASSERT_TRUE(gemm_traits(*tn->kernels.front()));
+  EXPECT_EQ(gemm_traits(*tn->kernels.front())->a_row + gemm_traits(*tn->kernels.front())->b_row,
+            "MN");
+  auto e4m3 = ir::parse_module(examples::lowered_kernels().at("gemm_e4m3"), "gemm_e4m3.tir");
+  ASSERT_TRUE(gemm_traits(*e4m3->kernels.front()));
+  EXPECT_EQ(gemm_traits(*e4m3->kernels.front())->element_bytes, 1);
+  // A pinned ring depth; a 2x1 cluster: its blocks share B's tile (their M tiles differ).
+  auto deep = edited("gemm", "iter(%c = %zero) :", "iter(%c = %zero) {stages = 6} :");
+  EXPECT_EQ(gemm_traits(*deep->kernels.front())->stages, 6);
+  auto cluster = edited("gemm_tn", "block_grid %tiles_m, %tiles_n :",
+                        "block_grid %tiles_m, %tiles_n {cluster = [2,1]} :");
+  std::optional<GemmTraits> c = gemm_traits(*cluster->kernels.front());
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->cluster_m, 2);
+  EXPECT_EQ(c->cluster_n, 1);
+  // Swapped operands put N first in the grid: their 2x1 cluster shares A's tile.
+  auto swap_cluster = ir::parse_module(
+      test_support::swapped_gemm_text(64, 64, false, "cluster = [2,1]"), "swap.tir");
+  std::optional<GemmTraits> sc = gemm_traits(*swap_cluster->kernels.front());
+  ASSERT_TRUE(sc);
+  EXPECT_EQ(sc->cluster_m, 1);
+  EXPECT_EQ(sc->cluster_n, 2);
   // Two mmas (the dual GEMM): not a GEMM the model knows.
   auto dual = ir::parse_module(examples::lowered_kernels().at("dual_gemm"), "dual_gemm.tir");
   EXPECT_FALSE(gemm_traits(*dual->kernels.front()));
+}
+
+// The ring an unpinned loop gets: as many slots of A's and B's tiles as the shared memory holds,
+// at most kMaxStages (pipeline-loops, pipeline-arefs); a pin as it is.
+TEST(GemmCost, RingDepthIsThePinElseWhatFitsUpToTheCap) {
+  auto gemm = ir::parse_module(examples::lowered_kernels().at("gemm"), "gemm.tir");
+  EXPECT_EQ(gemm_ring_depth(*gemm_traits(*gemm->kernels.front())), 4);  // 48 KiB slots
+  auto m64 = variant(64, 128, false);
+  EXPECT_EQ(gemm_ring_depth(*gemm_traits(*m64->kernels.front())), transforms::kMaxStages);
+  auto deep = edited("gemm", "iter(%c = %zero) :", "iter(%c = %zero) {stages = 3} :");
+  EXPECT_EQ(gemm_ring_depth(*gemm_traits(*deep->kernels.front())), 3);
 }
 
 // The choices the H100 sweep measured (bench/results/2026-11-26-gemm-sweep-tuned2-h100.md): the
@@ -186,15 +246,50 @@ TEST(GemmCost, PicksWhatTheSweepMeasuredFastest) {
   EXPECT_EQ(pick(16, 4096, 11008), 3u);
   EXPECT_EQ(pick(64, 4096, 14336), 3u);
   EXPECT_EQ(pick(1024, 1024, 1024), 2u);
-  // With a swapped 64x16 split variant in the family (bench/results/2026-11-26-gemm-swap-h100.md):
-  // it at 16 tokens, where it measured 1.0x cuBLAS against 0.63x for the 64x128 split; not at
-  // 256 tokens or at the large shapes.
-  auto swap = swapped(64, 16, true);
+  // With a swapped 64x16 split variant in the family, its ring pinned to 12 slots as the swept
+  // ones (bench/results/2026-11-26-gemm-swap-h100.md): it at 16 tokens, where it measured 1.0x
+  // cuBLAS against 0.63x for the 64x128 split; not at 256 tokens or at the large shapes.
+  auto swap = swapped(64, 16, true, 12);
   all.push_back(*gemm_traits(*swap->kernels.front()));
   EXPECT_EQ(pick(16, 4096, 4096), 4u);
   EXPECT_EQ(pick(16, 4096, 11008), 4u);
   EXPECT_NE(pick(256, 4096, 4096), 4u);
   EXPECT_EQ(pick(4096, 4096, 4096), 0u);
+}
+
+// What the H100 and H200 sweeps measured that the model fitted on 2026-11-26 missed
+// (bench/results/2026-11-28-gemm-cost-refit-h200.md).
+TEST(GemmCost, SeesRingDepthSplitReductionAndMisalignedRows) {
+  auto cost = [](const std::unique_ptr<ir::Module>& v, int64_t m, int64_t n, int64_t k) {
+    return gemm_cost(*gemm_traits(*v->kernels.front()), {{"M", m}, {"N", n}, {"K", k}}, 132);
+  };
+  // Ring depth: while unpinned rings had 4 slots, 64x64 tiles pinned to 8 measured 1.32-1.34x
+  // faster at 64x4096x4096 (2026-11-27-gemm-sweep-roles-h100, -a-km-swap-h100).
+  EXPECT_LT(cost(variant(64, 64, false, 8), 64, 4096, 4096),
+            cost(variant(64, 64, false, 4), 64, 4096, 4096) / 1.1);
+  // The split's reduction (its last part reads every partial tile): at 256x4096x11008 64x128
+  // tiles without a split over the 128x128 split, 1.17x faster on the H200 (the model of
+  // 2026-11-26 picked the split).
+  EXPECT_LT(cost(variant(64, 128, false), 256, 4096, 11008),
+            cost(variant(128, 128, true), 256, 4096, 11008));
+  // 64x4096x11008: not the 64x128 split the old model picked (1.27x the fastest on the H200), but
+  // 64x64 tiles split in two (1.08x).
+  EXPECT_LT(cost(variant(64, 64, true, 8), 64, 4096, 11008),
+            cost(variant(64, 128, true), 64, 4096, 11008));
+  // Rows that are not whole 128-byte lines: at 3000x5000x704 with A [K,M] and B [K,N] (rows of
+  // 6000 and 10000 bytes) the 2x1 cluster, which multicasts B's tile, measured 1.22-1.34x faster
+  // than the plain tile; where the rows are whole lines it costs no less (it measured 1-29%
+  // slower).
+  auto tn = ir::parse_module(examples::lowered_kernels().at("gemm_tn"), "gemm_tn.tir");
+  auto tn_cluster = edited("gemm_tn", "block_grid %tiles_m, %tiles_n :",
+                           "block_grid %tiles_m, %tiles_n {cluster = [2,1]} :");
+  EXPECT_LT(cost(tn_cluster, 3000, 5000, 704), cost(tn, 3000, 5000, 704));
+  EXPECT_LE(cost(tn, 3072, 5120, 704), cost(tn_cluster, 3072, 5120, 704));
+  EXPECT_LE(cost(tn, 4096, 4096, 4096), cost(tn_cluster, 4096, 4096, 4096));
+  // A cluster's grid is whole clusters: at 16 tokens a 2x1 cluster of 128-row tiles has a second,
+  // empty row of tiles, and its multicast saves nothing the model counts there (1.29x slower
+  // measured with B [K,N]).
+  EXPECT_LE(cost(tn, 16, 14336, 4096), cost(tn_cluster, 16, 14336, 4096));
 }
 
 }  // namespace
