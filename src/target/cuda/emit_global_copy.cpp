@@ -381,18 +381,20 @@ bool Emitter::held_packed(const Operation& load, const View& g) {
 // programs are), so that its bits stand for it exactly.
 bool Emitter::pad_exact(const View& g) {
   if (std::isnan(g.pad)) return false;
-  const float pad = static_cast<float>(g.pad);
-  const bool bf16 = g.element == ScalarKind::bf16;
-  const uint16_t h = bf16 ? float_to_bf16_bits(pad) : float_to_f16_bits(pad);
-  const float back = bf16 ? bf16_bits_to_float(h) : f16_bits_to_float(h);
+  const uint16_t h = pad_bits16(g);
+  const float back = g.element == ScalarKind::bf16 ? bf16_bits_to_float(h) : f16_bits_to_float(h);
   return static_cast<double>(back) == g.pad && std::signbit(back) == std::signbit(g.pad);
+}
+
+// `g`'s pad rounded to its 16-bit element type, as bits.
+uint16_t Emitter::pad_bits16(const View& g) {
+  const float pad = static_cast<float>(g.pad);
+  return g.element == ScalarKind::bf16 ? float_to_bf16_bits(pad) : float_to_f16_bits(pad);
 }
 
 // The 32-bit word of two pads of `g`'s 16-bit element type (the pad rounded to it).
 std::string Emitter::pad_word(const View& g) {
-  const float pad = static_cast<float>(g.pad);
-  const uint16_t h =
-      g.element == ScalarKind::bf16 ? float_to_bf16_bits(pad) : float_to_f16_bits(pad);
+  const uint16_t h = pad_bits16(g);
   char word[16];
   std::snprintf(word, sizeof word, "0x%08xu", (unsigned(h) << 16) | unsigned(h));
   return word;
@@ -491,13 +493,10 @@ void Emitter::global_to_shared_async(const Operation& op) {
   }
   const int64_t per_row = cols / vec, accesses = rows * per_row;
   const std::string type = bytes == 4 ? "float" : "unsigned short";
-  std::string pad_word = "0u";
-  if (masked && g.pad != 0) {
-    const std::string bf = g.element == ScalarKind::bf16 ? "true" : "false";
-    pad_word = bytes == 4
-                   ? "__float_as_uint(" + float_literal(g.pad) + ")"
-                   : "(unsigned(tsl_cvt16(" + float_literal(g.pad) + ", " + bf + ")) * 0x10001u)";
-  }
+  // The word a vector past the tile's end is filled with: the pad, as the element type's bits.
+  std::string fill = "0u";
+  if (masked && g.pad != 0)
+    fill = bytes == 4 ? "__float_as_uint(" + float_literal(g.pad) + ")" : pad_word(g);
   line("{  // shared %" + op.operand(1)->name() + " <- " + g.base + " tile (cp.async 16 B, " +
        std::to_string(accesses) + " accesses over " + std::to_string(threads_) + " threads)");
   ++indent_;
@@ -521,8 +520,8 @@ void Emitter::global_to_shared_async(const Operation& op) {
     line("tessel::device::cp_async_cg16(d, src);");
   } else {
     line("if (" + pred + ") tessel::device::cp_async_cg16(d, src);");
-    line("else *reinterpret_cast<uint4*>(d) = make_uint4(" + pad_word + ", " + pad_word + ", " +
-         pad_word + ", " + pad_word + ");");
+    line("else *reinterpret_cast<uint4*>(d) = make_uint4(" + fill + ", " + fill + ", " + fill +
+         ", " + fill + ");");
   }
   --indent_;
   line("}");

@@ -259,6 +259,7 @@ class Emitter {
   bool held_packed(const Operation& load, const View& g);
   static std::string pad_word(const View& g);
   static bool pad_exact(const View& g);
+  static uint16_t pad_bits16(const View& g);
 
   void cast(const Operation& op);
 
