@@ -74,6 +74,8 @@ EmittedKernel Emitter::run() {
   // A warp-specialized kernel's block is its roles' threads (block_grid's `threads`); each
   // role's register layouts are over the role's own threads.
   roles_ = has_roles();
+  ir::walk(const_cast<Operation*>(&kernel_),
+           [&](Operation* op) { has_mma_ = has_mma_ || op->kind() == OpKind::mma; });
   for (const auto& op : kernel_.region(0)->ops()) {
     if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm"))
       blocks_per_sm_ = op->int_attr("blocks_per_sm");
@@ -311,7 +313,8 @@ const Reg& Emitter::reg(const Operation& op, const Value* v) {
   if (!r.packed) return r;
   Reg& f = unpacked_.emplace_back(Reg{fresh(r.name + "_f32"), r.plan, r.element, false});
   line("float " + f.name + "[" + std::to_string(r.plan->values) + "];  // " + r.name + " unpacked");
-  for (int64_t v2 = 0; v2 < r.plan->values; ++v2)
+  const auto [lo, hi] = value_range(r.plan->values);
+  for (int64_t v2 = lo; v2 < hi; ++v2)
     line(f.name + "[" + std::to_string(v2) + "] = " + value_expr(r, v2) + ";");
   return f;
 }
@@ -377,7 +380,24 @@ bool Emitter::below_extent(const Value* idx, const ir::Extent& e) {
 }
 
 void Emitter::block(const ir::Block& b) {
-  for (const auto& op : b.ops()) emit(*op);
+  block_ops(b, [&](const Operation& yield) { emit(yield); });
+}
+
+void Emitter::block_ops(const ir::Block& b, const std::function<void(const Operation&)>& yield) {
+  const auto& ops = b.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i]->kind() == OpKind::yield) {
+      yield(*ops[i]);
+      continue;
+    }
+    const ChunkedRun run = chunked_run(b, i);
+    if (run.end > i) {
+      emit_chunked(b, i, run);
+      i = run.end - 1;
+      continue;
+    }
+    emit(*ops[i]);
+  }
 }
 
 void Emitter::emit(const Operation& op) {

@@ -173,14 +173,10 @@ void Emitter::for_op(const Operation& op) {
   line("for (int " + iv + " = " + lower + "; " + iv + " < " + upper + "; " + iv +
        " += " + scalar(op, op.operand(2)) + ") {");
   ++indent_;
-  for (const auto& inner : body.ops()) {
-    if (inner->kind() != OpKind::yield) {
-      emit(*inner);
-      continue;
-    }
-    for (int i = 0; i < inner->num_operands(); ++i)
-      assign_yielded(*inner, i, carried[i], body.argument(i + 1));
-  }
+  block_ops(body, [&](const Operation& yield) {
+    for (int i = 0; i < yield.num_operands(); ++i)
+      assign_yielded(yield, i, carried[i], body.argument(i + 1));
+  });
   --indent_;
   line("}");
   // A loop of no iterations leaves the zeros. Written after the wgmma groups are drained when an
@@ -245,14 +241,10 @@ void Emitter::if_op(const Operation& op) {
   }
   auto branch = [&](const ir::Block& b) {
     ++indent_;
-    for (const auto& inner : b.ops()) {
-      if (inner->kind() != OpKind::yield) {
-        emit(*inner);
-        continue;
-      }
-      for (int i = 0; i < inner->num_operands(); ++i)
-        assign_yielded(*inner, i, results[i], op.result(i));
-    }
+    block_ops(b, [&](const Operation& yield) {
+      for (int i = 0; i < yield.num_operands(); ++i)
+        assign_yielded(yield, i, results[i], op.result(i));
+    });
     --indent_;
   };
   line("if (" + scalar(op, op.operand(0)) + ") {");

@@ -64,7 +64,8 @@ void Emitter::broadcast(const Operation& op) {
     from.push_back(*p);
   }
   if (static_cast<int64_t>(from.size()) == dst.values) {
-    for (int64_t v = 0; v < dst.values; ++v) {
+    const auto [lo, hi] = value_range(dst.values);
+    for (int64_t v = lo; v < hi; ++v) {
       line(r.name + "[" + std::to_string(v) + "] = " + a.name + "[" + std::to_string(from[v]) +
            "];");
     }
@@ -131,17 +132,32 @@ void Emitter::rearrange(const Operation& op) {
 
 void Emitter::reduce(const Operation& op) {
   const Reg& a = reg(op, op.operand(0));
+  ReduceParts s = reduce_begin(op, /*accumulate=*/false);
+  reduce_fold(s, a, 0, a.plan->values);
+  reduce_end(s);
+}
+
+// A reduce in three steps, so that a chunked run (emit_chunked.cpp) can fold its operand's
+// values chunk by chunk into the thread's partials and cross threads once after the last chunk.
+// begin: the result's array and the partials (at the identity when folds accumulate into them).
+Emitter::ReduceParts Emitter::reduce_begin(const Operation& op, bool accumulate) {
+  ReduceParts s;
+  s.op = &op;
+  s.accumulate = accumulate;
   const auto& dims = op.ints_attr("dims");
-  const std::string& kind = op.str_attr("kind");
-  if (a.plan->tile.size() != 2 || dims.size() != 1)
+  s.kind = op.str_attr("kind");
+  s.src = *plan_for(op, op.operand(0)->type());
+  Plan& src = s.src;
+  if (src.tile.size() != 2 || dims.size() != 1)
     unsupported(op, "is supported from rank 2 to rank 1 only");
-  size_t red = static_cast<size_t>(dims[0]), kept = 1 - red;
+  s.red = static_cast<size_t>(dims[0]);
+  s.kept = 1 - s.red;
+  const size_t red = s.red, kept = s.kept;
   // A thread leaf along the reduced dimension that spans lanes and warps (a row over 512
   // threads: one leaf of extent 512) is split at the warp: its lanes combine by shuffles, only
   // one partial per warp goes through shared memory (else every thread would read all 512).
   // The leaf's extent need only be a multiple of the lanes it spans: a row over 544 threads
   // (17 warps, schedule-rows' near fit of N = 8200) splits into 32 lanes and 17 warps.
-  Plan src = *a.plan;
   for (size_t i = 0; i < src.leaves.size(); ++i) {
     Leaf l = src.leaves[i];
     if ((l.prefix & (l.prefix - 1)) != 0 || l.coef[red] == 0 || l.prefix >= 32 ||
@@ -155,54 +171,80 @@ void Emitter::reduce(const Operation& op) {
     src.leaves[i].extent = lanes;
     src.leaves.insert(src.leaves.begin() + static_cast<std::ptrdiff_t>(i) + 1, warps);
   }
-  std::string identity = kind == "sum"   ? "0.0f"
-                         : kind == "max" ? float_literal(-INFINITY)
-                         : kind == "min" ? float_literal(INFINITY)
-                                         : "";
-  if (identity.empty()) unsupported(op, "of kind " + kind + " is not supported yet");
-  auto combine = [&](const std::string& x, const std::string& y) {
-    return kind == "sum"   ? x + " + " + y
-           : kind == "max" ? "fmaxf(" + x + ", " + y + ")"
-                           : "fminf(" + x + ", " + y + ")";
-  };
+  s.identity = s.kind == "sum"   ? "0.0f"
+               : s.kind == "max" ? float_literal(-INFINITY)
+               : s.kind == "min" ? float_literal(INFINITY)
+                                 : "";
+  if (s.identity.empty()) unsupported(op, "of kind " + s.kind + " is not supported yet");
   const Reg& r = new_reg(op);
-  const Plan& dst = *r.plan;
+  s.result = r.name;
+  s.dst = r.plan;
   // 1. Each thread folds its own values, one partial per distinct kept coordinate.
-  std::vector<int64_t> kept_coord;
-  std::vector<int64_t> part_of(src.values);
+  s.part_of.resize(static_cast<size_t>(src.values));
   for (int64_t v = 0; v < src.values; ++v) {
     int64_t c = src.value_coord[v][kept];
-    auto it = std::find(kept_coord.begin(), kept_coord.end(), c);
-    part_of[v] = it - kept_coord.begin();
-    if (it == kept_coord.end()) kept_coord.push_back(c);
+    auto it = std::find(s.kept_coord.begin(), s.kept_coord.end(), c);
+    s.part_of[v] = it - s.kept_coord.begin();
+    if (it == s.kept_coord.end()) s.kept_coord.push_back(c);
   }
-  std::string part = fresh(r.name + "_part");
-  int64_t parts = static_cast<int64_t>(kept_coord.size());
-  line("float " + part + "[" + std::to_string(parts) + "];");
-  // As a balanced tree per partial (pairs, then pairs of pairs): the chain of one combine after
-  // another is as long as the thread's values (64 for a row of a 128-wide wgmma accumulator
-  // tile), and a warp alone on its scheduler (attention's softmax) waits out every link.
+  s.part = fresh(r.name + "_part");
+  const int64_t parts = static_cast<int64_t>(s.kept_coord.size());
+  line("float " + s.part + "[" + std::to_string(parts) + "];");
+  if (accumulate) {
+    line("#pragma unroll");
+    line("for (int p = 0; p < " + std::to_string(parts) + "; ++p) " + s.part + "[p] = " +
+         s.identity + ";");
+  }
+  return s;
+}
+
+std::string Emitter::ReduceParts::combine(const std::string& x, const std::string& y) const {
+  return kind == "sum"   ? x + " + " + y
+         : kind == "max" ? "fmaxf(" + x + ", " + y + ")"
+                         : "fminf(" + x + ", " + y + ")";
+}
+
+// fold: the operand's values lo .. hi - 1 (held in `a`) into the partials.
+// As a balanced tree per partial (pairs, then pairs of pairs): the chain of one combine after
+// another is as long as the thread's values (64 for a row of a 128-wide wgmma accumulator
+// tile), and a warp alone on its scheduler (attention's softmax) waits out every link.
+void Emitter::reduce_fold(ReduceParts& s, const Reg& a, int64_t lo, int64_t hi) {
+  const int64_t parts = static_cast<int64_t>(s.kept_coord.size());
   for (int64_t p = 0; p < parts; ++p) {
     std::vector<std::string> level;
-    for (int64_t v = 0; v < src.values; ++v)
-      if (part_of[v] == p) level.push_back(a.name + "[" + std::to_string(v) + "]");
-    int temps = 0;
+    for (int64_t v = lo; v < hi; ++v)
+      if (s.part_of[v] == p) level.push_back(a.name + "[" + std::to_string(v) + "]");
+    if (level.empty()) continue;
     while (level.size() > 1) {
       std::vector<std::string> next;
       for (size_t i = 0; i + 1 < level.size(); i += 2) {
         if (level.size() == 2) {
-          next.push_back(combine(level[i], level[i + 1]));
+          next.push_back(s.combine(level[i], level[i + 1]));
           continue;
         }
-        std::string t = part + "_" + std::to_string(p) + "_" + std::to_string(temps++);
-        line("const float " + t + " = " + combine(level[i], level[i + 1]) + ";");
+        std::string t = s.part + "_" + std::to_string(p) + "_" + std::to_string(s.temps++);
+        line("const float " + t + " = " + s.combine(level[i], level[i + 1]) + ";");
         next.push_back(t);
       }
       if (level.size() % 2) next.push_back(level.back());
       level = std::move(next);
     }
-    line(part + "[" + std::to_string(p) + "] = " + level.front() + ";");
+    const std::string dst = s.part + "[" + std::to_string(p) + "]";
+    line(dst + " = " + (s.accumulate ? s.combine(dst, level.front()) : level.front()) + ";");
   }
+}
+
+// end: the partials across threads into the result.
+void Emitter::reduce_end(const ReduceParts& s) {
+  const Operation& op = *s.op;
+  const Plan& src = s.src;
+  const Plan& dst = *s.dst;
+  const size_t red = s.red, kept = s.kept;
+  const std::string& part = s.part;
+  const std::string& identity = s.identity;
+  const int64_t parts = static_cast<int64_t>(s.kept_coord.size());
+  const std::vector<int64_t>& kept_coord = s.kept_coord;
+  auto combine = [&](const std::string& x, const std::string& y) { return s.combine(x, y); };
   // 2. Lanes that split the reduced dimension combine by butterfly shuffles; leaves beyond the
   // warp (or of odd extent) go through shared memory.
   std::vector<bool> shuffled(src.leaves.size(), false);
@@ -243,7 +285,7 @@ void Emitter::reduce(const Operation& op) {
   }
   if (static_cast<int64_t>(from.size()) == dst.values) {
     for (int64_t v = 0; v < dst.values; ++v) {
-      line(r.name + "[" + std::to_string(v) + "] = " + part + "[" + std::to_string(from[v]) + "];");
+      line(s.result + "[" + std::to_string(v) + "] = " + part + "[" + std::to_string(from[v]) + "];");
     }
     return;
   }
@@ -255,12 +297,12 @@ void Emitter::reduce(const Operation& op) {
     g = g == "0" ? "(" + c + ")" : g + " + (" + c + ") * " + std::to_string(groups);
     groups *= l.extent;
   }
-  std::string s = scratch(r.name, src.tile[kept] * groups);
+  const std::string sc = scratch(s.result, src.tile[kept] * groups);
   std::string k = src.var[kept] == "0" ? "" : src.var[kept] + " + ";
   line(threads_barrier());
   line("if (" + representative(src, shuffled) + ") {");
   for (int64_t p = 0; p < parts; ++p) {
-    line("  " + s + "[(" + k + std::to_string(kept_coord[p]) + ") * " + std::to_string(groups) +
+    line("  " + sc + "[(" + k + std::to_string(kept_coord[p]) + ") * " + std::to_string(groups) +
          " + " + g + "] = " + part + "[" + std::to_string(p) + "];");
   }
   line("}");
@@ -275,7 +317,7 @@ void Emitter::reduce(const Operation& op) {
     const bool pow2 = (groups & (groups - 1)) == 0;
     for (int64_t v = 0; v < dst.values; ++v) {
       line("{");
-      line("  const float* row = " + s + " + (" + std::to_string(dst.value_coord[v][0]) + ") * " +
+      line("  const float* row = " + sc + " + (" + std::to_string(dst.value_coord[v][0]) + ") * " +
            std::to_string(groups) + ";");
       const std::string lane = "(threadIdx.x & 31)";
       // A power of two: every run of `groups` lanes holds all partials; else lanes past them
@@ -286,19 +328,19 @@ void Emitter::reduce(const Operation& op) {
       for (int64_t m = 1; m < (pow2 ? groups : 32); m *= 2)
         line("  acc = " +
              combine("acc", "__shfl_xor_sync(0xffffffffu, acc, " + std::to_string(m) + ")") + ";");
-      line("  " + r.name + "[" + std::to_string(v) + "] = acc;");
+      line("  " + s.result + "[" + std::to_string(v) + "] = acc;");
       line("}");
     }
     return;
   }
   for (int64_t v = 0; v < dst.values; ++v) {
     line("{");
-    line("  const float* row = " + s + " + (" + dk + std::to_string(dst.value_coord[v][0]) +
+    line("  const float* row = " + sc + " + (" + dk + std::to_string(dst.value_coord[v][0]) +
          ") * " + std::to_string(groups) + ";");
     line("  float acc = row[0];");
     line("  for (int g = 1; g < " + std::to_string(groups) +
          "; ++g) acc = " + combine("acc", "row[g]") + ";");
-    line("  " + r.name + "[" + std::to_string(v) + "] = acc;");
+    line("  " + s.result + "[" + std::to_string(v) + "] = acc;");
     line("}");
   }
 }

@@ -97,8 +97,8 @@ void Emitter::cast(const Operation& op) {
   }
   const Reg& r = new_reg(op);
   line("#pragma unroll");
-  line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name +
-       "[v] = " + round_to(r.element, a.name + "[v]") + ";");
+  line(value_loop(r.plan->values) + " " + r.name + "[v] = " + round_to(r.element, a.name + "[v]") +
+       ";");
 }
 
 // Whether `result`, and the results of mmas that accumulate into it (they share its registers),
@@ -241,8 +241,7 @@ void Emitter::elementwise(const Operation& op) {
   }
   const Reg& r = new_reg(op);
   line("#pragma unroll");
-  line("for (int v = 0; v < " + std::to_string(r.plan->values) + "; ++v) " + r.name +
-       "[v] = " + round_to(r.element, e) + ";");
+  line(value_loop(r.plan->values) + " " + r.name + "[v] = " + round_to(r.element, e) + ";");
 }
 
 // An f16 or bf16 op (add, sub, mul, fma, max, min, neg) with an operand held packed in 16-bit

@@ -238,8 +238,9 @@ void Emitter::copy(const Operation& op) {
   // are inside. Other tiles keep one predicate per access (the memory-bound kernels' code, whose
   // speed was measured as it is).
   auto accesses = [&](const View& g) {
-    std::vector<int64_t> all(static_cast<size_t>(plan.values));
-    for (int64_t v = 0; v < plan.values; ++v) all[static_cast<size_t>(v)] = v;
+    const auto [lo, hi] = value_range(plan.values);
+    std::vector<int64_t> all;
+    for (int64_t v = lo; v < hi; ++v) all.push_back(v);
     if (!rows_grouped(g)) {
       value_accesses(g, all);
       return;
@@ -253,7 +254,7 @@ void Emitter::copy(const Operation& op) {
     inside.full[0] = true;
     for (int64_t offset : offsets) {
       std::vector<int64_t> row;
-      for (int64_t v = 0; v < plan.values; ++v) {
+      for (int64_t v = lo; v < hi; ++v) {
         if (plan.value_coord[v][0] == offset) row.push_back(v);
       }
       line("if (c0" + (offset ? " + " + std::to_string(offset) : std::string()) + " < " +

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -233,6 +234,8 @@ class Emitter {
   // ---- ops ----------------------------------------------------------------------------------
 
   void block(const ir::Block& b);
+  // The ops of `b` in order (chunked runs chunk by chunk), its yield handed to `yield`.
+  void block_ops(const ir::Block& b, const std::function<void(const Operation&)>& yield);
 
   void emit(const Operation& op);
 
@@ -288,6 +291,47 @@ class Emitter {
   void rearrange(const Operation& op);
 
   void reduce(const Operation& op);
+  // A reduce in steps (emit_cross_thread.cpp): begin declares the result and the thread's
+  // partials, fold combines operand values [lo, hi) into them, end crosses threads.
+  struct ReduceParts {
+    const Operation* op = nullptr;
+    bool accumulate = false;  // folds combine into the partials (from the identity)
+    std::string kind, identity, part, result;
+    Plan src;  // the operand's plan, thread leaves split at the warp
+    const Plan* dst = nullptr;
+    size_t red = 0, kept = 0;
+    std::vector<int64_t> kept_coord, part_of;
+    int temps = 0;
+    std::string combine(const std::string& x, const std::string& y) const;
+  };
+  ReduceParts reduce_begin(const Operation& op, bool accumulate);
+  void reduce_fold(ReduceParts& s, const Reg& a, int64_t lo, int64_t hi);
+  void reduce_end(const ReduceParts& s);
+
+  // ---- chunked runs (emit_chunked.cpp) ---------------------------------------------------------
+  // A run of value-wise ops over register tensors of one value count, emitted one chunk of
+  // values (a 16-byte vector's) at a time; see emit_chunked.cpp.
+  struct ChunkedRun {
+    size_t end = 0;      // ops [start, end) of the block
+    int64_t values = 0;  // the values per thread of the run's tensors
+    int64_t width = 0;   // values per chunk
+  };
+  ChunkedRun chunked_run(const ir::Block& b, size_t start);
+  // Whether this kernel's runs are chunked: no mma, and a launch bound that leaves a thread 32
+  // registers or fewer.
+  bool chunking() const;
+  void emit_chunked(const ir::Block& b, size_t start, const ChunkedRun& run);
+  // While a chunk is emitted: the values [first, second) the value-wise emitters write.
+  std::optional<std::pair<int64_t, int64_t>> window_;
+  std::pair<int64_t, int64_t> value_range(int64_t values) const {
+    return window_ ? *window_ : std::make_pair(int64_t{0}, values);
+  }
+  // "for (int v = lo; v < hi; ++v)" over the window (all `values` outside a chunk).
+  std::string value_loop(int64_t values) const {
+    const auto [lo, hi] = value_range(values);
+    return "for (int v = " + std::to_string(lo) + "; v < " + std::to_string(hi) + "; ++v)";
+  }
+  bool has_mma_ = false;  // the kernel has an mma (chunked runs are for mma-free kernels)
 
   void for_op(const Operation& op);
   bool zero_start_accumulator(const Operation& op, int i);

@@ -276,6 +276,8 @@ void find_pairs(Operation& kernel, RowProgram& p) {
 }
 
 // What the cost model needs to know of a recognized row program.
+bool accurate_transcendentals(const RowProgram& p);
+
 RowTraits traits(const RowProgram& p) {
   RowTraits t;
   t.elem_bytes = p.elem_bytes;
@@ -287,6 +289,15 @@ RowTraits traits(const RowProgram& p) {
   t.reduces_rows = p.reduces_rows;
   t.row_reductions = p.row_reductions;
   t.second_loop_column_reads = p.second_loop_column_reads;
+  t.issue_bound = accurate_transcendentals(p);
+  for (Operation* loop : p.loops)
+    ir::walk(loop, [&](Operation* op) {
+      const bool transcendental = op->kind() == OpKind::exp || op->kind() == OpKind::exp2 ||
+                                  op->kind() == OpKind::log || op->kind() == OpKind::log2 ||
+                                  op->kind() == OpKind::tanh || op->kind() == OpKind::sigmoid;
+      t.transcendentals += transcendental && op->result()->type().is_tensor() &&
+                           op->result()->type().rank() == 2;
+    });
   return t;
 }
 
@@ -646,6 +657,8 @@ void schedule_rows(ir::Module& module) {
           if (hold != Hold::none && p.pairs.empty()) continue;
           if (pinned_hold && hold != *pinned_hold) continue;
           if (auto c = evaluate(pr, threads, cols, hold)) all.push_back(*c);
+          if (hold == Hold::registers)
+            if (auto c = evaluate(pr, threads, cols, hold, /*chunked=*/true)) all.push_back(*c);
         }
       }
     }

@@ -36,7 +36,8 @@ int64_t cdiv(int64_t a, int64_t b) {
 
 }  // namespace
 
-std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t cols, Hold hold) {
+std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t cols, Hold hold,
+                                  bool chunked) {
   const RowTraits& p = pr.rows;
   const bool one_pass = hold == Hold::registers;
   const bool stash = hold == Hold::shared;
@@ -94,6 +95,34 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
     if (c.shared_bytes + kSharedReserve > kSharedPerBlock) return std::nullopt;
     c.blocks_per_sm = std::min(c.blocks_per_sm, kSharedPerSm / (c.shared_bytes + kSharedReserve));
   }
+  // The row in registers at a full SM's threads (two blocks of 1024, four of 512): 32 registers
+  // a thread, which the emitter meets by writing the loops' value-wise ops a 16-byte vector's
+  // values at a time (chunked runs, src/target/cuda/emit_chunked.cpp) where the launch bound
+  // leaves 32. What a thread then keeps: the held row as 16-bit words, and per chunk about 4
+  // registers for each reduction, column vector and transcendental op of the loops, over a base
+  // of 8. Calibrated with ptxas on the examples at [1,32768] over 1024 threads: RMSNorm (one
+  // reduction, one weight: 8 + 16 + 4 + 4 = 32) compiles to 32 without spills; LayerNorm (two and
+  // two: 40) spills 44 bytes, softmax_exp2 (two reductions, two exp2: 40) 212. RMSNorm so
+  // scheduled measured 1.001 and 0.971 of a copy at 2048 x 32768 and 2047 x 32760, where the row
+  // fetched whole into shared memory (two blocks of 512) measured 0.986 and 0.926, and a probe
+  // of the same form for LayerNorm 1.000 (bench/results/2026-11-29-rows-registers-h200.md): two
+  // such blocks keep the row's reads in flight while the other reduces, and leave L1 free for
+  // the column vectors (no shared memory).
+  // A candidate beside the op-by-op one (same tile and threads), not instead of it. Not for a
+  // program with an accurate transcendental per element (issue-bound: unmeasured so chunked).
+  if (chunked) {
+    const int64_t full = kThreadsPerSm / threads;
+    const int64_t chunked_regs = 8 + held * elements * p.elem_bytes / 4 + 4 * p.row_reductions +
+                                 4 * p.second_loop_column_reads + 4 * p.transcendentals;
+    if (!one_pass || !has_loops || c.vectors < 2 || p.issue_bound ||
+        full * threads != kThreadsPerSm || full <= c.blocks_per_sm || full > 4 ||
+        chunked_regs > kRegistersPerSm / (full * threads))
+      return std::nullopt;
+    c.chunked = true;
+    c.regs = kRegistersPerSm / (full * threads);
+    c.blocks_per_sm = full;
+    c.kind = "one pass, row in registers, in chunks";
+  }
   if (c.blocks_per_sm == 0) return std::nullopt;
   const double used = double(pr.n) / double(has_loops ? kt * cols : cdiv(pr.n, cols) * cols);
   const int64_t reads = std::max<int64_t>(p.row_reads, 1);
@@ -140,8 +169,11 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // enough for an SM's share of the bandwidth, which the draining SMs then get: no tail (the probe:
   // 3 blocks a SM of one 64 KiB row each at 2048 x 32768, 5.2 waves, 1.005-1.010 of a copy on the
   // H200, scripts/gpu/rows_prefetch_probe.cu).
+  // So does a chunked block (all of its row's loads issued before its first reduction).
   const bool drains_free =
-      prefetch && double(c.shared_bytes) * double(pr.n) / double(c.stash_cols) >= kInFlightNeeded;
+      (prefetch &&
+       double(c.shared_bytes) * double(pr.n) / double(c.stash_cols) >= kInFlightNeeded) ||
+      (c.chunked && double(threads * c.vectors * 16) * used >= kInFlightNeeded);
   if (!drains_free) fraction *= waves / (waves + 0.5);
   const double ideal = double(pr.m) * pr.n * p.elem_bytes * (p.row_reads + p.row_writes);
   const double again = double(pr.m) * pr.n * p.elem_bytes * rereads;

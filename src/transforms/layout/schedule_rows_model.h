@@ -22,6 +22,8 @@ struct RowTraits {
   bool reduces_rows = false;              // reduce ops along rows
   int64_t row_reductions = 0;             // reduce ops of the loop that has the most
   int64_t second_loop_column_reads = 0;   // [C] column vectors the later loop reads (weights)
+  int64_t transcendentals = 0;            // exp, exp2, log, tanh, sigmoid ops on row tiles
+  bool issue_bound = false;  // an accurate exp, log or tanh per element (many instructions)
   bool prefetch = false;  // rows held in shared memory are fetched whole by cp.async first
 };
 
@@ -41,6 +43,7 @@ struct Candidate {
                      // nothing read twice
   int64_t threads = 0, rows = 0, cols = 0, vectors = 0, along_row = 0;
   bool one_pass = false;                     // the row in registers
+  bool chunked = false;  // ... at a full SM's threads, 32 registers, its runs emitted in chunks
   bool stash = false;                        // the row in shared memory
   bool prefetch = false;                     // ... fetched whole by cp.async before the loops
   int64_t stash_cols = 0, shared_bytes = 0;  // the shared buffers' columns and bytes per block
@@ -63,7 +66,10 @@ struct Candidate {
 
 // The candidate with `threads` threads, tiles `cols` wide and the row held by `hold`, or nullopt
 // where it does not fit (registers, shared memory, vectors a thread, masked lanes).
-std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t cols, Hold hold);
+// `chunked`: the row in registers at a full SM's threads, the emitter's chunked runs (nullopt
+// where that form does not fit the program).
+std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t cols, Hold hold,
+                                  bool chunked = false);
 
 // The tile widths tried with `threads` threads (see the .cpp).
 std::vector<int64_t> tile_widths(const Problem& pr, int64_t threads, bool power_of_two,

@@ -13,6 +13,7 @@
 #include "target/cuda/target.h"
 #include "tessel/example_kernels.h"
 #include "transforms/layout/schedule_rows.h"
+#include "sm90a_compile.h"
 
 namespace tessel::target::cuda {
 namespace {
@@ -53,8 +54,9 @@ TEST(Emit, EveryExampleKernelCompilesForSm90aAndSm80) {
 }
 
 // The unpinned row programs as schedule-rows schedules them for wide rows and ragged ones: softmax
-// and RMSNorm at N = 32768 with the row fetched whole into shared memory (every thread's 16-byte
-// cp.async's, a pad for the vectors past N, the wait and a barrier before the loops read it),
+// at N = 32768 with the row fetched whole into shared memory (every thread's 16-byte cp.async's,
+// a pad for the vectors past N, the wait and a barrier before the loops read it), RMSNorm there
+// with the row in the registers of two blocks of 1024 threads a SM (chunked runs),
 // bias + GELU at N = 8200 over one [1,8448] tile of 352 threads, its GELU as h sigmoid(c u). All
 // compile with NVRTC for sm_90a and sm_80 (cp.async is sm_80's).
 TEST(Emit, WideAndRaggedRowProgramsCompileForSm90aAndSm80) {
@@ -68,7 +70,7 @@ TEST(Emit, WideAndRaggedRowProgramsCompileForSm90aAndSm80) {
            {"rmsnorm_auto",
             2048,
             32768,
-            {"tessel::device::cp_async_cg16(d, src);", "(ld.shared.b128)"}},
+            {"__launch_bounds__(1024, 2)", "// values in chunks of 8"}},
            {"bias_gelu_auto",
             8191,
             8200,
@@ -90,6 +92,46 @@ TEST(Emit, WideAndRaggedRowProgramsCompileForSm90aAndSm80) {
       EXPECT_GT(runtime::compile_cuda(k.source, options).cubin.size(), 1000u)
           << file << " " << arch;
     }
+  }
+}
+
+// Chunked runs (emit_chunked.cpp): where the launch bound leaves 32 registers (schedule-rows'
+// chunked one pass: RMSNorm at N = 32768 over two blocks of 1024 threads), the loops' value-wise
+// ops are written a 16-byte vector's values at a time, each chunk a C scope, the reductions
+// folded chunk by chunk and crossing the block once after the last; ptxas fits the kernel in 32
+// registers without spilling. Elsewhere (LayerNorm there keeps its row in shared memory, 48
+// registers; bias + GELU at N = 8200) nothing is chunked.
+TEST(Emit, ChunkedRunsWhereTheLaunchBoundLeaves32Registers) {
+  auto lowered = [](const std::string& file, int m, int n) {
+    std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/" + file + ".tir");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto module = ir::parse_module(text.str(), file + ".tir");
+    transforms::set_size_hints(*module->kernels.front(), {{"M", m}, {"N", n}});
+    pipeline::lower(*module);
+    return emit_cuda(*module->kernels.front());
+  };
+  const EmittedKernel rms = lowered("rmsnorm_auto", 2047, 32760);
+  EXPECT_NE(rms.source.find("__launch_bounds__(1024, 2)"), std::string::npos) << rms.source;
+  EXPECT_NE(rms.source.find("// values in chunks of 8"), std::string::npos) << rms.source;
+  // The sum of squares: its partial starts at 0 and takes each chunk's tree in turn; one
+  // exchange through shared memory after the chunks, not one per chunk.
+  const size_t first = rms.source.find("// values in chunks of 8");
+  const size_t exchange = rms.source.find("__syncthreads();", first);
+  ASSERT_NE(exchange, std::string::npos);
+  const std::string chunks = rms.source.substr(first, exchange - first);
+  size_t folds = 0;
+  for (size_t at = chunks.find("_part[0] = "); at != std::string::npos;
+       at = chunks.find("_part[0] = ", at + 1))
+    ++folds;
+  EXPECT_EQ(folds, 4u) << chunks;  // [1,32768] over 1024 threads: 32 values, 4 chunks of 8
+  EXPECT_NE(chunks.find("for (int p = 0; p < 1; ++p) "), std::string::npos) << chunks;
+  const std::string log = testing::ptxas_report(rms.source);
+  EXPECT_NE(log.find(", 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << log;
+  for (const auto& [file, m, n] : std::vector<std::tuple<std::string, int, int>>{
+           {"layernorm_auto", 2048, 32768}, {"bias_gelu_auto", 8191, 8200}}) {
+    const EmittedKernel k = lowered(file, m, n);
+    EXPECT_EQ(k.source.find("values in chunks"), std::string::npos) << file;
   }
 }
 

@@ -1,0 +1,332 @@
+// Stand-alone probe (not product code): where do wide-row norms with column vectors lose on the
+// H200? tessel's LayerNorm reads its weight and bias (2 x N f16) once per row; at N = 32768 that
+// is 128 KiB a row, which L1 does not keep beside two blocks' 64 KiB rows of shared memory
+// (ncu: 0.4 M L1 hits of 12.6 M load sectors, 10.5 M L2 read sectors;
+// bench/results/2026-11-28-exp-to-exp2-h200.md), and it runs at 0.87-0.91 of a copy. RMSNorm
+// (one weight) loses L1 hits at 2047 x 32760 (rows 16-byte but not 128-byte aligned) and drops
+// from 0.98 to 0.92. Variants, each one row a block unless said:
+//   cp        the row fetched whole by every thread's 16-byte cp.async (tessel's form today)
+//   bulk      the row fetched whole by cp.async.bulk (TMA, one mbarrier): no per-thread copies,
+//             nothing through L1
+//   +last     the column vectors read with ld.global.L1::evict_last
+//   /B        at most B blocks a SM (dynamic shared memory padded to limit them)
+//   regs      1024 threads, the row in registers (four 16-byte vectors a thread), no shared row
+// Checked against float64 on four rows, timed against copy16 in the same process (median of 30
+// event timings).
+//
+//   nvcc -std=c++17 -O3 -arch=sm_90a scripts/gpu/rows_columns_probe.cu -o rows_columns_probe
+//   ./rows_columns_probe MxN ...
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CHECK_CUDA(x)                                                                   \
+  do {                                                                                  \
+    cudaError_t e = (x);                                                                \
+    if (e != cudaSuccess) {                                                             \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
+      exit(1);                                                                          \
+    }                                                                                   \
+  } while (0)
+
+__global__ void copy16(const uint4* __restrict__ x, uint4* __restrict__ y, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    y[i] = x[i];
+}
+
+__device__ __forceinline__ void unpack(uint4 u, float* f) {
+  const __half2* h = reinterpret_cast<const __half2*>(&u);
+  for (int i = 0; i < 4; ++i) {
+    float2 p = __half22float2(h[i]);
+    f[2 * i] = p.x;
+    f[2 * i + 1] = p.y;
+  }
+}
+__device__ __forceinline__ uint4 pack(const float* f) {
+  uint4 u;
+  __half2* h = reinterpret_cast<__half2*>(&u);
+  for (int i = 0; i < 4; ++i) h[i] = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
+  return u;
+}
+template <bool LAST>
+__device__ __forceinline__ uint4 ld_column(const uint4* p) {
+  uint4 u;
+  if (LAST)
+    asm volatile("ld.global.L1::evict_last.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+                 : "l"(p));
+  else
+    asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+                 : "l"(p));
+  return u;
+}
+
+template <int THREADS>
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < THREADS / 32 ? scratch[lane] : 0.f;
+  for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// The row fetched into shared memory `row` (nv 16-byte vectors).
+template <int THREADS, bool BULK>
+__device__ __forceinline__ void fetch_row(uint4* row, const uint4* src, int nv,
+                                          unsigned long long* bar) {
+  if (!BULK) {
+    for (int v = threadIdx.x; v < nv; v += THREADS) {
+      unsigned s = (unsigned)__cvta_generic_to_shared(&row[v]);
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(&src[v]));
+    }
+    asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+    __syncthreads();
+    return;
+  }
+  const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const int bytes = nv * 16;
+  const int chunk = 16384;  // one bulk copy a lane of warp 0, 16 KiB each
+  if (threadIdx.x == 0)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes)
+                 : "memory");
+  __syncwarp();
+  if (threadIdx.x < 32) {
+    for (int off = threadIdx.x * chunk; off < bytes; off += 32 * chunk) {
+      const int n = min(chunk, bytes - off);
+      unsigned d = (unsigned)__cvta_generic_to_shared(reinterpret_cast<char*>(row) + off);
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+          "[%3];" ::"r"(d),
+          "l"(reinterpret_cast<const char*>(src) + off), "r"(n), "r"(b)
+          : "memory");
+    }
+  }
+  asm volatile(
+      "{\n .reg .pred p;\n wait:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n"
+      " @!p bra wait;\n}\n" ::"r"(b)
+      : "memory");
+}
+
+// One row a block, the row whole in shared memory; LayerNorm (g and b) or RMSNorm (g only).
+template <int THREADS, bool BULK, bool LAST, bool LN>
+__global__ void __launch_bounds__(THREADS)
+    row_shared(const __half* X, const __half* G, const __half* B, __half* Y, int M, int N) {
+  extern __shared__ uint4 row[];
+  __shared__ float scratch[32];
+  __shared__ alignas(8) unsigned long long bar;
+  const int nv = N / 8;
+  fetch_row<THREADS, BULK>(row, reinterpret_cast<const uint4*>(X + (size_t)blockIdx.x * N), nv,
+                           &bar);
+  float f[8], s = 0.f, q = 0.f;
+  for (int v = threadIdx.x; v < nv; v += THREADS) {
+    unpack(row[v], f);
+    for (int i = 0; i < 8; ++i) {
+      s += f[i];
+      q = fmaf(f[i], f[i], q);
+    }
+  }
+  if (LN) s = block_sum<THREADS>(s, scratch);
+  q = block_sum<THREADS>(q, scratch);
+  const float mean = LN ? s / N : 0.f;
+  const float rstd = rsqrtf(q / N - mean * mean + 1e-5f);
+  const uint4* g4 = reinterpret_cast<const uint4*>(G);
+  const uint4* b4 = reinterpret_cast<const uint4*>(B);
+  uint4* y = reinterpret_cast<uint4*>(Y + (size_t)blockIdx.x * N);
+  for (int v = threadIdx.x; v < nv; v += THREADS) {
+    float gf[8], bf[8];
+    unpack(ld_column<LAST>(&g4[v]), gf);
+    if (LN) unpack(ld_column<LAST>(&b4[v]), bf);
+    unpack(row[v], f);
+    for (int i = 0; i < 8; ++i) f[i] = (f[i] - mean) * rstd * gf[i] + (LN ? bf[i] : 0.f);
+    y[v] = pack(f);
+  }
+}
+
+// 1024 threads, the row in registers (at most 4 vectors a thread: N <= 32768).
+template <bool LAST, bool LN>
+__global__ void __launch_bounds__(1024)
+    row_regs(const __half* X, const __half* G, const __half* B, __half* Y, int M, int N) {
+  __shared__ float scratch[32];
+  const int nv = N / 8;
+  const uint4* x4 = reinterpret_cast<const uint4*>(X + (size_t)blockIdx.x * N);
+  uint4 r[4];
+  for (int i = 0; i < 4; ++i) {
+    const int v = threadIdx.x + i * 1024;
+    r[i] = v < nv ? x4[v] : make_uint4(0, 0, 0, 0);
+  }
+  float f[8], s = 0.f, q = 0.f;
+  for (int k = 0; k < 4; ++k) {
+    unpack(r[k], f);
+    for (int i = 0; i < 8; ++i) {
+      s += f[i];
+      q = fmaf(f[i], f[i], q);
+    }
+  }
+  if (LN) s = block_sum<1024>(s, scratch);
+  q = block_sum<1024>(q, scratch);
+  const float mean = LN ? s / N : 0.f;
+  const float rstd = rsqrtf(q / N - mean * mean + 1e-5f);
+  const uint4* g4 = reinterpret_cast<const uint4*>(G);
+  const uint4* b4 = reinterpret_cast<const uint4*>(B);
+  uint4* y = reinterpret_cast<uint4*>(Y + (size_t)blockIdx.x * N);
+  for (int k = 0; k < 4; ++k) {
+    const int v = threadIdx.x + k * 1024;
+    if (v >= nv) break;
+    float gf[8], bf[8];
+    unpack(ld_column<LAST>(&g4[v]), gf);
+    if (LN) unpack(ld_column<LAST>(&b4[v]), bf);
+    unpack(r[k], f);
+    for (int i = 0; i < 8; ++i) f[i] = (f[i] - mean) * rstd * gf[i] + (LN ? bf[i] : 0.f);
+    y[v] = pack(f);
+  }
+}
+
+using Kernel = void (*)(const __half*, const __half*, const __half*, __half*, int, int);
+struct Variant {
+  std::string name;
+  bool ln;
+  int threads;
+  int max_per_sm;  // 0: as many as fit
+  bool shared_row;
+  Kernel fn;
+};
+
+int main(int argc, char** argv) {
+  int sms = 0;
+  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  printf("device %s, %d SMs\n", prop.name, sms);
+  std::vector<Variant> variants;
+  for (bool ln : {true, false}) {
+    const std::string k = ln ? "layernorm " : "rmsnorm ";
+    auto add = [&](const std::string& n, int t, int b, bool sh, Kernel fn) {
+      variants.push_back({k + n, ln, t, b, sh, fn});
+    };
+    if (ln) {
+      add("cp 512", 512, 0, true, row_shared<512, false, false, true>);
+      add("cp 512/2", 512, 2, true, row_shared<512, false, false, true>);
+      add("cp+last 512/2", 512, 2, true, row_shared<512, false, true, true>);
+      add("bulk 512", 512, 0, true, row_shared<512, true, false, true>);
+      add("bulk 512/2", 512, 2, true, row_shared<512, true, false, true>);
+      add("bulk+last 512/2", 512, 2, true, row_shared<512, true, true, true>);
+      add("bulk 256", 256, 0, true, row_shared<256, true, false, true>);
+      add("bulk 1024/1", 1024, 1, true, row_shared<1024, true, false, true>);
+      add("regs 1024", 1024, 0, false, row_regs<false, true>);
+      add("regs+last 1024", 1024, 0, false, row_regs<true, true>);
+    } else {
+      add("cp 512", 512, 0, true, row_shared<512, false, false, false>);
+      add("cp 512/2", 512, 2, true, row_shared<512, false, false, false>);
+      add("bulk 512", 512, 0, true, row_shared<512, true, false, false>);
+      add("bulk 512/2", 512, 2, true, row_shared<512, true, false, false>);
+      add("bulk+last 512/2", 512, 2, true, row_shared<512, true, true, false>);
+      add("bulk 256", 256, 0, true, row_shared<256, true, false, false>);
+      add("regs 1024", 1024, 0, false, row_regs<false, false>);
+    }
+  }
+  for (int a = 1; a < argc; ++a) {
+    int M = 0, N = 0;
+    if (sscanf(argv[a], "%dx%d", &M, &N) != 2 || N % 8 || N > 32768) {
+      fprintf(stderr, "bad shape %s\n", argv[a]);
+      return 1;
+    }
+    const size_t n = (size_t)M * N;
+    std::vector<__half> hx(n), hg(N), hb(N);
+    std::mt19937 rng(a);
+    std::normal_distribution<float> nd(0.f, 2.f);
+    for (auto& v : hx) v = __float2half(nd(rng));
+    for (auto& v : hg) v = __float2half(1.f + 0.25f * nd(rng));
+    for (auto& v : hb) v = __float2half(0.5f * nd(rng));
+    __half *dx, *dy, *dg, *db;
+    CHECK_CUDA(cudaMalloc(&dx, n * 2));
+    CHECK_CUDA(cudaMalloc(&dy, n * 2));
+    CHECK_CUDA(cudaMalloc(&dg, N * 2));
+    CHECK_CUDA(cudaMalloc(&db, N * 2));
+    CHECK_CUDA(cudaMemcpy(dx, hx.data(), n * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dg, hg.data(), N * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(db, hb.data(), N * 2, cudaMemcpyHostToDevice));
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    auto time = [&](auto launch) {
+      for (int w = 0; w < 3; ++w) launch();
+      std::vector<float> ms;
+      for (int it = 0; it < 30; ++it) {
+        cudaEventRecord(e0);
+        launch();
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float t;
+        cudaEventElapsedTime(&t, e0, e1);
+        ms.push_back(t);
+      }
+      CHECK_CUDA(cudaGetLastError());
+      std::sort(ms.begin(), ms.end());
+      return ms[ms.size() / 2];
+    };
+    auto copy = [&] {
+      copy16<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(dx), reinterpret_cast<uint4*>(dy),
+                               n / 8);
+    };
+    for (const Variant& v : variants) {
+      int smem = v.shared_row ? N * 2 : 0;
+      if (v.max_per_sm) smem = std::max(smem, int(228 * 1024 / (v.max_per_sm + 1)) + 1024);
+      CHECK_CUDA(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      int per_sm = 0;
+      CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v.fn, v.threads, smem));
+      CHECK_CUDA(cudaMemset(dy, 0xff, n * 2));  // poisoned (NaN) output
+      v.fn<<<M, v.threads, smem>>>(dx, dg, db, dy, M, N);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      std::vector<__half> hy(n);
+      CHECK_CUDA(cudaMemcpy(hy.data(), dy, n * 2, cudaMemcpyDeviceToHost));
+      double err = 0, ref2 = 0;
+      for (int r : {0, 1, M / 2, M - 1}) {
+        const __half* x = &hx[(size_t)r * N];
+        double s = 0, q = 0;
+        for (int j = 0; j < N; ++j) {
+          s += __half2float(x[j]);
+          q += double(__half2float(x[j])) * __half2float(x[j]);
+        }
+        const double mean = v.ln ? s / N : 0.0;
+        const double rstd = 1.0 / std::sqrt(q / N - mean * mean + 1e-5);
+        for (int j = 0; j < N; ++j) {
+          const double want = (__half2float(x[j]) - mean) * rstd * __half2float(hg[j]) +
+                              (v.ln ? __half2float(hb[j]) : 0.0);
+          const double d = double(__half2float(hy[(size_t)r * N + j])) - want;
+          err += d * d;
+          ref2 += want * want;
+        }
+      }
+      const double rel = std::sqrt(err / ref2);
+      // copy16 timed beside each variant (interleaved), the ratio of the two medians.
+      const float copy_ms = time(copy);
+      const float ms = time([&] { v.fn<<<M, v.threads, smem>>>(dx, dg, db, dy, M, N); });
+      const float copy_ms2 = time(copy);
+      const float c = std::min(copy_ms, copy_ms2);
+      printf("%dx%d %-26s %d/SM %.4f ms copy %.4f  %.3f of copy  rel err %.2e %s\n", M, N,
+             v.name.c_str(), per_sm, ms, c, c / ms, rel, rel < 2e-3 ? "ok" : "FAIL");
+    }
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(dg);
+    cudaFree(db);
+  }
+  return 0;
+}
