@@ -189,6 +189,7 @@ Emitter::ReduceParts Emitter::reduce_begin(const Operation& op, bool accumulate)
   }
   s.part = fresh(r.name + "_part");
   const int64_t parts = static_cast<int64_t>(s.kept_coord.size());
+  s.temps.assign(static_cast<size_t>(parts), 0);
   line("float " + s.part + "[" + std::to_string(parts) + "];");
   if (accumulate) {
     line("#pragma unroll");
@@ -222,7 +223,7 @@ void Emitter::reduce_fold(ReduceParts& s, const Reg& a, int64_t lo, int64_t hi) 
           next.push_back(s.combine(level[i], level[i + 1]));
           continue;
         }
-        std::string t = s.part + "_" + std::to_string(p) + "_" + std::to_string(s.temps++);
+        std::string t = s.part + "_" + std::to_string(p) + "_" + std::to_string(s.temps[p]++);
         line("const float " + t + " = " + s.combine(level[i], level[i + 1]) + ";");
         next.push_back(t);
       }

@@ -301,7 +301,7 @@ class Emitter {
     const Plan* dst = nullptr;
     size_t red = 0, kept = 0;
     std::vector<int64_t> kept_coord, part_of;
-    int temps = 0;
+    std::vector<int> temps;  // per partial: the tree temporaries named so far
     std::string combine(const std::string& x, const std::string& y) const;
   };
   ReduceParts reduce_begin(const Operation& op, bool accumulate);
