@@ -159,17 +159,37 @@ __global__ void __launch_bounds__(THREADS)
   }
 }
 
+// Variants of the register form that copy one habit of tessel's emitted code each (call F of
+// 2026-11-29): kIeee: IEEE division and 1 / sqrtf for the statistics (tessel's rsqrt and div);
+// kGuard: every 16-byte load a predicated asm with a fill word (tsl_ld_guarded16); kBranch: each
+// store under a full-tile test with a predicated copy in the else branch; kPdl: griddepcontrol.wait
+// first.
+constexpr int kIeee = 1, kGuard = 2, kBranch = 4, kPdl = 8;
+__device__ __forceinline__ uint4 ld_guarded(const void* p, bool ok) {
+  uint4 u;
+  asm volatile(
+      "{\n .reg .pred g;\n setp.ne.b32 g, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n"
+      " mov.b32 %2, 0;\n mov.b32 %3, 0;\n @g ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n}\n"
+      : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+      : "l"(p), "r"(int(ok)));
+  return u;
+}
+
 // 1024 threads, the row in registers (at most 4 vectors a thread: N <= 32768).
-template <bool LAST, bool LN>
+template <bool LAST, bool LN, int HABITS = 0>
 __global__ void __launch_bounds__(1024)
     row_regs(const __half* X, const __half* G, const __half* B, __half* Y, int M, int N) {
+  if (HABITS & kPdl) asm volatile("griddepcontrol.wait;" ::: "memory");
   __shared__ float scratch[32];
   const int nv = N / 8;
   const uint4* x4 = reinterpret_cast<const uint4*>(X + (size_t)blockIdx.x * N);
   uint4 r[4];
   for (int i = 0; i < 4; ++i) {
     const int v = threadIdx.x + i * 1024;
-    r[i] = v < nv ? x4[v] : make_uint4(0, 0, 0, 0);
+    if (HABITS & kGuard)
+      r[i] = ld_guarded(&x4[v], v < nv);
+    else
+      r[i] = v < nv ? x4[v] : make_uint4(0, 0, 0, 0);
   }
   float f[8], s = 0.f, q = 0.f;
   for (int k = 0; k < 4; ++k) {
@@ -181,20 +201,40 @@ __global__ void __launch_bounds__(1024)
   }
   if (LN) s = block_sum<1024>(s, scratch);
   q = block_sum<1024>(q, scratch);
-  const float mean = LN ? s / N : 0.f;
-  const float rstd = rsqrtf(q / N - mean * mean + 1e-5f);
+  float mean, rstd;
+  if (HABITS & kIeee) {
+    const float nf = float(N);
+    mean = LN ? s / nf : 0.f;
+    rstd = 1.0f / sqrtf(q / nf - mean * mean + 1e-5f);
+  } else {
+    mean = LN ? s / N : 0.f;
+    rstd = rsqrtf(q / N - mean * mean + 1e-5f);
+  }
   const uint4* g4 = reinterpret_cast<const uint4*>(G);
   const uint4* b4 = reinterpret_cast<const uint4*>(B);
   uint4* y = reinterpret_cast<uint4*>(Y + (size_t)blockIdx.x * N);
   for (int k = 0; k < 4; ++k) {
     const int v = threadIdx.x + k * 1024;
-    if (v >= nv) break;
+    if (!(HABITS & kGuard) && !(HABITS & kBranch) && v >= nv) break;
     float gf[8], bf[8];
-    unpack(ld_column<LAST>(&g4[v]), gf);
-    if (LN) unpack(ld_column<LAST>(&b4[v]), bf);
+    if (HABITS & kGuard) {
+      unpack(ld_guarded(&g4[v], v < nv), gf);
+      if (LN) unpack(ld_guarded(&b4[v], v < nv), bf);
+    } else if (v < nv) {
+      unpack(ld_column<LAST>(&g4[v]), gf);
+      if (LN) unpack(ld_column<LAST>(&b4[v]), bf);
+    }
     unpack(r[k], f);
     for (int i = 0; i < 8; ++i) f[i] = (f[i] - mean) * rstd * gf[i] + (LN ? bf[i] : 0.f);
-    y[v] = pack(f);
+    if (HABITS & kBranch) {
+      if ((k + 1) * 8192 <= N) {
+        y[v] = pack(f);
+      } else if (v < nv) {
+        y[v] = pack(f);
+      }
+    } else if (v < nv) {
+      y[v] = pack(f);
+    }
   }
 }
 
@@ -231,6 +271,11 @@ int main(int argc, char** argv) {
       add("bulk 1024/1", 1024, 1, true, row_shared<1024, true, false, true>);
       add("regs 1024", 1024, 0, false, row_regs<false, true>);
       add("regs+last 1024", 1024, 0, false, row_regs<true, true>);
+      add("regs ieee", 1024, 0, false, row_regs<false, true, kIeee>);
+      add("regs guard", 1024, 0, false, row_regs<false, true, kGuard>);
+      add("regs branch", 1024, 0, false, row_regs<false, true, kBranch>);
+      add("regs pdl", 1024, 0, false, row_regs<false, true, kPdl>);
+      add("regs all four", 1024, 0, false, row_regs<false, true, kIeee | kGuard | kBranch | kPdl>);
     } else {
       add("cp 512", 512, 0, true, row_shared<512, false, false, false>);
       add("cp 512/2", 512, 2, true, row_shared<512, false, false, false>);
@@ -240,6 +285,13 @@ int main(int argc, char** argv) {
       add("bulk 256", 256, 0, true, row_shared<256, true, false, false>);
       add("regs 1024", 1024, 0, false, row_regs<false, false>);
     }
+  }
+  // PROBE_ONLY=substring: only the variants whose name contains it.
+  if (const char* only = getenv("PROBE_ONLY")) {
+    std::vector<Variant> kept;
+    for (const Variant& v : variants)
+      if (v.name.find(only) != std::string::npos) kept.push_back(v);
+    variants = kept;
   }
   for (int a = 1; a < argc; ++a) {
     int M = 0, N = 0;

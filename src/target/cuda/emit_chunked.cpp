@@ -7,7 +7,7 @@
 // row, and its sums converted the whole row to floats before the first sum crossed the block, so
 // the kernel needed 64 registers, one 1024-thread block a SM. The row in registers at two such
 // blocks a SM (32 registers) is what reaches a copy's rate at N = 32768 on the H200: a stand-alone
-// probe, LayerNorm 1.002 of a copy against tessel's 0.87-0.90
+// probe, LayerNorm 1.002 of a copy against tessel's 0.87-0.90; RMSNorm so emitted 0.968-1.002
 // (bench/results/2026-11-29-rows-registers-h200.md). So a run of ops that only move values
 // through a thread (loads and stores of global tiles, casts, elementwise ops, broadcasts a thread
 // makes from its own values, and reduces as the run's sinks) is written chunk by chunk: every op
@@ -24,7 +24,6 @@
 // instruction order the GEMM and attention measurements were taken with), and only where the
 // launch bound leaves 32 registers or fewer (below).
 #include <algorithm>
-#include <set>
 
 #include "target/cuda/emit_internal.h"
 
