@@ -275,9 +275,9 @@ void find_pairs(Operation& kernel, RowProgram& p) {
   }
 }
 
-// What the cost model needs to know of a recognized row program.
-bool accurate_transcendentals(const RowProgram& p);
+bool accurate_transcendentals(const RowProgram& p);  // (below, beside the rule that uses it)
 
+// What the cost model needs to know of a recognized row program.
 RowTraits traits(const RowProgram& p) {
   RowTraits t;
   t.elem_bytes = p.elem_bytes;
