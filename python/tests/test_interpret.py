@@ -132,14 +132,16 @@ class CompileWithoutGpu(unittest.TestCase):
         np.testing.assert_allclose(y.astype(np.float32), 1.0, rtol=1e-3)
 
     def test_size_hints_schedule_a_row_program(self):
-        # size_hints: RMSNorm scheduled for N = 32768 fetches its row whole into shared memory by
-        # cp.async; for the default N = 8192 it holds it in registers. Either computes the same.
+        # size_hints: RMSNorm scheduled for N = 32768 holds its row in the registers of two
+        # 1024-thread blocks a SM; for the default N = 8192 over 256 threads. Either computes the
+        # same.
         path = os.path.join(support.KERNELS, "rmsnorm_auto.tir")
         wide = tessel.compile_file(path, cubin=False, use_cache=False,
                                    size_hints={"M": 2048, "N": 32768})
         plain = tessel.compile_file(path, cubin=False, use_cache=False)
-        self.assertIn("cp.async.cg.shared.global.b128", wide.lowered_ir)
-        self.assertNotIn("copy_async", plain.lowered_ir)
+        self.assertIn("blocks_per_sm = 2", wide.lowered_ir)
+        self.assertIn("threads = 1024", wide.lowered_ir)
+        self.assertNotIn("threads = 1024", plain.lowered_ir)
         rng = np.random.default_rng(5)
         x = rng.uniform(-1, 1, (3, 1000)).astype(np.float16)
         w = rng.uniform(-1, 1, 1000).astype(np.float16)
