@@ -154,20 +154,10 @@ Emitter::ChunkedRun Emitter::chunked_run(const ir::Block& b, size_t start) {
                                   ? index_of(src->def())
                                   : ops.size();
         if (def_at >= start && def_at < end) {
-          const Plan& sp = *plan_for(op, src->type());
-          const Plan& dp = *plan_for(op, op.result()->type());
-          const auto& dims = op.ints_attr("dims");
-          if (sp.tile.size() != 1 || dims.size() != 1) {
-            limit = i;
-          } else {
-            const size_t kept = dims[0] == 0 ? 1 : 0;
-            std::vector<int64_t> coords;
-            for (int64_t v = 0; v < sp.values; ++v) coords.push_back(sp.value_coord[v][0]);
-            for (int64_t v = 0; v < dp.values && limit > i; ++v) {
-              auto from = local_source(sp, dp, kept, v, coords);
-              if (!from || *from / width != v / width) limit = i;
-            }
-          }
+          const auto from = local_broadcast(op);
+          for (size_t v = 0; from && v < from->size() && limit > i; ++v)
+            if ((*from)[v] / width != int64_t(v) / width) limit = i;
+          if (!from) limit = i;
         }
       }
       if (limit < end) {
@@ -182,19 +172,8 @@ Emitter::ChunkedRun Emitter::chunked_run(const ir::Block& b, size_t start) {
   if (end <= start || ops_in_run < 2 || values % width != 0 || values / width < 2) return none;
   // Broadcasts from outside the run must be made locally too (a shared-memory broadcast has
   // barriers, which cannot repeat per chunk).
-  for (size_t i = start; i < end; ++i) {
-    const Operation& op = *ops[i];
-    if (op.kind() != OpKind::broadcast) continue;
-    const Plan& sp = *plan_for(op, op.operand(0)->type());
-    const Plan& dp = *plan_for(op, op.result()->type());
-    const auto& dims = op.ints_attr("dims");
-    if (sp.tile.size() != 1 || dims.size() != 1) return none;
-    const size_t kept = dims[0] == 0 ? 1 : 0;
-    std::vector<int64_t> coords;
-    for (int64_t v = 0; v < sp.values; ++v) coords.push_back(sp.value_coord[v][0]);
-    for (int64_t v = 0; v < dp.values; ++v)
-      if (!local_source(sp, dp, kept, v, coords)) return none;
-  }
+  for (size_t i = start; i < end; ++i)
+    if (ops[i]->kind() == OpKind::broadcast && !local_broadcast(*ops[i])) return none;
   return ChunkedRun{end, values, width};
 }
 

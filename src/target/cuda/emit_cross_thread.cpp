@@ -44,6 +44,23 @@ std::string Emitter::representative(const Plan& plan, const std::vector<bool>& i
   return e.empty() ? "true" : e;
 }
 
+std::optional<std::vector<int64_t>> Emitter::local_broadcast(const Operation& op) {
+  const Plan& src = *plan_for(op, op.operand(0)->type());
+  const Plan& dst = *plan_for(op, op.result()->type());
+  const auto& dims = op.ints_attr("dims");
+  if (src.tile.size() != 1 || dst.tile.size() != 2 || dims.size() != 1) return std::nullopt;
+  const size_t kept = dims[0] == 0 ? 1 : 0;
+  std::vector<int64_t> coords;
+  for (int64_t v = 0; v < src.values; ++v) coords.push_back(src.value_coord[v][0]);
+  std::vector<int64_t> from;
+  for (int64_t v = 0; v < dst.values; ++v) {
+    auto p = local_source(src, dst, kept, v, coords);
+    if (!p) return std::nullopt;
+    from.push_back(*p);
+  }
+  return from;
+}
+
 void Emitter::broadcast(const Operation& op) {
   const Reg& a = reg(op, op.operand(0));
   const auto& dims = op.ints_attr("dims");
@@ -55,19 +72,11 @@ void Emitter::broadcast(const Operation& op) {
   const Reg& r = new_reg(op);
   const Plan& src = *a.plan;
   const Plan& dst = *r.plan;
-  std::vector<int64_t> coords;
-  for (int64_t v = 0; v < src.values; ++v) coords.push_back(src.value_coord[v][0]);
-  std::vector<int64_t> from;
-  for (int64_t v = 0; v < dst.values; ++v) {
-    auto p = local_source(src, dst, kept, v, coords);
-    if (!p) break;
-    from.push_back(*p);
-  }
-  if (static_cast<int64_t>(from.size()) == dst.values) {
+  if (const auto from = local_broadcast(op)) {
     const auto [lo, hi] = value_range(dst.values);
     for (int64_t v = lo; v < hi; ++v) {
-      line(r.name + "[" + std::to_string(v) + "] = " + a.name + "[" + std::to_string(from[v]) +
-           "];");
+      line(r.name + "[" + std::to_string(v) + "] = " + a.name + "[" +
+           std::to_string((*from)[v]) + "];");
     }
     return;
   }

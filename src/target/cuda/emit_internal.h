@@ -285,6 +285,9 @@ class Emitter {
   std::string representative(const Plan& plan, const std::vector<bool>& ignore);
 
   void broadcast(const Operation& op);
+  // For each value of a broadcast's result, the value of its source the thread holds itself;
+  // nullopt where some value must come from another thread (through shared memory).
+  std::optional<std::vector<int64_t>> local_broadcast(const Operation& op);
 
   // A register tensor to another layout over the same tile: through shared memory (each element
   // written once by one of its holders, then every thread reads what its new layout gives it).
