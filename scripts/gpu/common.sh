@@ -10,6 +10,10 @@
 #   build_base_and_new        an A/B's two trees (.carry-base and this one), tool and Python
 #                             extension each, side by side; sets ROOT, fails naming the failed build
 #   side_tree SIDE            the tree of side base (.carry-base) or new (this one)
+#   build_base_and_new_tools  the `tessel` tool of both trees of an A/B side by side; sets ROOT,
+#                             fails naming the failed build
+#   registers_variant K T B DIR  DIR/K_auto_chunkedT.tir: examples/kernels/K_auto.tir pinned to
+#                             the row in registers over T threads, B blocks a SM (printed)
 #   w4a16_check_and_bench V SHAPES  W4A16 variants V (comma-separated) checked against the
 #                             interpreter (every one with CHECK_ALL=1, else the first), sanitized
 #                             (SAN=1, the first), then bench/python/w4a16.py at SHAPES as graphs of
@@ -80,6 +84,26 @@ build_base_and_new() {
 }
 
 side_tree() { if [ $1 = base ]; then echo $ROOT/.carry-base; else echo $ROOT; fi; }
+
+build_base_and_new_tools() {
+  ROOT=$PWD
+  build_side .carry-base base tool
+  build_side . new tool
+  wait
+  local side
+  for side in base new; do
+    [ -x $(side_tree $side)/build-dev/bin/tessel ] ||
+      { echo "$side: tool build failed"; tail -20 $LOG/build_$side.log; return 1; }
+  done
+}
+
+registers_variant() {
+  local f=$4/${1}_auto_chunked$2.tir
+  mkdir -p $4
+  sed -e "s/block_grid %rows :/block_grid %rows {threads = $2, hold_rows = registers, blocks_per_sm = $3} :/" \
+    examples/kernels/${1}_auto.tir > $f
+  echo $f
+}
 
 build_tool_and_python() {
   build_tool &

@@ -16,8 +16,7 @@
 //
 //   nvcc -std=c++17 -O3 -arch=sm_90a scripts/gpu/rows_columns_probe.cu -o rows_columns_probe
 //   ./rows_columns_probe MxN ...
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+#include "probe_common.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -27,35 +26,6 @@
 #include <string>
 #include <vector>
 
-#define CHECK_CUDA(x)                                                                   \
-  do {                                                                                  \
-    cudaError_t e = (x);                                                                \
-    if (e != cudaSuccess) {                                                             \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      exit(1);                                                                          \
-    }                                                                                   \
-  } while (0)
-
-__global__ void copy16(const uint4* __restrict__ x, uint4* __restrict__ y, size_t n) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    y[i] = x[i];
-}
-
-__device__ __forceinline__ void unpack(uint4 u, float* f) {
-  const __half2* h = reinterpret_cast<const __half2*>(&u);
-  for (int i = 0; i < 4; ++i) {
-    float2 p = __half22float2(h[i]);
-    f[2 * i] = p.x;
-    f[2 * i + 1] = p.y;
-  }
-}
-__device__ __forceinline__ uint4 pack(const float* f) {
-  uint4 u;
-  __half2* h = reinterpret_cast<__half2*>(&u);
-  for (int i = 0; i < 4; ++i) h[i] = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
-  return u;
-}
 template <bool LAST>
 __device__ __forceinline__ uint4 ld_column(const uint4* p) {
   uint4 u;
@@ -68,18 +38,6 @@ __device__ __forceinline__ uint4 ld_column(const uint4* p) {
                  : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
                  : "l"(p));
   return u;
-}
-
-template <int THREADS>
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
-  for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < THREADS / 32 ? scratch[lane] : 0.f;
-  for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
 }
 
 // The row fetched into shared memory `row` (nv 16-byte vectors).
@@ -142,8 +100,8 @@ __global__ void __launch_bounds__(THREADS)
       q = fmaf(f[i], f[i], q);
     }
   }
-  if (LN) s = block_sum<THREADS>(s, scratch);
-  q = block_sum<THREADS>(q, scratch);
+  if (LN) s = block_reduce<THREADS, false>(s, scratch);
+  q = block_reduce<THREADS, false>(q, scratch);
   const float mean = LN ? s / N : 0.f;
   const float rstd = rsqrtf(q / N - mean * mean + 1e-5f);
   const uint4* g4 = reinterpret_cast<const uint4*>(G);
@@ -199,8 +157,8 @@ __global__ void __launch_bounds__(1024)
       q = fmaf(f[i], f[i], q);
     }
   }
-  if (LN) s = block_sum<1024>(s, scratch);
-  q = block_sum<1024>(q, scratch);
+  if (LN) s = block_reduce<1024, false>(s, scratch);
+  q = block_reduce<1024, false>(q, scratch);
   float mean, rstd;
   if (HABITS & kIeee) {
     const float nf = float(N);
@@ -314,25 +272,7 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaMemcpy(dx, hx.data(), n * 2, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(dg, hg.data(), N * 2, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(db, hb.data(), N * 2, cudaMemcpyHostToDevice));
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    auto time = [&](auto launch) {
-      for (int w = 0; w < 3; ++w) launch();
-      std::vector<float> ms;
-      for (int it = 0; it < 30; ++it) {
-        cudaEventRecord(e0);
-        launch();
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float t;
-        cudaEventElapsedTime(&t, e0, e1);
-        ms.push_back(t);
-      }
-      CHECK_CUDA(cudaGetLastError());
-      std::sort(ms.begin(), ms.end());
-      return ms[ms.size() / 2];
-    };
+    auto time = [&](auto launch) { return median_ms(launch); };
     auto copy = [&] {
       copy16<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(dx), reinterpret_cast<uint4*>(dy),
                                n / 8);

@@ -9,8 +9,7 @@
 //
 //   nvcc -std=c++17 -O3 -arch=sm_90a scripts/gpu/rows_prefetch_probe.cu -o rows_prefetch_probe
 //   ./rows_prefetch_probe MxN ...
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+#include "probe_common.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -19,21 +18,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#define CHECK_CUDA(x)                                                                    \
-  do {                                                                                   \
-    cudaError_t e = (x);                                                                 \
-    if (e != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));  \
-      exit(1);                                                                           \
-    }                                                                                    \
-  } while (0)
-
-__global__ void copy16(const uint4* __restrict__ x, uint4* __restrict__ y, size_t n) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    y[i] = x[i];
-}
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -45,39 +29,6 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N));
 }
 
-__device__ __forceinline__ void unpack(uint4 u, float* f) {
-  const __half2* h = reinterpret_cast<const __half2*>(&u);
-  for (int i = 0; i < 4; ++i) {
-    float2 p = __half22float2(h[i]);
-    f[2 * i] = p.x;
-    f[2 * i + 1] = p.y;
-  }
-}
-__device__ __forceinline__ uint4 pack(const float* f) {
-  uint4 u;
-  __half2* h = reinterpret_cast<__half2*>(&u);
-  for (int i = 0; i < 4; ++i) h[i] = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
-  return u;
-}
-
-// Block reductions through `scratch` (32 floats); every thread gets the result.
-template <int THREADS, bool MAX>
-__device__ __forceinline__ float block_reduce(float v, float* scratch) {
-  for (int o = 16; o; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = MAX ? fmaxf(v, w) : v + w;
-  }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();  // scratch free (an earlier reduction's readers are done)
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < THREADS / 32 ? scratch[lane] : (MAX ? -INFINITY : 0.f);
-  for (int o = 16; o; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = MAX ? fmaxf(v, w) : v + w;
-  }
-  return v;
-}
 
 // One row in shared memory (`row`, N / 8 vectors), computed and stored.
 template <int THREADS, bool RMS>
@@ -202,25 +153,7 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaMalloc(&dx, n * 2));
     CHECK_CUDA(cudaMalloc(&dy, n * 2));
     CHECK_CUDA(cudaMemcpy(dx, hx.data(), n * 2, cudaMemcpyHostToDevice));
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    auto time = [&](auto launch) {
-      for (int w = 0; w < 3; ++w) launch();
-      std::vector<float> ms;
-      for (int it = 0; it < 30; ++it) {
-        cudaEventRecord(e0);
-        launch();
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float t;
-        cudaEventElapsedTime(&t, e0, e1);
-        ms.push_back(t);
-      }
-      CHECK_CUDA(cudaGetLastError());
-      std::sort(ms.begin(), ms.end());
-      return ms[ms.size() / 2];
-    };
+    auto time = [&](auto launch) { return median_ms(launch); };
     const float copy_ms = time([&] {
       copy16<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(dx), reinterpret_cast<uint4*>(dy),
                                n / 8);

@@ -8,14 +8,10 @@
 set -u
 source "$(dirname "$0")/common.sh"
 export OUT
-ROOT=$PWD
-build_side .carry-base base tool
-build_side . new tool
-wait
-for side in base new; do [ -x $(side_tree $side)/build-dev/bin/tessel ] || { echo "$side build failed"; tail -20 $LOG/build_$side.log; exit 1; }; done
+build_base_and_new_tools || exit 1
 check_row_programs > $OUT/check.log 2>&1
 V=$ROOT/build-dev/variants; mkdir -p $V
-for k in layernorm rmsnorm softmax_exp2; do
+for k in layernorm rmsnorm softmax_exp2; do  # (named as call C's records name them)
   sed -e "s/block_grid %rows :/block_grid %rows {threads = 1024, hold_rows = registers, blocks_per_sm = 2} :/" \
     examples/kernels/${k}_auto.tir > $V/${k}_auto_reg_t1024_b2.tir
 done

@@ -10,17 +10,11 @@
 set -u
 source "$(dirname "$0")/common.sh"
 export OUT
-ROOT=$PWD
-build_side .carry-base base tool
-build_side . new tool
-wait
-for side in base new; do [ -x $(side_tree $side)/build-dev/bin/tessel ] || { echo "$side build failed"; tail -20 $LOG/build_$side.log; exit 1; }; done
-V=$ROOT/build-dev/variants; mkdir -p $V
+build_base_and_new_tools || exit 1
+V=$ROOT/build-dev/variants
 for k in layernorm rmsnorm softmax_exp2; do
-  sed -e "s/block_grid %rows :/block_grid %rows {threads = 1024, hold_rows = registers, blocks_per_sm = 2} :/" \
-    examples/kernels/${k}_auto.tir > $V/${k}_auto_chunked1024.tir
-  sed -e "s/block_grid %rows :/block_grid %rows {threads = 512, hold_rows = registers, blocks_per_sm = 4} :/" \
-    examples/kernels/${k}_auto.tir > $V/${k}_auto_chunked512.tir
+  registers_variant $k 1024 2 $V > /dev/null
+  registers_variant $k 512 4 $V > /dev/null
 done
 {
   check_row_programs

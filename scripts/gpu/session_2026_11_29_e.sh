@@ -8,11 +8,8 @@ source "$(dirname "$0")/common.sh"
 (build_tool > $LOG/bt.log 2>&1; echo "tool rc=$?" > $LOG/bt.rc) &
 nvcc -std=c++17 -O3 -arch=sm_90a -lineinfo scripts/gpu/rows_columns_probe.cu -o $LOG/rcp || exit 1
 wait; cat $LOG/bt.rc
-V=build-dev/variants; mkdir -p $V
-for k in layernorm rmsnorm; do
-  sed -e "s/block_grid %rows :/block_grid %rows {threads = 1024, hold_rows = registers, blocks_per_sm = 2} :/" \
-    examples/kernels/${k}_auto.tir > $V/${k}_chunked.tir
-done
+V=build-dev/variants
+for k in layernorm rmsnorm; do registers_variant $k 1024 2 $V > /dev/null; done
 STALLS=$(for r in barrier long_scoreboard short_scoreboard wait lg_throttle mio_throttle drain math_pipe_throttle not_selected selected branch_resolving no_instruction; do
   echo -n "smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio,"; done | sed 's/,$//')
 M="gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum,l1tex__t_sector_hit_rate.pct,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__occupancy_limit_registers,smsp__issue_active.avg.pct_of_peak_sustained_active,$STALLS"
@@ -25,7 +22,7 @@ prof() {  # name, command...
 for s in 4096x16384 2048x32768; do
   m=${s%x*}; n=${s#*x}
   prof probe_ln_$s --kernel-name regex:row_regs $LOG/rcp $s
-  prof tessel_ln_$s build-dev/bin/tessel run $V/layernorm_chunked.tir --gpu --size M=$m,N=$n
-  prof tessel_rms_$s build-dev/bin/tessel run $V/rmsnorm_chunked.tir --gpu --size M=$m,N=$n
+  prof tessel_ln_$s build-dev/bin/tessel run $V/layernorm_auto_chunked1024.tir --gpu --size M=$m,N=$n
+  prof tessel_rms_$s build-dev/bin/tessel run $V/rmsnorm_auto_chunked1024.tir --gpu --size M=$m,N=$n
 done
-build-dev/bin/tessel compile $V/layernorm_chunked.tir --size-hint M=4096,N=16384 -o $OUT/ln_chunked_16384.cu
+build-dev/bin/tessel compile $V/layernorm_auto_chunked1024.tir --size-hint M=4096,N=16384 -o $OUT/ln_chunked_16384.cu

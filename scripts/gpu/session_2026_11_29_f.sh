@@ -10,9 +10,8 @@ source "$(dirname "$0")/common.sh"
 nvcc -std=c++17 -O3 -arch=sm_90a scripts/gpu/rows_columns_probe.cu -o $LOG/rcp -Xptxas -v > $LOG/nvcc.log 2>&1 || { tail $LOG/nvcc.log; exit 1; }
 PROBE_ONLY="layernorm regs" $LOG/rcp 4096x16384 2048x32768 2047x32760 > $OUT/probe.txt 2>&1
 wait; cat $LOG/bt.rc
-V=build-dev/variants; mkdir -p $V
-sed -e "s/block_grid %rows :/block_grid %rows {threads = 1024, hold_rows = registers, blocks_per_sm = 2} :/" \
-  examples/kernels/layernorm_auto.tir > $V/layernorm_auto_chunked1024.tir
+V=build-dev/variants
+registers_variant layernorm 1024 2 $V > /dev/null
 for s in 4096x16384 2048x32768 2047x32760; do
   timeout 120 build-dev/bin/tessel bench memory-bound --shape $s --kernels layernorm_auto,$V/layernorm_auto_chunked1024.tir,rmsnorm_auto --json $OUT/rows-f.jsonl 2>&1 | grep -E "_auto|FAIL"
 done > $OUT/bench.log

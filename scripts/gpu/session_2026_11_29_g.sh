@@ -8,16 +8,10 @@
 set -u
 source "$(dirname "$0")/common.sh"
 export OUT
-ROOT=$PWD
-build_side .carry-base base tool
-build_side . new tool
-wait
-for side in base new; do [ -x $(side_tree $side)/build-dev/bin/tessel ] || { echo "$side build failed"; tail -20 $LOG/build_$side.log; exit 1; }; done
-V=$ROOT/build-dev/variants; mkdir -p $V
-for k in layernorm rmsnorm softmax_exp2; do
-  sed -e "s/block_grid %rows :/block_grid %rows {threads = 1024, hold_rows = registers, blocks_per_sm = 2} :/" \
-    examples/kernels/${k}_auto.tir > $V/${k}_auto_chunked1024.tir
-done
+CALL=${CALL:-g}  # the records' name (call H ran this script with CALL=h on its own tree)
+build_base_and_new_tools || exit 1
+V=$ROOT/build-dev/variants
+for k in layernorm rmsnorm softmax_exp2; do registers_variant $k 1024 2 $V > /dev/null; done
 {
   check_row_programs
   for f in $V/*_chunked*.tir; do
@@ -29,7 +23,7 @@ done
 for shape in 4096x16384 2048x32768 2047x32760; do
   for side in base new; do
     T=$(side_tree $side)/build-dev/bin/tessel
-    (cd $(side_tree $side) && timeout 120 $T bench memory-bound --shape $shape --kernels rmsnorm_auto,$V/layernorm_auto_chunked1024.tir,$V/softmax_exp2_auto_chunked1024.tir --json $OUT/rows-g-$side.jsonl 2>&1) |
+    (cd $(side_tree $side) && timeout 120 $T bench memory-bound --shape $shape --kernels rmsnorm_auto,$V/layernorm_auto_chunked1024.tir,$V/softmax_exp2_auto_chunked1024.tir --json $OUT/rows-$CALL-$side.jsonl 2>&1) |
       grep -E "_auto|FAIL|rror" | sed "s/^/$side /" | cut -c1-110
   done
 done > $OUT/bench.log
