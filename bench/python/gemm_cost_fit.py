@@ -11,7 +11,7 @@ regret of choosing by the model: the measured time of its choice over the fastes
 (geometric mean and worst). The model here mirrors the C++ one. The line "agrees with the
 recorded choice at n of m points" compares it with what the C++ model of the record's tree
 chose: a record made with other constants or traits than today's disagrees by design. --cxx
-compares it with today's C++ model itself (tessel.Variants.model_choice; the tessel module of a
+compares it with today's C++ model itself (tessel.gemm_model_choice; the tessel module of a
 build on PYTHONPATH): that line must read m of m. An unpinned ring's depth is the compiler's cap
 of the record's tree: 4 before commit 389f557, 8 after (ring_cap). --fit searches the constants
 (a coordinate search, multiplicative steps, minimizing the geometric mean of the regret plus a
@@ -281,15 +281,17 @@ def report(pts, c, worst):
 
 
 def cxx_choices(pts):
-    """Today's C++ model's choice per point: tessel.Variants(the family's files).model_choice."""
+    """Today's C++ model's choice per point: tessel.gemm_model_choice over the family's files (what
+    tessel.Variants(...).model_choice returns, without compiling the variants)."""
     import tessel  # the module of a build (PYTHONPATH=build/python)
     families, out = {}, []
     for p in pts:
         key = tuple(p["files"])
         if key not in families:
-            families[key] = tessel.Variants([tessel.load_file(os.path.join(ROOT, f)) for f in key],
-                                            names=[os.path.basename(f)[:-4] for f in key])
-        out.append(families[key].model_choice({"M": p["m"], "N": p["n"], "K": p["k"]}, 132))
+            families[key] = [tessel.load_file(os.path.join(ROOT, f)) for f in key]
+        names = [os.path.basename(f)[:-4] for f in key]
+        out.append(tessel.gemm_model_choice(families[key], {"M": p["m"], "N": p["n"], "K": p["k"]}, 132,
+                                            names=names))
     return out
 
 

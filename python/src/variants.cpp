@@ -227,6 +227,33 @@ void register_variants(nb::module_& m) {
       .def("__len__", [](const Variants& v) { return v.names().size(); })
       .def("__repr__", &Variants::repr);
   m.def(
+      "gemm_model_choice",
+      [](nb::sequence kernels, const std::map<std::string, int64_t>& sizes, int64_t sm_count,
+         std::optional<std::vector<std::string>> names) {
+        std::vector<Kernel*> list;
+        for (nb::handle h : kernels) {
+          if (!nb::isinstance<Kernel>(h)) {
+            throw nb::type_error(("tessel.gemm_model_choice takes tessel.Kernel objects, got a " +
+                                  std::string(Py_TYPE(h.ptr())->tp_name))
+                                     .c_str());
+          }
+          list.push_back(nb::cast<Kernel*>(h));
+        }
+        if (list.empty())
+          user_error(SourceLocation::unknown(), "tessel.gemm_model_choice: no kernels given");
+        const std::vector<std::string> labels = names ? *names : default_names(list);
+        if (labels.size() != list.size()) {
+          user_error(SourceLocation::unknown(), "tessel.gemm_model_choice: ", list.size(),
+                     " kernels but ", labels.size(), " names");
+        }
+        std::vector<std::optional<GemmTraits>> traits;
+        for (Kernel* k : list) traits.push_back(gemm_traits(k->op()));
+        return labels.at(gemm_model_choice(traits, sizes, sm_count));
+      },
+      "kernels"_a, "sizes"_a, "sm_count"_a = 132, "names"_a = nb::none(),
+      "What Variants(kernels, names).model_choice(sizes, sm_count) returns, from the tile "
+      "programs' GEMM traits alone: nothing is compiled.");
+  m.def(
       "tuning_cache_dir", [] { return TuningCache().directory(); },
       "Where tuned choices are recorded (the kernel cache's `tuning` folder).");
 }

@@ -48,7 +48,7 @@ Variants = _tessel.Variants
 
 __all__ = [
     "CompileError", "Error", "InternalError", "Kernel", "LaunchError", "Variants", "cache_dir",
-    "compile", "compile_file", "has_gpu", "load", "load_file", "parse", "parse_file", "synchronize",
+    "compile", "compile_file", "gemm_model_choice", "has_gpu", "load", "load_file", "parse", "parse_file", "synchronize",
     "tile", "tile_kernel", "tuning_cache_dir",
 ]
 
@@ -134,6 +134,13 @@ def synchronize():
 def cache_dir():
     """The folder of the compiled-kernel cache."""
     return _tessel.default_cache_dir()
+
+
+def gemm_model_choice(kernels, sizes, sm_count=132, names=None):
+    """The variant Variants(kernels, names).model_choice(sizes, sm_count) names, from the tile
+    programs' GEMM traits alone (nothing is compiled): the cheapest by the GEMM cost model, or the
+    first when a kernel is not a GEMM the model knows."""
+    return _tessel.gemm_model_choice(kernels, sizes, sm_count, names)
 
 
 def tuning_cache_dir():

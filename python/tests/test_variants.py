@@ -101,6 +101,27 @@ class Variants(unittest.TestCase):
         rms = tessel.load_file(RMSNORM)
         self.assertEqual(tessel.Variants([rms]).model_choice({"M": 8, "N": 8192}), "rmsnorm")
 
+    def test_gemm_model_choice_needs_no_compile(self):
+        # The same choice as the compiled Variants' at every shape, from the tile programs alone.
+        kernels = [tessel.load_file(p) for p in (GEMM, T128, SPLIT_K)]
+        self.assertFalse(any(k.compiled for k in kernels))
+        for m, n, k in [(16, 4096, 11008), (8192, 8192, 4096), (256, 1024, 256), (3000, 17, 999)]:
+            sizes = {"M": m, "N": n, "K": k}
+            for sms in (3, 132):
+                self.assertEqual(tessel.gemm_model_choice(kernels, sizes, sms, names=self.v.names),
+                                 self.v.model_choice(sizes, sms))
+        self.assertEqual(tessel.gemm_model_choice(kernels, {"M": 16, "N": 4096, "K": 11008}),
+                         "gemm_t128_split_k")
+        self.assertFalse(any(k.compiled for k in kernels))
+        rms = tessel.load_file(RMSNORM)
+        self.assertEqual(tessel.gemm_model_choice([rms], {"M": 8, "N": 8192}), "rmsnorm")
+        with self.assertRaisesRegex(tessel.CompileError, "3 kernels but 2 names"):
+            tessel.gemm_model_choice(kernels, {"M": 8, "N": 8, "K": 8}, names=["a", "b"])
+        with self.assertRaisesRegex(tessel.CompileError, "gemm_model_choice: no kernels"):
+            tessel.gemm_model_choice([], {"M": 8})
+        with self.assertRaisesRegex(TypeError, "tessel.Kernel"):
+            tessel.gemm_model_choice(["gemm.tir"], {"M": 8})
+
     def test_mismatched_parameters(self):
         gemm, rms = tessel.load_file(GEMM), tessel.load_file(RMSNORM)
         with self.assertRaises(tessel.CompileError) as e:

@@ -161,20 +161,25 @@ size_t KernelVariants::choose(const std::vector<KernelArg>& args) {
   return chosen_[shape] = model_choice(variants_[0].bind(args), runtime::context().sm_count());
 }
 
-size_t KernelVariants::model_choice(const std::map<std::string, int64_t>& sizes,
-                                    int64_t sms) const {
-  if (traits_.size() != variants_.size()) return 0;
+size_t gemm_model_choice(const std::vector<std::optional<GemmTraits>>& traits,
+                         const std::map<std::string, int64_t>& sizes, int64_t sms) {
   size_t best = 0;
   double best_cost = 0;
-  for (size_t i = 0; i < traits_.size(); ++i) {
-    if (!traits_[i]) return 0;
-    const double cost = gemm_cost(*traits_[i], sizes, sms);
+  for (size_t i = 0; i < traits.size(); ++i) {
+    if (!traits[i]) return 0;
+    const double cost = gemm_cost(*traits[i], sizes, sms);
     if (i == 0 || cost < best_cost) {
       best = i;
       best_cost = cost;
     }
   }
   return best;
+}
+
+size_t KernelVariants::model_choice(const std::map<std::string, int64_t>& sizes,
+                                    int64_t sms) const {
+  if (traits_.size() != variants_.size()) return 0;
+  return gemm_model_choice(traits_, sizes, sms);
 }
 
 void KernelVariants::launch(const std::vector<KernelArg>& args, CUstream stream) {

@@ -51,6 +51,12 @@ class TuningCache {
   std::string directory_;
 };
 
+// The cost model's choice among variants with these traits at `sizes` on `sms` SMs: the
+// cheapest by gemm_cost when every variant has traits, else 0 (the base). Reads only the tile
+// programs' traits, so it needs no compiled kernel (KernelVariants::model_choice is this).
+size_t gemm_model_choice(const std::vector<std::optional<GemmTraits>>& traits,
+                         const std::map<std::string, int64_t>& sizes, int64_t sms);
+
 class KernelVariants {
  public:
   // `names` name the variants in messages and the cache (the kernels' names when empty). UserError
