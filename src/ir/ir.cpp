@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <unordered_set>
+#include <vector>
 
 namespace tessel::ir {
 namespace {
@@ -94,11 +95,20 @@ constexpr OpInfo kOps[] = {
 }  // namespace
 
 const OpInfo& op_info(OpKind kind) {
-  for (const OpInfo& entry : kOps) {
-    if (entry.kind == kind && !entry.name.empty()) return entry;
-  }
-  TESSEL_ASSERT(false, "op kind without an entry in the op table");
-  return kOps[0];
+  // Indexed by kind once: every pass and check-protocol's model ask per op executed.
+  static const std::vector<const OpInfo*> by_kind = [] {
+    std::vector<const OpInfo*> table;
+    for (const OpInfo& entry : kOps) {
+      const size_t k = static_cast<size_t>(entry.kind);
+      if (table.size() <= k) table.resize(k + 1, nullptr);
+      if (!table[k] && !entry.name.empty()) table[k] = &entry;
+    }
+    return table;
+  }();
+  const size_t k = static_cast<size_t>(kind);
+  const OpInfo* entry = k < by_kind.size() ? by_kind[k] : nullptr;
+  TESSEL_ASSERT(entry, "op kind without an entry in the op table");
+  return entry ? *entry : kOps[0];
 }
 
 std::string_view op_name(OpKind kind) {

@@ -33,6 +33,15 @@ constexpr std::array<ScalarInfo, 15> kScalars = {{
 }};
 
 const ScalarInfo& info(ScalarKind kind) {
+  // kScalars lists the kinds in their enum's order (checked once), so the kind indexes it.
+  static const bool in_order = [] {
+    for (size_t i = 0; i < kScalars.size(); ++i) {
+      if (static_cast<size_t>(kScalars[i].kind) != i) return false;
+    }
+    return true;
+  }();
+  const size_t k = static_cast<size_t>(kind);
+  if (in_order && k < kScalars.size()) return kScalars[k];
   for (const ScalarInfo& entry : kScalars) {
     if (entry.kind == kind) return entry;
   }
@@ -193,7 +202,10 @@ std::vector<int64_t> Type::static_shape() const {
 
 int64_t Type::static_bytes() const {
   int64_t n = 1;
-  for (int64_t e : static_shape()) n *= e;
+  for (const Extent& e : shape_) {
+    TESSEL_ASSERT(e.is_static(), "static_bytes of a parametric shape ", to_string(shape_));
+    n *= e.value;
+  }
   return (n * bit_width(element_) + 7) / 8;
 }
 

@@ -464,9 +464,8 @@ class Run {
           // Its peers in the cluster mirror this block: each arrives here as this one does.
           if (op.has_attr("cluster")) count *= cluster_blocks_;
         }
-        std::string name = barrier_name(op, r, 0);
         if (b.arrive(count, bytes) != ir::BarrierModel::Status::ok) {
-          fail(op, "arrives " + std::to_string(count) + " time(s) on " + name +
+          fail(op, "arrives " + std::to_string(count) + " time(s) on " + barrier_name(op, r, 0) +
                        ", more than its "
                        "phase has pending (" +
                        b.describe() +

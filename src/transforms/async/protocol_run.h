@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -38,26 +38,59 @@ inline constexpr Schedule kSearch{Order::search, true,
 inline constexpr size_t kSearchStates = 4000;
 
 // Dense numbers for a kernel's values (op results and block arguments), so that a role's
-// scalars are a flat array: the search copies states by the thousand.
+// scalars are a flat array: the search copies states by the thousand. Every op a run executes
+// looks its operands up here, so the table is open-addressed (linear probing over a power of two
+// at most half full, the pointer's bits mixed by a multiply), not a node-based map.
 class ValueIds {
  public:
   explicit ValueIds(const ir::Operation& kernel) {
+    std::vector<const ir::Value*> values;
     ir::walk(const_cast<ir::Operation*>(&kernel), [&](ir::Operation* op) {
-      for (const auto& r : op->results()) ids_.emplace(r.get(), static_cast<int>(ids_.size()));
+      for (const auto& r : op->results()) values.push_back(r.get());
       for (const auto& region : op->regions()) {
-        for (const auto& a : region->arguments())
-          ids_.emplace(a.get(), static_cast<int>(ids_.size()));
+        for (const auto& a : region->arguments()) values.push_back(a.get());
       }
     });
+    size_t capacity = 16;
+    while (capacity < 2 * values.size()) capacity *= 2;
+    keys_.assign(capacity, nullptr);
+    ids_.assign(capacity, -1);
+    mask_ = capacity - 1;
+    for (const ir::Value* v : values) {
+      size_t i = slot(v);
+      while (keys_[i] && keys_[i] != v) i = (i + 1) & mask_;
+      if (keys_[i]) continue;
+      keys_[i] = v;
+      ids_[i] = size_++;
+      // An integer `const`'s value, read without the op's attribute map on every use.
+      const ir::Operation* d = v->def();
+      const bool integer = d && d->kind() == ir::OpKind::constant &&
+                           d->attr("value")->kind == ir::Attribute::Kind::integer;
+      constant_.push_back(integer ? d->int_attr("value") : 0);
+      is_constant_.push_back(integer);
+    }
   }
-  int size() const { return static_cast<int>(ids_.size()); }
+  int size() const { return size_; }
+  // The value of id `i`'s integer `const`, or null when another op (or an argument) defines it.
+  const int64_t* constant(int i) const { return is_constant_[i] ? &constant_[i] : nullptr; }
   int at(const ir::Value* v) const {
-    auto it = ids_.find(v);
-    return it == ids_.end() ? -1 : it->second;
+    for (size_t i = slot(v);; i = (i + 1) & mask_) {
+      if (keys_[i] == v) return ids_[i];
+      if (!keys_[i]) return -1;
+    }
   }
 
  private:
-  std::unordered_map<const ir::Value*, int> ids_;
+  size_t slot(const ir::Value* v) const {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(v) * 0x9E3779B97F4A7C15ull) >> 32) &
+           mask_;
+  }
+  std::vector<const ir::Value*> keys_;
+  std::vector<int> ids_;
+  std::vector<int64_t> constant_;    // by id
+  std::vector<uint8_t> is_constant_;  // by id
+  size_t mask_ = 0;
+  int size_ = 0;
 };
 
 // The grid's block count on these sizes (the top level evaluated up to the roles).

@@ -11,10 +11,8 @@ using ir::ScalarKind;
 using ir::Value;
 
 int64_t Scalars::value(const Env& env, const Value* v) const {
-  if (const int64_t* x = env.find(v)) return *x;
+  if (const int64_t* x = env.find_or_constant(v)) return *x;
   const Operation* d = v->def();
-  if (d && d->kind() == OpKind::constant && d->attr("value")->kind == ir::Attribute::Kind::integer)
-    return d->int_attr("value");
   if (d) {
     throw Failure{d, "cannot follow " + ir::value_ref(v) +
                          ", which a branch, a loop bound or a barrier index depends on"};
@@ -38,9 +36,8 @@ bool Scalars::eval(const Operation& op, Env& env) const {
       env[op.result()] = last_arrival_ ? value(env, op.operand(1)) - 1 : 0;
       return true;
     case OpKind::constant:
-      if (op.attr("value")->kind != ir::Attribute::Kind::integer) return false;
-      env[op.result()] = op.int_attr("value");
-      return true;
+      // Nothing to record: value() reads an integer `const` from the kernel's ValueIds.
+      return env.find_or_constant(op.result()) != nullptr;
     case OpKind::select:
       env[op.result()] =
           value(env, op.operand(0)) ? value(env, op.operand(1)) : value(env, op.operand(2));
@@ -54,8 +51,11 @@ bool Scalars::eval(const Operation& op, Env& env) const {
   }
   int64_t a = value(env, op.operand(0));
   int64_t b = op.num_operands() > 1 ? value(env, op.operand(1)) : 0;
+  // Only cmp has a predicate: the attribute lookup (a string-keyed map) stays off other ops.
   auto r = ir::eval_integer(op.kind(), op.operand(0)->type().element(), a, b,
-                            op.has_attr("pred") ? op.str_attr("pred") : "");
+                            op.kind() == OpKind::cmp && op.has_attr("pred")
+                                ? std::string_view(op.str_attr("pred"))
+                                : std::string_view());
   if (!r) throw Failure{&op, "divides by zero on these sizes"};
   env[op.result()] = *r;
   return true;

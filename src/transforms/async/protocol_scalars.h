@@ -30,6 +30,12 @@ class ValueMap {
     int i = ids_->at(v);
     return i >= 0 && set_[i] ? &values_[i] : nullptr;
   }
+  // find(v) for a value set here; else the value of its integer `const` (ValueIds::constant).
+  const T* find_or_constant(const ir::Value* v) const {
+    int i = ids_->at(v);
+    if (i < 0) return nullptr;
+    return set_[i] ? &values_[i] : ids_->constant(i);
+  }
   bool count(const ir::Value* v) const { return find(v) != nullptr; }
 
  private:

@@ -116,16 +116,16 @@ void Slots::read(const ir::Operation& op, size_t use_index, bool async, std::vec
     return;
   }
   use.started = true;
-  const std::string slot = ref.str();
+  auto slot = [&] { return ref.str(); };  // for messages only: built when one fails
   if (use.held) {
     // The load the role read last: reading resumes (its reads were done) or joins the reads
     // still in flight; either way the load's reads are done when these retire too.
     const int64_t i = s.reads_started;
     if (i < 1 || s.landed < i) {
-      fail(op, "reads " + slot + " through a held view, but its role read no load of it before");
+      fail(op, "reads " + slot() + " through a held view, but its role read no load of it before");
     }
     if (s.issued > i) {
-      fail(op, "reads " + slot + " through a held view (use " + std::to_string(i) +
+      fail(op, "reads " + slot() + " through a held view (use " + std::to_string(i) +
                    ") after a newer TMA load into it was issued: the slot was released");
     }
     if (s.reads_done == i) {
@@ -146,11 +146,11 @@ void Slots::read(const ir::Operation& op, size_t use_index, bool async, std::vec
   }
   const int64_t i = s.reads_started + 1;
   if (s.landed < i) {
-    fail(op, "reads " + slot + " (use " + std::to_string(i) + ") before the TMA load for it " +
+    fail(op, "reads " + slot() + " (use " + std::to_string(i) + ") before the TMA load for it " +
                  "landed: the wait before it passed too early (a wrong parity or barrier?)");
   }
   if (s.issued > i) {
-    fail(op, "reads " + slot + " (use " + std::to_string(i) +
+    fail(op, "reads " + slot() + " (use " + std::to_string(i) +
                  ") after a newer TMA load into it was issued");
   }
   ++s.reads_started;
