@@ -543,6 +543,41 @@ void Machine::mma_into(const Operation& op, const View& a, const View& b, const 
   std::vector<Element> av, bv;
   for_each_coord(a.shape, [&](const std::vector<int64_t>& x) { av.push_back(read(op, a, x)); });
   for_each_coord(b.shape, [&](const std::vector<int64_t>& x) { bv.push_back(read(op, b, x)); });
+  if (!ir::is_integer(in) && acc_kind == ScalarKind::f32) {
+    // The common case (f16/bf16/fp8/f32 inputs, f32 accumulators) as multiply_add computes it —
+    // a float product, then a float sum, in k order — over float rows of A and of Bᵀ: the
+    // interpreters' innermost loop without a per-element kind dispatch or a strided B.
+    std::vector<float> af(av.size()), bt(bv.size());
+    for (size_t i = 0; i < av.size(); ++i) af[i] = static_cast<float>(av[i].f);
+    for (int64_t k = 0; k < k_extent; ++k) {
+      for (int64_t n = 0; n < n_extent; ++n)
+        bt[n * k_extent + k] = static_cast<float>(bv[k * n_extent + n].f);
+    }
+    // Four outputs at a time, each its own sum in k order (independent chains, not a
+    // reassociated sum).
+    constexpr int64_t kLanes = 4;
+    for (int64_t m = 0; m < m_extent; ++m) {
+      const float* arow = &af[m * k_extent];
+      for (int64_t n0 = 0; n0 < n_extent; n0 += kLanes) {
+        const int64_t lanes = std::min(kLanes, n_extent - n0);
+        float s[kLanes] = {0, 0, 0, 0};
+        const float* bcol[kLanes];
+        for (int64_t j = 0; j < kLanes; ++j) {
+          bcol[j] = &bt[std::min(n0 + j, n_extent - 1) * k_extent];
+          if (j < lanes) s[j] = static_cast<float>(read(op, c, {m, n0 + j}).f);
+        }
+        for (int64_t k = 0; k < k_extent; ++k) {
+          const float x = arow[k];
+          for (int64_t j = 0; j < kLanes; ++j) {
+            const float p = x * bcol[j][k];
+            s[j] = s[j] + p;
+          }
+        }
+        for (int64_t j = 0; j < lanes; ++j) write(op, out, {m, n0 + j}, Element{s[j], 0});
+      }
+    }
+    return;
+  }
   for (int64_t m = 0; m < m_extent; ++m) {
     for (int64_t n = 0; n < n_extent; ++n) {
       Element acc = read(op, c, {m, n});
