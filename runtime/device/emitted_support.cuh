@@ -77,14 +77,28 @@ __device__ __forceinline__ uint4 tsl_ld_guarded16(const void* p, bool ok, unsign
   }
   return u;
 }
+// The same guarded 16-byte load of data that no thread of the launch writes and every block
+// reads (a row program's weight and bias vectors): the non-coherent path (ld.global.nc, cached
+// in L1 beside the texture path). Volatile like tsl_ld_guarded16, so that the loads stay where
+// the chunked run (emit_chunked.cpp) puts them: left free to move, ptxas hoisted LayerNorm's
+// weight and bias loads at [1,32768] ahead and spilled 20 bytes at 32 registers, in order 8.
+__device__ __forceinline__ uint4 tsl_ld_guarded16_invariant(const void* p, bool ok, unsigned fill) {
+  uint4 u;
+  asm volatile("{\n .reg .pred g;\n setp.ne.b32 g, %5, 0;\n mov.b32 %0, %6;\n mov.b32 %1, %6;\n"
+      " mov.b32 %2, %6;\n mov.b32 %3, %6;\n @g ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n}\n"
+      : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+      : "l"(p), "r"(int(ok)), "r"(fill));
+  return u;
+}
 // `fill`: the word out-of-bounds lanes get (two 16-bit values): the pad's bits where the pad is
 // exact in the element type or the fetch lands in a packed register tensor (tsl_words16), else
-// zeros, and tsl_unpack16 selects the pad after converting.
-template <int W, bool Stream = false>
+// zeros, and tsl_unpack16 selects the pad after converting. `Invariant`: the data no thread of
+// the launch writes and every block reads (tsl_ld_guarded16_invariant; 16-byte fetches only).
+template <int W, bool Stream = false, bool Invariant = false>
 __device__ __forceinline__ tsl_raw16<W> tsl_fetch16(const unsigned short* p, bool ok, unsigned fill = 0u) {
   tsl_raw16<W> r;
   if constexpr (W == 8) {
-    uint4 u = tsl_ld_guarded16<Stream>(p, ok, fill);
+    uint4 u = Invariant ? tsl_ld_guarded16_invariant(p, ok, fill) : tsl_ld_guarded16<Stream>(p, ok, fill);
     r.w[0] = u.x; r.w[1] = u.y; r.w[2] = u.z; r.w[3] = u.w;
   } else if constexpr (W == 4) {
     uint2 u = ok ? *reinterpret_cast<const uint2*>(p) : make_uint2(fill, fill);

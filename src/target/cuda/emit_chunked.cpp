@@ -209,7 +209,9 @@ void Emitter::emit_chunked(const ir::Block& b, size_t start, const ChunkedRun& r
   for (size_t i = start; i < run.end; ++i)
     if (ops[i]->kind() != OpKind::reduce && !hoisted(*ops[i]))
       for (int r = 0; r < ops[i]->num_results(); ++r) regs_.erase(ops[i]->result(r));
-  for (const auto& [sink, parts] : sinks) reduce_end(parts);
+  std::vector<const ReduceParts*> ends;
+  for (const auto& sink : sinks) ends.push_back(&sink.second);
+  reduce_end(ends);
 }
 
 }  // namespace tessel::target::cuda::detail

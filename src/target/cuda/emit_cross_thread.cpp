@@ -143,7 +143,7 @@ void Emitter::reduce(const Operation& op) {
   const Reg& a = reg(op, op.operand(0));
   ReduceParts s = reduce_begin(op, /*accumulate=*/false);
   reduce_fold(s, a, 0, a.plan->values);
-  reduce_end(s);
+  reduce_end({&s});
 }
 
 // A reduce in three steps, so that a chunked run (emit_chunked.cpp) can fold its operand's
@@ -218,8 +218,19 @@ std::string Emitter::ReduceParts::combine(const std::string& x, const std::strin
 // As a balanced tree per partial (pairs, then pairs of pairs): the chain of one combine after
 // another is as long as the thread's values (64 for a row of a 128-wide wgmma accumulator
 // tile), and a warp alone on its scheduler (attention's softmax) waits out every link.
+// Folds that accumulate (a chunked run's, emit_chunked.cpp) chain instead: those runs fill the
+// SM with warps at 32 registers a thread, where the latency of a chain hides among the warps and
+// a tree's temporaries do not fit (LayerNorm's [1,32768] row: 44 bytes spilled with trees over
+// its two sums, 8 with chains).
 void Emitter::reduce_fold(ReduceParts& s, const Reg& a, int64_t lo, int64_t hi) {
   const int64_t parts = static_cast<int64_t>(s.kept_coord.size());
+  if (s.accumulate) {
+    for (int64_t v = lo; v < hi; ++v) {
+      const std::string dst = s.part + "[" + std::to_string(s.part_of[v]) + "]";
+      line(dst + " = " + s.combine(dst, a.name + "[" + std::to_string(v) + "]") + ";");
+    }
+    return;
+  }
   for (int64_t p = 0; p < parts; ++p) {
     std::vector<std::string> level;
     for (int64_t v = lo; v < hi; ++v)
@@ -244,114 +255,152 @@ void Emitter::reduce_fold(ReduceParts& s, const Reg& a, int64_t lo, int64_t hi) 
   }
 }
 
-// end: the partials across threads into the result.
-void Emitter::reduce_end(const ReduceParts& s) {
-  const Operation& op = *s.op;
-  const Plan& src = s.src;
-  const Plan& dst = *s.dst;
-  const size_t red = s.red, kept = s.kept;
-  const std::string& part = s.part;
-  const std::string& identity = s.identity;
-  const int64_t parts = static_cast<int64_t>(s.kept_coord.size());
-  const std::vector<int64_t>& kept_coord = s.kept_coord;
-  auto combine = [&](const std::string& x, const std::string& y) { return s.combine(x, y); };
-  // 2. Lanes that split the reduced dimension combine by butterfly shuffles; leaves beyond the
-  // warp (or of odd extent) go through shared memory.
-  std::vector<bool> shuffled(src.leaves.size(), false);
-  std::vector<size_t> cross;
-  for (size_t i = 0; i < src.leaves.size(); ++i) {
-    const Leaf& l = src.leaves[i];
-    if (l.coef[red] == 0) continue;
-    if (l.coef[kept] != 0) unsupported(op, "over a thread mode that moves both dimensions");
-    bool pow2 = (l.extent & (l.extent - 1)) == 0 && (l.prefix & (l.prefix - 1)) == 0;
-    if (pow2 && l.prefix * l.extent <= 32 && threads_ >= 32) {
-      shuffled[i] = true;
-      for (int64_t m = l.prefix; m < l.prefix * l.extent; m *= 2) {
-        line("#pragma unroll");
-        line("for (int p = 0; p < " + std::to_string(parts) + "; ++p) " + part + "[p] = " +
-             combine(part + "[p]",
-                     "__shfl_xor_sync(0xffffffffu, " + part + "[p], " + std::to_string(m) + ")") +
-             ";");
-      }
-    } else {
-      cross.push_back(i);
-    }
-  }
-  // 3. The result: from the thread's own partials when it holds them, else from shared memory.
-  std::vector<int64_t> from;
-  if (cross.empty()) {
-    std::vector<int64_t> coords = kept_coord;
-    for (int64_t v = 0; v < dst.values; ++v) {
-      bool ok = false;
-      for (size_t p = 0; p < coords.size() && !ok; ++p) {
-        ok = true;
-        for (int64_t t = 0; ok && t < threads_; ++t) {
-          ok = src.thread_part(t)[kept] + coords[p] == dst.coord(t, v)[0];
+// end: the partials across threads into the results. Several reduces (a chunked run's sinks)
+// end together: where their partials cross warps through shared memory, all of them share one
+// barrier pair (LayerNorm's two sums over a row of 1024 threads: two barriers a row instead of
+// four, each of which stalls the whole block).
+void Emitter::reduce_end(const std::vector<const ReduceParts*>& all) {
+  // The part of each reduce that goes through shared memory, between the barriers.
+  struct Crossing {
+    const ReduceParts* s;
+    std::vector<bool> shuffled;
+    std::string sc, g;
+    int64_t groups = 1;
+  };
+  std::vector<Crossing> crossing;
+  for (const ReduceParts* sp : all) {
+    const ReduceParts& s = *sp;
+    const Operation& op = *s.op;
+    const Plan& src = s.src;
+    const Plan& dst = *s.dst;
+    const size_t red = s.red, kept = s.kept;
+    const std::string& part = s.part;
+    const int64_t parts = static_cast<int64_t>(s.kept_coord.size());
+    const std::vector<int64_t>& kept_coord = s.kept_coord;
+    auto combine = [&](const std::string& x, const std::string& y) { return s.combine(x, y); };
+    // 2. Lanes that split the reduced dimension combine by butterfly shuffles; leaves beyond the
+    // warp (or of odd extent) go through shared memory.
+    std::vector<bool> shuffled(src.leaves.size(), false);
+    std::vector<size_t> cross;
+    for (size_t i = 0; i < src.leaves.size(); ++i) {
+      const Leaf& l = src.leaves[i];
+      if (l.coef[red] == 0) continue;
+      if (l.coef[kept] != 0) unsupported(op, "over a thread mode that moves both dimensions");
+      bool pow2 = (l.extent & (l.extent - 1)) == 0 && (l.prefix & (l.prefix - 1)) == 0;
+      if (pow2 && l.prefix * l.extent <= 32 && threads_ >= 32) {
+        shuffled[i] = true;
+        for (int64_t m = l.prefix; m < l.prefix * l.extent; m *= 2) {
+          line("#pragma unroll");
+          line("for (int p = 0; p < " + std::to_string(parts) + "; ++p) " + part + "[p] = " +
+               combine(part + "[p]",
+                       "__shfl_xor_sync(0xffffffffu, " + part + "[p], " + std::to_string(m) +
+                           ")") +
+               ";");
         }
-        if (ok) from.push_back(static_cast<int64_t>(p));
+      } else {
+        cross.push_back(i);
       }
-      if (!ok) break;
     }
-  }
-  if (static_cast<int64_t>(from.size()) == dst.values) {
-    for (int64_t v = 0; v < dst.values; ++v) {
-      line(s.result + "[" + std::to_string(v) + "] = " + part + "[" + std::to_string(from[v]) + "];");
+    // 3. The result: from the thread's own partials when it holds them, else from shared memory.
+    std::vector<int64_t> from;
+    if (cross.empty()) {
+      std::vector<int64_t> coords = kept_coord;
+      for (int64_t v = 0; v < dst.values; ++v) {
+        bool ok = false;
+        for (size_t p = 0; p < coords.size() && !ok; ++p) {
+          ok = true;
+          for (int64_t t = 0; ok && t < threads_; ++t) {
+            ok = src.thread_part(t)[kept] + coords[p] == dst.coord(t, v)[0];
+          }
+          if (ok) from.push_back(static_cast<int64_t>(p));
+        }
+        if (!ok) break;
+      }
     }
-    return;
+    if (static_cast<int64_t>(from.size()) == dst.values) {
+      for (int64_t v = 0; v < dst.values; ++v) {
+        line(s.result + "[" + std::to_string(v) + "] = " + part + "[" + std::to_string(from[v]) +
+             "];");
+      }
+      continue;
+    }
+    Crossing c{&s, shuffled, "", "0", 1};
+    for (size_t i : cross) {
+      const Leaf& l = src.leaves[i];
+      std::string e = leaf_coord_expr(l, src.threads);
+      c.g = c.g == "0" ? "(" + e + ")" : c.g + " + (" + e + ") * " + std::to_string(c.groups);
+      c.groups *= l.extent;
+    }
+    c.sc = scratch(s.result, src.tile[kept] * c.groups);
+    crossing.push_back(std::move(c));
   }
-  int64_t groups = 1;
-  std::string g = "0";
-  for (size_t i : cross) {
-    const Leaf& l = src.leaves[i];
-    std::string c = leaf_coord_expr(l, src.threads);
-    g = g == "0" ? "(" + c + ")" : g + " + (" + c + ") * " + std::to_string(groups);
-    groups *= l.extent;
+  if (crossing.empty()) return;
+  // Scratch buffers are never shared between reduces (scratch() hands out fresh space), so the
+  // barrier before the partials are stored only keeps a loop's next iteration from overwriting
+  // what threads still read from its last: outside every loop nothing was read there before.
+  bool in_loop = false;
+  for (const Crossing& c : crossing) {
+    for (const Operation* p = c.s->op->parent_op(); p && !in_loop; p = p->parent_op())
+      in_loop = p->kind() == OpKind::for_;
   }
-  const std::string sc = scratch(s.result, src.tile[kept] * groups);
-  std::string k = src.var[kept] == "0" ? "" : src.var[kept] + " + ";
+  if (in_loop) line(threads_barrier());
+  for (const Crossing& c : crossing) {
+    const ReduceParts& s = *c.s;
+    const Plan& src = s.src;
+    const int64_t parts = static_cast<int64_t>(s.kept_coord.size());
+    std::string k = src.var[s.kept] == "0" ? "" : src.var[s.kept] + " + ";
+    line("if (" + representative(src, c.shuffled) + ") {");
+    for (int64_t p = 0; p < parts; ++p) {
+      line("  " + c.sc + "[(" + k + std::to_string(s.kept_coord[p]) + ") * " +
+           std::to_string(c.groups) + " + " + c.g + "] = " + s.part + "[" + std::to_string(p) +
+           "];");
+    }
+    line("}");
+  }
   line(threads_barrier());
-  line("if (" + representative(src, shuffled) + ") {");
-  for (int64_t p = 0; p < parts; ++p) {
-    line("  " + sc + "[(" + k + std::to_string(kept_coord[p]) + ") * " + std::to_string(groups) +
-         " + " + g + "] = " + part + "[" + std::to_string(p) + "];");
-  }
-  line("}");
-  line(threads_barrier());
-  std::string dk = dst.var[0] == "0" ? "" : dst.var[0] + " + ";
-  // Where every thread wants the same kept coordinates (a tile of one row) and the partials fit
-  // a warp, each warp reads them a lane each and combines them by shuffles: 1 shared load and
-  // log2 steps instead of a load and a combine per partial in every thread (softmax over 512
-  // threads: 16 partials twice a tile, issue-bound at 2 blocks a SM, ncu's not_selected 3.7,
-  // bench/results/2026-11-27-rows-near-fit-h100.md).
-  if (dst.var[0] == "0" && groups > 1 && groups <= 32 && threads_ % 32 == 0) {
-    const bool pow2 = (groups & (groups - 1)) == 0;
+  for (const Crossing& c : crossing) {
+    const ReduceParts& s = *c.s;
+    const Plan& dst = *s.dst;
+    const int64_t groups = c.groups;
+    const std::string& sc = c.sc;
+    auto combine = [&](const std::string& x, const std::string& y) { return s.combine(x, y); };
+    std::string dk = dst.var[0] == "0" ? "" : dst.var[0] + " + ";
+    // Where every thread wants the same kept coordinates (a tile of one row) and the partials fit
+    // a warp, each warp reads them a lane each and combines them by shuffles: 1 shared load and
+    // log2 steps instead of a load and a combine per partial in every thread (softmax over 512
+    // threads: 16 partials twice a tile, issue-bound at 2 blocks a SM, ncu's not_selected 3.7,
+    // bench/results/2026-11-27-rows-near-fit-h100.md).
+    if (dst.var[0] == "0" && groups > 1 && groups <= 32 && threads_ % 32 == 0) {
+      const bool pow2 = (groups & (groups - 1)) == 0;
+      for (int64_t v = 0; v < dst.values; ++v) {
+        line("{");
+        line("  const float* row = " + sc + " + (" + std::to_string(dst.value_coord[v][0]) +
+             ") * " + std::to_string(groups) + ";");
+        const std::string lane = "(threadIdx.x & 31)";
+        // A power of two: every run of `groups` lanes holds all partials; else lanes past them
+        // hold the identity and the butterfly spans the warp.
+        line(pow2 ? "  float acc = row[" + lane + " & " + std::to_string(groups - 1) + "];"
+                  : "  float acc = " + lane + " < " + std::to_string(groups) + " ? row[" + lane +
+                        "] : " + s.identity + ";");
+        for (int64_t m = 1; m < (pow2 ? groups : 32); m *= 2)
+          line("  acc = " +
+               combine("acc", "__shfl_xor_sync(0xffffffffu, acc, " + std::to_string(m) + ")") +
+               ";");
+        line("  " + s.result + "[" + std::to_string(v) + "] = acc;");
+        line("}");
+      }
+      continue;
+    }
     for (int64_t v = 0; v < dst.values; ++v) {
       line("{");
-      line("  const float* row = " + sc + " + (" + std::to_string(dst.value_coord[v][0]) + ") * " +
-           std::to_string(groups) + ";");
-      const std::string lane = "(threadIdx.x & 31)";
-      // A power of two: every run of `groups` lanes holds all partials; else lanes past them
-      // hold the identity and the butterfly spans the warp.
-      line(pow2 ? "  float acc = row[" + lane + " & " + std::to_string(groups - 1) + "];"
-                : "  float acc = " + lane + " < " + std::to_string(groups) + " ? row[" + lane +
-                      "] : " + identity + ";");
-      for (int64_t m = 1; m < (pow2 ? groups : 32); m *= 2)
-        line("  acc = " +
-             combine("acc", "__shfl_xor_sync(0xffffffffu, acc, " + std::to_string(m) + ")") + ";");
+      line("  const float* row = " + sc + " + (" + dk + std::to_string(dst.value_coord[v][0]) +
+           ") * " + std::to_string(groups) + ";");
+      line("  float acc = row[0];");
+      line("  for (int g = 1; g < " + std::to_string(groups) +
+           "; ++g) acc = " + combine("acc", "row[g]") + ";");
       line("  " + s.result + "[" + std::to_string(v) + "] = acc;");
       line("}");
     }
-    return;
-  }
-  for (int64_t v = 0; v < dst.values; ++v) {
-    line("{");
-    line("  const float* row = " + sc + " + (" + dk + std::to_string(dst.value_coord[v][0]) +
-         ") * " + std::to_string(groups) + ";");
-    line("  float acc = row[0];");
-    line("  for (int g = 1; g < " + std::to_string(groups) +
-         "; ++g) acc = " + combine("acc", "row[g]") + ";");
-    line("  " + s.result + "[" + std::to_string(v) + "] = acc;");
-    line("}");
   }
 }
 

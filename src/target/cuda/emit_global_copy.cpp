@@ -3,12 +3,75 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <numeric>
+#include <set>
 
 #include "support/float_formats.h"
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
+namespace {
+
+// Whether `v` can differ between the blocks of a launch: it is (or is computed from) a
+// block_grid index or a cluster rank, or a loop variable or carried value of a loop whose bounds
+// are; kernel arguments (sizes, scalars) and constants cannot.
+bool varies_by_block(const Value* v, std::map<const Value*, bool>& memo) {
+  if (auto it = memo.find(v); it != memo.end()) return it->second;
+  memo[v] = true;  // a cycle through carried values: assume it varies
+  bool varies = false;
+  if (const Operation* d = v->def()) {
+    if (d->kind() == OpKind::block_grid || d->kind() == OpKind::cluster_rank) {
+      varies = true;
+    } else {
+      for (const Value* x : d->operands()) varies = varies || varies_by_block(x, memo);
+    }
+  } else if (const Operation* owner = v->owner_block()->parent()) {
+    if (owner->kind() == OpKind::for_ && v->index() == 0) {
+      for (int i = 0; i < 3; ++i) varies = varies || varies_by_block(owner->operand(i), memo);
+    } else if (owner->kind() != OpKind::kernel) {
+      varies = true;  // a carried value, or an argument of another region
+    }
+  }
+  return memo[v] = varies;
+}
+
+// Whether `load`, a copy from a global tile into registers, reads what every block reads and no
+// op of the kernel writes: its tensor is a kernel argument whose every use (through tiles) is
+// such a load, and the tile's coordinates do not vary by block (a row program's weight and bias
+// vectors). Such data may take the non-coherent read-only path (tsl_ld_guarded16_invariant).
+bool block_invariant_read_only(const Operation& kernel, const Operation& load) {
+  const Value* tensor = load.operand(0);
+  std::vector<const Operation*> tiles;
+  while (tensor->def() && tensor->def()->kind() == OpKind::tile) {
+    tiles.push_back(tensor->def());
+    tensor = tensor->def()->operand(0);
+  }
+  if (tensor->def() || tensor->owner_block()->parent() != &kernel) return false;
+  // The tensor and its tiles (a tile is defined before its uses: one walk in order finds them).
+  std::set<const Value*> views = {tensor};
+  bool only_loaded = true;
+  ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
+    for (const Value* x : op->operands()) {
+      if (!views.count(x)) continue;
+      if (op->kind() == OpKind::tile && op->operand(0) == x) {
+        views.insert(op->result());
+      } else if (op->kind() != OpKind::copy || op->num_operands() != 1 ||
+                 op->result()->type().space() != MemorySpace::reg) {
+        only_loaded = false;
+      }
+    }
+  });
+  if (!only_loaded) return false;
+  std::map<const Value*, bool> memo;
+  for (const Operation* t : tiles) {
+    for (int i = 1; i < t->num_operands(); ++i)
+      if (varies_by_block(t->operand(i), memo)) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 std::string Emitter::round_to(ScalarKind k, const std::string& e) {
   if (k == ScalarKind::f16) return "tsl_round_f16(" + e + ")";
@@ -57,6 +120,11 @@ void Emitter::copy(const Operation& op) {
       unsupported(op, "has cache = \"coherent\", which loads of 32-bit values take only");
     (cache == "stream" ? stream : coherent) = ", true";
   }
+  // In a chunked kernel (32 registers a thread, emit_chunked.cpp), masked 16-byte fetches of data
+  // every block reads and nothing writes (a row program's weight and bias vectors) take the
+  // non-coherent read-only path (tsl_ld_guarded16_invariant).
+  if (load && stream.empty() && chunking() && block_invariant_read_only(kernel_, op))
+    stream = ", false, true";
   // A load whose only use is the next op, `add %x, %loaded` of the same layout (split-k's sum of
   // partial tiles): each fetched value is added where it lands, so that the loaded tile's values
   // die one by one instead of all living beside %x (128 + 128 registers would spill).

@@ -309,7 +309,7 @@ class Emitter {
   };
   ReduceParts reduce_begin(const Operation& op, bool accumulate);
   void reduce_fold(ReduceParts& s, const Reg& a, int64_t lo, int64_t hi);
-  void reduce_end(const ReduceParts& s);
+  void reduce_end(const std::vector<const ReduceParts*>& all);
 
   // ---- chunked runs (emit_chunked.cpp) ---------------------------------------------------------
   // A run of value-wise ops over register tensors of one value count, emitted one chunk of

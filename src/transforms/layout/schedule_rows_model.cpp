@@ -98,22 +98,25 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // The row in registers at a full SM's threads (two blocks of 1024, four of 512): 32 registers
   // a thread, which the emitter meets by writing the loops' value-wise ops a 16-byte vector's
   // values at a time (chunked runs, src/target/cuda/emit_chunked.cpp) where the launch bound
-  // leaves 32. What a thread then keeps: the held row as 16-bit words, and per chunk about 4
-  // registers for each reduction, column vector and transcendental op of the loops, over a base
-  // of 8. Calibrated with ptxas on the examples at [1,32768] over 1024 threads: RMSNorm (one
-  // reduction, one weight: 8 + 16 + 4 + 4 = 32) compiles to 32 without spills; LayerNorm (two and
-  // two: 40) spills 44 bytes, softmax_exp2 (two reductions, two exp2: 40) 212. RMSNorm so
-  // scheduled measured 1.001 and 0.971 of a copy at 2048 x 32768 and 2047 x 32760, where the row
-  // fetched whole into shared memory (two blocks of 512) measured 0.986 and 0.926, and a probe
-  // of the same form for LayerNorm 1.000 (bench/results/2026-11-29-rows-registers-h200.md): two
-  // such blocks keep the row's reads in flight while the other reduces, and leave L1 free for
-  // the column vectors (no shared memory).
+  // leaves 32. What a thread then keeps: the held row as 16-bit words over a base of 8, and per
+  // chunk a partial for each reduction (chunked folds chain), a 16-byte vector's words less one
+  // for each column vector (its loads by the read-only path) and about 4 registers for each
+  // transcendental op. Calibrated with ptxas on the examples at [1,32768] over 1024 threads and
+  // [1,16384] over 512: RMSNorm (one reduction, one weight: 8 + 16 + 1 + 3 = 28) compiles without
+  // spills; LayerNorm (two and two: 32) to 8 bytes of spills (the output's pointer, reloaded once
+  // a chunk's store), measured 0.983 and 0.923 of a copy at 2048 x 32768 and 2047 x 32760 against
+  // 0.908 and 0.881 with the row in shared memory (bench/results/2026-11-29-rows-chains-h200.md);
+  // softmax_exp2 (two reductions, two exp2: 34) spills 168 bytes. RMSNorm so scheduled measured
+  // 1.001 and 0.971 (1.022 and 0.989 with chains and the read-only path), where the row fetched
+  // whole into shared memory (two blocks of 512) measured 0.986 and 0.926
+  // (bench/results/2026-11-29-rows-registers-h200.md): two such blocks keep the row's reads in
+  // flight while the other reduces, and leave L1 free for the column vectors (no shared memory).
   // A candidate beside the op-by-op one (same tile and threads), not instead of it. Not for a
   // program with an accurate transcendental per element (issue-bound: unmeasured so chunked).
   if (chunked) {
     const int64_t full = kThreadsPerSm / threads;
-    const int64_t chunked_regs = 8 + held * elements * p.elem_bytes / 4 + 4 * p.row_reductions +
-                                 4 * p.second_loop_column_reads + 4 * p.transcendentals;
+    const int64_t chunked_regs = 8 + held * elements * p.elem_bytes / 4 + p.row_reductions +
+                                 3 * p.second_loop_column_reads + 4 * p.transcendentals;
     if (!one_pass || !has_loops || c.vectors < 2 || p.issue_bound ||
         full * threads != kThreadsPerSm || full <= c.blocks_per_sm || full > 4 ||
         chunked_regs > kRegistersPerSm / (full * threads))

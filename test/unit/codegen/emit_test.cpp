@@ -99,8 +99,8 @@ TEST(Emit, WideAndRaggedRowProgramsCompileForSm90aAndSm80) {
 // chunked one pass: RMSNorm at N = 32768 over two blocks of 1024 threads), the loops' value-wise
 // ops are written a 16-byte vector's values at a time, each chunk a C scope, the reductions
 // folded chunk by chunk and crossing the block once after the last; ptxas fits the kernel in 32
-// registers without spilling. Elsewhere (LayerNorm there keeps its row in shared memory, 48
-// registers; bias + GELU at N = 8200) nothing is chunked.
+// registers without spilling. Elsewhere (LayerNorm and bias + GELU at N = 8200) nothing is
+// chunked.
 TEST(Emit, ChunkedRunsWhereTheLaunchBoundLeaves32Registers) {
   auto lowered = [](const std::string& file, int m, int n) {
     std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/" + file + ".tir");
@@ -114,8 +114,9 @@ TEST(Emit, ChunkedRunsWhereTheLaunchBoundLeaves32Registers) {
   const EmittedKernel rms = lowered("rmsnorm_auto", 2047, 32760);
   EXPECT_NE(rms.source.find("__launch_bounds__(1024, 2)"), std::string::npos) << rms.source;
   EXPECT_NE(rms.source.find("// values in chunks of 8"), std::string::npos) << rms.source;
-  // The sum of squares: its partial starts at 0 and takes each chunk's tree in turn; one
-  // exchange through shared memory after the chunks, not one per chunk.
+  // The sum of squares: its partial starts at 0 and takes each value in turn (a chain: at 32
+  // registers a tree's temporaries spill); one exchange through shared memory after the chunks,
+  // not one per chunk.
   const size_t first = rms.source.find("// values in chunks of 8");
   const size_t exchange = rms.source.find("__syncthreads();", first);
   ASSERT_NE(exchange, std::string::npos);
@@ -124,12 +125,31 @@ TEST(Emit, ChunkedRunsWhereTheLaunchBoundLeaves32Registers) {
   for (size_t at = chunks.find("_part[0] = "); at != std::string::npos;
        at = chunks.find("_part[0] = ", at + 1))
     ++folds;
-  EXPECT_EQ(folds, 4u) << chunks;  // [1,32768] over 1024 threads: 32 values, 4 chunks of 8
+  EXPECT_EQ(folds, 32u) << chunks;  // [1,32768] over 1024 threads: 32 values, 4 chunks of 8
   EXPECT_NE(chunks.find("for (int p = 0; p < 1; ++p) "), std::string::npos) << chunks;
+  // The weight vector, which every block reads and nothing writes, by the read-only path; the
+  // row by the plain one.
+  EXPECT_NE(rms.source.find("tsl_fetch16<8, false, true>(p, ok0"), std::string::npos) << rms.source;
+  EXPECT_NE(rms.source.find("tsl_fetch16<8>(p + 8192, ok8"), std::string::npos) << rms.source;
   const std::string log = testing::ptxas_report(rms.source);
   EXPECT_NE(log.find(", 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << log;
+  // LayerNorm at N = 32768 (schedule-rows chooses the chunked form since reductions chain): its
+  // two sums cross the block together, their partials stored between one barrier pair (outside
+  // loops no barrier before the stores is needed); ptxas keeps it at 32 registers.
+  {
+    const std::string ln = lowered("layernorm_auto", 2048, 32768).source;
+    EXPECT_NE(ln.find("__launch_bounds__(1024, 2)"), std::string::npos) << ln;
+    const size_t sums = ln.find("ts_smem[");
+    const size_t squares = ln.find("tq_smem[");
+    const size_t barrier = ln.find("__syncthreads();", sums);
+    ASSERT_NE(squares, std::string::npos) << ln;
+    EXPECT_LT(squares, barrier) << ln;
+    EXPECT_EQ(ln.rfind("__syncthreads();", sums), std::string::npos) << ln;
+    const std::string log = testing::ptxas_report(ln);
+    EXPECT_NE(log.find("Used 32 registers"), std::string::npos) << log;
+  }
   for (const auto& [file, m, n] : std::vector<std::tuple<std::string, int, int>>{
-           {"layernorm_auto", 2048, 32768}, {"bias_gelu_auto", 8191, 8200}}) {
+           {"layernorm_auto", 8191, 8200}, {"bias_gelu_auto", 8191, 8200}}) {
     const EmittedKernel k = lowered(file, m, n);
     EXPECT_EQ(k.source.find("values in chunks"), std::string::npos) << file;
   }
