@@ -122,9 +122,10 @@ void Emitter::copy(const Operation& op) {
   }
   // In a chunked kernel (32 registers a thread, emit_chunked.cpp), masked 16-byte fetches of data
   // every block reads and nothing writes (a row program's weight and bias vectors) take the
-  // non-coherent read-only path (tsl_ld_guarded16_invariant).
-  if (load && stream.empty() && chunking() && block_invariant_read_only(kernel_, op))
-    stream = ", false, true";
+  // non-coherent read-only path (tsl_ld_guarded16_invariant); unmasked loads stay as they are.
+  const bool invariant =
+      load && stream.empty() && chunking() && block_invariant_read_only(kernel_, op);
+  const std::string fetch16_args = invariant ? ", false, true" : stream;  // tsl_fetch16's
   // A load whose only use is the next op, `add %x, %loaded` of the same layout (split-k's sum of
   // partial tiles): each fetched value is added where it lands, so that the loaded tile's values
   // die one by one instead of all living beside %x (128 + 128 registers would spill).
@@ -230,8 +231,8 @@ void Emitter::copy(const Operation& op) {
         } else {
           const std::string n = std::to_string(v);
           line("const bool ok" + n + " = " + pred + ";");
-          stmt = "const auto raw" + n + " = tsl_fetch16<" + ws + stream + ">(" + addr + ", ok" + n +
-                 ", " + pad_word(g) + ");";
+          stmt = "const auto raw" + n + " = tsl_fetch16<" + ws + fetch16_args + ">(" + addr +
+                 ", ok" + n + ", " + pad_word(g) + ");";
           unpacks.push_back({"tsl_words16<" + ws + ">(raw" + n + ", &" + word + ");", {v, w}});
         }
       } else if (load) {
@@ -255,7 +256,7 @@ void Emitter::copy(const Operation& op) {
           // lanes and converted with the rest: no select after the conversion.
           const bool pad_bits = bytes == 2 && pad_exact(g);
           stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
-                 (bytes == 2 ? stream : coherent) + ">(" + addr + ", ok" + n +
+                 (bytes == 2 ? fetch16_args : coherent) + ">(" + addr + ", ok" + n +
                  (pad_bits ? ", " + pad_word(g) : std::string()) + ");";
           unpacks.push_back(
               {bytes == 2
