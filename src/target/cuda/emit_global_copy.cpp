@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <numeric>
 #include <set>
 
@@ -12,29 +11,6 @@
 
 namespace tessel::target::cuda::detail {
 namespace {
-
-// Whether `v` can differ between the blocks of a launch: it is (or is computed from) a
-// block_grid index or a cluster rank, or a loop variable or carried value of a loop whose bounds
-// are; kernel arguments (sizes, scalars) and constants cannot.
-bool varies_by_block(const Value* v, std::map<const Value*, bool>& memo) {
-  if (auto it = memo.find(v); it != memo.end()) return it->second;
-  memo[v] = true;  // a cycle through carried values: assume it varies
-  bool varies = false;
-  if (const Operation* d = v->def()) {
-    if (d->kind() == OpKind::block_grid || d->kind() == OpKind::cluster_rank) {
-      varies = true;
-    } else {
-      for (const Value* x : d->operands()) varies = varies || varies_by_block(x, memo);
-    }
-  } else if (const Operation* owner = v->owner_block()->parent()) {
-    if (owner->kind() == OpKind::for_ && v->index() == 0) {
-      for (int i = 0; i < 3; ++i) varies = varies || varies_by_block(owner->operand(i), memo);
-    } else if (owner->kind() != OpKind::kernel) {
-      varies = true;  // a carried value, or an argument of another region
-    }
-  }
-  return memo[v] = varies;
-}
 
 // Whether `load`, a copy from a global tile into registers, reads what every block reads and no
 // op of the kernel writes: its tensor is a kernel argument whose every use (through tiles) is
@@ -63,10 +39,18 @@ bool block_invariant_read_only(const Operation& kernel, const Operation& load) {
     }
   });
   if (!only_loaded) return false;
-  std::map<const Value*, bool> memo;
+  // What differs between the blocks of a launch: block_grid's indices and cluster ranks.
+  std::vector<const Value*> block_indices;
+  ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
+    if (op->kind() == OpKind::block_grid || op->kind() == OpKind::cluster_rank) {
+      for (int r = 0; r < op->num_results(); ++r) block_indices.push_back(op->result(r));
+    }
+  });
   for (const Operation* t : tiles) {
-    for (int i = 1; i < t->num_operands(); ++i)
-      if (varies_by_block(t->operand(i), memo)) return false;
+    for (int i = 1; i < t->num_operands(); ++i) {
+      for (const Value* b : block_indices)
+        if (ir::depends_on(t->operand(i), b)) return false;
+    }
   }
   return true;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,11 +64,9 @@ class ValueIds {
       keys_[i] = v;
       ids_[i] = size_++;
       // An integer `const`'s value, read without the op's attribute map on every use.
-      const ir::Operation* d = v->def();
-      const bool integer = d && d->kind() == ir::OpKind::constant &&
-                           d->attr("value")->kind == ir::Attribute::Kind::integer;
-      constant_.push_back(integer ? d->int_attr("value") : 0);
-      is_constant_.push_back(integer);
+      const std::optional<int64_t> c = ir::int_constant(v);
+      constant_.push_back(c.value_or(0));
+      is_constant_.push_back(c.has_value());
     }
   }
   int size() const { return size_; }
