@@ -27,6 +27,11 @@
 #                             launch, the CSV in $OUT/ncu_NAME.csv, one line per metric printed
 #   moe_test_and_sanitize F   the carried moe_gpu_test whole, then (SAN=1, the default)
 #                             compute-sanitizer memcheck, racecheck, synccheck over its tests F
+#   check_at_sizes L F S...   the tile program F (a path in the current tree) on the GPU against
+#                             the interpreter at each size S, one "== L S: <error>" line each
+#   summarize_checks LOG      how many checks LOG holds, the largest relative error, its failures
+#   bench_rows T SHAPE K J P  `tessel bench memory-bound` of tree T's build-dev at SHAPE over the
+#                             kernels K (records appended to J), its result lines prefixed P
 #   check_row_programs [V]    each unpinned row program (examples/kernels/*_auto.tir) against the
 #                             interpreter on the GPU at ragged sizes, one line each; with V, also
 #                             the file V/<kernel>_auto_shared.tir where there is one
@@ -201,14 +206,31 @@ sweep_summary() {
   grep "geometric mean" $OUT/summary.txt | sed 's/^[^ ]*+[^ ]* //'
 }
 
+check_at_sizes() {
+  local label=$1 f=$2 s
+  shift 2
+  for s in "$@"; do
+    echo "== $label $s: $(build-dev/bin/tessel run $f --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
+  done
+}
+
+summarize_checks() {
+  echo "== rows check: $(grep -c 'relative error vs the interpreter' $1) checks; largest: $(grep -o 'interpreter: [0-9.e+-]*' $1 | awk '{print $2}' | sort -g | tail -1)"
+  grep -i -E "fail|rror:" $1 | grep -v "no schedule of" | head -5
+}
+
+bench_rows() {
+  (cd $1 && timeout 120 ./build-dev/bin/tessel bench memory-bound --shape $2 --kernels $3 --json $4 2>&1) |
+    grep -E "_auto|_stream|FAIL|rror" | sed "s/^/$5 /" | cut -c1-110
+}
+
 check_row_programs() {
   local k s v
   for k in rmsnorm layernorm softmax softmax_exp2 bias_gelu; do
     for s in M=37,N=1048 M=3,N=8184 M=2,N=32760 M=5,N=16384 M=9,N=8200 M=33,N=4096; do
-      echo "== $k $s: $(build-dev/bin/tessel run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
+      check_at_sizes $k examples/kernels/${k}_auto.tir $s
       v=${1:-}/${k}_auto_shared.tir
-      [ -n "${1:-}" ] && [ -f $v ] &&
-        echo "== $k (row in shared memory) $s: $(build-dev/bin/tessel run $v --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
+      [ -n "${1:-}" ] && [ -f $v ] && check_at_sizes "$k (row in shared memory)" $v $s
     done
   done
 }

@@ -21,15 +21,8 @@
 #include <vector>
 
 #include "reference_gemm_kernel.cu"
+#include "check_cuda.cuh"
 
-#define CHECK_CUDA(x)                                                                   \
-  do {                                                                                  \
-    cudaError_t e = (x);                                                                \
-    if (e != cudaSuccess) {                                                             \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      exit(1);                                                                          \
-    }                                                                                   \
-  } while (0)
 #define CHECK_CU(x)                                                 \
   do {                                                              \
     CUresult e = (x);                                               \

@@ -1,6 +1,6 @@
 // Shared by the stand-alone row probes (rows_prefetch_probe.cu, rows_columns_probe.cu; not product
-// code): error checks, the 16-byte copy kernel they are timed against, f16 vector (un)packing, a
-// block reduction, and the median of event timings.
+// code): the 16-byte copy kernel they are timed against, f16 vector (un)packing, a block
+// reduction, and the median of event timings; CHECK_CUDA from check_cuda.cuh.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -11,14 +11,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK_CUDA(x)                                                                   \
-  do {                                                                                  \
-    cudaError_t e = (x);                                                                \
-    if (e != cudaSuccess) {                                                             \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      exit(1);                                                                          \
-    }                                                                                   \
-  } while (0)
+#include "check_cuda.cuh"
 
 __global__ void copy16(const uint4* __restrict__ x, uint4* __restrict__ y, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;

@@ -18,11 +18,7 @@ for k in layernorm rmsnorm softmax_exp2; do
 done
 {
   check_row_programs
-  for f in $V/*_chunked*.tir; do
-    for s in M=37,N=32760 M=3,N=32768 M=5,N=16384 M=9,N=16376 M=33,N=8200 M=2,N=40000; do
-      echo "== $(basename $f) $s: $(build-dev/bin/tessel run $f --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-    done
-  done
+  for f in $V/*_chunked*.tir; do check_at_sizes $(basename $f) $f M=37,N=32760 M=3,N=32768 M=5,N=16384 M=9,N=16376 M=33,N=8200 M=2,N=40000; done
 } > $OUT/check.log 2>&1
 run_gpu_test_binaries > $OUT/tests.txt 2>&1
 K=rmsnorm_auto,layernorm_auto,softmax_auto,softmax_exp2_auto,bias_gelu_auto
@@ -30,13 +26,10 @@ for shape in 65536x1024 32768x2048 16384x4096 8192x8192 4096x16384 2048x32768 81
   KK=$K
   case $shape in 2048x32768|2047x32760|4096x16384) KK=$K,$V/layernorm_auto_chunked1024.tir,$V/rmsnorm_auto_chunked512.tir,$V/layernorm_auto_chunked512.tir ;; esac
   for side in base new; do
-    T=$(side_tree $side)/build-dev/bin/tessel
     [ $side = base ] && KB=$K || KB=$KK
-    (cd $(side_tree $side) && timeout 120 $T bench memory-bound --shape $shape --kernels $KB --json $OUT/rows-d-$side.jsonl 2>&1) |
-      grep -E "_auto|FAIL|rror" | sed "s/^/$side /" | cut -c1-110
+    bench_rows $(side_tree $side) $shape $KB $OUT/rows-d-$side.jsonl $side
   done
 done > $OUT/bench.log
-echo "== rows check: $(grep -c 'relative error vs the interpreter' $OUT/check.log) checks; largest: $(grep -o 'interpreter: [0-9.e+-]*' $OUT/check.log | awk '{print $2}' | sort -g | tail -1)"
-grep -i -E "fail|rror:" $OUT/check.log | head -5
+summarize_checks $OUT/check.log
 cat $OUT/tests.txt
 cat $OUT/bench.log

@@ -25,24 +25,17 @@ V=$ROOT/build-dev/variants
 for k in layernorm rmsnorm; do registers_variant $k 1024 2 $V > /dev/null; done
 {
   check_row_programs
-  for f in $V/*_chunked*.tir; do
-    for s in M=37,N=32760 M=3,N=32768 M=5,N=16384 M=9,N=16376 M=2,N=40000; do
-      echo "== $(basename $f) $s: $(build-dev/bin/tessel run $f --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-    done
-  done
+  for f in $V/*_chunked*.tir; do check_at_sizes $(basename $f) $f M=37,N=32760 M=3,N=32768 M=5,N=16384 M=9,N=16376 M=2,N=40000; done
 } > $OUT/check.log 2>&1
 for round in 1 2; do
   for shape in 2048x32768 2047x32760 4096x16384; do
     for side in base new var; do
       [ $round = 2 ] && [ $side = var ] && continue
       case $side in base) tree=$ROOT/.carry-base ;; new) tree=$ROOT ;; var) tree=/tmp/var ;; esac
-      (cd $tree && timeout 120 ./build-dev/bin/tessel bench memory-bound --shape $shape \
-        --kernels rmsnorm_auto,layernorm_auto,$V/layernorm_auto_chunked1024.tir \
-        --json $OUT/rows-$CALL-$side.jsonl 2>&1) |
-        grep -E "_auto|FAIL|rror" | sed "s/^/$round $side /" | cut -c1-110
+      bench_rows $tree $shape rmsnorm_auto,layernorm_auto,$V/layernorm_auto_chunked1024.tir \
+        $OUT/rows-$CALL-$side.jsonl "$round $side"
     done
   done
 done > $OUT/bench.log
-echo "== rows check: $(grep -c 'relative error vs the interpreter' $OUT/check.log) checks; largest: $(grep -o 'interpreter: [0-9.e+-]*' $OUT/check.log | awk '{print $2}' | sort -g | tail -1)"
-grep -i -E "fail|rror:" $OUT/check.log | grep -v "no schedule of" | head -5
+summarize_checks $OUT/check.log
 cat $OUT/bench.log

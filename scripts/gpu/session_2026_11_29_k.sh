@@ -13,20 +13,16 @@ V=$ROOT/build-dev/variants
 registers_variant layernorm 1024 2 $V > /dev/null
 {
   check_row_programs
-  for s in M=37,N=32760 M=3,N=32768 M=5,N=16384 M=9,N=16376 M=2,N=40000; do
-    echo "== layernorm_auto_chunked1024 $s: $(build-dev/bin/tessel run $V/layernorm_auto_chunked1024.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-  done
+  check_at_sizes layernorm_auto_chunked1024 $V/layernorm_auto_chunked1024.tir \
+    M=37,N=32760 M=3,N=32768 M=5,N=16384 M=9,N=16376 M=2,N=40000
 } > $OUT/check.log 2>&1
 K=rmsnorm_auto,layernorm_auto,softmax_auto,softmax_exp2_auto,bias_gelu_auto
 for shape in 65536x1024 32768x2048 16384x4096 8192x8192 4096x16384 2048x32768 8191x8200 2047x32760; do
   KK=$K
   case $shape in 2048x32768|2047x32760|4096x16384) KK=$K,$V/layernorm_auto_chunked1024.tir ;; esac
   for side in base new; do
-    (cd $(side_tree $side) && timeout 120 ./build-dev/bin/tessel bench memory-bound --shape $shape \
-      --kernels $KK --json $OUT/rows-k-$side.jsonl 2>&1) |
-      grep -E "_auto|FAIL|rror" | sed "s/^/$side /" | cut -c1-110
+    bench_rows $(side_tree $side) $shape $KK $OUT/rows-k-$side.jsonl $side
   done
 done > $OUT/bench.log
-echo "== rows check: $(grep -c 'relative error vs the interpreter' $OUT/check.log) checks; largest: $(grep -o 'interpreter: [0-9.e+-]*' $OUT/check.log | awk '{print $2}' | sort -g | tail -1)"
-grep -i -E "fail|rror:" $OUT/check.log | grep -v "no schedule of" | head -5
+summarize_checks $OUT/check.log
 cat $OUT/bench.log

@@ -10,19 +10,15 @@ source "$(dirname "$0")/common.sh"
 export OUT
 build_base_and_new_tools || exit 1
 check_row_programs > $OUT/check.log 2>&1
-for s in M=3000,N=16376 M=7,N=32000 M=1,N=16384; do
-  echo "== layernorm $s: $(build-dev/bin/tessel run examples/kernels/layernorm_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-done >> $OUT/check.log 2>&1
+check_at_sizes layernorm examples/kernels/layernorm_auto.tir M=3000,N=16376 M=7,N=32000 M=1,N=16384 \
+  >> $OUT/check.log 2>&1
 K=rmsnorm_auto,layernorm_auto,softmax_exp2_auto
 for round in 1 2; do
   for shape in 4096x16384 3000x16376 2048x32768 2047x32760; do
     for side in base new; do
-      (cd $(side_tree $side) && timeout 120 ./build-dev/bin/tessel bench memory-bound --shape $shape \
-        --kernels $K --json $OUT/rows-l-$side.jsonl 2>&1) |
-        grep -E "_auto|FAIL|rror" | sed "s/^/$round $side /" | cut -c1-110
+      bench_rows $(side_tree $side) $shape $K $OUT/rows-l-$side.jsonl "$round $side"
     done
   done
 done > $OUT/bench.log
-echo "== rows check: $(grep -c 'relative error vs the interpreter' $OUT/check.log) checks; largest: $(grep -o 'interpreter: [0-9.e+-]*' $OUT/check.log | awk '{print $2}' | sort -g | tail -1)"
-grep -i -E "fail|rror:" $OUT/check.log | grep -v "no schedule of" | head -5
+summarize_checks $OUT/check.log
 cat $OUT/bench.log

@@ -12,15 +12,13 @@ V=$PWD/build-dev/stream; mkdir -p $V
 for k in rmsnorm layernorm softmax_exp2; do
   sed 's/%rX = copy %X_tile : /%rX = copy %X_tile {cache = "stream"} : /' examples/kernels/${k}_auto.tir |
     sed "s/@${k}_auto/@${k}_stream/" > $V/${k}_stream.tir
-  for s in M=37,N=32760 M=3,N=32768 M=5,N=16384 M=9,N=8200; do
-    echo "== ${k}_stream $s: $(build-dev/bin/tessel run $V/${k}_stream.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-  done
+  check_at_sizes ${k}_stream $V/${k}_stream.tir M=37,N=32760 M=3,N=32768 M=5,N=16384 M=9,N=8200
 done > $OUT/check.log 2>&1
 for round in 1 2; do
   for shape in 4096x16384 3000x16376 2048x32768 2047x32760 8191x8200; do
-    timeout 120 build-dev/bin/tessel bench memory-bound --shape $shape \
-      --kernels layernorm_auto,$V/layernorm_stream.tir,rmsnorm_auto,$V/rmsnorm_stream.tir,softmax_exp2_auto,$V/softmax_exp2_stream.tir \
-      --json $OUT/rows-n.jsonl 2>&1 | grep -E "_auto|_stream|FAIL|rror" | sed "s/^/$round /" | cut -c1-110
+    bench_rows . $shape \
+      layernorm_auto,$V/layernorm_stream.tir,rmsnorm_auto,$V/rmsnorm_stream.tir,softmax_exp2_auto,$V/softmax_exp2_stream.tir \
+      $OUT/rows-n.jsonl $round
   done
 done > $OUT/bench.log
 grep -c "relative error vs the interpreter" $OUT/check.log; grep -i -E "fail|rror:" $OUT/check.log | head -5

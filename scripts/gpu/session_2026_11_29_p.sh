@@ -25,17 +25,13 @@ wait
 for t in . /tmp/v1 /tmp/v2 /tmp/v3; do [ -x $t/build-dev/bin/tessel ] || { echo "$t: build failed"; exit 1; }; done
 for v in v1 v2 v3; do
   for s in M=37,N=32760 M=3,N=32768 M=5,N=16384; do
-    for k in layernorm rmsnorm; do
-      echo "== $v $k $s: $(cd /tmp/$v && build-dev/bin/tessel run examples/kernels/${k}_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-    done
+    for k in layernorm rmsnorm; do (cd /tmp/$v && check_at_sizes "$v $k" examples/kernels/${k}_auto.tir $s); done
   done
 done > $OUT/check.log 2>&1
 for shape in 2048x32768 2047x32760 4096x16384; do
   for side in new v1 v2 v3; do
     tree=$ROOT; [ $side != new ] && tree=/tmp/$side
-    (cd $tree && timeout 120 ./build-dev/bin/tessel bench memory-bound --shape $shape \
-      --kernels layernorm_auto,rmsnorm_auto --json $OUT/rows-p-$side.jsonl 2>&1) |
-      grep -E "_auto|FAIL|rror" | sed "s/^/$side /" | cut -c1-110
+    bench_rows $tree $shape layernorm_auto,rmsnorm_auto $OUT/rows-p-$side.jsonl $side
   done
 done > $OUT/bench.log
 grep -c "relative error vs the interpreter" $OUT/check.log; grep -i -E "fail|rror:" $OUT/check.log | head -5

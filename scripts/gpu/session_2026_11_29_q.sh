@@ -26,16 +26,12 @@ build_side . new tool
 build_side /tmp/cv cv tool
 wait
 for t in . /tmp/cv; do [ -x $t/build-dev/bin/tessel ] || { echo "$t: build failed"; tail -20 $LOG/build_cv.log; exit 1; }; done
-for s in M=37,N=32760 M=3,N=32768; do
-  echo "== cv layernorm $s: $(cd /tmp/cv && build-dev/bin/tessel run examples/kernels/layernorm_auto.tir --gpu --check --size $s 2>&1 | grep -i -E 'rel|error|fail' | tr '\n' ' ')"
-done
+(cd /tmp/cv && check_at_sizes "cv layernorm" examples/kernels/layernorm_auto.tir M=37,N=32760 M=3,N=32768)
 for round in 1 2; do
   for shape in 2048x32768 2047x32760 4096x16384; do
     for side in new cv; do
       tree=$ROOT; [ $side = cv ] && tree=/tmp/cv
-      (cd $tree && timeout 120 ./build-dev/bin/tessel bench memory-bound --shape $shape \
-        --kernels layernorm_auto,rmsnorm_auto --json $OUT/rows-q-$side.jsonl 2>&1) |
-        grep -E "_auto|FAIL|rror" | sed "s/^/$round $side /" | cut -c1-110
+      bench_rows $tree $shape layernorm_auto,rmsnorm_auto $OUT/rows-q-$side.jsonl "$round $side"
     done
   done
 done
