@@ -49,18 +49,25 @@ std::vector<std::string> default_names(const std::vector<Kernel*>& kernels) {
   return names;
 }
 
-}  // namespace
-
-Variants::Variants(nb::sequence kernels, std::optional<std::vector<std::string>> names) {
+// The tessel.Kernel objects of `kernels` (TypeError naming `who` for anything else).
+std::vector<Kernel*> kernel_list(nb::sequence kernels, const char* who) {
+  std::vector<Kernel*> list;
   for (nb::handle h : kernels) {
     if (!nb::isinstance<Kernel>(h)) {
-      throw nb::type_error(("tessel.Variants takes tessel.Kernel objects, got a " +
+      throw nb::type_error((std::string(who) + " takes tessel.Kernel objects, got a " +
                             std::string(Py_TYPE(h.ptr())->tp_name))
                                .c_str());
     }
-    objects_.push_back(nb::borrow(h));
-    kernels_.push_back(nb::cast<Kernel*>(h));
+    list.push_back(nb::cast<Kernel*>(h));
   }
+  return list;
+}
+
+}  // namespace
+
+Variants::Variants(nb::sequence kernels, std::optional<std::vector<std::string>> names) {
+  kernels_ = kernel_list(kernels, "tessel.Variants");
+  for (nb::handle h : kernels) objects_.push_back(nb::borrow(h));
   if (kernels_.empty()) user_error(SourceLocation::unknown(), "tessel.Variants: no kernels given");
   // Compiled as a first launch would compile them: for the GPU, or without one only to CUDA text
   // (what the parameter check reads; a host call interprets the tile IR).
@@ -230,15 +237,7 @@ void register_variants(nb::module_& m) {
       "gemm_model_choice",
       [](nb::sequence kernels, const std::map<std::string, int64_t>& sizes, int64_t sm_count,
          std::optional<std::vector<std::string>> names) {
-        std::vector<Kernel*> list;
-        for (nb::handle h : kernels) {
-          if (!nb::isinstance<Kernel>(h)) {
-            throw nb::type_error(("tessel.gemm_model_choice takes tessel.Kernel objects, got a " +
-                                  std::string(Py_TYPE(h.ptr())->tp_name))
-                                     .c_str());
-          }
-          list.push_back(nb::cast<Kernel*>(h));
-        }
+        const std::vector<Kernel*> list = kernel_list(kernels, "tessel.gemm_model_choice");
         if (list.empty())
           user_error(SourceLocation::unknown(), "tessel.gemm_model_choice: no kernels given");
         const std::vector<std::string> labels = names ? *names : default_names(list);
