@@ -24,34 +24,46 @@ EmittedKernel emit_text(const std::string& text) {
   return emit_cuda(*module->kernels.front());
 }
 
-TEST(Emit, EveryExampleKernelCompilesForSm90aAndSm80) {
-  ASSERT_GE(examples::lowered_kernels().size(), 5u);
-  for (const auto& [name, text] : examples::lowered_kernels()) {
-    EmittedKernel k = emit_text(text);
-    EXPECT_EQ(k.entry, name);
-    // The block is the one the kernel's grid declares after lowering (pinned by the writer or
-    // set by synthesis), and it is a whole number of warps.
-    auto module = ir::parse_module(text, name + ".tir");
-    pipeline::lower(*module);
-    int64_t declared = 0;
-    ir::walk(module->kernels.front().get(), [&](ir::Operation* op) {
-      if (op->kind() == ir::OpKind::block_grid) declared = op->int_attr("threads");
-    });
-    EXPECT_EQ(k.threads, declared) << name;
-    EXPECT_EQ(k.threads % 32, 0) << name;
-    // Its rings, staged epilogue and barriers fit one block's shared memory.
-    EXPECT_LE(k.dynamic_shared_bytes, Target::sm90a().shared_memory_per_block()) << name;
-    for (const char* arch : {"sm_90a", "sm_80"}) {
-      // GEMMs lowered for sm_90a use TMA and wgmma, which sm_80 does not have.
-      if (std::string(arch) == "sm_80" && k.source.find("wgmma") != std::string::npos) continue;
-      runtime::CompileOptions options;
-      options.arch = arch;
-      options.use_cache = false;
-      runtime::CompileResult r = runtime::compile_cuda(k.source, options);
-      EXPECT_GT(r.cubin.size(), 1000u) << name << " " << arch;
-    }
+// One test per example (48 of them), so that CTest spreads their NVRTC compiles over the cores.
+class EveryExampleKernel : public ::testing::TestWithParam<std::string> {};
+
+TEST(Emit, ThereAreExampleKernels) { ASSERT_GE(examples::lowered_kernels().size(), 5u); }
+
+TEST_P(EveryExampleKernel, CompilesForSm90aAndSm80) {
+  const std::string& name = GetParam();
+  auto module = ir::parse_module(examples::lowered_kernels().at(name), name + ".tir");
+  pipeline::lower(*module);
+  // The block is the one the kernel's grid declares after lowering (pinned by the writer or set
+  // by synthesis), and it is a whole number of warps.
+  int64_t declared = 0;
+  ir::walk(module->kernels.front().get(), [&](ir::Operation* op) {
+    if (op->kind() == ir::OpKind::block_grid) declared = op->int_attr("threads");
+  });
+  EmittedKernel k = emit_cuda(*module->kernels.front());
+  EXPECT_EQ(k.entry, name);
+  EXPECT_EQ(k.threads, declared) << name;
+  EXPECT_EQ(k.threads % 32, 0) << name;
+  // Its rings, staged epilogue and barriers fit one block's shared memory.
+  EXPECT_LE(k.dynamic_shared_bytes, Target::sm90a().shared_memory_per_block()) << name;
+  for (const char* arch : {"sm_90a", "sm_80"}) {
+    // GEMMs lowered for sm_90a use TMA and wgmma, which sm_80 does not have.
+    if (std::string(arch) == "sm_80" && k.source.find("wgmma") != std::string::npos) continue;
+    runtime::CompileOptions options;
+    options.arch = arch;
+    options.use_cache = false;
+    runtime::CompileResult r = runtime::compile_cuda(k.source, options);
+    EXPECT_GT(r.cubin.size(), 1000u) << name << " " << arch;
   }
 }
+
+std::vector<std::string> example_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : examples::lowered_kernels()) names.push_back(entry.first);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Emit, EveryExampleKernel, ::testing::ValuesIn(example_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // The unpinned row programs as schedule-rows schedules them for wide rows and ragged ones: softmax
 // at N = 32768 with the row fetched whole into shared memory (every thread's 16-byte cp.async's,
