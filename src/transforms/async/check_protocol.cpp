@@ -26,10 +26,15 @@ void check_sizes(const Operation& kernel, const ValueIds& ids,
   std::string text;
   for (const std::string& s : kernel.signature().sizes)
     text += (text.empty() ? "" : ", ") + s + " = " + std::to_string(sizes.at(s));
-  bool counts = false;
-  ir::walk(const_cast<Operation*>(&kernel),
-           [&](Operation* op) { counts = counts || op->kind() == OpKind::counter_arrive; });
+  bool counts = false, reads_sms = false;
+  ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
+    counts = counts || op->kind() == OpKind::counter_arrive;
+    reads_sms = reads_sms || op->kind() == OpKind::sm_count;
+  });
   for (int64_t sms : sm_counts) {
+    // A kernel that never reads the SM count (a grid of one block per tile) runs the same on
+    // any number of SMs: its first SM count says all.
+    if (!reads_sms && sms != sm_counts.front()) break;
     for (const Schedule& schedule : schedules) {
       std::string instance = text + ", " + std::to_string(sms) + " SM(s)";
       const int64_t blocks = protocol::grid_blocks(kernel, ids, sizes, sms);

@@ -38,6 +38,7 @@ class Run {
         scalars_(kernel, sizes, sm_count),
         schedule_(schedule),
         instance_(std::move(instance)),
+        ids_(&ids),
         top_(ids),
         buffers_(ids) {}
 
@@ -120,7 +121,7 @@ class Run {
       if (op->kind() == OpKind::warp_group) {
         Role r(op.get(), top_);
         r.threads = op->int_attr("threads");
-        r.stack.push_back(Frame{op->region(0), 0, nullptr});
+        r.stack.push_back(frame(op->region(0)));
         roles_.push_back(std::move(r));
         continue;
       }
@@ -150,7 +151,7 @@ class Run {
              false);
       Role r(&kernel_, top_);
       r.threads = block_threads;
-      r.stack.push_back(Frame{kernel_.region(0), 0, nullptr});
+      r.stack.push_back(frame(kernel_.region(0)));
       roles_.push_back(std::move(r));
     }
   }
@@ -217,7 +218,12 @@ class Run {
     size_t pc;
     const Operation* loop;  // the `for` whose body this is, or null
     int64_t iv = 0, ub = 0, step = 1;
+    const DecodedOp* code = nullptr;  // the block's ops decoded (ValueIds::code)
   };
+  Frame frame(const Block* block, const Operation* loop = nullptr, int64_t iv = 0, int64_t ub = 0,
+              int64_t step = 1) const {
+    return Frame{block, 0, loop, iv, ub, step, ids_->code(block)};
+  }
   struct Role {
     Role(const Operation* role, Env top) : op(role), env(std::move(top)) {}
     const Operation* op;
@@ -282,6 +288,13 @@ class Run {
   bool scalar(const Operation& op, Env& env) {
     try {
       return scalars_.eval(op, env);
+    } catch (const Scalars::Failure& f) {
+      fail(*f.op, f.what);
+    }
+  }
+  void arith(const DecodedOp& d, Env& env) {
+    try {
+      scalars_.arith(*d.op, d, env);
     } catch (const Scalars::Failure& f) {
       fail(*f.op, f.what);
     }
@@ -358,6 +371,18 @@ class Run {
         moved = true;
         continue;
       }
+      // Register work and index arithmetic straight from the decoded array (most of what runs).
+      if (f.code) {
+        const DecodedOp& d = f.code[f.pc];
+        if (d.inert || d.kind == DecodedOp::arith) {
+          if (!d.inert) arith(d, r.env);
+          ++f.pc;
+          r.blocked = nullptr;
+          ++r.steps;
+          moved = true;
+          continue;
+        }
+      }
       const Operation& op = *f.block->ops()[f.pc];
       visible_ = false;
       if (!execute(op, r)) {
@@ -404,12 +429,12 @@ class Run {
           r.stack.pop_back();
           return true;
         }
-        std::vector<std::pair<int, int64_t>> carried;
+        carried_.clear();  // a member: its capacity stays from iteration to iteration
         for (int i = 0; i < op.num_operands(); ++i) {
           if (op.operand(i)->type().is_scalar())
-            carried.emplace_back(i, value(r.env, op.operand(i)));
+            carried_.emplace_back(i, value(r.env, op.operand(i)));
         }
-        next_iteration(r, carried);
+        next_iteration(r, carried_);
         return true;
       }
       case OpKind::for_: {
@@ -427,14 +452,14 @@ class Run {
         }
         if (lb < ub) {
           r.env[body->argument(0)] = lb;
-          r.stack.push_back(Frame{body, 0, &op, lb, ub, step});
+          r.stack.push_back(frame(body, &op, lb, ub, step));
         }
         return true;
       }
       case OpKind::if_: {
         ++f.pc;
         const Block* taken = op.region(value(r.env, op.operand(0)) ? 0 : 1);
-        if (!taken->ops().empty()) r.stack.push_back(Frame{taken, 0, nullptr});
+        if (!taken->ops().empty()) r.stack.push_back(frame(taken));
         return true;
       }
       case OpKind::mbarrier_wait: {
@@ -451,18 +476,18 @@ class Run {
         visible_ = true;
         ir::BarrierModel& b = barrier(op, r, 0);
         int64_t count = 1, bytes = 0;
+        const DecodedOp& d = ids_->decoded(&op);
         if (op.kind() == OpKind::mbarrier_expect_tx) {
-          bytes = op.int_attr("bytes");
-          if (op.has_attr("no_arrival")) count = 0;
+          bytes = d.number;
+          if (d.flag_no_arrival) count = 0;
         } else {
-          const std::string& by = op.str_attr("by");
-          bool one = r.op->has_attr("issue");
-          count = by == "one" || one ? 1
-                  : by == "thread"   ? r.threads
-                  : by == "warp"     ? r.threads / 32
-                                     : r.threads / 128;
+          const bool one = ids_->decoded(r.op).flag_issue;
+          count = d.by == DecodedOp::one || one ? 1
+                  : d.by == DecodedOp::thread   ? r.threads
+                  : d.by == DecodedOp::warp     ? r.threads / 32
+                                                : r.threads / 128;
           // Its peers in the cluster mirror this block: each arrives here as this one does.
-          if (op.has_attr("cluster")) count *= cluster_blocks_;
+          if (d.flag_cluster) count *= cluster_blocks_;
         }
         if (b.arrive(count, bytes) != ir::BarrierModel::Status::ok) {
           fail(op, "arrives " + std::to_string(count) + " time(s) on " + barrier_name(op, r, 0) +
@@ -479,7 +504,8 @@ class Run {
         int64_t slot = value(r.env, op.operand(1));
         for (int b = 0; b < op.num_results(); ++b) {
           buffers_[op.result(b)] = on_slots([&](Slots& slots) {
-            return slots.view(op, op.operand(0), slot, b, op.num_results(), op.has_attr("held"));
+            return slots.view(op, op.operand(0), slot, b, op.num_results(),
+                              ids_->decoded(&op).flag_held);
           });
         }
         ++f.pc;
@@ -508,7 +534,7 @@ class Run {
       }
       case OpKind::mma: {
         visible_ = true;
-        bool async = op.has_attr("async");
+        bool async = ids_->decoded(&op).flag_async;
         for (int i = 0; i < 2; ++i) {
           if (const size_t* u = buffers_.find(op.operand(i))) {
             on_slots([&](Slots& slots) { slots.read(op, *u, async, r.open); });
@@ -530,7 +556,7 @@ class Run {
         return true;
       case OpKind::mma_wait: {
         visible_ = true;
-        size_t pending = static_cast<size_t>(op.int_attr("pending"));
+        size_t pending = static_cast<size_t>(ids_->decoded(&op).number);
         while (r.groups.size() > pending) {
           for (size_t u : r.groups.front()) slots_.retire(u);
           r.groups.erase(r.groups.begin());
@@ -543,7 +569,7 @@ class Run {
           ++f.pc;
           return true;
         }
-        if (!scalar(op, r.env)) {
+        if (!scalar(op, r.env) && ids_->decoded(&op).reads_views) {
           // Any other reader of a ring buffer reads it now, through the generic proxy.
           for (const Value* v : op.operands()) {
             const size_t* u = buffers_.find(v);
@@ -579,6 +605,7 @@ class Run {
   Scalars scalars_;
   Schedule schedule_;
   std::string instance_;
+  const ValueIds* ids_;
   Env top_;
   Slots slots_;
   std::map<const Value*, std::vector<ir::BarrierModel>> bars_;
@@ -588,9 +615,99 @@ class Run {
   int64_t landed_ = 0;          // loads landed from loads_
   bool visible_ = false;        // the op just executed touched a barrier, a slot or a wgmma group
   int64_t cluster_blocks_ = 1;  // blocks per cluster (the block_grid's `cluster`)
+  std::vector<std::pair<int, int64_t>> carried_;  // a yield's scalars (execute)
 };
 
 }  // namespace
+
+void ValueIds::decode(const std::vector<const Operation*>& ops) {
+  size_t capacity = 16;
+  while (capacity < 2 * ops.size()) capacity *= 2;
+  op_keys_.assign(capacity, nullptr);
+  decoded_.assign(capacity, DecodedOp{});
+  op_mask_ = capacity - 1;
+  // The values that may hold a ring slot's buffer in a run (its `buffers_`): aref_slot's results
+  // and transposes of them, to a fixed point (an op's operands may come later in the walk).
+  std::unordered_set<const Value*> views;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Operation* op : ops) {
+      if (op->kind() == OpKind::aref_slot) {
+        for (const auto& r : op->results()) grew = views.insert(r.get()).second || grew;
+      } else if (op->kind() == OpKind::transpose && views.count(op->operand(0))) {
+        grew = views.insert(op->result()).second || grew;
+      }
+    }
+  }
+  for (const Operation* op : ops) {
+    size_t i = op_slot(op);
+    while (op_keys_[i] && op_keys_[i] != op) i = (i + 1) & op_mask_;
+    if (op_keys_[i]) continue;
+    op_keys_[i] = op;
+    DecodedOp d = Scalars::decode(*op, *this);
+    d.reads_views = std::any_of(op->operands().begin(), op->operands().end(),
+                                [&](const Value* v) { return views.count(v) > 0; });
+    switch (op->kind()) {
+      case OpKind::mbarrier_expect_tx:
+        d.number = op->int_attr("bytes");
+        d.flag_no_arrival = op->has_attr("no_arrival");
+        break;
+      case OpKind::mbarrier_arrive: {
+        const std::string& by = op->str_attr("by");
+        d.by = by == "one"      ? DecodedOp::one
+               : by == "thread" ? DecodedOp::thread
+               : by == "warp"   ? DecodedOp::warp
+                                : DecodedOp::warpgroup;
+        d.flag_cluster = op->has_attr("cluster");
+        break;
+      }
+      case OpKind::mma:
+        d.flag_async = op->has_attr("async");
+        break;
+      case OpKind::mma_wait:
+        d.number = op->int_attr("pending");
+        break;
+      case OpKind::aref_slot:
+        d.flag_held = op->has_attr("held");
+        break;
+      case OpKind::warp_group:
+        d.flag_issue = op->has_attr("issue");
+        break;
+      default:
+        break;
+    }
+    d.op = op;
+    // The kinds execute() follows; any other op that is not a scalar and reads no ring buffer
+    // changes nothing the run tracks.
+    switch (op->kind()) {
+      case OpKind::yield:
+      case OpKind::for_:
+      case OpKind::if_:
+      case OpKind::mbarrier_wait:
+      case OpKind::mbarrier_arrive:
+      case OpKind::mbarrier_expect_tx:
+      case OpKind::aref_slot:
+      case OpKind::transpose:
+      case OpKind::copy_async:
+      case OpKind::mma:
+      case OpKind::fence_proxy_async:
+      case OpKind::mma_commit:
+      case OpKind::mma_wait:
+        break;
+      default:
+        d.inert = d.kind == DecodedOp::not_scalar && !d.reads_views;
+        break;
+    }
+    decoded_[i] = d;
+  }
+  // Each block's ops in order, for the runs' frames.
+  for (const Operation* op : ops) {
+    for (const auto& region : op->regions()) {
+      code_at_[region.get()] = code_.size();
+      for (const auto& inner : region->ops()) code_.push_back(decoded(inner.get()));
+    }
+  }
+}
 
 int64_t grid_blocks(const Operation& kernel, const ValueIds& ids,
                     const std::map<std::string, int64_t>& sizes, int64_t sm_count) {

@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/ir.h"
@@ -38,15 +40,51 @@ inline constexpr Schedule kSearch{Order::search, true,
 // The most states one search visits; past it the search stops (the check is bounded).
 inline constexpr size_t kSearchStates = 4000;
 
+// What a run needs to know of an op that does not change from run to run, decoded once per
+// kernel: most ops a run executes are index arithmetic or register work, and a run executes the
+// kernel's loops thousands of times over the instances check-protocol tries.
+struct DecodedOp {
+  enum Kind : uint8_t {
+    other,       // the general path (Scalars::eval, then the op's reads of ring buffers)
+    arith,       // an integer elementwise op of one or two integer scalars (add, div, cmp, ...)
+    not_scalar,  // an op Scalars::eval refuses on every run (tensor work, control ops)
+  };
+  Kind kind = other;
+  // Nothing for the run to do: not a scalar, no ring buffer among its operands, and none of the
+  // ops the run follows (control flow, barriers, slots, wgmma groups, copies): register work.
+  bool inert = false;
+  const ir::Operation* op = nullptr;  // the op decoded (messages, and the general path)
+  // An operand may be a ring slot's buffer (an aref_slot's result, or a transpose of one): only
+  // then can the op read a slot.
+  bool reads_views = true;
+  int a = -1, b = -1, result = -1;  // arith: its operands' and result's value ids (b: -1 if unary)
+  ir::ScalarKind element{};         // arith: its operands' kind
+  bool signed64 = false;            // arith: the kind is index or a signed 64-bit integer
+  std::string_view pred;            // arith: cmp's predicate
+  // The attributes the run reads of the synchronization ops, read here once instead of from
+  // their string-keyed maps every execution: mbarrier_expect_tx's `bytes`, mma_wait's
+  // `pending`; mbarrier_arrive's `by` (Arrivals::one, thread, warp or warpgroup); flags:
+  // `no_arrival` (expect_tx), `cluster` (arrive), `async` (mma), `held` (aref_slot), `issue` (a
+  // warp_group whose one thread issues).
+  enum Arrivals : uint8_t { one, thread, warp, warpgroup };
+  int64_t number = 0;
+  Arrivals by = one;
+  bool flag_no_arrival = false, flag_cluster = false, flag_async = false, flag_held = false,
+       flag_issue = false;
+};
+
 // Dense numbers for a kernel's values (op results and block arguments), so that a role's
 // scalars are a flat array: the search copies states by the thousand. Every op a run executes
 // looks its operands up here, so the table is open-addressed (linear probing over a power of two
-// at most half full, the pointer's bits mixed by a multiply), not a node-based map.
+// at most half full, the pointer's bits mixed by a multiply), not a node-based map. It also
+// holds each op's DecodedOp, looked up the same way.
 class ValueIds {
  public:
   explicit ValueIds(const ir::Operation& kernel) {
     std::vector<const ir::Value*> values;
+    std::vector<const ir::Operation*> ops;
     ir::walk(const_cast<ir::Operation*>(&kernel), [&](ir::Operation* op) {
+      ops.push_back(op);
       for (const auto& r : op->results()) values.push_back(r.get());
       for (const auto& region : op->regions()) {
         for (const auto& a : region->arguments()) values.push_back(a.get());
@@ -68,6 +106,7 @@ class ValueIds {
       constant_.push_back(c.value_or(0));
       is_constant_.push_back(c.has_value());
     }
+    decode(ops);
   }
   int size() const { return size_; }
   // The value of id `i`'s integer `const`, or null when another op (or an argument) defines it.
@@ -78,18 +117,43 @@ class ValueIds {
       if (!keys_[i]) return -1;
     }
   }
+  // A block's ops decoded, in order (an array a run walks instead of the ops themselves: they
+  // are scattered over the heap, and most are executed by the thousand).
+  const DecodedOp* code(const ir::Block* block) const {
+    auto it = code_at_.find(block);
+    return it == code_at_.end() ? nullptr : code_.data() + it->second;
+  }
+  // The op's decoding (an op of the kernel; any other op gets the general path).
+  const DecodedOp& decoded(const ir::Operation* op) const {
+    for (size_t i = op_slot(op);; i = (i + 1) & op_mask_) {
+      if (op_keys_[i] == op) return decoded_[i];
+      if (!op_keys_[i]) return general_;
+    }
+  }
 
  private:
   size_t slot(const ir::Value* v) const {
     return static_cast<size_t>((reinterpret_cast<uintptr_t>(v) * 0x9E3779B97F4A7C15ull) >> 32) &
            mask_;
   }
+  size_t op_slot(const ir::Operation* op) const {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(op) * 0x9E3779B97F4A7C15ull) >> 32) &
+           op_mask_;
+  }
+  void decode(const std::vector<const ir::Operation*>& ops);
+
   std::vector<const ir::Value*> keys_;
   std::vector<int> ids_;
   std::vector<int64_t> constant_;    // by id
   std::vector<uint8_t> is_constant_;  // by id
   size_t mask_ = 0;
   int size_ = 0;
+  std::vector<const ir::Operation*> op_keys_;
+  std::vector<DecodedOp> decoded_;
+  size_t op_mask_ = 0;
+  DecodedOp general_;
+  std::vector<DecodedOp> code_;                           // every block's ops, block by block
+  std::unordered_map<const ir::Block*, size_t> code_at_;  // a block's first op in code_
 };
 
 // The grid's block count on these sizes (the top level evaluated up to the roles).

@@ -20,7 +20,105 @@ int64_t Scalars::value(const Env& env, const Value* v) const {
   user_error(kernel_->loc(), "check-protocol: cannot follow ", ir::value_ref(v));
 }
 
+DecodedOp Scalars::decode(const Operation& op, const ValueIds& ids) {
+  DecodedOp d;
+  // The cases of eval below, decided once: the ops it always refuses and the integer
+  // arithmetic it computes from its operands alone.
+  if (op.kind() == OpKind::find_group) return d;
+  if (op.num_results() != 1 || !op.result()->type().is_scalar() ||
+      !ir::is_integer(op.result()->type().element())) {
+    d.kind = DecodedOp::not_scalar;
+    return d;
+  }
+  switch (op.kind()) {
+    case OpKind::size:
+    case OpKind::sm_count:
+    case OpKind::counter_arrive:
+    case OpKind::constant:
+    case OpKind::select:
+      return d;
+    default:
+      break;
+  }
+  if (!ir::is_elementwise(op.kind()) || op.num_operands() > 2) {
+    d.kind = DecodedOp::not_scalar;
+    return d;
+  }
+  if (op.num_operands() == 0) return d;
+  for (const Value* v : op.operands()) {
+    if (!v->type().is_scalar() || !ir::is_integer(v->type().element())) {
+      d.kind = DecodedOp::not_scalar;
+      return d;
+    }
+  }
+  d.a = ids.at(op.operand(0));
+  d.b = op.num_operands() > 1 ? ids.at(op.operand(1)) : -1;
+  d.result = ids.at(op.result());
+  if (d.a < 0 || (op.num_operands() > 1 && d.b < 0) || d.result < 0) return d;
+  d.kind = DecodedOp::arith;
+  d.element = op.operand(0)->type().element();
+  d.signed64 = ir::is_signed(d.element) && ir::bit_width(d.element) == 64;
+  if (op.kind() == OpKind::cmp && op.has_attr("pred")) d.pred = op.str_attr("pred");
+  return d;
+}
+
+void Scalars::arith(const Operation& op, const DecodedOp& d, Env& env) const {
+  const int64_t* a = env.find_or_constant_id(d.a);
+  const int64_t* b = d.b >= 0 ? env.find_or_constant_id(d.b) : nullptr;
+  // An operand not computed yet: value() says which.
+  const int64_t x = a ? *a : value(env, op.operand(0));
+  const int64_t y = d.b < 0 ? 0 : b ? *b : value(env, op.operand(1));
+  // The index arithmetic of tile loops and ring sequence numbers (signed 64-bit, no wrapping to
+  // a narrower width) inline; the rest, and what could overflow or divide by zero, through
+  // eval_integer.
+  if (d.signed64) {
+    int64_t r = 0;
+    bool done = true;
+    switch (op.kind()) {
+      case OpKind::add:
+        done = !__builtin_add_overflow(x, y, &r);
+        break;
+      case OpKind::sub:
+        done = !__builtin_sub_overflow(x, y, &r);
+        break;
+      case OpKind::mul:
+        done = !__builtin_mul_overflow(x, y, &r);
+        break;
+      case OpKind::min:
+        r = x < y ? x : y;
+        break;
+      case OpKind::max:
+        r = x > y ? x : y;
+        break;
+      case OpKind::div:
+        done = y > 0;
+        if (done) r = x / y;
+        break;
+      case OpKind::rem:
+        done = y > 0;
+        if (done) r = x % y;
+        break;
+      default:
+        done = false;
+        break;
+    }
+    if (done) {
+      env.at_id(d.result) = r;
+      return;
+    }
+  }
+  auto r = ir::eval_integer(op.kind(), d.element, x, y, d.pred);
+  if (!r) throw Failure{&op, "divides by zero on these sizes"};
+  env.at_id(d.result) = *r;
+}
+
 bool Scalars::eval(const Operation& op, Env& env) const {
+  const DecodedOp& d = env.ids().decoded(&op);
+  if (d.kind == DecodedOp::not_scalar) return false;
+  if (d.kind == DecodedOp::arith) {
+    arith(op, d, env);
+    return true;
+  }
   if (op.kind() == OpKind::find_group) return find_group(op, env);
   if (op.num_results() != 1 || !op.result()->type().is_scalar()) return false;
   ScalarKind k = op.result()->type().element();

@@ -37,6 +37,15 @@ class ValueMap {
     return set_[i] ? &values_[i] : ids_->constant(i);
   }
   bool count(const ir::Value* v) const { return find(v) != nullptr; }
+  // The same by value id (ValueIds::at), for ops decoded once per kernel.
+  T& at_id(int i) {
+    set_[i] = 1;
+    return values_[i];
+  }
+  const T* find_or_constant_id(int i) const {
+    return set_[i] ? &values_[i] : ids_->constant(i);
+  }
+  const ValueIds& ids() const { return *ids_; }
 
  private:
   const ValueIds* ids_;
@@ -65,6 +74,11 @@ class Scalars {
   // Evaluates `op` into `env` if it is a scalar op (sizes, constants, sm_count, counter_arrive,
   // select, integer elementwise arithmetic, find_group); false for any other op.
   bool eval(const ir::Operation& op, Env& env) const;
+
+  // How eval treats `op` on every run (ValueIds decodes each op of the kernel with it once).
+  static DecodedOp decode(const ir::Operation& op, const ValueIds& ids);
+  // Evaluates an op decoded DecodedOp::arith into `env`.
+  void arith(const ir::Operation& op, const DecodedOp& d, Env& env) const;
 
  private:
   bool find_group(const ir::Operation& op, Env& env) const;
