@@ -173,10 +173,16 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // 3 blocks a SM of one 64 KiB row each at 2048 x 32768, 5.2 waves, 1.005-1.010 of a copy on the
   // H200, scripts/gpu/rows_prefetch_probe.cu).
   // So does a chunked block (all of its row's loads issued before its first reduction).
+  // "A row of about 32 KiB": within a vector's bytes a thread of it, not a cliff at the exact
+  // byte — a row of 16376 halves (32752 bytes) had charged the tail where 16384 did not, and
+  // RMSNorm at 3000 x 16376 then ran 2 blocks of 512 a SM at 0.960-0.982 of a copy where the
+  // chunked 4 blocks it had passed over measured 1.001-1.022
+  // (bench/results/2026-11-29-rows-misaligned-h200.md, calls U and V).
+  const double about_needed = kInFlightNeeded - 16.0 * double(threads);
   const bool drains_free =
       (prefetch &&
-       double(c.shared_bytes) * double(pr.n) / double(c.stash_cols) >= kInFlightNeeded) ||
-      (c.chunked && double(threads * c.vectors * 16) * used >= kInFlightNeeded);
+       double(c.shared_bytes) * double(pr.n) / double(c.stash_cols) >= about_needed) ||
+      (c.chunked && double(threads * c.vectors * 16) * used >= about_needed);
   if (!drains_free) fraction *= waves / (waves + 0.5);
   const double ideal = double(pr.m) * pr.n * p.elem_bytes * (p.row_reads + p.row_writes);
   const double again = double(pr.m) * pr.n * p.elem_bytes * rereads;
