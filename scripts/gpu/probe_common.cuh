@@ -1,6 +1,7 @@
-// Shared by the stand-alone row probes (rows_prefetch_probe.cu, rows_columns_probe.cu; not product
-// code): the 16-byte copy kernel they are timed against, f16 vector (un)packing, a block
-// reduction, and the median of event timings; CHECK_CUDA from check_cuda.cuh.
+// Shared by the stand-alone row probes (rows_prefetch_probe.cu, rows_columns_probe.cu,
+// rows_alignment_probe.cu; not product code): the 16-byte copy kernel they are timed against and
+// its launch, f16 vector (un)packing, a block reduction, the median of event timings, the shapes
+// they take, their random rows and a device copy of them; CHECK_CUDA from check_cuda.cuh.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <vector>
 
 #include "check_cuda.cuh"
@@ -17,6 +19,41 @@ __global__ void copy16(const uint4* __restrict__ x, uint4* __restrict__ y, size_
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
     y[i] = x[i];
+}
+
+// copy16 over n halves (a multiple of 8) of x into y, 8 blocks of 512 threads a SM.
+inline void launch_copy16(const __half* x, __half* y, size_t n, int sms) {
+  copy16<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(x), reinterpret_cast<uint4*>(y), n / 8);
+}
+
+// An "MxN" argument: N a multiple of 8 (16-byte vectors), at most max_n when max_n > 0; false,
+// after a message, for anything else.
+inline bool parse_rows_shape(const char* arg, int max_n, int& M, int& N) {
+  M = N = 0;
+  if (sscanf(arg, "%dx%d", &M, &N) == 2 && M > 0 && N > 0 && N % 8 == 0 &&
+      (max_n <= 0 || N <= max_n))
+    return true;
+  if (max_n > 0)
+    fprintf(stderr, "bad shape %s (MxN, N a multiple of 8, at most %d)\n", arg, max_n);
+  else
+    fprintf(stderr, "bad shape %s (MxN, N a multiple of 8)\n", arg);
+  return false;
+}
+
+// n halves drawn from N(0, 2) by `rng` (the probes' rows).
+inline std::vector<__half> random_rows(size_t n, std::mt19937& rng) {
+  std::vector<__half> h(n);
+  std::normal_distribution<float> nd(0.f, 2.f);
+  for (auto& v : h) v = __float2half(nd(rng));
+  return h;
+}
+
+// A device copy of `h`.
+inline __half* to_device(const std::vector<__half>& h) {
+  __half* d = nullptr;
+  CHECK_CUDA(cudaMalloc(&d, h.size() * 2));
+  CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * 2, cudaMemcpyHostToDevice));
+  return d;
 }
 
 __device__ __forceinline__ void unpack(uint4 u, float* f) {

@@ -252,31 +252,22 @@ int main(int argc, char** argv) {
     variants = kept;
   }
   for (int a = 1; a < argc; ++a) {
-    int M = 0, N = 0;
-    if (sscanf(argv[a], "%dx%d", &M, &N) != 2 || N % 8 || N > 32768) {
-      fprintf(stderr, "bad shape %s\n", argv[a]);
-      return 1;
-    }
+    int M, N;
+    if (!parse_rows_shape(argv[a], 32768, M, N)) return 1;
     const size_t n = (size_t)M * N;
-    std::vector<__half> hx(n), hg(N), hb(N);
     std::mt19937 rng(a);
+    const std::vector<__half> hx = random_rows(n, rng);
+    std::vector<__half> hg(N), hb(N);
     std::normal_distribution<float> nd(0.f, 2.f);
-    for (auto& v : hx) v = __float2half(nd(rng));
     for (auto& v : hg) v = __float2half(1.f + 0.25f * nd(rng));
     for (auto& v : hb) v = __float2half(0.5f * nd(rng));
-    __half *dx, *dy, *dg, *db;
-    CHECK_CUDA(cudaMalloc(&dx, n * 2));
+    __half* dx = to_device(hx);
+    __half* dg = to_device(hg);
+    __half* db = to_device(hb);
+    __half* dy;
     CHECK_CUDA(cudaMalloc(&dy, n * 2));
-    CHECK_CUDA(cudaMalloc(&dg, N * 2));
-    CHECK_CUDA(cudaMalloc(&db, N * 2));
-    CHECK_CUDA(cudaMemcpy(dx, hx.data(), n * 2, cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemcpy(dg, hg.data(), N * 2, cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemcpy(db, hb.data(), N * 2, cudaMemcpyHostToDevice));
     auto time = [&](auto launch) { return median_ms(launch); };
-    auto copy = [&] {
-      copy16<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(dx), reinterpret_cast<uint4*>(dy),
-                               n / 8);
-    };
+    auto copy = [&] { launch_copy16(dx, dy, n, sms); };
     for (const Variant& v : variants) {
       int smem = v.shared_row ? N * 2 : 0;
       if (v.max_per_sm) smem = std::max(smem, int(228 * 1024 / (v.max_per_sm + 1)) + 1024);

@@ -139,25 +139,16 @@ int main(int argc, char** argv) {
       {"rmsnorm double 1024", true, 1024, true, row_double<1024, true>},
   };
   for (int a = 1; a < argc; ++a) {
-    int M = 0, N = 0;
-    if (sscanf(argv[a], "%dx%d", &M, &N) != 2 || N % 8) {
-      fprintf(stderr, "bad shape %s\n", argv[a]);
-      return 1;
-    }
+    int M, N;
+    if (!parse_rows_shape(argv[a], 0, M, N)) return 1;
     const size_t n = (size_t)M * N;
-    std::vector<__half> hx(n);
     std::mt19937 rng(a);
-    std::normal_distribution<float> nd(0.f, 2.f);
-    for (auto& v : hx) v = __float2half(nd(rng));
-    __half *dx, *dy;
-    CHECK_CUDA(cudaMalloc(&dx, n * 2));
+    const std::vector<__half> hx = random_rows(n, rng);
+    __half* dx = to_device(hx);
+    __half* dy;
     CHECK_CUDA(cudaMalloc(&dy, n * 2));
-    CHECK_CUDA(cudaMemcpy(dx, hx.data(), n * 2, cudaMemcpyHostToDevice));
     auto time = [&](auto launch) { return median_ms(launch); };
-    const float copy_ms = time([&] {
-      copy16<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(dx), reinterpret_cast<uint4*>(dy),
-                               n / 8);
-    });
+    const float copy_ms = time([&] { launch_copy16(dx, dy, n, sms); });
     printf("%dx%d copy16 %.4f ms %.0f GB/s\n", M, N, copy_ms, 2.0 * n * 2 / copy_ms / 1e6);
     for (const Variant& v : variants) {
       const int row_bytes = N * 2;

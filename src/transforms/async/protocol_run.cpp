@@ -647,6 +647,10 @@ void ValueIds::decode(const std::vector<const Operation*>& ops) {
     DecodedOp d = Scalars::decode(*op, *this);
     d.reads_views = std::any_of(op->operands().begin(), op->operands().end(),
                                 [&](const Value* v) { return views.count(v) > 0; });
+    d.op = op;
+    // The attributes execute() reads of the ops it follows. An op of any other kind that is not
+    // a scalar and reads no ring buffer changes nothing the run tracks: it is inert. (The kinds
+    // listed are execute()'s cases: keep the two in step.)
     switch (op->kind()) {
       case OpKind::mbarrier_expect_tx:
         d.number = op->int_attr("bytes");
@@ -670,31 +674,18 @@ void ValueIds::decode(const std::vector<const Operation*>& ops) {
       case OpKind::aref_slot:
         d.flag_held = op->has_attr("held");
         break;
-      case OpKind::warp_group:
-        d.flag_issue = op->has_attr("issue");
-        break;
-      default:
-        break;
-    }
-    d.op = op;
-    // The kinds execute() follows; any other op that is not a scalar and reads no ring buffer
-    // changes nothing the run tracks.
-    switch (op->kind()) {
       case OpKind::yield:
       case OpKind::for_:
       case OpKind::if_:
       case OpKind::mbarrier_wait:
-      case OpKind::mbarrier_arrive:
-      case OpKind::mbarrier_expect_tx:
-      case OpKind::aref_slot:
       case OpKind::transpose:
       case OpKind::copy_async:
-      case OpKind::mma:
       case OpKind::fence_proxy_async:
       case OpKind::mma_commit:
-      case OpKind::mma_wait:
         break;
       default:
+        // A role's `issue` (execute() reads it of the role, never runs the op itself).
+        if (op->kind() == OpKind::warp_group) d.flag_issue = op->has_attr("issue");
         d.inert = d.kind == DecodedOp::not_scalar && !d.reads_views;
         break;
     }

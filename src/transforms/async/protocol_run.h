@@ -59,7 +59,6 @@ struct DecodedOp {
   bool reads_views = true;
   int a = -1, b = -1, result = -1;  // arith: its operands' and result's value ids (b: -1 if unary)
   ir::ScalarKind element{};         // arith: its operands' kind
-  bool signed64 = false;            // arith: the kind is index or a signed 64-bit integer
   std::string_view pred;            // arith: cmp's predicate
   // The attributes the run reads of the synchronization ops, read here once instead of from
   // their string-keyed maps every execution: mbarrier_expect_tx's `bytes`, mma_wait's

@@ -57,7 +57,6 @@ DecodedOp Scalars::decode(const Operation& op, const ValueIds& ids) {
   if (d.a < 0 || (op.num_operands() > 1 && d.b < 0) || d.result < 0) return d;
   d.kind = DecodedOp::arith;
   d.element = op.operand(0)->type().element();
-  d.signed64 = ir::is_signed(d.element) && ir::bit_width(d.element) == 64;
   if (op.kind() == OpKind::cmp && op.has_attr("pred")) d.pred = op.str_attr("pred");
   return d;
 }
@@ -68,45 +67,6 @@ void Scalars::arith(const Operation& op, const DecodedOp& d, Env& env) const {
   // An operand not computed yet: value() says which.
   const int64_t x = a ? *a : value(env, op.operand(0));
   const int64_t y = d.b < 0 ? 0 : b ? *b : value(env, op.operand(1));
-  // The index arithmetic of tile loops and ring sequence numbers (signed 64-bit, no wrapping to
-  // a narrower width) inline; the rest, and what could overflow or divide by zero, through
-  // eval_integer.
-  if (d.signed64) {
-    int64_t r = 0;
-    bool done = true;
-    switch (op.kind()) {
-      case OpKind::add:
-        done = !__builtin_add_overflow(x, y, &r);
-        break;
-      case OpKind::sub:
-        done = !__builtin_sub_overflow(x, y, &r);
-        break;
-      case OpKind::mul:
-        done = !__builtin_mul_overflow(x, y, &r);
-        break;
-      case OpKind::min:
-        r = x < y ? x : y;
-        break;
-      case OpKind::max:
-        r = x > y ? x : y;
-        break;
-      case OpKind::div:
-        done = y > 0;
-        if (done) r = x / y;
-        break;
-      case OpKind::rem:
-        done = y > 0;
-        if (done) r = x % y;
-        break;
-      default:
-        done = false;
-        break;
-    }
-    if (done) {
-      env.at_id(d.result) = r;
-      return;
-    }
-  }
   auto r = ir::eval_integer(op.kind(), d.element, x, y, d.pred);
   if (!r) throw Failure{&op, "divides by zero on these sizes"};
   env.at_id(d.result) = *r;
