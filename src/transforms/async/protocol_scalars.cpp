@@ -22,8 +22,8 @@ int64_t Scalars::value(const Env& env, const Value* v) const {
 
 DecodedOp Scalars::decode(const Operation& op, const ValueIds& ids) {
   DecodedOp d;
-  // The cases of eval below, decided once: the ops it always refuses and the integer
-  // arithmetic it computes from its operands alone.
+  // What eval below does with the op, decided once: the ops it always refuses, and the integer
+  // arithmetic (recognised here only) that arith() computes from its operands' ids.
   if (op.kind() == OpKind::find_group) return d;
   if (op.num_results() != 1 || !op.result()->type().is_scalar() ||
       !ir::is_integer(op.result()->type().element())) {
@@ -101,22 +101,9 @@ bool Scalars::eval(const Operation& op, Env& env) const {
           value(env, op.operand(0)) ? value(env, op.operand(1)) : value(env, op.operand(2));
       return true;
     default:
-      break;
+      // Integer arithmetic is DecodedOp::arith (decode, above); nothing else here is a scalar.
+      return false;
   }
-  if (!ir::is_elementwise(op.kind()) || op.num_operands() > 2) return false;
-  for (const Value* v : op.operands()) {
-    if (!v->type().is_scalar() || !ir::is_integer(v->type().element())) return false;
-  }
-  int64_t a = value(env, op.operand(0));
-  int64_t b = op.num_operands() > 1 ? value(env, op.operand(1)) : 0;
-  // Only cmp has a predicate: the attribute lookup (a string-keyed map) stays off other ops.
-  auto r = ir::eval_integer(op.kind(), op.operand(0)->type().element(), a, b,
-                            op.kind() == OpKind::cmp && op.has_attr("pred")
-                                ? std::string_view(op.str_attr("pred"))
-                                : std::string_view());
-  if (!r) throw Failure{&op, "divides by zero on these sizes"};
-  env[op.result()] = *r;
-  return true;
 }
 
 // find_group without the data: groups whose row counts cycle through a pattern that gives a
