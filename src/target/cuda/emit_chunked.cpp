@@ -187,6 +187,23 @@ void Emitter::emit_chunked(const ir::Block& b, size_t start, const ChunkedRun& r
   for (size_t i = start; i < run.end; ++i)
     if (ops[i]->kind() == OpKind::reduce)
       sinks.emplace_back(ops[i].get(), reduce_begin(*ops[i], /*accumulate=*/true));
+  // Does the run read a row held in packed registers (defined before it) and two column vectors
+  // or more (LayerNorm's weight and bias)? Then each chunk holds that row beside the vectors'
+  // words, over the 32-register budget by 2 (see copy()); with one (RMSNorm's weight) it fits,
+  // and fetched by halves it spilled 8 bytes at [1,16384] over 512 threads.
+  bool reads_held_row = false;
+  int column_vectors = 0;
+  for (size_t i = start; i < run.end; ++i) {
+    const Operation& op = *ops[i];
+    for (const Value* v : op.operands()) {
+      auto held = regs_.find(v);
+      if (held != regs_.end() && held->second.packed) reads_held_row = true;
+    }
+    if (op.kind() == OpKind::copy && op.num_results() == 1 &&
+        block_invariant_read_only(kernel_, op))
+      ++column_vectors;
+  }
+  chunk_beside_held_row_ = reads_held_row && column_vectors >= 2;
   for (int64_t lo = 0; lo < run.values; lo += run.width) {
     window_ = std::make_pair(lo, lo + run.width);
     line("{");
@@ -205,6 +222,7 @@ void Emitter::emit_chunked(const ir::Block& b, size_t start, const ChunkedRun& r
     line("}");
   }
   window_.reset();
+  chunk_beside_held_row_ = false;
   // What the chunks defined is out of scope now.
   for (size_t i = start; i < run.end; ++i)
     if (ops[i]->kind() != OpKind::reduce && !hoisted(*ops[i]))

@@ -10,12 +10,7 @@
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
-namespace {
 
-// Whether `load`, a copy from a global tile into registers, reads what every block reads and no
-// op of the kernel writes: its tensor is a kernel argument whose every use (through tiles) is
-// such a load, and the tile's coordinates do not vary by block (a row program's weight and bias
-// vectors). Such data may take the non-coherent read-only path (tsl_ld_guarded16_invariant).
 bool block_invariant_read_only(const Operation& kernel, const Operation& load) {
   const Value* tensor = load.operand(0);
   std::vector<const Operation*> tiles;
@@ -54,6 +49,8 @@ bool block_invariant_read_only(const Operation& kernel, const Operation& load) {
   }
   return true;
 }
+
+namespace {
 
 }  // namespace
 
@@ -181,6 +178,15 @@ void Emitter::copy(const Operation& op) {
       for (int64_t i = 1; i < w; ++i) {
         if (at + i >= values.size() || values[at + i] != v + i) w = 1;
       }
+      // A column vector read in a chunk beside a held row (LayerNorm's weight and bias at 32
+      // registers a thread) is fetched 8 bytes at a time, both halves under the vector's
+      // predicate: with 16-byte fetches the chunk's peak (the held row's 16 words, both
+      // vectors' 8) is 2 registers over and ptxas spills (8 bytes, reloaded at each store); so
+      // fetched it compiles without spills and runs 2-3.5% faster at 2047 x 32760, 3000 x 16376
+      // and 4096 x 16384, the same at 2048 x 32768 (bench/results/2026-11-29-rows-emitted-h200.md,
+      // call D). Only there: split in the kernel's other runs too, ptxas reloaded the held row
+      // from global memory.
+      const bool halves = invariant && chunk_beside_held_row_ && bytes == 2 && w == 8;
       const auto& vc = plan.value_coord[v];
       std::string voff;
       for (size_t d = 0; d < rank; ++d) {
@@ -242,6 +248,20 @@ void Emitter::copy(const Operation& op) {
           stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
                  (bytes == 2 ? fetch16_args : coherent) + ">(" + addr + ", ok" + n +
                  (pad_bits ? ", " + pad_word(g) : std::string()) + ");";
+          if (halves && pad_bits) {
+            const std::string n2 = std::to_string(v + 4);
+            line("const auto raw" + n + " = tsl_fetch16<4>(" + addr + ", ok" + n + ", " +
+                 pad_word(g) + ");");
+            stmt = "const auto raw" + n2 + " = tsl_fetch16<4>(" + addr + " + 4, ok" + n + ", " +
+                   pad_word(g) + ");";
+            unpacks.push_back({"tsl_unpack16<4>(raw" + n + ", &" + slot + ", " + bf + ");", {v, 4}});
+            unpacks.push_back({"tsl_unpack16<4>(raw" + n2 + ", &" + r.name + "[" + n2 + "], " +
+                                   bf + ");",
+                               {v + 4, 4}});
+            line(stmt);
+            at += static_cast<size_t>(w);
+            continue;
+          }
           unpacks.push_back(
               {bytes == 2
                    ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " + bf +

@@ -159,6 +159,12 @@ struct WgmmaInstance {
   int64_t base = 0;
 };
 
+// Whether `load`, a copy from a global tile into registers, reads what every block reads and no
+// op of the kernel writes: its tensor is a kernel argument whose every use (through tiles) is
+// such a load, and the tile's coordinates do not vary by block (a row program's weight and bias
+// vectors). Such data may take the non-coherent read-only path (tsl_ld_guarded16_invariant).
+bool block_invariant_read_only(const Operation& kernel, const Operation& load);
+
 struct Reg {
   std::string name;
   const Plan* plan = nullptr;
@@ -326,6 +332,10 @@ class Emitter {
   void emit_chunked(const ir::Block& b, size_t start, const ChunkedRun& run);
   // While a chunk is emitted: the values [first, second) the value-wise emitters write.
   std::optional<std::pair<int64_t, int64_t>> window_;
+  // While a chunked run that reads a row held in packed registers and two column vectors or more
+  // is emitted: its column vectors are fetched 8 bytes at a time (see copy() in
+  // emit_global_copy.cpp).
+  bool chunk_beside_held_row_ = false;
   std::pair<int64_t, int64_t> value_range(int64_t values) const {
     return window_ ? *window_ : std::make_pair(int64_t{0}, values);
   }
