@@ -1,0 +1,26 @@
+#!/bin/bash
+# Call F of the second 2026-11-29 session (H200), from the repository root: schedule-rows' rows
+# fetched whole by cp.async counted from the 128-byte line each row's tile starts in
+# (copy_async {from_line}; the probe of call T, 2026-11-29-rows-misaligned-h200.md, read exactly
+# the row's L2 sectors so), checked against the interpreter at ragged sizes, then an A/B of
+# `tessel bench memory-bound` against .carry-base (the tree before it) at the shapes where the
+# softmax programs fetch rows whole and at one where they do not, three rounds.
+set -u
+source "$(dirname "$0")/common.sh"
+export OUT
+build_base_and_new_tools || exit 1
+{
+  check_row_programs
+  for k in softmax softmax_exp2; do
+    check_at_sizes $k examples/kernels/${k}_auto.tir M=9,N=16376 M=130,N=32760 M=3,N=16384
+  done
+} > $OUT/check-f.log 2>&1
+summarize_checks $OUT/check-f.log
+K=softmax_auto,softmax_exp2_auto
+for round in 1 2 3; do
+  for shape in 2047x32760 3000x16376 2048x32768 4096x16384 8192x8192; do
+    for side in base new; do
+      bench_rows $(side_tree $side) $shape $K $OUT/rows-f-$side.jsonl "$round $side"
+    done
+  done
+done

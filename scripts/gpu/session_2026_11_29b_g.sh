@@ -1,0 +1,25 @@
+#!/bin/bash
+# Call G of the second 2026-11-29 session (H200), from the repository root: call F's change
+# (schedule-rows' fetched-whole rows, copy_async {from_line}) emitted with a constant trip count
+# (each thread's accesses rotated by the line's head, not counted from the line with the head
+# skipped: call F measured that 1-3% slower everywhere), checked against the interpreter at ragged
+# sizes, then an A/B against .carry-base (the tree before from_line), two rounds.
+set -u
+source "$(dirname "$0")/common.sh"
+export OUT
+build_base_and_new_tools || exit 1
+{
+  check_row_programs
+  for k in softmax softmax_exp2; do
+    check_at_sizes $k examples/kernels/${k}_auto.tir M=9,N=16376 M=130,N=32760 M=3,N=16384
+  done
+} > $OUT/check-g.log 2>&1
+summarize_checks $OUT/check-g.log
+K=softmax_auto,softmax_exp2_auto
+for round in 1 2; do
+  for shape in 2047x32760 3000x16376 2048x32768 4096x16384; do
+    for side in base new; do
+      bench_rows $(side_tree $side) $shape $K $OUT/rows-g-$side.jsonl "$round $side"
+    done
+  done
+done
