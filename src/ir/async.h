@@ -83,7 +83,10 @@
 //                                         by a plain store); `copy_async_wait {pending = 0,
 //                                         threads}` waits for the thread's own, a block_sync
 //                                         after it for everyone's (schedule-rows' rows fetched
-//                                         whole into shared memory).
+//                                         whole into shared memory). `from_line` (a tile of one
+//                                         row): the threads' accesses counted from the 128-byte
+//                                         line the tile starts in, so that a warp reads whole
+//                                         lines; what lands where is the same.
 //   setmaxnreg {count = 40, mode = dec}   the role's per-thread register budget (first op of a
 //                                         role: producer down, consumers up); every warp of the
 //                                         role runs it, also in an `issue = one` role.

@@ -345,6 +345,17 @@ void verify_async_op(const Operation& op) {
                "loads a global tile into shared memory by atom = "
                "\"cp.async.cg.shared.global.b128\" (16-byte cp.async's of every thread)");
         }
+        // `from_line`: the threads' accesses counted from the 128-byte line the tile starts in
+        // (what lands where is the same); for a tile of one row.
+        if (op.has_attr("from_line")) {
+          if (op.attr("from_line")->kind != Attribute::Kind::unit) {
+            fail(op, "`from_line` is a unit attribute (accesses counted from the tile's line)");
+          }
+          if (src.rank() != 2 || src.shape()[0] != Extent(1)) {
+            fail(op, "has from_line but copies ", src.str(),
+                 "; from_line is for a tile of one row ([1,C])");
+          }
+        }
         return;
       }
       if (op.num_operands() == 2 && op.num_results() == 0) {

@@ -150,10 +150,22 @@ void Verifier::transpose(const Operation& op) {
 }
 
 void Verifier::creation(const Operation& op) {
-  counts(op, 0, 1);
+  // `alloc %tile : shared<...>`: a shared buffer whose first byte sits as far into its 128-byte
+  // line as the global tile's first element does into its own (schedule-rows' rows fetched whole:
+  // each warp's cp.async's then cover whole lines on both sides); the values are the same
+  // without it (the interpreter ignores it).
+  const bool line_of = op.kind() == OpKind::alloc && op.num_operands() == 1;
+  counts(op, line_of ? 1 : 0, 1);
   const Type& t = op.result()->type();
   if (!t.is_tensor() || t.space() == MemorySpace::global) {
     error(op, "makes a register or shared tensor, not ", t.str());
+  }
+  if (line_of) {
+    const Type& g = op.operand(0)->type();
+    if (t.space() != MemorySpace::shared || !g.is_tensor() || g.space() != MemorySpace::global) {
+      error(op, "with an operand places a shared buffer at the 128-byte line phase of a global "
+                "tile; not a ", t.str(), " at ", g.str());
+    }
   }
   if (op.kind() == OpKind::fill) {
     const Attribute* v = op.attr("value");

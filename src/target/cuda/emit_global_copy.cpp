@@ -575,6 +575,47 @@ void Emitter::global_to_shared_async(const Operation& op) {
        std::to_string(accesses) + " accesses over " + std::to_string(threads_) + " threads)");
   ++indent_;
   line("unsigned char* const dst = reinterpret_cast<unsigned char*>(" + buf.base + ");");
+  if (op.has_attr("from_line")) {
+    // `from_line` (a tile of one row; schedule-rows' rows fetched whole): the accesses counted
+    // from the 128-byte line the tile starts in, so that each warp's 512 bytes are four whole
+    // lines. Counted from the tile's start, a row 16 bytes into a line (N = 32760, 16376, 8200 f16
+    // values) made every warp's cp.async's read 1.5x the row's sectors from L2; so counted, a
+    // probe read exactly the row's (bench/results/2026-11-29-rows-misaligned-h200.md, call T).
+    // The accesses rotated by the line's head: access a fetches vector a - head, the first head
+    // accesses the tile's last head vectors (a constant trip count, as without the attribute:
+    // counted from the line with a trip count of accesses + head and the head's accesses
+    // skipped, every shape ran 1-3% slower, aligned rows too, call F of
+    // bench/results/2026-11-29-rows-emitted-h200.md); the data lands where it would without it.
+    if (rows != 1) unsupported(op, "has from_line with tiles of " + std::to_string(rows) +
+                                       " rows; tiles of one row here");
+    const std::string gr0 = g.origin[0] == "0" ? "0" : "(" + g.origin[0] + ")";
+    const std::string gc0 = g.origin[1] == "0" ? "0" : "(" + g.origin[1] + ")";
+    line("const " + type + "* const row = " + g.base + " + (long long)" + gr0 + " * " +
+         g.stride[0] + " + " + gc0 + ";");
+    line("const int head = static_cast<int>((reinterpret_cast<unsigned long long>(row) & 127) >> 4);");
+    line("#pragma unroll 4");
+    line("for (int a = tid; a < " + std::to_string(accesses) + "; a += " +
+         std::to_string(threads_) + ") {");
+    ++indent_;
+    line("const int c = (a < head ? a + " + std::to_string(accesses) + " - head : a - head) * " +
+         std::to_string(vec) + ";");
+    line("const " + type + "* src = row + c;");
+    line("unsigned char* const d = dst + c * " + std::to_string(bytes) + ";");
+    std::string p = masked && !g.full[0] ? gr0 + " < " + g.extent[0] : std::string();
+    if (masked && !g.full[1]) p += (p.empty() ? "" : " && ") + gc0 + " + c < " + g.extent[1];
+    if (p.empty()) {
+      line("tessel::device::cp_async_cg16(d, src);");
+    } else {
+      line("if (" + p + ") tessel::device::cp_async_cg16(d, src);");
+      line("else *reinterpret_cast<uint4*>(d) = make_uint4(" + fill + ", " + fill + ", " + fill +
+           ", " + fill + ");");
+    }
+    --indent_;
+    line("}");
+    --indent_;
+    line("}");
+    return;
+  }
   line("#pragma unroll 4");
   line("for (int a = tid; a < " + std::to_string(accesses) + "; a += " + std::to_string(threads_) +
        ") {");

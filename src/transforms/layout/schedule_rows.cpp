@@ -496,14 +496,24 @@ void stash(const Pair& pair, const Candidate& c) {
   Value* zero = b.index_constant(0, loc);
   Value* capacity = b.index_constant(c.stash_cols / c.cols, loc);
   Value* fits = b.compare("le", pair.first->operand(1), capacity, "row_in_shared", loc);
-  // One buffer per row tensor read again, made before the branch (the emitter places it).
+  // One buffer per row tensor read again, made before the branch (the emitter places it). A row
+  // fetched whole starts its buffer at its own 128-byte line phase (`alloc %tile`; the fetch
+  // counts its accesses from the same line, copy_async {from_line}).
+  const bool from_line = prefetch && c.rows == 1;
   std::unordered_map<const Operation*, Value*> buffer;  // first-loop copy -> its buffer
   for (const auto& [second, first] : pair.reuse) {
     const Type& t = first->result()->type();
     const std::string layout =
         layout::make_layout_row_major(layout::IntTuple::tuple({c.rows, c.stash_cols})).str();
+    std::vector<Value*> line_of;
+    if (from_line) {
+      std::unordered_map<const Value*, Value*> at_zero{{pair.first->region(0)->argument(0), zero}};
+      Operation* row = b.insert(ir::clone(*first->operand(0)->def(), at_zero));
+      row->result()->set_name(first->operand(0)->name() + "_line");
+      line_of.push_back(row->result());
+    }
     Operation* alloc =
-        b.create(OpKind::alloc, {},
+        b.create(OpKind::alloc, line_of,
                  {Type::tensor(t.element(), ir::Shape{ir::Extent(c.rows), ir::Extent(c.stash_cols)},
                                MemorySpace::shared, layout)},
                  loc);
@@ -538,6 +548,8 @@ void stash(const Pair& pair, const Candidate& c) {
         Value* view = slice(fb, buffer.at(first), k, first->result()->type());
         Operation* copy = fb.create(OpKind::copy_async, {tile->result(), view}, {}, loc);
         copy->set_attr("atom", ir::Attribute::string("cp.async.cg.shared.global.b128"));
+        // Each warp's cp.async's over whole 128-byte lines, where rows start inside one.
+        if (from_line) copy->set_attr("from_line", ir::Attribute::unit());
       }
       fb.create(OpKind::yield, {}, {}, loc);
       Operation* wait = at.create(OpKind::copy_async_wait, {}, {}, loc);

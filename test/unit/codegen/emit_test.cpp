@@ -172,6 +172,41 @@ TEST(Emit, ChunkedRunsWhereTheLaunchBoundLeaves32Registers) {
   }
 }
 
+// Rows fetched whole into shared memory (schedule-rows' prefetch, copy_async {from_line}): each
+// thread's cp.async's rotated by the line's head (the vectors between the 128-byte line the
+// row's tile starts in and its start), so that a warp's 512 bytes are whole lines where rows
+// start inside one (N = 32760), into a buffer placed at the row's line phase; the data lands as
+// without them, and the kernel compiles.
+TEST(Emit, RowsFetchedWholeFromTheirLine) {
+  std::ifstream in(std::string(TESSEL_SOURCE_DIR) + "/examples/kernels/softmax_exp2_auto.tir");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = ir::parse_module(text.str(), "softmax_exp2_auto.tir");
+  transforms::set_size_hints(*module->kernels.front(), {{"M", 2047}, {"N", 32760}});
+  pipeline::lower(*module);
+  const std::string src = emit_cuda(*module->kernels.front()).source;
+  EXPECT_NE(src.find("const int head = static_cast<int>((reinterpret_cast<unsigned long long>(row) "
+                     "& 127) >> 4);"),
+            std::string::npos)
+      << src;
+  // The buffer placed at the row's line phase (`alloc %X_tile_line`): the cp.async's write whole
+  // 128-byte lines of shared memory as well.
+  EXPECT_NE(src.find("const int rX_row_line_phase = static_cast<int>(reinterpret_cast<unsigned "
+                     "long long>(X + (long long)(bx * 1) * N) & 127);"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("(tsl_smem + 0 + rX_row_line_phase)"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int a = tid; a < 1024; a += 256) {"), std::string::npos) << src;
+  EXPECT_NE(src.find("const int c = (a < head ? a + 1024 - head : a - head) * 8;"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("if ((p_1 * 8192) + c < N) tessel::device::cp_async_cg16(d, src);"),
+            std::string::npos)
+      << src;
+  const std::string log = testing::ptxas_report(src);
+  EXPECT_NE(log.find(", 0 bytes spill stores"), std::string::npos) << log;
+}
+
 TEST(Emit, Bf16KernelsConvertThroughF32) {
   std::string text = examples::lowered_kernels().at("bias_gelu");
   for (size_t at = text.find("<f16"); at != std::string::npos; at = text.find("<f16", at)) {
