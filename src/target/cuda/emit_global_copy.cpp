@@ -579,13 +579,15 @@ void Emitter::global_to_shared_async(const Operation& op) {
     // `from_line` (a tile of one row; schedule-rows' rows fetched whole): the accesses counted
     // from the 128-byte line the tile starts in, so that each warp's 512 bytes are four whole
     // lines. Counted from the tile's start, a row 16 bytes into a line (N = 32760, 16376, 8200 f16
-    // values) made every warp's cp.async's read 1.5x the row's sectors from L2; so counted, a
-    // probe read exactly the row's (bench/results/2026-11-29-rows-misaligned-h200.md, call T).
-    // The accesses rotated by the line's head: access a fetches vector a - head, the first head
-    // accesses the tile's last head vectors (a constant trip count, as without the attribute:
-    // counted from the line with a trip count of accesses + head and the head's accesses
-    // skipped, every shape ran 1-3% slower, aligned rows too, call F of
-    // bench/results/2026-11-29-rows-emitted-h200.md); the data lands where it would without it.
+    // values) made every warp's cp.async's read 1.5x the row's sectors from L2. Whole lines on
+    // the shared side too take a buffer at the row's line phase (`alloc %tile`,
+    // shared_alloc): with both, the row's own sectors (6.29 M -> 4.20 M at 2048 x 32760) and
+    // softmax 3-5% faster there; with the global side alone, no change
+    // (bench/results/2026-11-29-rows-emitted-h200.md, calls G-I). The accesses are rotated by
+    // the line's head: access a fetches vector a - head, the first head accesses the tile's last
+    // head vectors (a constant trip count, as without the attribute: counted from the line with
+    // accesses + head and the head's skipped, every shape ran 1-3% slower, call F); the data lands
+    // where it would without it.
     if (rows != 1) unsupported(op, "has from_line with tiles of " + std::to_string(rows) +
                                        " rows; tiles of one row here");
     const std::string gr0 = g.origin[0] == "0" ? "0" : "(" + g.origin[0] + ")";
