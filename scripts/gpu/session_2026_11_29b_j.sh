@@ -1,7 +1,8 @@
 #!/bin/bash
 # Call J of the second 2026-11-29 session (H200), from the repository root: issue 14's row bar at
-# the session's end (after LayerNorm's column vectors by halves and softmax's line-phase fetch) — every unpinned row program at the eight bar shapes and the
-# ragged 3000 x 16376, two rounds, after a check of each against the interpreter at ragged sizes.
+# the session's end (after LayerNorm's column vectors by halves and softmax's line-phase fetch):
+# every unpinned row program at the eight bar shapes and the ragged 3000 x 16376, two rounds,
+# after a check of each against the interpreter at ragged sizes.
 set -u
 source "$(dirname "$0")/common.sh"
 export OUT
