@@ -4,7 +4,10 @@
 // one process against both copy kernels (copy16 of the probes: 8 blocks of 512 a SM; the bench's:
 // 8 blocks of 256). At 2047 x 32760 tessel's LayerNorm measures 0.92 of the bench's copy and the
 // hand-written form 0.965 of the probe's: this tells which part of that is the code, which the
-// baseline.
+// baseline. Found (bench/results/2026-11-29-rows-emitted-h200.md, calls A-D): the code; the
+// emitted kernel spilled 8 bytes at 32 registers (so did the hand-written one under
+// `__launch_bounds__(1024, 2)`, 3-4% slower than without), and weight and bias fetched 8 bytes at
+// a time removed the spill and most of the gap (what the emitter now does).
 //
 // The variants come from scripts/gpu/emitted_variants.sh: a header emitted_variants.cuh with each
 // edited kernel (extern "C", named ln_<tag>_<variant>, tessel's parameter order: X, g, b, Y, eps,

@@ -50,10 +50,6 @@ bool block_invariant_read_only(const Operation& kernel, const Operation& load) {
   return true;
 }
 
-namespace {
-
-}  // namespace
-
 std::string Emitter::round_to(ScalarKind k, const std::string& e) {
   if (k == ScalarKind::f16) return "tsl_round_f16(" + e + ")";
   if (k == ScalarKind::bf16) return "tsl_round_bf16(" + e + ")";
