@@ -10,12 +10,17 @@
 #   regonly     the general (several tiles a row) path dropped: row_in_registers = true
 #   colplain    weight and bias by the guarded asm load of the row (ld.global, not .nc)
 #   colsel      weight and bias by a plain 16-byte load under a select (ok ? *p : 0)
-#   colhalf     weight and bias in the row-in-registers path by two 8-byte loads a chunk
+#   colhalf     weight and bias in the row-in-registers path by two 8-byte loads a chunk (what
+#               the emitter does since call E of 2026-11-29-rows-emitted-h200.md)
 #   ghalf       the same for the weight only (the bias by one 16-byte load)
+#   col16       the emitter's 8-byte halves joined back into one 16-byte read-only fetch
+#   rsqrt       the statistics' 1 / sqrtf by rsqrtf (MUFU.RSQ, no IEEE slow path)
+#   nofull      the stores without their full-tile version (only the guarded store)
 #   nopdl       no griddepcontrol.wait
 # (Calls A and B of the second 2026-11-29 session also had the row's loads under a select, the
-# stores without their full-tile version and the statistics by __fdividef / rsqrtf: each spilled
-# more and ran 10-60% slower.)
+# stores without their full-tile version and the statistics by __fdividef / rsqrtf, on the
+# kernel before call E: each spilled more and ran 10-60% slower.) An edit that changes nothing is
+# left out with a message.
 set -eu
 src=$1 dir=$2 tag=$3
 threads=$(grep -o "Block: [0-9]* threads" $src | grep -o "[0-9]*")
@@ -40,10 +45,22 @@ H
 fi
 list=""
 body() { grep -v '^#include' $src | sed -e "s/\blayernorm_auto(/ln_${tag}_$1(/"; }
+# Appends the edited copy ($1: its name; the rest: the edit's command) unless the edit changes
+# nothing (the emitted code already has the habit, or not the construct), which it says.
+add_edited() {
+  local name=$1; shift
+  local edited
+  edited=$(body $name | "$@")
+  if [ "$edited" = "$(body $name)" ] && [ $name != emitted ]; then
+    echo "emitted_variants: $tag: $name changes nothing, left out" >&2
+    return
+  fi
+  echo "$edited" >> $k
+  list="$list V(ln_${tag}_$name, $threads)"
+}
 variant() {
   local name=$1; shift
-  body $name | sed "$@" >> $k
-  list="$list V(ln_${tag}_$name, $threads)"
+  add_edited $name sed "$@"
 }
 regonly='s/const bool row_in_registers = (kt) == (1);/const bool row_in_registers = true;/'
 variant emitted -e 's/x/x/'
@@ -51,9 +68,10 @@ variant regonly -e "$regonly"
 variant colplain -e 's/tsl_fetch16<8, false, true>(/tsl_fetch16<8>(/'
 variant colsel -e 's/tsl_fetch16<8, false, true>(/sel_fetch16<8>(/'
 # Splits the row-in-registers path's 16-byte weight / bias fetches into two 8-byte ones: those of
-# the register arrays matching $2 (a regex: rg for the weight, rb for the bias, r[gb] both).
-halves() {
-  body $1 | python3 -c '
+# the register arrays matching $1 (a regex: rg for the weight, rb for the bias, r[gb] both); what
+# the emitter does since call E where a chunk reads two column vectors beside a held row.
+split_halves() {
+  python3 -c '
 import re, sys
 s = sys.stdin.read()
 i = s.index("if (row_in_registers) {"); j = s.index("\n  } else {", i)
@@ -62,14 +80,23 @@ def half(m):
     raw, p, ok, ind, arr, k = m.groups(); k = int(k)
     return (f"const auto {raw}a = tsl_fetch16<4>({p}, {ok}, 0u);\n{ind}tsl_unpack16<4>({raw}a, &{arr}[{k}], false);\n"
             f"{ind}const auto {raw}b = tsl_fetch16<4>({p} + 4, {ok}, 0u);\n{ind}tsl_unpack16<4>({raw}b, &{arr}[{k + 4}], false);")
-mid, n = pat.subn(half, s[i:j])
-assert n > 0, "no column fetch to split"
-sys.stdout.write(s[:i] + mid + s[j:])' "$2" >> $k
-  list="$list V(ln_${tag}_$1, $threads)"
+sys.stdout.write(s[:i] + pat.sub(half, s[i:j]) + s[j:])' "$1"
 }
-halves colhalf 'r[gb]'
-halves ghalf rg
+# The reverse: the emitter's 8-byte halves back into one 16-byte read-only fetch (the form before
+# call E, which spills at 32 registers).
+join_halves() {
+  python3 -c '
+import re, sys
+s = sys.stdin.read()
+pat = re.compile(r"const auto (raw\d+) = tsl_fetch16<4>\((p(?: \+ \d+)?), (ok\d+), (0x[0-9a-f]+u)\);\n\s*const auto raw\d+ = tsl_fetch16<4>\(.*?\);\n(\s*)tsl_unpack16<4>\(\1, &(\w+)\[(\d+)\], (\w+)\);\n\s*tsl_unpack16<4>\(.*?\);")
+sys.stdout.write(pat.sub(lambda m: f"const auto {m[1]} = tsl_fetch16<8, false, true>({m[2]}, {m[3]}, {m[4]});\n{m[5]}tsl_unpack16<8>({m[1]}, &{m[6]}[{m[7]}], {m[8]});", s))'
+}
+add_edited colhalf split_halves 'r[gb]'
+add_edited ghalf split_halves rg
+add_edited col16 join_halves
 variant nopdl -e 's/tessel::device::grid_dependency_wait();//'
+variant rsqrt -e 's|(1.0f / sqrtf(ve\[v\]))|rsqrtf(ve[v])|'
+variant nofull -e 's/if ([a-z0-9 *]* + [0-9]* <= N) {  \/\/ full tile/if (false) {  \/\/ full tile/'
 for v in $list; do echo "$v"; done | paste -d' ' - - >> $dir/variants.list
 {
   echo '#pragma once'
