@@ -5,7 +5,9 @@
 # the examples as the model schedules them and variants made by sed with pins on the block_grid
 # (`hold_rows = registers | shared | none`, `tile_cols = C`), each against copy16 in the same
 # process (`tessel bench memory-bound`). Variant names: <kernel>_auto_<pins>, e.g.
-# softmax_auto_shared_c2048 = `hold_rows = shared, tile_cols = 2048`; reg = registers, two = none.
+# softmax_auto_shared_c2048 = `hold_rows = shared, tile_cols = 2048`; reg = registers, two = none,
+# tT = `threads = T`, bB = `blocks_per_sm = B` (the launch bound; at 32 registers or fewer a
+# thread the emitter chunks the runs).
 # CHECK=0 skips the check (a caller that ran it). Writes $OUT/rows-pins.jsonl, $OUT/rows-pins-check.log, $OUT/rows-pins-bench.log.
 # PLAN (default below): "SHAPE:kernel[+pins],..." entries separated by spaces, pins joined by "+",
 # e.g. "8191x8200:softmax,softmax+shared+c2048"; an entry with a '/' is a kernel file as it is
@@ -41,6 +43,7 @@ variant() {
       two) a="hold_rows = none"; name=${name}_two ;;
       c*) a="tile_cols = ${p#c}"; name=${name}_$p ;;
       t*) a="threads = ${p#t}"; name=${name}_$p ;;
+      b*) a="blocks_per_sm = ${p#b}"; name=${name}_$p ;;
     esac
     attrs="${attrs:+$attrs, }$a"
   done
