@@ -329,58 +329,68 @@ double run(const Library& lib, bool bf, int m, int n, int k, int threads, bool e
 
 }  // namespace host_sim
 
-TEST(EmitSm80, EmittedGemmRunsCorrectlyOnTheHost) {
-  struct Case {
-    const char* element;
-    int threads, stages;
-    bool aligned;
-    int m, n, k;
-    bool nn = false;
-    bool per_element = false;  // operands by ld.shared per element instead of ldmatrix
-    int k_divisor = 8;         // the fact K % k_divisor == 0 (4: 8-byte cp.async)
-  };
-  // Ragged in M, N and K (a partial last K step), more K steps than stages; one with no K % 8
-  // fact (element copies, odd K); B as [K,N] (ldmatrix.trans); operands loaded per element.
-  for (const Case& c :
-       {Case{"f16", 256, 3, true, 150, 136, 136}, Case{"bf16", 128, 1, true, 130, 129, 72},
-        Case{"bf16", 256, 3, false, 131, 72, 75},
-        Case{"f16", 256, 2, true, 131, 72, 76, false, false, 4},
-        Case{"f16", 256, 2, true, 140, 136, 104, true},
-        Case{"bf16", 128, 3, true, 130, 136, 72, true, true}}) {
-    std::string what = std::string(c.element) + " " + std::to_string(c.threads) + " threads " +
-                       std::to_string(c.stages) + " stages" + (c.aligned ? "" : " unaligned") +
-                       (c.nn ? " B [K,N]" : "") + (c.per_element ? " per-element" : "") + " K % " +
-                       std::to_string(c.k_divisor);
-    SCOPED_TRACE(what);
-    std::string text = gemm_variant(c.element, c.threads, c.stages);
-    if (!c.aligned) replace_all(text, " facts(K % 8 == 0)", "");
-    if (c.nn) make_nn(text);
-    replace_all(text, "K % 8 == 0", "K % " + std::to_string(c.k_divisor) + " == 0");
-    auto module = ir::parse_module(text, "gemm_sm80.tir");
-    pipeline::lower(*module);
-    if (c.per_element) {  // what the emitter does when synthesis picks no ldmatrix form
-      ir::walk(module->kernels.front().get(), [](ir::Operation* op) {
-        if (op->kind() != ir::OpKind::mma) return;
-        op->set_attr("a_load", ir::Attribute::string("ld.shared.b16"));
-        op->set_attr("b_load", ir::Attribute::string("ld.shared.b16"));
-      });
-    }
-    target::cuda::EmittedKernel k = target::cuda::emit_cuda(*module->kernels.front());
-    EXPECT_EQ(count(k.source, "cp_async_cg16_zfill(") > 0, c.aligned && c.k_divisor == 8);
-    EXPECT_EQ(count(k.source, "cp_async_ca_zfill<8>(") > 0, c.aligned && c.k_divisor == 4);
-    EXPECT_EQ(count(k.source, "ldmatrix_x4_trans(") > 0, c.nn && !c.per_element) << k.source;
-    EXPECT_EQ(count(k.source, "ld_shared_b16(") > 0, c.per_element) << k.source;
-    auto lib = host_sim::build(k.source, k.entry);
-    ASSERT_NE(lib->gemm, nullptr);
-    bool bf = std::string(c.element) == "bf16";
-    for (bool eager : {false, true}) {
-      if (c.per_element && eager) continue;  // one mode is enough for this slow one
-      double err = host_sim::run(*lib, bf, c.m, c.n, c.k, c.threads, eager, c.nn);
-      EXPECT_GE(err, 0) << "the simulation flagged a misaligned or pending copy";
-      EXPECT_LT(err, bf ? 1e-2 : 1e-3) << (eager ? "eager" : "lazy") << " copies";
-    }
+struct HostGemmCase {
+  const char* element;
+  int threads, stages;
+  bool aligned;
+  int m, n, k;
+  bool nn = false;
+  bool per_element = false;  // operands by ld.shared per element instead of ldmatrix
+  int k_divisor = 8;         // the fact K % k_divisor == 0 (4: 8-byte cp.async)
+};
+
+// One test per case (each compiles and simulates a kernel for several seconds: as one test they
+// made the suite's longest, 51 s, which CTest could not spread over the cores).
+class EmittedGemmOnTheHost : public testing::TestWithParam<HostGemmCase> {};
+
+TEST_P(EmittedGemmOnTheHost, RunsCorrectly) {
+  const HostGemmCase& c = GetParam();
+  std::string text = gemm_variant(c.element, c.threads, c.stages);
+  if (!c.aligned) replace_all(text, " facts(K % 8 == 0)", "");
+  if (c.nn) make_nn(text);
+  replace_all(text, "K % 8 == 0", "K % " + std::to_string(c.k_divisor) + " == 0");
+  auto module = ir::parse_module(text, "gemm_sm80.tir");
+  pipeline::lower(*module);
+  if (c.per_element) {  // what the emitter does when synthesis picks no ldmatrix form
+    ir::walk(module->kernels.front().get(), [](ir::Operation* op) {
+      if (op->kind() != ir::OpKind::mma) return;
+      op->set_attr("a_load", ir::Attribute::string("ld.shared.b16"));
+      op->set_attr("b_load", ir::Attribute::string("ld.shared.b16"));
+    });
+  }
+  target::cuda::EmittedKernel k = target::cuda::emit_cuda(*module->kernels.front());
+  EXPECT_EQ(count(k.source, "cp_async_cg16_zfill(") > 0, c.aligned && c.k_divisor == 8);
+  EXPECT_EQ(count(k.source, "cp_async_ca_zfill<8>(") > 0, c.aligned && c.k_divisor == 4);
+  EXPECT_EQ(count(k.source, "ldmatrix_x4_trans(") > 0, c.nn && !c.per_element) << k.source;
+  EXPECT_EQ(count(k.source, "ld_shared_b16(") > 0, c.per_element) << k.source;
+  auto lib = host_sim::build(k.source, k.entry);
+  ASSERT_NE(lib->gemm, nullptr);
+  bool bf = std::string(c.element) == "bf16";
+  for (bool eager : {false, true}) {
+    if (c.per_element && eager) continue;  // one mode is enough for this slow one
+    double err = host_sim::run(*lib, bf, c.m, c.n, c.k, c.threads, eager, c.nn);
+    EXPECT_GE(err, 0) << "the simulation flagged a misaligned or pending copy";
+    EXPECT_LT(err, bf ? 1e-2 : 1e-3) << (eager ? "eager" : "lazy") << " copies";
   }
 }
+
+// Ragged in M, N and K (a partial last K step), more K steps than stages; one with no K % 8
+// fact (element copies, odd K); B as [K,N] (ldmatrix.trans); operands loaded per element.
+INSTANTIATE_TEST_SUITE_P(
+    EmitSm80, EmittedGemmOnTheHost,
+    testing::Values(HostGemmCase{"f16", 256, 3, true, 150, 136, 136},
+                    HostGemmCase{"bf16", 128, 1, true, 130, 129, 72},
+                    HostGemmCase{"bf16", 256, 3, false, 131, 72, 75},
+                    HostGemmCase{"f16", 256, 2, true, 131, 72, 76, false, false, 4},
+                    HostGemmCase{"f16", 256, 2, true, 140, 136, 104, true},
+                    HostGemmCase{"bf16", 128, 3, true, 130, 136, 72, true, true}),
+    [](const testing::TestParamInfo<HostGemmCase>& info) {
+      const HostGemmCase& c = info.param;
+      return std::string(c.element) + "_" + std::to_string(c.threads) + "threads_" +
+             std::to_string(c.stages) + "stages" + (c.aligned ? "" : "_unaligned") +
+             (c.nn ? "_BKN" : "") + (c.per_element ? "_per_element" : "") + "_K" +
+             std::to_string(c.k_divisor);
+    });
 
 // The lowered IR of the 8-warp, 3-stage f16 GEMM as text, edited, re-parsed and emitted: what the
 // emitter says about lowered IR that synthesis would not produce.
