@@ -103,56 +103,64 @@ std::string expect_user_error(const std::function<void()>& f) {
   return {};
 }
 
-TEST(EmitSm80, GemmVariantsCompileForSm80AndSm90a) {
-  for (const char* element : {"f16", "bf16"}) {
-    for (int threads : {128, 256}) {
-      for (int stages : {1, 2, 3}) {
-        std::string what = std::string(element) + ", " + std::to_string(threads) + " threads, " +
-                           std::to_string(stages) + " stages";
-        CompiledKernel k = compile_sm80(gemm_variant(element, threads, stages), "gemm_sm80.tir");
-        const std::string& src = k.cuda_source();
-        EXPECT_GT(k.cubin().size(), 1000u) << what;
-        EXPECT_EQ(k.emitted().threads, threads) << what;
-        // 16-byte cp.async with zero fill at the edges (M, N, K ragged), ldmatrix.x4 fragments
-        // and in-place mma.sync of the element type.
-        EXPECT_NE(src.find("cp_async_cg16_zfill("), std::string::npos) << what;
-        EXPECT_NE(src.find("ldmatrix_x4("), std::string::npos) << what;
-        EXPECT_NE(src.find(std::string("mma_m16n8k16_f32_") + element + "(c[0], c[1], c[2], c[3]"),
-                  std::string::npos)
-            << what << "\n"
-            << src;
-        EXPECT_EQ(count(src, "ld.shared"), 0) << what;
-        // Both operands: 128x32 tiles of 8192 bytes, S slots each.
-        EXPECT_EQ(count(src, "// " + std::to_string(stages) + " x 8192 bytes: shared<"), 2) << what;
-        EXPECT_EQ(k.emitted().dynamic_shared_bytes, stages * 2 * 8192 + 112) << what;
-        // The pipeline: S-1 groups in the prologue, then wait until S-2 are pending; one stage
-        // waits for everything and synchronizes after the compute as well.
-        if (stages == 1) {
-          EXPECT_EQ(count(src, "cp_async_wait_group"), 0) << what;
-          EXPECT_EQ(count(src, "cp_async_wait_all();"), 1) << what;
-          EXPECT_EQ(count(src, "__syncthreads();"), 2) << what;
-          EXPECT_EQ(count(src, "cp_async_commit_group"), 0) << what;
-        } else {
-          EXPECT_EQ(count(src, "cp_async_wait_group<" + std::to_string(stages - 2) + ">();"), 1)
-              << what;
-          EXPECT_NE(src.find("for (int stage = 0; stage < " + std::to_string(stages - 1) +
-                             "; ++stage) {"),
-                    std::string::npos)
-              << what;
-          EXPECT_EQ(count(src, "cp_async_commit_group();"), 2) << what;
-          EXPECT_EQ(count(src, "__syncthreads();"), 1) << what;
-          EXPECT_NE(src.find("const int k_load = k + " + std::to_string(stages - 1) + ";"),
-                    std::string::npos)
-              << what;
-        }
-        // Per warp 64x32 (8 warps) or 64x64 (4 warps) of C: 2 k-steps of 4 x (4 or 8) atoms.
-        int per_thread = 2 * 4 * (threads == 256 ? 4 : 8);
-        EXPECT_EQ(count(src, "tessel::device::mma_m16n8k16_f32_"), per_thread) << what;
-        expect_compiles_for_sm90a(src, what);
-      }
-    }
+// One test per (element, threads, stages): 12 kernels compiled for sm_80 and sm_90a, 31 s as one
+// test.
+class GemmVariantSm80 : public testing::TestWithParam<std::tuple<const char*, int, int>> {};
+
+TEST_P(GemmVariantSm80, CompilesForSm80AndSm90a) {
+  const auto [element, threads, stages] = GetParam();
+  std::string what = std::string(element) + ", " + std::to_string(threads) + " threads, " +
+                     std::to_string(stages) + " stages";
+  CompiledKernel k = compile_sm80(gemm_variant(element, threads, stages), "gemm_sm80.tir");
+  const std::string& src = k.cuda_source();
+  EXPECT_GT(k.cubin().size(), 1000u) << what;
+  EXPECT_EQ(k.emitted().threads, threads) << what;
+  // 16-byte cp.async with zero fill at the edges (M, N, K ragged), ldmatrix.x4 fragments
+  // and in-place mma.sync of the element type.
+  EXPECT_NE(src.find("cp_async_cg16_zfill("), std::string::npos) << what;
+  EXPECT_NE(src.find("ldmatrix_x4("), std::string::npos) << what;
+  EXPECT_NE(src.find(std::string("mma_m16n8k16_f32_") + element + "(c[0], c[1], c[2], c[3]"),
+            std::string::npos)
+      << what << "\n"
+      << src;
+  EXPECT_EQ(count(src, "ld.shared"), 0) << what;
+  // Both operands: 128x32 tiles of 8192 bytes, S slots each.
+  EXPECT_EQ(count(src, "// " + std::to_string(stages) + " x 8192 bytes: shared<"), 2) << what;
+  EXPECT_EQ(k.emitted().dynamic_shared_bytes, stages * 2 * 8192 + 112) << what;
+  // The pipeline: S-1 groups in the prologue, then wait until S-2 are pending; one stage
+  // waits for everything and synchronizes after the compute as well.
+  if (stages == 1) {
+    EXPECT_EQ(count(src, "cp_async_wait_group"), 0) << what;
+    EXPECT_EQ(count(src, "cp_async_wait_all();"), 1) << what;
+    EXPECT_EQ(count(src, "__syncthreads();"), 2) << what;
+    EXPECT_EQ(count(src, "cp_async_commit_group"), 0) << what;
+  } else {
+    EXPECT_EQ(count(src, "cp_async_wait_group<" + std::to_string(stages - 2) + ">();"), 1)
+        << what;
+    EXPECT_NE(src.find("for (int stage = 0; stage < " + std::to_string(stages - 1) +
+                       "; ++stage) {"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(count(src, "cp_async_commit_group();"), 2) << what;
+    EXPECT_EQ(count(src, "__syncthreads();"), 1) << what;
+    EXPECT_NE(src.find("const int k_load = k + " + std::to_string(stages - 1) + ";"),
+              std::string::npos)
+        << what;
   }
+  // Per warp 64x32 (8 warps) or 64x64 (4 warps) of C: 2 k-steps of 4 x (4 or 8) atoms.
+  int per_thread = 2 * 4 * (threads == 256 ? 4 : 8);
+  EXPECT_EQ(count(src, "tessel::device::mma_m16n8k16_f32_"), per_thread) << what;
+  expect_compiles_for_sm90a(src, what);
 }
+
+INSTANTIATE_TEST_SUITE_P(EmitSm80, GemmVariantSm80,
+                         testing::Combine(testing::Values("f16", "bf16"), testing::Values(128, 256),
+                                          testing::Values(1, 2, 3)),
+                         [](const testing::TestParamInfo<std::tuple<const char*, int, int>>& info) {
+                           return std::string(std::get<0>(info.param)) + "_" +
+                                  std::to_string(std::get<1>(info.param)) + "threads_" +
+                                  std::to_string(std::get<2>(info.param)) + "stages";
+                         });
 
 TEST(EmitSm80, ExampleGemmWithoutAlignmentFactsCopiesElementByElement) {
   // examples/tile/gemm.tir has no facts about K: rows may be misaligned, so the copies into
