@@ -114,11 +114,17 @@ std::string swapped_gemm(int rows, int tokens, bool b_kn, const std::string& pin
 
 // Three parts of 1, 1 and 2 K blocks (K = 200: 4 blocks, the last partial), of 3 blocks each
 // (K = 520), and of 0, 0 and 1 blocks (K = 8: two parts add nothing); ragged M and N, more than
-// one tile in each, N % 8 != 0 (the stores TMA cannot take).
-TEST(SplitK, FixedPartsMatchTheSplitSumBitForBit) {
+// one tile in each, N % 8 != 0 (the stores TMA cannot take). One test each (24 s as one).
+TEST(SplitK, FixedPartsMatchTheSplitSumBitForBitUnevenParts) {
   check_split("gemm", "3", false, {{"M", 257}, {"N", 300}, {"K", 200}}, 3, 3);
+}
+TEST(SplitK, FixedPartsMatchTheSplitSumBitForBitEvenParts) {
   check_split("gemm", "3", false, {{"M", 129}, {"N", 264}, {"K", 520}}, 3, 3);
+}
+TEST(SplitK, FixedPartsMatchTheSplitSumBitForBitEmptyParts) {
   check_split("gemm", "3", false, {{"M", 1}, {"N", 1}, {"K", 8}}, 3, 3);
+}
+TEST(SplitK, FixedPartsMatchTheSplitSumBitForBitBKN) {
   check_split("gemm_nn", "2", true, {{"M", 130}, {"N", 264}, {"K", 328}}, 3, 2);
 }
 
