@@ -50,6 +50,16 @@ bool block_invariant_read_only(const Operation& kernel, const Operation& load) {
   return true;
 }
 
+std::string Emitter::tile_start(const View& g) const {
+  std::string at = g.base;
+  for (size_t d = 0; d < g.origin.size(); ++d) {
+    if (g.origin[d] == "0") continue;
+    at += " + " + (g.stride[d] == "1" ? "(" + g.origin[d] + ")"
+                                       : "(long long)(" + g.origin[d] + ") * " + g.stride[d]);
+  }
+  return at;
+}
+
 std::string Emitter::round_to(ScalarKind k, const std::string& e) {
   if (k == ScalarKind::f16) return "tsl_round_f16(" + e + ")";
   if (k == ScalarKind::bf16) return "tsl_round_bf16(" + e + ")";
@@ -236,36 +246,31 @@ void Emitter::copy(const Operation& op) {
         }
         if (!pred.empty() && w > 1) {
           // Fetch now, convert after the tile's last fetch (see tsl_fetch16).
-          std::string n = std::to_string(v), ws = std::to_string(w);
+          const std::string n = std::to_string(v);
           line("const bool ok" + n + " = " + pred + ";");
           // A pad exact in the 16-bit element type is fetched as its bits into out-of-bounds
           // lanes and converted with the rest: no select after the conversion.
           const bool pad_bits = bytes == 2 && pad_exact(g);
-          stmt = "const auto raw" + n + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ws +
-                 (bytes == 2 ? fetch16_args : coherent) + ">(" + addr + ", ok" + n +
-                 (pad_bits ? ", " + pad_word(g) : std::string()) + ");";
-          if (halves && pad_bits) {
-            const std::string n2 = std::to_string(v + 4);
-            line("const auto raw" + n + " = tsl_fetch16<4>(" + addr + ", ok" + n + ", " +
-                 pad_word(g) + ");");
-            stmt = "const auto raw" + n2 + " = tsl_fetch16<4>(" + addr + " + 4, ok" + n + ", " +
-                   pad_word(g) + ");";
-            unpacks.push_back({"tsl_unpack16<4>(raw" + n + ", &" + slot + ", " + bf + ");", {v, 4}});
-            unpacks.push_back({"tsl_unpack16<4>(raw" + n2 + ", &" + r.name + "[" + n2 + "], " +
-                                   bf + ");",
-                               {v + 4, 4}});
-            line(stmt);
-            at += static_cast<size_t>(w);
-            continue;
+          // Under `halves`, two 8-byte fetches of the vector under its one predicate.
+          const int64_t part = halves && pad_bits ? 4 : w;
+          for (int64_t h = 0; h < w; h += part) {
+            const std::string nh = std::to_string(v + h), ps = std::to_string(part);
+            const std::string args = part == w ? (bytes == 2 ? fetch16_args : coherent) : "";
+            const std::string fetch =
+                "const auto raw" + nh + " = tsl_fetch" + (bytes == 2 ? "16" : "32") + "<" + ps +
+                args + ">(" + (h ? addr + " + " + std::to_string(h) : addr) + ", ok" + n +
+                (pad_bits ? ", " + pad_word(g) : std::string()) + ");";
+            if (h + part < w) line(fetch); else stmt = fetch;
+            const std::string into = "&" + r.name + "[" + nh + "]";
+            unpacks.push_back(
+                {bytes == 2
+                     ? "tsl_unpack16<" + ps + ">(raw" + nh + ", " + into + ", " + bf +
+                           (pad_bits ? std::string() : ", ok" + n + ", " + float_literal(g.pad)) +
+                           ");"
+                     : "tsl_unpack32<" + ps + ">(raw" + nh + ", " + into + ", ok" + n + ", " +
+                           float_literal(g.pad) + ");",
+                 {v + h, part}});
           }
-          unpacks.push_back(
-              {bytes == 2
-                   ? "tsl_unpack16<" + ws + ">(raw" + n + ", &" + slot + ", " + bf +
-                         (pad_bits ? std::string() : ", ok" + n + ", " + float_literal(g.pad)) +
-                         ");"
-                   : "tsl_unpack32<" + ws + ">(raw" + n + ", &" + slot + ", ok" + n + ", " +
-                         float_literal(g.pad) + ");",
-               {v, w}});
         } else if (!pred.empty()) {
           std::string pad;
           for (int64_t i = 0; i < w; ++i) {
@@ -571,60 +576,48 @@ void Emitter::global_to_shared_async(const Operation& op) {
        std::to_string(accesses) + " accesses over " + std::to_string(threads_) + " threads)");
   ++indent_;
   line("unsigned char* const dst = reinterpret_cast<unsigned char*>(" + buf.base + ");");
-  if (op.has_attr("from_line")) {
-    // `from_line` (a tile of one row; schedule-rows' rows fetched whole): the accesses counted
-    // from the 128-byte line the tile starts in, so that each warp's 512 bytes are four whole
-    // lines. Counted from the tile's start, a row 16 bytes into a line (N = 32760, 16376, 8200 f16
-    // values) made every warp's cp.async's read 1.5x the row's sectors from L2. Whole lines on
-    // the shared side too take a buffer at the row's line phase (`alloc %tile`,
-    // shared_alloc): with both, the row's own sectors (6.29 M -> 4.20 M at 2048 x 32760) and
-    // softmax 3-5% faster there; with the global side alone, no change
-    // (bench/results/2026-11-29-rows-emitted-h200.md, calls G-I). The accesses are rotated by
-    // the line's head: access a fetches vector a - head, the first head accesses the tile's last
-    // head vectors (a constant trip count, as without the attribute: counted from the line with
-    // accesses + head and the head's skipped, every shape ran 1-3% slower, call F); the data lands
-    // where it would without it.
-    if (rows != 1) unsupported(op, "has from_line with tiles of " + std::to_string(rows) +
-                                       " rows; tiles of one row here");
-    const std::string gr0 = g.origin[0] == "0" ? "0" : "(" + g.origin[0] + ")";
-    const std::string gc0 = g.origin[1] == "0" ? "0" : "(" + g.origin[1] + ")";
-    line("const " + type + "* const row = " + g.base + " + (long long)" + gr0 + " * " +
-         g.stride[0] + " + " + gc0 + ";");
+  // `from_line` (a tile of one row; schedule-rows' rows fetched whole): the accesses counted
+  // from the 128-byte line the tile starts in, so that each warp's 512 bytes are four whole
+  // lines. Counted from the tile's start, a row 16 bytes into a line (N = 32760, 16376, 8200 f16
+  // values) made every warp's cp.async's read 1.5x the row's sectors from L2. Whole lines on the
+  // shared side too take a buffer at the row's line phase (`alloc %tile`, shared_alloc): with
+  // both, the row's own sectors (6.29 M -> 4.20 M at 2048 x 32760) and softmax 3-5% faster
+  // there; with the global side alone, no change (bench/results/2026-11-29-rows-emitted-h200.md,
+  // calls G-I). The accesses are rotated by the line's head: access a fetches vector a - head,
+  // the first head accesses the tile's last head vectors (a constant trip count, as without the
+  // attribute: counted from the line with accesses + head and the head's skipped, every shape
+  // ran 1-3% slower, call F); the data lands where it would without it.
+  const bool from_line = op.has_attr("from_line");
+  if (from_line && rows != 1) {
+    unsupported(op, "has from_line with tiles of " + std::to_string(rows) +
+                        " rows; tiles of one row here");
+  }
+  if (from_line) {
+    line("const " + type + "* const row = " + tile_start(g) + ";");
     line("const int head = static_cast<int>((reinterpret_cast<unsigned long long>(row) & 127) >> 4);");
-    line("#pragma unroll 4");
-    line("for (int a = tid; a < " + std::to_string(accesses) + "; a += " +
-         std::to_string(threads_) + ") {");
-    ++indent_;
-    line("const int c = (a < head ? a + " + std::to_string(accesses) + " - head : a - head) * " +
-         std::to_string(vec) + ";");
-    line("const " + type + "* src = row + c;");
-    line("unsigned char* const d = dst + c * " + std::to_string(bytes) + ";");
-    std::string p = masked && !g.full[0] ? gr0 + " < " + g.extent[0] : std::string();
-    if (masked && !g.full[1]) p += (p.empty() ? "" : " && ") + gc0 + " + c < " + g.extent[1];
-    if (p.empty()) {
-      line("tessel::device::cp_async_cg16(d, src);");
-    } else {
-      line("if (" + p + ") tessel::device::cp_async_cg16(d, src);");
-      line("else *reinterpret_cast<uint4*>(d) = make_uint4(" + fill + ", " + fill + ", " + fill +
-           ", " + fill + ");");
-    }
-    --indent_;
-    line("}");
-    --indent_;
-    line("}");
-    return;
   }
   line("#pragma unroll 4");
   line("for (int a = tid; a < " + std::to_string(accesses) + "; a += " + std::to_string(threads_) +
        ") {");
   ++indent_;
-  line("const int r = a / " + std::to_string(per_row) + ", c = a % " + std::to_string(per_row) +
-       " * " + std::to_string(vec) + ";");
-  const std::string gr = g.origin[0] == "0" ? "r" : "(" + g.origin[0] + ") + r";
+  // The access's row r and column c in the tile (from_line: one row, c rotated by the head).
+  if (from_line) {
+    line("const int c = (a < head ? a + " + std::to_string(accesses) + " - head : a - head) * " +
+         std::to_string(vec) + ";");
+  } else {
+    line("const int r = a / " + std::to_string(per_row) + ", c = a % " + std::to_string(per_row) +
+         " * " + std::to_string(vec) + ";");
+  }
+  const std::string row0 = g.origin[0] == "0" ? "" : "(" + g.origin[0] + ")";
+  const std::string gr =
+      from_line ? (row0.empty() ? "0" : row0) : (row0.empty() ? "r" : row0 + " + r");
   const std::string gc = g.origin[1] == "0" ? "c" : "(" + g.origin[1] + ") + c";
-  line("const " + type + "* src = " + g.base + " + (long long)(" + gr + ") * " + g.stride[0] +
-       " + " + gc + ";");
-  line("unsigned char* const d = dst + (r * " + std::to_string(row_stride) + " + c) * " +
+  line("const " + type + "* src = " +
+       (from_line ? "row + c"
+                  : g.base + " + (long long)(" + gr + ") * " + g.stride[0] + " + " + gc) +
+       ";");
+  line("unsigned char* const d = dst + " +
+       (from_line ? std::string("c") : "(r * " + std::to_string(row_stride) + " + c)") + " * " +
        std::to_string(bytes) + ";");
   std::string pred;
   if (masked && !g.full[0]) pred = gr + " < " + g.extent[0];

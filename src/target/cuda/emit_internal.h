@@ -248,6 +248,8 @@ class Emitter {
   // The global tensor or tile `v`; an indirect tile only where the caller addresses its rows
   // through the map (`indirect_ok`), refused elsewhere (TMA stores, shared-memory staging).
   const View& view(const Operation& op, const Value* v, bool indirect_ok = false);
+  // The address of the tile's first element: its base plus each dimension's origin times stride.
+  std::string tile_start(const View& g) const;
 
   void tile(const Operation& op);
   View squeezed(const Operation& op, const View& v);

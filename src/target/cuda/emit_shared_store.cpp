@@ -109,16 +109,9 @@ void Emitter::shared_alloc(const Operation& op) {
     // `alloc %tile`: the buffer starts as far into a 128-byte line as the global tile does (128
     // bytes more to move in), so that a warp's 16-byte cp.async's of 512 bytes from a row's line
     // (copy_async {from_line}) write whole lines of shared memory too.
-    const View& g = view(op, op.operand(0));
-    std::string at = g.base;
-    for (size_t d = 0; d < g.origin.size(); ++d) {
-      if (g.origin[d] == "0") continue;
-      at += " + " + (g.stride[d] == "1" ? "(" + g.origin[d] + ")"
-                                         : "(long long)(" + g.origin[d] + ") * " + g.stride[d]);
-    }
     const std::string phase = op.result()->name() + "_line_phase";
-    line("const int " + phase + " = static_cast<int>(reinterpret_cast<unsigned long long>(" + at +
-         ") & 127);  // bytes");
+    line("const int " + phase + " = static_cast<int>(reinterpret_cast<unsigned long long>(" +
+         tile_start(view(op, op.operand(0))) + ") & 127);  // bytes");
     tile.base = "(tsl_smem + " + std::to_string(alloc_shared(bytes + 128, align)) + " + " +
                 phase + ")";
   } else {
