@@ -32,6 +32,8 @@
 #   summarize_checks LOG      how many checks LOG holds, the largest relative error, its failures
 #   bench_rows T SHAPE K J P  `tessel bench memory-bound` of tree T's build-dev at SHAPE over the
 #                             kernels K (records appended to J), its result lines prefixed P
+#   ab_rows CALL ROUNDS "SHAPES" K   an A/B of bench_rows: base (.carry-base) and new in turns at
+#                             each shape, ROUNDS rounds (records $OUT/rows-CALL-{base,new}.jsonl)
 #   check_row_programs [V]    each unpinned row program (examples/kernels/*_auto.tir) against the
 #                             interpreter on the GPU at ragged sizes, one line each; with V, also
 #                             the file V/<kernel>_auto_shared.tir where there is one
@@ -222,6 +224,17 @@ summarize_checks() {
 bench_rows() {
   (cd $1 && timeout 120 ./build-dev/bin/tessel bench memory-bound --shape $2 --kernels $3 --json $4 2>&1) |
     grep -E "_auto|_stream|FAIL|rror" | sed "s/^/$5 /" | cut -c1-110
+}
+
+ab_rows() {
+  local call=$1 rounds=$2 shapes=$3 kernels=$4 round shape side
+  for round in $(seq $rounds); do
+    for shape in $shapes; do
+      for side in base new; do
+        bench_rows $(side_tree $side) $shape $kernels $OUT/rows-$call-$side.jsonl "$round $side"
+      done
+    done
+  done
 }
 
 check_row_programs() {

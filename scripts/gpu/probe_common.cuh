@@ -1,6 +1,6 @@
 // Shared by the stand-alone row probes (rows_prefetch_probe.cu, rows_columns_probe.cu,
-// rows_alignment_probe.cu; not product code): the 16-byte copy kernel they are timed against and
-// its launch, f16 vector (un)packing, a block reduction, the median of event timings, the shapes
+// rows_alignment_probe.cu; not product code): the device line, the 16-byte copy kernel they are
+// timed against and its launch, f16 vector (un)packing, a block reduction, the median of event timings, the shapes
 // they take, their random rows and a device copy of them; CHECK_CUDA from check_cuda.cuh.
 #pragma once
 #include <cuda_fp16.h>
@@ -14,6 +14,16 @@
 #include <vector>
 
 #include "check_cuda.cuh"
+
+// The device's name and SM count on one line; the SM count.
+inline int print_device() {
+  int sms = 0;
+  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  printf("device %s, %d SMs\n", prop.name, sms);
+  return sms;
+}
 
 __global__ void copy16(const uint4* __restrict__ x, uint4* __restrict__ y, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;

@@ -130,11 +130,7 @@ struct Variant {
 };
 
 int main(int argc, char** argv) {
-  int sms = 0;
-  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  cudaDeviceProp prop;
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  printf("device %s, %d SMs\n", prop.name, sms);
+  const int sms = print_device();
   const std::vector<Variant> variants = {
       {"smem lanes 512", 512, true, rms_smem<512, Fetch::lanes>},
       {"smem aligned 512", 512, true, rms_smem<512, Fetch::aligned>},

@@ -206,14 +206,59 @@ struct Variant {
   Kernel fn;
 };
 
-// rows_emitted_probe.cu includes this file for its kernels (ROWS_COLUMNS_PROBE_KERNELS_ONLY).
+// A norm's inputs: M x N random rows, a weight near 1 and a bias (host copies and device ones).
+struct NormInputs {
+  std::vector<__half> hx, hg, hb;
+  __half *dx, *dg, *db;
+  NormInputs(int M, int N, unsigned seed) {
+    std::mt19937 rng(seed);
+    hx = random_rows((size_t)M * N, rng);
+    hg.resize(N);
+    hb.resize(N);
+    std::normal_distribution<float> nd(0.f, 2.f);
+    for (auto& v : hg) v = __float2half(1.f + 0.25f * nd(rng));
+    for (auto& v : hb) v = __float2half(0.5f * nd(rng));
+    dx = to_device(hx);
+    dg = to_device(hg);
+    db = to_device(hb);
+  }
+  ~NormInputs() {
+    cudaFree(dx);
+    cudaFree(dg);
+    cudaFree(db);
+  }
+};
+
+// The relative error of LayerNorm (ln) or RMSNorm output dy against float64 on four rows.
+inline double norm_rel_error(const NormInputs& in, const __half* dy, int M, int N, bool ln) {
+  std::vector<__half> hy((size_t)M * N);
+  CHECK_CUDA(cudaMemcpy(hy.data(), dy, hy.size() * 2, cudaMemcpyDeviceToHost));
+  double err = 0, ref2 = 0;
+  for (int r : {0, 1, M / 2, M - 1}) {
+    const __half* x = &in.hx[(size_t)r * N];
+    double s = 0, q = 0;
+    for (int j = 0; j < N; ++j) {
+      s += __half2float(x[j]);
+      q += double(__half2float(x[j])) * __half2float(x[j]);
+    }
+    const double mean = ln ? s / N : 0.0;
+    const double rstd = 1.0 / std::sqrt(q / N - mean * mean + 1e-5);
+    for (int j = 0; j < N; ++j) {
+      const double want = (__half2float(x[j]) - mean) * rstd * __half2float(in.hg[j]) +
+                          (ln ? __half2float(in.hb[j]) : 0.0);
+      const double d = double(__half2float(hy[(size_t)r * N + j])) - want;
+      err += d * d;
+      ref2 += want * want;
+    }
+  }
+  return std::sqrt(err / ref2);
+}
+
+// rows_emitted_probe.cu includes this file for its kernels and helpers
+// (ROWS_COLUMNS_PROBE_KERNELS_ONLY).
 #ifndef ROWS_COLUMNS_PROBE_KERNELS_ONLY
 int main(int argc, char** argv) {
-  int sms = 0;
-  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  cudaDeviceProp prop;
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  printf("device %s, %d SMs\n", prop.name, sms);
+  const int sms = print_device();
   std::vector<Variant> variants;
   for (bool ln : {true, false}) {
     const std::string k = ln ? "layernorm " : "rmsnorm ";
@@ -257,15 +302,8 @@ int main(int argc, char** argv) {
     int M, N;
     if (!parse_rows_shape(argv[a], 32768, M, N)) return 1;
     const size_t n = (size_t)M * N;
-    std::mt19937 rng(a);
-    const std::vector<__half> hx = random_rows(n, rng);
-    std::vector<__half> hg(N), hb(N);
-    std::normal_distribution<float> nd(0.f, 2.f);
-    for (auto& v : hg) v = __float2half(1.f + 0.25f * nd(rng));
-    for (auto& v : hb) v = __float2half(0.5f * nd(rng));
-    __half* dx = to_device(hx);
-    __half* dg = to_device(hg);
-    __half* db = to_device(hb);
+    const NormInputs in(M, N, a);
+    const __half *dx = in.dx, *dg = in.dg, *db = in.db;
     __half* dy;
     CHECK_CUDA(cudaMalloc(&dy, n * 2));
     auto time = [&](auto launch) { return median_ms(launch); };
@@ -279,27 +317,7 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaMemset(dy, 0xff, n * 2));  // poisoned (NaN) output
       v.fn<<<M, v.threads, smem>>>(dx, dg, db, dy, M, N);
       CHECK_CUDA(cudaDeviceSynchronize());
-      std::vector<__half> hy(n);
-      CHECK_CUDA(cudaMemcpy(hy.data(), dy, n * 2, cudaMemcpyDeviceToHost));
-      double err = 0, ref2 = 0;
-      for (int r : {0, 1, M / 2, M - 1}) {
-        const __half* x = &hx[(size_t)r * N];
-        double s = 0, q = 0;
-        for (int j = 0; j < N; ++j) {
-          s += __half2float(x[j]);
-          q += double(__half2float(x[j])) * __half2float(x[j]);
-        }
-        const double mean = v.ln ? s / N : 0.0;
-        const double rstd = 1.0 / std::sqrt(q / N - mean * mean + 1e-5);
-        for (int j = 0; j < N; ++j) {
-          const double want = (__half2float(x[j]) - mean) * rstd * __half2float(hg[j]) +
-                              (v.ln ? __half2float(hb[j]) : 0.0);
-          const double d = double(__half2float(hy[(size_t)r * N + j])) - want;
-          err += d * d;
-          ref2 += want * want;
-        }
-      }
-      const double rel = std::sqrt(err / ref2);
+      const double rel = norm_rel_error(in, dy, M, N, v.ln);
       // copy16 timed beside each variant (interleaved), the ratio of the two medians.
       const float copy_ms = time(copy);
       const float ms = time([&] { v.fn<<<M, v.threads, smem>>>(dx, dg, db, dy, M, N); });
@@ -308,10 +326,7 @@ int main(int argc, char** argv) {
       printf("%dx%d %-26s %d/SM %.4f ms copy %.4f  %.3f of copy  rel err %.2e %s\n", M, N,
              v.name.c_str(), per_sm, ms, c, c / ms, rel, rel < 2e-3 ? "ok" : "FAIL");
     }
-    cudaFree(dx);
     cudaFree(dy);
-    cudaFree(dg);
-    cudaFree(db);
   }
   return 0;
 }

@@ -94,11 +94,7 @@ bool wanted(const std::string& name) {
 }
 
 int main(int argc, char** argv) {
-  int sms = 0;
-  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  cudaDeviceProp prop;
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  printf("device %s, %d SMs\n", prop.name, sms);
+  const int sms = print_device();
   const int rounds = getenv("ROUNDS") ? atoi(getenv("ROUNDS")) : 2;
   for (int a = 1; a < argc; ++a) {
     // "MxN" or "MxN:TAG": only the emitted variants whose name holds TAG (and the probes).
@@ -110,15 +106,8 @@ int main(int argc, char** argv) {
     int M, N;
     if (!parse_rows_shape(arg.c_str(), 32768, M, N)) return 1;
     const size_t n = (size_t)M * N;
-    std::mt19937 rng(a);
-    const std::vector<__half> hx = random_rows(n, rng);
-    std::vector<__half> hg(N), hb(N);
-    std::normal_distribution<float> nd(0.f, 2.f);
-    for (auto& v : hg) v = __float2half(1.f + 0.25f * nd(rng));
-    for (auto& v : hb) v = __float2half(0.5f * nd(rng));
-    __half* dx = to_device(hx);
-    __half* dg = to_device(hg);
-    __half* db = to_device(hb);
+    const NormInputs in(M, N, a);
+    const __half *dx = in.dx, *dg = in.dg, *db = in.db;
     __half* dy;
     CHECK_CUDA(cudaMalloc(&dy, n * 2));
     const auto* ux = reinterpret_cast<const unsigned short*>(dx);
@@ -171,26 +160,7 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaMemset(dy, 0xff, n * 2));
       r.launch();
       CHECK_CUDA(cudaDeviceSynchronize());
-      std::vector<__half> hy(n);
-      CHECK_CUDA(cudaMemcpy(hy.data(), dy, n * 2, cudaMemcpyDeviceToHost));
-      double err = 0, ref2 = 0;
-      for (int row : {0, 1, M / 2, M - 1}) {
-        const __half* x = &hx[(size_t)row * N];
-        double s = 0, q = 0;
-        for (int j = 0; j < N; ++j) {
-          s += __half2float(x[j]);
-          q += double(__half2float(x[j])) * __half2float(x[j]);
-        }
-        const double mean = s / N, rstd = 1.0 / std::sqrt(q / N - mean * mean + 1e-5);
-        for (int j = 0; j < N; ++j) {
-          const double want =
-              (__half2float(x[j]) - mean) * rstd * __half2float(hg[j]) + __half2float(hb[j]);
-          const double d = double(__half2float(hy[(size_t)row * N + j])) - want;
-          err += d * d;
-          ref2 += want * want;
-        }
-      }
-      r.rel = std::sqrt(err / ref2);
+      r.rel = norm_rel_error(in, dy, M, N, /*ln=*/true);
     }
     std::vector<float> copy_probe, copy_bench;
     const long long words = (long long)(n / 8);
@@ -218,10 +188,7 @@ int main(int argc, char** argv) {
       printf("  rel err %.2e %s\n", r.rel, r.rel < 2e-3 ? "ok" : "FAIL");
     }
     printf("(each timing: ms, then the fraction of the probe's copy / of the bench's copy)\n");
-    cudaFree(dx);
     cudaFree(dy);
-    cudaFree(dg);
-    cudaFree(db);
   }
   return 0;
 }

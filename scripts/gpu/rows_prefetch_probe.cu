@@ -123,11 +123,7 @@ struct Variant {
 };
 
 int main(int argc, char** argv) {
-  int sms = 0;
-  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  cudaDeviceProp prop;
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  printf("device %s, %d SMs\n", prop.name, sms);
+  const int sms = print_device();
   std::vector<Variant> variants = {
       {"softmax whole 512", false, 512, false, row_whole<512, false>},
       {"softmax whole 256", false, 256, false, row_whole<256, false>},

@@ -15,10 +15,4 @@ build_base_and_new_tools || exit 1
     M=3,N=16384 M=2,N=32768
 } > $OUT/check-e.log 2>&1
 summarize_checks $OUT/check-e.log
-for round in 1 2 3; do
-  for shape in 2047x32760 3000x16376 4096x16384 2048x32768 8191x8200 8192x8192; do
-    for side in base new; do
-      bench_rows $(side_tree $side) $shape layernorm_auto $OUT/rows-e-$side.jsonl "$round $side"
-    done
-  done
-done
+ab_rows e 3 "2047x32760 3000x16376 4096x16384 2048x32768 8191x8200 8192x8192" layernorm_auto

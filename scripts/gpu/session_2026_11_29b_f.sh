@@ -16,11 +16,4 @@ build_base_and_new_tools || exit 1
   done
 } > $OUT/check-f.log 2>&1
 summarize_checks $OUT/check-f.log
-K=softmax_auto,softmax_exp2_auto
-for round in 1 2 3; do
-  for shape in 2047x32760 3000x16376 2048x32768 4096x16384 8192x8192; do
-    for side in base new; do
-      bench_rows $(side_tree $side) $shape $K $OUT/rows-f-$side.jsonl "$round $side"
-    done
-  done
-done
+ab_rows f 3 "2047x32760 3000x16376 2048x32768 4096x16384 8192x8192" softmax_auto,softmax_exp2_auto

@@ -16,14 +16,7 @@ build_base_and_new_tools || exit 1
   done
 } > $OUT/check-i.log 2>&1
 summarize_checks $OUT/check-i.log
-K=softmax_auto,softmax_exp2_auto
-for round in 1 2; do
-  for shape in 2047x32760 3000x16376 2048x32768 4096x16384; do
-    for side in base new; do
-      bench_rows $(side_tree $side) $shape $K $OUT/rows-i-$side.jsonl "$round $side"
-    done
-  done
-done
+ab_rows i 2 "2047x32760 3000x16376 2048x32768 4096x16384" softmax_auto,softmax_exp2_auto
 NCU_METRICS="gpu__time_duration.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum"
 for side in base new; do
   (cd $(side_tree $side) && ncu_metrics ${side}_2048x32760 -k regex:softmax_exp2 ./build-dev/bin/tessel \

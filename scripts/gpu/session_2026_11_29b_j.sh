@@ -1,19 +1,6 @@
 #!/bin/bash
 # Call J of the second 2026-11-29 session (H200), from the repository root: issue 14's row bar at
 # the session's end (after LayerNorm's column vectors by halves and softmax's line-phase fetch):
-# every unpinned row program at the eight bar shapes and the ragged 3000 x 16376, two rounds,
-# after a check of each against the interpreter at ragged sizes.
-set -u
-source "$(dirname "$0")/common.sh"
-export OUT
-ROOT=$PWD
-build_tool || { tail -20 $LOG/build.log; exit 1; }
-check_row_programs > $OUT/check-j.log 2>&1
-summarize_checks $OUT/check-j.log
-K=rmsnorm_auto,layernorm_auto,softmax_auto,softmax_exp2_auto,bias_gelu_auto
-for round in 1 2; do
-  for shape in 65536x1024 32768x2048 16384x4096 8192x8192 4096x16384 2048x32768 8191x8200 \
-               2047x32760 3000x16376; do
-    bench_rows $ROOT $shape $K $OUT/rows-j.jsonl "$round"
-  done
-done
+# call X's script again (every unpinned row program at the eight bar shapes and the ragged
+# 3000 x 16376, two rounds, after a check of each against the interpreter at ragged sizes).
+CALL=j exec bash "$(dirname "$0")/session_2026_11_29_x.sh"
