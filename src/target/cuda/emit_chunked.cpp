@@ -25,14 +25,16 @@
 // launch bound leaves 32 registers or fewer (below).
 #include <algorithm>
 
+#include "support/launch_bound.h"
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda::detail {
 namespace {
 
-constexpr int64_t kRegistersPerSm = 65536;
 // Runs are chunked where the launch bound leaves a thread this many registers or fewer (two
-// blocks of 1024 threads, or any full SM); with more, the op-by-op form measured as fast or
+// blocks of 1024 threads, or any full SM, or six blocks of 288: what ptxas leaves, in steps of 8
+// — counted as 65536 / (6 x 288) = 37 these had run unchunked at 32 registers, spilling, at 0.26
+// of a copy, bench/results/2026-11-29-rows-chunked-blocks-h200.md, call C); with more, the op-by-op form measured as fast or
 // faster: chunking every row program cost LayerNorm's other schedules 10-25% (its weight and
 // bias then wait for L2 chunk by chunk) and bias + GELU 1-5% (2026-11-29-rows-registers-h200.md,
 // call C).
@@ -55,7 +57,7 @@ bool hoisted(const Operation& op) {
 
 bool Emitter::chunking() const {
   return !has_mma_ && threads_ > 0 &&
-         kRegistersPerSm / (threads_ * std::max<int64_t>(blocks_per_sm_, 1)) <= kChunkedRegisterCap;
+         launch_bound_registers(threads_, blocks_per_sm_) <= kChunkedRegisterCap;
 }
 
 Emitter::ChunkedRun Emitter::chunked_run(const ir::Block& b, size_t start) {

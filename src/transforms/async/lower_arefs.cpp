@@ -5,6 +5,7 @@
 
 #include "ir/async.h"
 #include "ir/canonicalize.h"
+#include "support/launch_bound.h"
 
 namespace tessel::transforms {
 namespace {
@@ -22,7 +23,6 @@ using ir::Value;
 const Type kIndex = Type::scalar(ScalarKind::index);
 constexpr int64_t kProducerRegisters = 40;
 constexpr int64_t kSplitProducerRegisters = 48;
-constexpr int64_t kRegistersPerSm = 65536;
 constexpr int64_t kMaxRegisters = 256;  // setmaxnreg's range is 24..256, in multiples of 8
 
 class Lowering {
@@ -421,8 +421,7 @@ class Lowering {
       if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm"))
         blocks_per_sm = op->int_attr("blocks_per_sm");
     }
-    const int64_t entry =
-        std::min<int64_t>(255, kRegistersPerSm / (blocks_per_sm * threads)) / 8 * 8;
+    const int64_t entry = launch_bound_registers(threads, blocks_per_sm);
     const int64_t pool = entry * threads;
     // Producer roles that take turns (split-roles) carry their stride arithmetic beside the
     // loads' coordinates: the W4A16 tile's two producers spilled 28 bytes at 40 (ptxas -v), none

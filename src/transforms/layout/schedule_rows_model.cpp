@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <tuple>
 
+#include "support/launch_bound.h"
+
 namespace tessel::transforms::rows {
 namespace {
 
@@ -113,16 +115,26 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // flight while the other reduces, and leave L1 free for the column vectors (no shared memory).
   // A candidate beside the op-by-op one (same tile and threads), not instead of it. Not for a
   // program with an accurate transcendental per element (issue-bound: unmeasured so chunked).
+  // Blocks of 256 threads or more that fill an SM's threads to 7/8 or more count as a full SM,
+  // at the registers their launch bound leaves (32 for seven blocks of 288 or six of 320;
+  // smaller blocks, at rows of 1024-2048 halves, are unmeasured so), for programs without
+  // transcendentals (softmax over 384 threads x 3 vectors, 5 blocks, spills 52-60 bytes at 32
+  // registers, ptxas here; its unchunked 288 x 3 blocks measured 1.01-1.02 there): LayerNorm at 8191 x 8200 over [1,9216]
+  // measured 0.982-0.988 of a copy so (seven blocks of 288, pinned), 0.986-0.988 over six blocks
+  // of 320 (the model's choice), 1.001-1.006 over five of 384 (3 vectors a thread, pinned)
+  // against 0.934-0.964 unchunked at three blocks of 288
+  // (bench/results/2026-11-29-rows-chunked-blocks-h200.md, calls A-D).
   if (chunked) {
     const int64_t full = kThreadsPerSm / threads;
     const int64_t chunked_regs = 8 + held * elements * p.elem_bytes / 4 + p.row_reductions +
                                  3 * p.second_loop_column_reads + 4 * p.transcendentals;
     if (!one_pass || !has_loops || c.vectors < 2 || p.issue_bound ||
-        full * threads != kThreadsPerSm || full <= c.blocks_per_sm || full > 4 ||
-        chunked_regs > kRegistersPerSm / (full * threads))
+        8 * full * threads < 7 * kThreadsPerSm || full <= c.blocks_per_sm || threads < 256 ||
+        (full * threads != kThreadsPerSm && p.transcendentals > 0) ||
+        chunked_regs > launch_bound_registers(threads, full))
       return std::nullopt;
     c.chunked = true;
-    c.regs = kRegistersPerSm / (full * threads);
+    c.regs = launch_bound_registers(threads, full);
     c.blocks_per_sm = full;
     c.kind = "one pass, row in registers, in chunks";
   }
@@ -287,7 +299,12 @@ void order_candidates(std::vector<Candidate>& all, const RowTraits& rows) {
 // (softmax at 8191 x 8200, [1,9216] over 288 threads: 56 registers and 4 blocks unbounded,
 // 1.047-1.051 of a copy; 72 and 3 under a bound of 3 blocks, 0.993).
 bool needs_launch_bound(const Candidate& c) {
-  const int64_t cap = kRegistersPerSm / (c.blocks_per_sm * c.threads) / 8 * 8;
+  // A chunked candidate's 32 registers are the launch bound's (without it ptxas takes what the
+  // unchunked code wants, and the SM holds half the blocks: LayerNorm at 8191 x 8200 over 320
+  // threads, 6 blocks counted, unbounded: 0.939-0.947 of a copy, call B of
+  // bench/results/2026-11-29-rows-chunked-blocks-h200.md).
+  if (c.chunked) return true;
+  const int64_t cap = launch_bound_registers(c.threads, c.blocks_per_sm);
   return c.blocks_per_sm > 1 && c.blocks_per_sm <= 4 && (c.regs + 7) / 8 * 8 + 8 > cap;
 }
 
