@@ -17,6 +17,10 @@
 #   rsqrt       the statistics' 1 / sqrtf by rsqrtf (MUFU.RSQ, no IEEE slow path)
 #   nofull      the stores without their full-tile version (only the guarded store)
 #   nopdl       no griddepcontrol.wait
+#   rot         every thread's columns rotated by the row's 16-byte vectors past its 128-byte line
+#               (the first `head` threads of each block-wide chunk take the chunk's last vectors),
+#               so that each warp's row loads and stores cover whole lines where rows start inside
+#               one (N = 32760); the weight and bias then sit off their lines instead
 # (Calls A and B of the second 2026-11-29 session also had the row's loads under a select, the
 # stores without their full-tile version and the statistics by __fdividef / rsqrtf, on the
 # kernel before call E: each spilled more and ran 10-60% slower.) An edit that changes nothing is
@@ -95,6 +99,9 @@ add_edited colhalf split_halves 'r[gb]'
 add_edited ghalf split_halves rg
 add_edited col16 join_halves
 variant nopdl -e 's/tessel::device::grid_dependency_wait();//'
+rot='((tid - (int)((reinterpret_cast<unsigned long long>(X + (long long)blockIdx.x * N) \& 127) >> 4)) \& (blockDim.x - 1)) * 8'
+variant rot -e "s/const int thr1_d1 = (tid) \* 8;/const int thr1_d1 = $rot;/" \
+  -e "s/const int thr2_d0 = (tid) \* 8;/const int thr2_d0 = $rot;/"
 variant rsqrt -e 's|(1.0f / sqrtf(ve\[v\]))|rsqrtf(ve[v])|'
 variant nofull -e 's/if ([a-z0-9 *]* + [0-9]* <= N) {  \/\/ full tile/if (false) {  \/\/ full tile/'
 for v in $list; do echo "$v"; done | paste -d' ' - - >> $dir/variants.list

@@ -161,7 +161,12 @@ std::string Emitter::apply(OpKind k, const std::vector<std::string>& a, bool is_
     case OpKind::sqrt:
       return "sqrtf(" + a[0] + ")";
     case OpKind::rsqrt:
-      return "(1.0f / sqrtf(" + a[0] + "))";
+      // rsqrtf: one MUFU.RSQ (2 ulp), as CUDA's LayerNorm and RMSNorm kernels take it (PyTorch's,
+      // cuDNN's); 1.0f / sqrtf(x) was an IEEE square root and division, two slow-path calls
+      // beside a row program's 32 registers (call F of
+      // bench/results/2026-11-29-rows-chunked-blocks-h200.md). The interpreter keeps the exact
+      // 1 / sqrt (the GPU checks compare within a relative tolerance).
+      return "rsqrtf(" + a[0] + ")";
     case OpKind::tanh:
       // `approx`: tanh.approx.f32, one MUFU.TANH (verify_tensor_ops.cpp); else tanhf's sequence.
       return (approx ? "tessel::device::tanh_approx(" : "tanhf(") + a[0] + ")";
