@@ -205,9 +205,17 @@ void Emitter::emit_chunked(const ir::Block& b, size_t start, const ChunkedRun& r
         block_invariant_read_only(kernel_, op))
       ++column_vectors;
   }
-  chunk_beside_held_row_ = reads_held_row && column_vectors >= 2;
+  // Only in the first half of the chunks: the held row's words die chunk by chunk, so from the
+  // middle on the 16-byte fetches fit (LayerNorm's four chunks at 2047 x 32760, 3000 x 16376 and
+  // 8191 x 8200: ptxas spills nothing with halves in chunks 0-1, 20 bytes with halves in chunk 0
+  // only, 16-40 with none; with halves in all four, 8 bytes at 8191 x 8200). Each 8-byte fetch
+  // is one more load instruction: ncu counted 2.7x the LSU-queue stalls (lg_throttle) of a
+  // hand-written kernel that fetches 16 bytes (call H of
+  // bench/results/2026-11-29-rows-chunked-blocks-h200.md).
+  const bool beside_held_row = reads_held_row && column_vectors >= 2;
   for (int64_t lo = 0; lo < run.values; lo += run.width) {
     window_ = std::make_pair(lo, lo + run.width);
+    chunk_beside_held_row_ = beside_held_row && 2 * lo < run.values;
     line("{");
     ++indent_;
     for (size_t i = start; i < run.end; ++i) {
