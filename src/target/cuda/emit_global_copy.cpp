@@ -190,8 +190,8 @@ void Emitter::copy(const Operation& op) {
       // vectors' 8) is 2 registers over and ptxas spills (8 bytes, reloaded at each store); so
       // fetched it compiles without spills and runs 2-3.5% faster at 2047 x 32760, 3000 x 16376
       // and 4096 x 16384, the same at 2048 x 32768 (bench/results/2026-11-29-rows-emitted-h200.md,
-      // call D). Only there: split in the kernel's other runs too, ptxas reloaded the held row
-      // from global memory.
+      // call D). Only there, and only in the run's first half of chunks (emit_chunked.cpp): split
+      // in the kernel's other runs too, ptxas reloaded the held row from global memory.
       const bool halves = invariant && chunk_beside_held_row_ && bytes == 2 && w == 8;
       const auto& vc = plan.value_coord[v];
       std::string voff;
