@@ -32,12 +32,12 @@ namespace tessel::target::cuda::detail {
 namespace {
 
 // Runs are chunked where the launch bound leaves a thread this many registers or fewer (two
-// blocks of 1024 threads, or any full SM, or six blocks of 288: what ptxas leaves, in steps of 8
-// — counted as 65536 / (6 x 288) = 37 these had run unchunked at 32 registers, spilling, at 0.26
-// of a copy, bench/results/2026-11-29-rows-chunked-blocks-h200.md, call C); with more, the op-by-op form measured as fast or
-// faster: chunking every row program cost LayerNorm's other schedules 10-25% (its weight and
-// bias then wait for L2 chunk by chunk) and bias + GELU 1-5% (2026-11-29-rows-registers-h200.md,
-// call C).
+// blocks of 1024 threads, or any full SM, or six blocks of 288: what ptxas leaves, in steps of
+// 8 — counted as 65536 / (6 x 288) = 37 these had run unchunked at 32 registers, spilling, at
+// 0.26 of a copy, bench/results/2026-11-29-rows-chunked-blocks-h200.md, call C); with more, the
+// op-by-op form measured as fast or faster: chunking every row program cost LayerNorm's other
+// schedules 10-25% (its weight and bias then wait for L2 chunk by chunk) and bias + GELU 1-5%
+// (2026-11-29-rows-registers-h200.md, call C).
 constexpr int64_t kChunkedRegisterCap = 32;
 
 bool reg_tensor(const Value* v) {

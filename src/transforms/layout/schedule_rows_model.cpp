@@ -119,11 +119,12 @@ std::optional<Candidate> evaluate(const Problem& pr, int64_t threads, int64_t co
   // at the registers their launch bound leaves (32 for seven blocks of 288 or six of 320;
   // smaller blocks, at rows of 1024-2048 halves, are unmeasured so), for programs without
   // transcendentals (softmax over 384 threads x 3 vectors, 5 blocks, spills 52-60 bytes at 32
-  // registers, ptxas here; its unchunked 288 x 3 blocks measured 1.01-1.02 there): LayerNorm at 8191 x 8200 over [1,9216]
-  // measured 0.982-0.988 of a copy so (seven blocks of 288, pinned), 0.986-0.988 over six blocks
-  // of 320 (the model's choice), 1.001-1.006 over five of 384 (3 vectors a thread, pinned)
-  // against 0.934-0.964 unchunked at three blocks of 288
-  // (bench/results/2026-11-29-rows-chunked-blocks-h200.md, calls A-D).
+  // registers, ptxas here; its unchunked 288 x 3 blocks measured 1.01-1.02 there). LayerNorm at
+  // 8191 x 8200 measured 0.982-0.988 of a copy so over seven blocks of 288 (pinned), 0.986-0.988
+  // over six of 320 (the model's choice; 1.023-1.031 with the later chunks' weight and bias by
+  // 16-byte fetches, call I), 1.001-1.006 over five of 384 (3 vectors a thread, pinned), against
+  // 0.934-0.964 unchunked at three blocks of 288
+  // (bench/results/2026-11-29-rows-chunked-blocks-h200.md, calls A-D and I).
   if (chunked) {
     const int64_t full = kThreadsPerSm / threads;
     const int64_t chunked_regs = 8 + held * elements * p.elem_bytes / 4 + p.row_reductions +
