@@ -82,6 +82,9 @@ std::vector<std::string> lowering_passes() {
   // The same rotation across a persistent consumer's tile loop: tile t+1's first key tile beside
   // tile t's last P·V (opt-in: `rotate_tiles = true` on the grid, until measured on the GPU).
   passes.push_back("rotate-tiles");
+  // Two consumer roles take a persistent block's tiles in turns, one's epilogue beside the
+  // other's mainloop (opt-in: `alternate_tiles = true` on the grid, until measured on the GPU).
+  passes.push_back("alternate-tiles");
   // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; a TMA
   // mainloop left without warp specialization becomes the same level-2 ops (one thread loading
   // ahead into a ring the block reads). After this the IR names every wait and arrive, which the

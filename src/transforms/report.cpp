@@ -21,6 +21,7 @@
 #include "transforms/async/pipeline_loops.h"
 #include "transforms/async/rotate_tiles.h"
 #include "transforms/async/share_rings.h"
+#include "transforms/async/alternate_tiles.h"
 #include "transforms/async/split_roles.h"
 #include "transforms/async/stage_stores.h"
 #include "transforms/async/unswitch_iterations.h"
@@ -188,6 +189,10 @@ void register_passes() {
                      "(attention's S of the first key tile), tile t's staged stores run in tile "
                      "t+1 beside that wgmma (opt-in: defer_stores = true on the grid)",
                      [](ir::Module& m) { defer_stores(m); }});
+  ir::register_pass({"alternate-tiles",
+                     "two consumer roles take a persistent block's tiles in turns, a token "
+                     "ordering their mainloops (opt-in: alternate_tiles = true on the grid)",
+                     [](ir::Module& m) { alternate_tiles(m); }});
   ir::register_pass({"lower-arefs",
                      "arefs to mbarriers with phase parity, arrive counts and transaction bytes; "
                      "setmaxnreg for the register split",

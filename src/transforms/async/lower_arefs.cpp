@@ -141,7 +141,12 @@ class Lowering {
                  " needs a producer role (aref_acquire/commit) and a consumer role "
                  "(aref_wait/release)");
     }
+    // Consumer roles that take whole tiles in turns (alternate-tiles) wait in the order of a
+    // token they hand on, which gives the same guarantee whatever the slots.
+    bool tile_turns = consumers.size() > 1;
+    for (const Operation* role : consumers) tile_turns = tile_turns && role->has_attr("tile_turn");
     for (const auto* side : {&producers, &consumers}) {
+      if (side == &consumers && tile_turns) continue;
       if (side->size() > 1 && slots % static_cast<int64_t>(side->size()) != 0) {
         // A parity wait cannot tell phase n from phase n - 2D: whoever waits for use n of a slot
         // must know use n - D completed, which it does when it waited for n - D itself — when

@@ -190,6 +190,25 @@ TEST_F(GemmGpuTest, SplitK) {
             1e-2);
 }
 
+// Tiles taken in turns by two consumer roles (alternate-tiles, src/transforms/async/
+// alternate_tiles.h): the example over 128 x 128 tiles of one consumer warpgroup, pinned
+// `alternate_tiles = true`; shapes with many tiles a block (both roles busy, the token handed on
+// many times) and with one or two (role 1 idle), each launched three times on one kernel object
+// (the token's barrier starts fresh every launch).
+TEST_F(GemmGpuTest, TilesTakenInTurnsByTwoConsumers) {
+  const std::map<std::string, std::string> alternate = {
+      {"%c256 = const {value = 256}", "%c256 = const {value = 128}"},
+      {"[128,256]", "[128,128]"},
+      {"[256,64]", "[128,64]"},
+      {"[64,256]", "[64,128]"},
+      {"block_grid %tiles_m, %tiles_n :",
+       "block_grid %tiles_m, %tiles_n {threads = 128, alternate_tiles = true} :"}};
+  const std::vector<Shape> shapes = {{4000, 4100, 1000}, {8191, 4097, 520}, {1000, 520, 264},
+                                     {257, 129, 72},     {128, 128, 64},    {1, 1, 8}};
+  for (Shape s : shapes)
+    EXPECT_LT(run_gemm("gemm", runtime::HostFloat::f16, s, alternate, {}, 3), 2e-3);
+}
+
 // Sizes are positive in tile IR (the interpreter's rule, which a launch shares): K = 0 is refused
 // with a message, not run.
 // Batched (examples/kernels/gemm_batched.tir): 3-D TMA boxes and stores per problem; ragged
