@@ -35,7 +35,10 @@
 //   slot n % D, phase n / D. One producer role and one consumer role per aref, or R roles of a side
 //   taking turns (split-roles, src/transforms/async/split_roles.h): the i-th of them in kernel
 //   order uses i, i + R, i + 2R, ... in order, and R divides D, so that every use of a slot belongs
-//   to one role of each side. A slot is filled by TMA copies in an `issue = one` producer role, or
+//   to one role of each side. Or two consumer roles marked `tile_turn = 0 / 1` that take a
+//   persistent block's tiles in turns (alternate-tiles, src/transforms/async/alternate_tiles.h):
+//   their waits are ordered by an mbarrier token handed on from tile to tile, which gives the
+//   same guarantee for any D. A slot is filled by TMA copies in an `issue = one` producer role, or
 //   by register copies of the acquiring role's threads (split-roles' hand-over of partial
 //   accumulators from one consumer role to another).
 //
