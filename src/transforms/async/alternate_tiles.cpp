@@ -2,6 +2,7 @@
 // the header).
 #include "transforms/async/alternate_tiles.h"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <unordered_map>
@@ -95,13 +96,21 @@ class Alternator {
                                 : "");
     }
     const int64_t threads = consumer->int_attr("threads");
+    if (threads != 128) {
+      user_error(loc_, "alternate-tiles: the consumer role has ", threads,
+                 " threads; each of two consumer roles taking tiles in turns is one warpgroup "
+                 "(pin `threads = 128` on the block_grid, with a tile one warpgroup holds, e.g. "
+                 "128 x 128): two of ", threads, " threads beside the producer leave each "
+                 "consumer thread too few registers for its accumulators");
+    }
     if (end_thread + threads > kMaxThreads) {
       user_error(loc_, "alternate-tiles: a second consumer role of ", threads,
                  " threads makes the block ", end_thread + threads, " threads, over ",
                  kMaxThreads);
     }
-    Operation* loop = tile_loop(*consumer);
-    std::vector<Value*> counts = sequence_counts(*loop);
+    // Every tile loop of the role (unswitch-loops may have made two, under a kernel-wide branch)
+    // and what its carried values grow by, checked before anything changes.
+    for (Operation* loop : tile_loops(*consumer)) sequence_counts(*loop);
 
     // Role 1: a copy of the consumer on the next free threads, with its own copy of every shared
     // tensor the consumer allocated for itself.
@@ -143,30 +152,45 @@ class Alternator {
 
     consumer->set_attr("tile_turn", Attribute::integer(0));
     second->set_attr("tile_turn", Attribute::integer(1));
-    rewrite(*loop, counts, 0, order->result(), zero, one, two);
-    Operation* second_loop = tile_loop(*second);
-    std::vector<Value*> second_counts;
-    for (Value* c : counts) second_counts.push_back(c);  // defined outside: shared, not copied
-    rewrite(*second_loop, second_counts, 1, order->result(), zero, one, two);
+    int turn = 0;
+    for (Operation* role : {consumer, second}) {
+      // The counts are defined outside the loops: the copy's loops read the same values.
+      for (Operation* loop : tile_loops(*role))
+        rewrite(*loop, sequence_counts(*loop), turn, order->result(), zero, one, two);
+      ++turn;
+    }
   }
 
  private:
-  // The consumer's tile loop: the first op of its region that uses an aref, a `for` from the
-  // block_grid's first tile (persistent's).
-  Operation* tile_loop(Operation& role) {
-    for (const auto& op : role.region(0)->ops()) {
-      if (!uses_aref(op.get())) continue;
-      const Value* first = grid_.num_results() == 1 ? grid_.result() : nullptr;
-      if (op->kind() != OpKind::for_ || !first || op->operand(0) != first) {
-        user_error(op->loc(), "alternate-tiles: the consumer's first op that uses an aref (",
-                   ir::op_where(*op),
-                   ") is not a persistent tile loop from the block_grid's first tile; the "
-                   "consumer roles take turns by tile (a grid pinned `persistent = 0` has one "
-                   "tile a block)");
+  // The consumer's tile loops: the `for` ops from the block_grid's first tile (persistent's),
+  // directly in the role or under a branch of it (unswitch-loops' copies); every aref op of the
+  // role must stand in one.
+  std::vector<Operation*> tile_loops(Operation& role) {
+    const Value* first = grid_.num_results() == 1 ? grid_.result() : nullptr;
+    std::vector<Operation*> loops;
+    std::vector<Operation*> outside;
+    std::function<void(Block&)> visit = [&](Block& block) {
+      for (const auto& op : block.ops()) {
+        if (op->kind() == OpKind::for_ && first && op->operand(0) == first) {
+          loops.push_back(op.get());
+        } else if (op->kind() == OpKind::if_) {
+          for (const auto& region : op->regions()) visit(*region);
+        } else if (uses_aref(op.get())) {
+          outside.push_back(op.get());
+        }
       }
-      return op.get();
+    };
+    visit(*role.region(0));
+    if (!outside.empty() || loops.empty()) {
+      const Operation* at = outside.empty() ? &role : outside.front();
+      user_error(at->loc(), "alternate-tiles: ",
+                 outside.empty() ? std::string("the consumer role has no tile loop")
+                                 : ir::op_where(*at) + " uses an aref outside a tile loop",
+                 "; the consumer roles take turns by tile, over persistent's tile loop from "
+                 "the block_grid's first tile (a grid pinned `persistent = 0` has one tile a "
+                 "block)");
     }
-    user_error(role.loc(), "alternate-tiles: the consumer role uses no aref");
+    return loops;
   }
 
   // What each value the tile loop carries grows by per tile: its yield must be

@@ -17,6 +17,7 @@
 //   for %tile = %first_tile to %tiles step %blocks iter(%base_i = %init_i) {
 //     ...; yield (add %base_i, %count_i)...        (each count defined outside the loop)
 //   }
+// (or several such loops under kernel-wide branches: unswitch-loops' copies, each rewritten alike)
 // becomes two copies of itself, roles c = 0 and 1 (the copy on the next free threads; the grid's
 // `threads` grows by the role's), each marked `tile_turn = c`, whose loops take every other tile:
 //   for %tile = %first_tile + c %blocks to %tiles step 2 %blocks
@@ -53,10 +54,13 @@
 // check-protocol verifies the lowered protocol over interleavings like any other.
 //
 // Refused with a user error naming the op: a pin that is not true or false, a kernel with other
-// than one producer and one consumer role, a consumer without persistent's tile loop (`persistent
-// = 0` pinned, or no roles), a tile loop carrying a value that does not grow by a count defined
-// outside it, clusters, `consumer_split_k`, `pingpong = true` (turns inside a role) on the same
-// grid, a block over 1024 threads, a shared tensor the consumer shares with another role.
+// than one producer and one consumer role, a consumer of more than one warpgroup (two of them
+// beside the producer leave each thread 104 registers: a 128 x 256 GEMM tile's accumulators
+// spill; pin `threads = 128` with a tile one warpgroup holds), an aref op of the consumer outside
+// persistent's tile loops (`persistent = 0` pinned), a tile loop carrying a value that does not
+// grow by a count defined outside it (grouped GEMM, MoE: tiles of different K trip counts),
+// clusters, `consumer_split_k`, `pingpong = true` (turns inside a role) on the same grid, a block
+// over 1024 threads, a shared tensor the consumer shares with another role.
 #pragma once
 
 #include "ir/ir.h"
