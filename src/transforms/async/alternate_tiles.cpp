@@ -2,6 +2,7 @@
 // the header).
 #include "transforms/async/alternate_tiles.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <utility>
@@ -10,6 +11,8 @@
 
 #include "ir/async.h"
 #include "support/diagnostics.h"
+#include "target/cuda/target.h"
+#include "transforms/async/stage_budget.h"
 #include "transforms/pins.h"
 
 namespace tessel::transforms {
@@ -56,7 +59,7 @@ bool used_inside(const Value* v, Operation* op) {
 class Alternator {
  public:
   Alternator(Operation& kernel, Operation& grid)
-      : top_(*kernel.region(0)), grid_(grid), loc_(grid.loc()) {}
+      : kernel_(kernel), top_(*kernel.region(0)), grid_(grid), loc_(grid.loc()) {}
 
   void run() {
     const std::pair<const char*, const char*> others[] = {
@@ -132,6 +135,7 @@ class Alternator {
       if (!op->result()->name().empty()) copy->result()->set_name(op->result()->name() + "_turn1");
       ++i;
     }
+    fit_shared_memory(*consumer);
     Operation* second =
         top_.insert(ir::position_in_block(*consumer) + 1, ir::clone(*consumer, mapping));
     second->set_attr("first_thread", Attribute::integer(end_thread));
@@ -191,6 +195,45 @@ class Alternator {
                  "block)");
     }
     return loops;
+  }
+
+  // The second role's copies of the consumer's shared tensors (stage-stores' staging buffers)
+  // came after pipeline-arefs sized the rings for one: where the block's shared memory no longer
+  // holds them all (stage_budget.h's rules, as split-roles counts them), the deepest ring gives
+  // up slots, down to what the consumer keeps in flight plus one (the 64 x 256 GEMM tile: 5 slots
+  // of 40 KiB and the two 8 KiB staging buffers, twice, are 6 KiB over; 4 slots fit).
+  void fit_shared_memory(Operation& consumer) {
+    int64_t in_flight = 0;
+    ir::walk(&consumer, [&](Operation* o) {
+      if (o->kind() == OpKind::mma_wait) in_flight = std::max(in_flight, o->int_attr("pending"));
+    });
+    const int64_t blocks = grid_.has_attr("blocks_per_sm") ? grid_.int_attr("blocks_per_sm") : 1;
+    const int64_t limit = target::cuda::Target::named("sm_90a").shared_memory_per_block(blocks);
+    for (;;) {
+      int64_t bytes = ring_reserve_bytes(kernel_);
+      Operation* deepest = nullptr;
+      for (const auto& op : top_.ops()) {
+        if (op->kind() == OpKind::alloc && op->result()->type().space() == MemorySpace::shared)
+          bytes += round_up(op->result()->type().static_bytes(), 128);
+        if (op->kind() != OpKind::aref) continue;
+        bytes += slot_bytes(*op) * op->int_attr("slots");
+        if (!deepest || op->int_attr("slots") > deepest->int_attr("slots")) deepest = op.get();
+      }
+      if (bytes <= limit) return;
+      if (!deepest || deepest->int_attr("slots") <= in_flight + 1) {
+        user_error(loc_, "alternate-tiles: the block needs ", bytes,
+                   " bytes of shared memory with a second consumer role's copies of the "
+                   "consumer's shared tensors, over the ",
+                   limit, " a block has, and its rings are as shallow as the consumer allows");
+      }
+      deepest->set_attr("slots", Attribute::integer(deepest->int_attr("slots") - 1));
+    }
+  }
+
+  static int64_t slot_bytes(const Operation& aref) {
+    int64_t slot = 0;
+    for (const Type& b : aref.result()->type().buffers()) slot += round_up(b.static_bytes(), 128);
+    return slot;
   }
 
   // What each value the tile loop carries grows by per tile: its yield must be
@@ -275,6 +318,7 @@ class Alternator {
         ->set_attr("by", Attribute::ident("one"));
   }
 
+  Operation& kernel_;
   Block& top_;
   Operation& grid_;
   SourceLocation loc_;

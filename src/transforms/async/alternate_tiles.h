@@ -25,7 +25,10 @@
 // so every aref sequence number a tile uses is the one it used before (the producer is
 // unchanged: it still loads every tile's K blocks in order, one stream of sequence numbers).
 // A shared tensor the consumer allocates for itself (stage-stores' staging buffer) gets a copy
-// for role 1: both roles' epilogues may run at once.
+// for role 1: both roles' epilogues may run at once. Where the copies no longer fit beside the
+// rings pipeline-arefs sized for one role, the deepest ring gives up slots until they do (down to
+// the consumer's wgmma groups in flight plus one; a user error below that). overlap-epilogue
+// leaves a kernel so pinned alone: the turns hide its stores already.
 //
 // The order of the mainloops. Two consumer roles that wait on the same ring in turns by tile
 // break the rule a parity wait relies on (async.h): whoever waits for use n of a slot must know

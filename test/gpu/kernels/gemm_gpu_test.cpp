@@ -191,22 +191,33 @@ TEST_F(GemmGpuTest, SplitK) {
 }
 
 // Tiles taken in turns by two consumer roles (alternate-tiles, src/transforms/async/
-// alternate_tiles.h): the example over 128 x 128 tiles of one consumer warpgroup, pinned
-// `alternate_tiles = true`; shapes with many tiles a block (both roles busy, the token handed on
-// many times) and with one or two (role 1 idle), each launched three times on one kernel object
-// (the token's barrier starts fresh every launch).
+// alternate_tiles.h): the example over tiles of one consumer warpgroup, 64 x 256 (its output
+// staged and stored by TMA, under the row-alignment branch unswitch-loops makes) and 128 x 128
+// (stored from registers), pinned `alternate_tiles = true`; shapes with many tiles a block (both
+// roles busy, the token handed on many times) and with one or two (role 1 idle), each launched
+// three times on one kernel object (the token's barrier starts fresh every launch).
 TEST_F(GemmGpuTest, TilesTakenInTurnsByTwoConsumers) {
-  const std::map<std::string, std::string> alternate = {
+  const std::string grid = "block_grid %tiles_m, %tiles_n :";
+  const std::string pinned =
+      "block_grid %tiles_m, %tiles_n {threads = 128, alternate_tiles = true} :";
+  const std::map<std::string, std::string> tiles_64x256 = {
+      {"%c128 = const {value = 128}", "%c128 = const {value = 64}"},
+      {"[128,256]", "[64,256]"},
+      {"[128,64]", "[64,64]"},
+      {grid, pinned}};
+  const std::map<std::string, std::string> tiles_128x128 = {
       {"%c256 = const {value = 256}", "%c256 = const {value = 128}"},
       {"[128,256]", "[128,128]"},
       {"[256,64]", "[128,64]"},
       {"[64,256]", "[64,128]"},
-      {"block_grid %tiles_m, %tiles_n :",
-       "block_grid %tiles_m, %tiles_n {threads = 128, alternate_tiles = true} :"}};
+      {grid, pinned}};
   const std::vector<Shape> shapes = {{4000, 4100, 1000}, {8191, 4097, 520}, {1000, 520, 264},
                                      {257, 129, 72},     {128, 128, 64},    {1, 1, 8}};
-  for (Shape s : shapes)
-    EXPECT_LT(run_gemm("gemm", runtime::HostFloat::f16, s, alternate, {}, 3), 2e-3);
+  for (const auto* tiles : {&tiles_64x256, &tiles_128x128}) {
+    SCOPED_TRACE(tiles == &tiles_64x256 ? "64x256" : "128x128");
+    for (Shape s : shapes)
+      EXPECT_LT(run_gemm("gemm", runtime::HostFloat::f16, s, *tiles, {}, 3), 2e-3);
+  }
 }
 
 // Sizes are positive in tile IR (the interpreter's rule, which a launch shares): K = 0 is refused
