@@ -3,8 +3,9 @@
 # consumer roles taking a persistent block's tiles in turns, one's epilogue beside the other's
 # mainloop (src/transforms/async/alternate_tiles.h). One call from the repository root:
 #   1. the variants checked on the GPU against the interpreter at ragged sizes (tessel run --gpu
-#      --check: poisoned outputs, fresh random inputs), then compute-sanitizer racecheck and
-#      synccheck on one launch of each alternating kernel;
+#      --check: poisoned outputs, fresh random inputs), GemmGpuTest.TilesTakenInTurnsByTwoConsumers
+#      when .carry-gpu is carried, then compute-sanitizer racecheck and synccheck on one launch of
+#      each alternating kernel;
 #   2. the GEMM: examples' gemm (128 x 256 over two consumer warpgroups), the 128 x 128 and
 #      64 x 256 controls (one consumer warpgroup; the 128 x 128 output stored from registers, the
 #      64 x 256 one staged and stored by TMA) and their alternating forms, each against cuBLAS
@@ -29,6 +30,10 @@ L=bench/kernel-variants/lstm
     B=1000,I=520,H=1024,T=16
 } > $OUT/alternate-check.log 2>&1
 summarize_checks $OUT/alternate-check.log
+# With .carry-gpu carried (scripts/carry_gpu_tests.sh here): the GPU test against a float64
+# reference, both tile shapes, ragged shapes, three launches each.
+[ -x .carry-gpu/gemm_gpu_test ] &&
+  timeout 300 .carry-gpu/gemm_gpu_test --gtest_filter='*TilesTakenInTurns*' 2>&1 | tail -3
 for tool in racecheck synccheck; do
   for g in gemm_128x128_alt gemm_64x256_alt; do
     timeout 120 compute-sanitizer --tool $tool build-dev/bin/tessel run $G/$g.tir \
