@@ -29,8 +29,7 @@ using ir::Value;
 
 constexpr int64_t kMaxThreads = 1024;
 
-// Whether `op` or an op nested in it waits on an aref (aref_wait; aref_slot {held} reads a load
-// its role waited for).
+// Whether `op` or an op nested in it waits on an aref.
 bool waits_on_aref(Operation* op) {
   bool waits = false;
   ir::walk(op, [&](Operation* o) { waits = waits || o->kind() == OpKind::aref_wait; });
@@ -113,7 +112,7 @@ class Alternator {
     }
     // Every tile loop of the role (unswitch-loops may have made two, under a kernel-wide branch)
     // and what its carried values grow by, checked before anything changes.
-    for (Operation* loop : tile_loops(*consumer)) sequence_counts(*loop);
+    for (Operation* loop : tile_loops(*consumer)) sequence_counts(*loop, *consumer);
 
     // Role 1: a copy of the consumer on the next free threads, with its own copy of every shared
     // tensor the consumer allocated for itself.
@@ -160,7 +159,7 @@ class Alternator {
     for (Operation* role : {consumer, second}) {
       // The counts are defined outside the loops: the copy's loops read the same values.
       for (Operation* loop : tile_loops(*role))
-        rewrite(*loop, sequence_counts(*loop), turn, order->result(), zero, one, two);
+        rewrite(*loop, sequence_counts(*loop, *role), turn, order->result(), zero, one, two);
       ++turn;
     }
   }
@@ -237,8 +236,9 @@ class Alternator {
   }
 
   // What each value the tile loop carries grows by per tile: its yield must be
-  // `add %carried, %count` with %count defined outside the loop (persistent's sequence bases).
-  std::vector<Value*> sequence_counts(Operation& loop) {
+  // `add %carried, %count` with %count defined outside the loop (persistent's sequence bases),
+  // and nothing in `role` may read what the loop returns.
+  std::vector<Value*> sequence_counts(Operation& loop, Operation& role) {
     Block* body = loop.region(0);
     const Operation* yield = body->terminator();
     std::vector<Value*> counts;
@@ -259,6 +259,14 @@ class Alternator {
                    "other's");
       }
       counts.push_back(count);
+    }
+    // Its results (the sequence numbers after the last tile) would count a role's tiles only.
+    for (const auto& result : loop.results()) {
+      if (used_inside(result.get(), &role)) {
+        user_error(loop.loc(), "alternate-tiles: ", ir::value_ref(result.get()),
+                   ", a result of the tile loop, is read after it; each role's loop counts only "
+                   "its own tiles");
+      }
     }
     return counts;
   }
