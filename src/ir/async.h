@@ -194,6 +194,10 @@ namespace tessel::ir {
 // nor cluster_rank, which reads the machine like sm_count).
 bool is_async_op(OpKind kind);
 
+// Whether `kind` takes an aref's sequence number: aref_acquire, aref_commit, aref_wait,
+// aref_release (not aref_slot, which names a slot).
+bool is_aref_use(OpKind kind);
+
 // The warp_group op that `op` is nested in (null outside roles).
 const Operation* enclosing_role(const Operation& op);
 

@@ -129,6 +129,11 @@ bool is_async_op(OpKind kind) {
   return kind >= OpKind::warp_group && kind <= OpKind::prefetch;
 }
 
+bool is_aref_use(OpKind kind) {
+  return kind == OpKind::aref_acquire || kind == OpKind::aref_commit ||
+         kind == OpKind::aref_wait || kind == OpKind::aref_release;
+}
+
 const Operation* enclosing_role(const Operation& op) {
   for (const Operation* p = op.parent_op(); p; p = p->parent_op()) {
     if (p->kind() == OpKind::warp_group) return p;

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <functional>
 #include <string>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ir/async.h"
 #include "support/diagnostics.h"
-#include "target/cuda/target.h"
+#include "transforms/async/atom_queries.h"
 #include "transforms/async/stage_budget.h"
 #include "transforms/pins.h"
 
@@ -36,23 +36,13 @@ bool waits_on_aref(Operation* op) {
   return waits;
 }
 
+// Whether `op` or an op nested in it uses an aref (a sequence number, or a slot by name).
 bool uses_aref(Operation* op) {
   bool uses = false;
   ir::walk(op, [&](Operation* o) {
-    uses = uses || o->kind() == OpKind::aref_acquire || o->kind() == OpKind::aref_commit ||
-           o->kind() == OpKind::aref_wait || o->kind() == OpKind::aref_release ||
-           o->kind() == OpKind::aref_slot;
+    uses = uses || ir::is_aref_use(o->kind()) || o->kind() == OpKind::aref_slot;
   });
   return uses;
-}
-
-// Whether `v` is read by an op nested in `op`.
-bool used_inside(const Value* v, Operation* op) {
-  bool used = false;
-  ir::walk(op, [&](Operation* o) {
-    for (const Value* operand : o->operands()) used = used || operand == v;
-  });
-  return used;
 }
 
 class Alternator {
@@ -119,14 +109,17 @@ class Alternator {
     std::unordered_map<const Value*, Value*> mapping;
     for (size_t i = 0; i < top_.ops().size(); ++i) {
       Operation* op = top_.ops()[i].get();
-      if (op->kind() != OpKind::alloc || op->result()->type().space() != MemorySpace::shared ||
-          !used_inside(op->result(), consumer))
+      if (op->kind() != OpKind::alloc || op->result()->type().space() != MemorySpace::shared)
         continue;
-      for (const auto& other : top_.ops()) {
-        if (other.get() == consumer || other.get() == op) continue;
-        if (used_inside(op->result(), other.get())) {
+      const auto uses = uses_in(op->result(), &top_);
+      const auto by_consumer = [&](const auto& use) {
+        return ir::enclosing_role(*use.first) == consumer;
+      };
+      if (std::none_of(uses.begin(), uses.end(), by_consumer)) continue;
+      for (const auto& use : uses) {
+        if (!by_consumer(use)) {
           user_error(op->loc(), "alternate-tiles: ", ir::value_ref(op->result()),
-                     " is used by the consumer role and by ", ir::op_where(*other),
+                     " is used by the consumer role and by ", ir::op_where(*use.first),
                      "; the consumer's copy for its second role would share it");
         }
       }
@@ -206,19 +199,14 @@ class Alternator {
     ir::walk(&consumer, [&](Operation* o) {
       if (o->kind() == OpKind::mma_wait) in_flight = std::max(in_flight, o->int_attr("pending"));
     });
-    const int64_t blocks = grid_.has_attr("blocks_per_sm") ? grid_.int_attr("blocks_per_sm") : 1;
-    const int64_t limit = target::cuda::Target::named("sm_90a").shared_memory_per_block(blocks);
-    for (;;) {
-      int64_t bytes = ring_reserve_bytes(kernel_);
+    const int64_t limit = block_shared_limit(kernel_);
+    for (int64_t bytes; (bytes = block_shared_bytes(kernel_)) > limit;) {
       Operation* deepest = nullptr;
       for (const auto& op : top_.ops()) {
-        if (op->kind() == OpKind::alloc && op->result()->type().space() == MemorySpace::shared)
-          bytes += round_up(op->result()->type().static_bytes(), 128);
-        if (op->kind() != OpKind::aref) continue;
-        bytes += slot_bytes(*op) * op->int_attr("slots");
-        if (!deepest || op->int_attr("slots") > deepest->int_attr("slots")) deepest = op.get();
+        if (op->kind() == OpKind::aref &&
+            (!deepest || op->int_attr("slots") > deepest->int_attr("slots")))
+          deepest = op.get();
       }
-      if (bytes <= limit) return;
       if (!deepest || deepest->int_attr("slots") <= in_flight + 1) {
         user_error(loc_, "alternate-tiles: the block needs ", bytes,
                    " bytes of shared memory with a second consumer role's copies of the "
@@ -227,12 +215,6 @@ class Alternator {
       }
       deepest->set_attr("slots", Attribute::integer(deepest->int_attr("slots") - 1));
     }
-  }
-
-  static int64_t slot_bytes(const Operation& aref) {
-    int64_t slot = 0;
-    for (const Type& b : aref.result()->type().buffers()) slot += round_up(b.static_bytes(), 128);
-    return slot;
   }
 
   // What each value the tile loop carries grows by per tile: its yield must be
@@ -262,7 +244,7 @@ class Alternator {
     }
     // Its results (the sequence numbers after the last tile) would count a role's tiles only.
     for (const auto& result : loop.results()) {
-      if (used_inside(result.get(), &role)) {
+      if (!uses_in(result.get(), role.region(0)).empty()) {
         user_error(loop.loc(), "alternate-tiles: ", ir::value_ref(result.get()),
                    ", a result of the tile loop, is read after it; each role's loop counts only "
                    "its own tiles");
@@ -296,7 +278,7 @@ class Alternator {
                          y.index_op(OpKind::add, body->arguments()[i + 1].get(), twice,
                                     "turn_next", loc));
       // The per-tile add it replaces, when nothing else reads it.
-      if (old->parent_block() == body && !used_inside(old->result(), &loop)) body->remove(old);
+      if (old->parent_block() == body && uses_in(old->result(), body).empty()) body->remove(old);
     }
     // The token: waited for before the tile's first aref wait, handed on after its last.
     Operation* first_wait = nullptr;

@@ -13,11 +13,6 @@ using ir::Operation;
 using ir::OpKind;
 using ir::Value;
 
-bool is_aref_op(const Operation& op) {
-  return op.kind() == OpKind::aref_acquire || op.kind() == OpKind::aref_commit ||
-         op.kind() == OpKind::aref_wait || op.kind() == OpKind::aref_release;
-}
-
 // The ops of one aref in one role, in program order, and what the rewrite needs of them.
 struct Use {
   std::vector<Operation*> ops;
@@ -71,7 +66,7 @@ class Sharer {
   // The uses of `aref` in `role`, or false when they do not have the shape the rewrite needs.
   static bool uses_in(Operation* aref, Operation* role, Use& u) {
     ir::walk(role, [&](Operation* op) {
-      if (is_aref_op(*op) && op->operand(0) == aref->result()) u.ops.push_back(op);
+      if (ir::is_aref_use(op->kind()) && op->operand(0) == aref->result()) u.ops.push_back(op);
     });
     if (u.ops.empty()) return true;
     const Operation* loop = nullptr;

@@ -11,7 +11,6 @@
 #include "layout/layout.h"
 #include "layout/parse.h"
 #include "layout/table.h"
-#include "target/cuda/target.h"
 #include "transforms/async/stage_budget.h"
 #include "transforms/layout/layout_utils.h"
 
@@ -29,11 +28,6 @@ using ir::Type;
 using ir::Value;
 
 constexpr int64_t kMaxThreads = 1024;
-
-bool is_aref_op(OpKind k) {
-  return k == OpKind::aref_acquire || k == OpKind::aref_commit || k == OpKind::aref_wait ||
-         k == OpKind::aref_release;
-}
 
 // The widest st.shared / ld.shared (in f32 elements: 4, 2 or 1) that moves each thread's values
 // of a register tensor of `threads` threads between registers and a row-major R x C buffer:
@@ -110,7 +104,7 @@ class Splitter {
       Operation* producer_loop = producer->region(0)->ops()[producer_loop_at].get();
       for (size_t i = producer_loop_at + 1; i < producer->region(0)->ops().size(); ++i) {
         ir::walk(producer->region(0)->ops()[i].get(), [&](Operation* o) {
-          if (is_aref_op(o->kind())) {
+          if (ir::is_aref_use(o->kind())) {
             user_error(o->loc(), "split-roles: ", o->name(), " of ", ir::value_ref(o->operand(0)),
                        " stands after the producer's K loop; a producer split among roles "
                        "(`producer_split_k`) loads in its K loop only");
@@ -138,17 +132,9 @@ class Splitter {
   // must fit the block's shared memory (stage_budget.h's rules), which the split-k GEMM tile
   // of 128 x 256 f32 partials does not: an error here, not a failed launch.
   void check_shared_memory() {
-    int64_t bytes = ring_reserve_bytes(kernel_), partials = 0;
-    for (const auto& op : top_.ops()) {
-      if (op->kind() == OpKind::alloc) bytes += round_up(op->result()->type().static_bytes(), 128);
-      if (op->kind() != OpKind::aref) continue;
-      int64_t slot = 0;
-      for (const Type& b : op->result()->type().buffers()) slot += round_up(b.static_bytes(), 128);
-      bytes += slot * op->int_attr("slots");
-      if (handovers_.count(op.get())) partials += slot;
-    }
-    const int64_t blocks = grid_.has_attr("blocks_per_sm") ? grid_.int_attr("blocks_per_sm") : 1;
-    const int64_t limit = target::cuda::Target::named("sm_90a").shared_memory_per_block(blocks);
+    const int64_t bytes = block_shared_bytes(kernel_), limit = block_shared_limit(kernel_);
+    int64_t partials = 0;
+    for (const Operation* handover : handovers_) partials += aref_slot_bytes(*handover);
     if (bytes > limit) {
       user_error(loc_, "split-roles: the block needs ", bytes, " bytes of shared memory (",
                  partials,
@@ -201,7 +187,7 @@ class Splitter {
       bool keep = false;
       ir::walk(op, [&](Operation* o) {
         keep = keep || o->kind() == OpKind::mma_wait ||
-               (is_aref_op(o->kind()) && rings_.count(o->operand(0)));
+               (ir::is_aref_use(o->kind()) && rings_.count(o->operand(0)));
       });
       for (const Operation* user : kept) {
         ir::walk(const_cast<Operation*>(user), [&](Operation* o) {
@@ -230,7 +216,7 @@ class Splitter {
       }
       if (!waits) {
         ir::walk(op, [&](Operation* o) {
-          if (is_aref_op(o->kind())) {
+          if (ir::is_aref_use(o->kind())) {
             user_error(o->loc(), "split-roles: ", o->name(), " of ", ir::value_ref(o->operand(0)),
                        " stands before the ", role.str_attr("role"),
                        "'s K loop; only its K loop and what follows it may use arefs when the "
@@ -346,7 +332,7 @@ class Splitter {
     // Sequence numbers of the split rings, scaled to the role's turn.
     std::vector<Operation*> sequenced;
     ir::walk(&role, [&](Operation* op) {
-      if (is_aref_op(op->kind()) && rings_.count(op->operand(0))) sequenced.push_back(op);
+      if (ir::is_aref_use(op->kind()) && rings_.count(op->operand(0))) sequenced.push_back(op);
     });
     // One scaled number per number and block: an acquire and its commit keep sharing theirs.
     std::map<std::pair<const Value*, const Block*>, Value*> made;

@@ -228,6 +228,30 @@ int64_t reserve_bytes(const Operation& kernel) {
   return reduces ? kReserveBytes : kTightReserveBytes + broadcast_scratch;
 }
 
+int64_t aref_slot_bytes(const Operation& aref) {
+  int64_t slot = 0;
+  for (const Type& b : aref.result()->type().buffers()) slot += round_up(b.static_bytes(), 128);
+  return slot;
+}
+
+int64_t block_shared_bytes(const Operation& kernel) {
+  int64_t bytes = ring_reserve_bytes(kernel);
+  for (const auto& op : kernel.region(0)->ops()) {
+    if (op->kind() == OpKind::alloc && op->result()->type().space() == MemorySpace::shared)
+      bytes += round_up(op->result()->type().static_bytes(), 128);
+    if (op->kind() == OpKind::aref) bytes += aref_slot_bytes(*op) * op->int_attr("slots");
+  }
+  return bytes;
+}
+
+int64_t block_shared_limit(const Operation& kernel) {
+  int64_t blocks = 1;
+  for (const auto& op : kernel.region(0)->ops())
+    if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm"))
+      blocks = op->int_attr("blocks_per_sm");
+  return target::cuda::Target::named("sm_90a").shared_memory_per_block(blocks);
+}
+
 int64_t ring_reserve_bytes(const Operation& kernel) {
   bool arefs = false;
   ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {

@@ -71,6 +71,17 @@ std::string cap_str();
 // "for %k": how messages and reports name a loop.
 std::string loop_str(const ir::Operation& loop);
 
+// The shared memory of a kernel whose rings are sized (level-1 arefs): its reserve
+// (ring_reserve_bytes), every shared `alloc`, and each aref's slots (aref_slot_bytes each). The
+// passes that add roles and buffers after pipeline-arefs (split-roles, alternate-tiles) check it
+// against block_shared_limit.
+int64_t block_shared_bytes(const ir::Operation& kernel);
+// One slot of an aref: its buffers' bytes, each rounded up to 128.
+int64_t aref_slot_bytes(const ir::Operation& aref);
+// What one block of the kernel may hold: the target's per-block shared memory at the grid's
+// `blocks_per_sm` (1 unless pinned).
+int64_t block_shared_limit(const ir::Operation& kernel);
+
 // The bytes of a shared or register tensor of static shape (`op` makes it; for messages).
 int64_t tensor_bytes(const ir::Operation& op, const ir::Value* v);
 int64_t round_up(int64_t x, int64_t align);

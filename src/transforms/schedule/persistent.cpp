@@ -22,11 +22,6 @@ using ir::Value;
 
 const Type kIndex = Type::scalar(ScalarKind::index);
 
-bool is_sequenced(OpKind k) {
-  return k == OpKind::aref_acquire || k == OpKind::aref_commit || k == OpKind::aref_wait ||
-         k == OpKind::aref_release;
-}
-
 // How many sequence numbers a role uses of each aref per tile, in the order the role first uses
 // them: the trip count of the loop (from 0 in steps of 1) that holds the aref's acquire / wait
 // ops, or 1 when they stand in no loop of the role (an aref used once per tile; `one` makes the
@@ -268,7 +263,7 @@ void make_kernel_persistent(Operation& kernel) {
     // Sequence numbers continue across tiles.
     std::vector<Operation*> sequenced;
     ir::walk(placed, [&](Operation* op) {
-      if (is_sequenced(op->kind())) sequenced.push_back(op);
+      if (ir::is_aref_use(op->kind())) sequenced.push_back(op);
     });
     // One `add` per sequence number and block (an acquire and its commit share it; the earlier
     // op of a block dominates the later ones).

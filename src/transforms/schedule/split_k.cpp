@@ -24,11 +24,6 @@ const Type kIndex = Type::scalar(ScalarKind::index);
 constexpr int64_t kMinBlocksPerPart = 4;
 constexpr int64_t kMaxParts = 16;
 
-bool is_aref_op(OpKind k) {
-  return k == OpKind::aref_acquire || k == OpKind::aref_commit || k == OpKind::aref_wait ||
-         k == OpKind::aref_release;
-}
-
 bool uses(Operation* root, const Value* v) {
   bool found = false;
   ir::walk(root, [&](Operation* op) {
@@ -135,7 +130,7 @@ class Splitter {
     // accumulator would be filled by every part's producer and drained by one consumer.
     for (size_t i = ir::position_in_block(*epilogue_); i < body.ops().size(); ++i) {
       ir::walk(body.ops()[i].get(), [&](Operation* op) {
-        if (is_aref_op(op->kind())) {
+        if (ir::is_aref_use(op->kind())) {
           user_error(op->loc(), "split-k: ", op->name(), " of ", ir::value_ref(op->operand(0)),
                      " stands after the first read of the accumulator; only the last part runs "
                      "that epilogue, so its operands must arrive before (read them earlier)");
@@ -289,7 +284,7 @@ class Splitter {
         }
         continue;
       }
-      if (is_aref_op(op->kind())) continue;  // sequence numbers still count the iterations
+      if (ir::is_aref_use(op->kind())) continue;  // sequence numbers still count the iterations
       // Arithmetic that computes a tile coordinate from the index (a scale group k·64·KG / K)
       // computes it from the K block; any other use (none today) counts iterations.
       if (!computes_coordinate(*op, loop)) continue;
