@@ -37,6 +37,10 @@
 #   check_row_programs [V]    each unpinned row program (examples/kernels/*_auto.tir) against the
 #                             interpreter on the GPU at ragged sizes, one line each; with V, also
 #                             the file V/<kernel>_auto_shared.tir where there is one
+#   check_rows CALL [CMD...]  check_row_programs, then CMD (more checks), into $OUT/check-CALL.log;
+#                             prints summarize_checks' lines (the start of the row A/B calls)
+#   check_fetched_whole_rows  softmax and softmax_exp2 at sizes whose rows are fetched whole into
+#                             shared memory from inside a 128-byte line (N = 16376, 32760)
 # Both log under $LOG and return non-zero when the build fails.
 cd "$(dirname "${BASH_SOURCE[1]}")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -245,6 +249,20 @@ check_row_programs() {
       v=${1:-}/${k}_auto_shared.tir
       [ -n "${1:-}" ] && [ -f $v ] && check_at_sizes "$k (row in shared memory)" $v $s
     done
+  done
+}
+
+check_rows() {
+  local call=$1
+  shift
+  { check_row_programs; "$@"; } > $OUT/check-$call.log 2>&1
+  summarize_checks $OUT/check-$call.log
+}
+
+check_fetched_whole_rows() {
+  local k
+  for k in softmax softmax_exp2; do
+    check_at_sizes $k examples/kernels/${k}_auto.tir M=9,N=16376 M=130,N=32760 M=3,N=16384
   done
 }
 

@@ -10,8 +10,7 @@ build_tool || { tail -20 $LOG/build.log; exit 1; }
 # CALL names the records (check-CALL.log, rows-CALL.jsonl): call J of the second 2026-11-29
 # session reran this script as CALL=j.
 CALL=${CALL:-x}
-check_row_programs > $OUT/check-$CALL.log 2>&1
-summarize_checks $OUT/check-$CALL.log
+check_rows $CALL
 K=rmsnorm_auto,layernorm_auto,softmax_auto,softmax_exp2_auto,bias_gelu_auto
 for round in 1 2; do
   for shape in 65536x1024 32768x2048 16384x4096 8192x8192 4096x16384 2048x32768 8191x8200 \

@@ -9,10 +9,6 @@ set -u
 source "$(dirname "$0")/common.sh"
 export OUT
 build_base_and_new_tools || exit 1
-{
-  check_row_programs
-  check_at_sizes layernorm examples/kernels/layernorm_auto.tir M=9,N=16376 M=130,N=32760 \
-    M=3,N=16384 M=2,N=32768
-} > $OUT/check-e.log 2>&1
-summarize_checks $OUT/check-e.log
+check_rows e check_at_sizes layernorm examples/kernels/layernorm_auto.tir M=9,N=16376 \
+  M=130,N=32760 M=3,N=16384 M=2,N=32768
 ab_rows e 3 "2047x32760 3000x16376 4096x16384 2048x32768 8191x8200 8192x8192" layernorm_auto

@@ -9,11 +9,5 @@ set -u
 source "$(dirname "$0")/common.sh"
 export OUT
 build_base_and_new_tools || exit 1
-{
-  check_row_programs
-  for k in softmax softmax_exp2; do
-    check_at_sizes $k examples/kernels/${k}_auto.tir M=9,N=16376 M=130,N=32760 M=3,N=16384
-  done
-} > $OUT/check-f.log 2>&1
-summarize_checks $OUT/check-f.log
+check_rows f check_fetched_whole_rows
 ab_rows f 3 "2047x32760 3000x16376 2048x32768 4096x16384 8192x8192" softmax_auto,softmax_exp2_auto

@@ -12,8 +12,7 @@ export OUT
 build_base_and_new_tools || exit 1
 nvcc -std=c++17 -O3 -arch=sm_90a -Iscripts/gpu scripts/gpu/copy_data_probe.cu -o $LOG/copy_data_probe &&
   $LOG/copy_data_probe 2047x32760 8191x8200 4096x16384 | tee $OUT/copy-data.log
-check_row_programs > $OUT/check-b.log 2>&1
-summarize_checks $OUT/check-b.log
+check_rows b
 ab_rows b 3 "8191x8200" layernorm_auto,softmax_auto,softmax_exp2_auto,rmsnorm_auto
 PLAN="8191x8200:layernorm+reg+t288+b7,layernorm+reg+t384+b5,layernorm+reg+t448+b4,softmax+reg+t288+b7,softmax+reg+t320+b6" \
   CHECK=0 bash scripts/gpu/rows_pins.sh 2>&1 | grep -E "_auto|FAIL|rror"

@@ -9,8 +9,7 @@ set -u
 source "$(dirname "$0")/common.sh"
 export OUT
 build_base_and_new_tools || exit 1
-check_row_programs > $OUT/check-c.log 2>&1
-summarize_checks $OUT/check-c.log
+check_rows c
 ab_rows c 3 "8191x8200" layernorm_auto,softmax_auto,rmsnorm_auto
 PLAN="8191x8200:layernorm+reg+t288+b7,layernorm+reg+t320+b6,layernorm+reg+t288+b7,layernorm+reg+t320+b6" \
   CHECK=0 bash scripts/gpu/rows_pins.sh 2>&1 | grep -E "_auto|FAIL|rror"

@@ -10,8 +10,7 @@ set -u
 source "$(dirname "$0")/common.sh"
 export OUT
 build_base_and_new_tools || exit 1
-check_row_programs > $OUT/check-d.log 2>&1
-summarize_checks $OUT/check-d.log
+check_rows d
 ab_rows d 3 "8191x8200" layernorm_auto
 PLAN="8191x8200:layernorm+reg+t288+b7,layernorm+reg+t288+b6,layernorm+reg+t384+b5,layernorm+reg+t448+b4,layernorm+reg+t288+b7,layernorm+reg+t288+b6,layernorm+reg+t384+b5,layernorm+reg+t448+b4" \
   CHECK=0 bash scripts/gpu/rows_pins.sh 2>&1 | grep -E "_auto|FAIL|rror"

@@ -8,6 +8,5 @@ set -u
 source "$(dirname "$0")/common.sh"
 export OUT
 build_base_and_new_tools || exit 1
-check_row_programs > $OUT/check-f.log 2>&1
-summarize_checks $OUT/check-f.log
+check_rows f
 ab_rows f 3 "2047x32760 2048x32768 8191x8200 4096x16384 3000x16376" layernorm_auto,rmsnorm_auto
