@@ -12,12 +12,6 @@
 //   ./copy_data_probe 2047x32760 8191x8200 ...
 #include "probe_common.cuh"
 
-__global__ void __launch_bounds__(256) copy16_bench(const uint4* __restrict__ src,
-                                                    uint4* __restrict__ dst, long long n) {
-  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x)
-    dst[i] = src[i];
-}
-
 int main(int argc, char** argv) {
   const int sms = print_device();
   std::mt19937 rng(11);

@@ -36,6 +36,14 @@ inline void launch_copy16(const __half* x, __half* y, size_t n, int sms) {
   copy16<<<sms * 8, 512>>>(reinterpret_cast<const uint4*>(x), reinterpret_cast<uint4*>(y), n / 8);
 }
 
+// The bench's baseline (bench/harness/memory_bench.cpp's copy16): 256 threads, launched 8 blocks
+// a SM, n 16-byte words.
+__global__ void __launch_bounds__(256) copy16_bench(const uint4* __restrict__ src,
+                                                    uint4* __restrict__ dst, long long n) {
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x)
+    dst[i] = src[i];
+}
+
 // An "MxN" argument: N a multiple of 8 (16-byte vectors), at most max_n when max_n > 0; false,
 // after a message, for anything else.
 inline bool parse_rows_shape(const char* arg, int max_n, int& M, int& N) {

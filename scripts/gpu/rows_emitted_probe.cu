@@ -72,13 +72,6 @@ __global__ void __launch_bounds__(THREADS, MINB)
   }
 }
 
-// The bench's baseline (bench/harness/memory_bench.cpp): 256 threads, 8 blocks a SM.
-__global__ void __launch_bounds__(256) copy16_bench(const uint4* __restrict__ src,
-                                                    uint4* __restrict__ dst, long long n) {
-  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x)
-    dst[i] = src[i];
-}
-
 // VARIANTS=a,b,...: only the emitted variants whose names end in _a, _b, ... (default: all).
 bool wanted(const std::string& name) {
   const char* only = getenv("VARIANTS");
