@@ -1,6 +1,7 @@
-// Shared by the stand-alone row probes (rows_prefetch_probe.cu, rows_columns_probe.cu,
-// rows_alignment_probe.cu; not product code): the device line, the 16-byte copy kernel they are
-// timed against and its launch, f16 vector (un)packing, a block reduction, the median of event timings, the shapes
+// Shared by the stand-alone probes (rows_prefetch_probe.cu, rows_columns_probe.cu,
+// rows_alignment_probe.cu, rows_emitted_probe.cu, copy_data_probe.cu; not product code): the
+// device line, the 16-byte copy kernels they are timed against (the probes' and the bench's) and
+// a launch, f16 vector (un)packing, a block reduction, the median of event timings, the shapes
 // they take, their random rows and a device copy of them; CHECK_CUDA from check_cuda.cuh.
 #pragma once
 #include <cuda_fp16.h>
