@@ -32,8 +32,13 @@ than the varlen work: a bound, named cudnn_padded). FLOPs: 4 H D sum(L²) (half 
 the algorithm of Triton's tutorial (autotuned; L a multiple of 128), checked against the same
 float64 rows.
 
+--variants A.tir B.tir ...: more tessel kernels of the same signature, each checked as the kernel
+is (O poisoned, float64 rows) and timed in the same interleaved loop, so that variants compare
+within one process (their records name the kernel; ratios are to the same library timings).
+
 usage: attention.py [--shapes B,H,L,D[,HKV] ...] [--causal] [--dtype f16|bf16] [--json FILE]
                     [--iterations N] [--kernel FILE] [--varlen L1,L2,... H] [--triton]
+                    [--variants FILE ...]
 """
 import argparse
 import json
@@ -186,6 +191,8 @@ def main():
     p.add_argument("--json")
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--varlen", nargs=2, metavar=("L1,L2,...", "H"))
+    p.add_argument("--variants", nargs="+", default=[],
+                   help="more .tir files timed in the same loop (not with --varlen)")
     p.add_argument("--triton", action="store_true",
                    help="also time bench/python/triton_attention.py (a Triton FA2 after the tutorial)")
     args = p.parse_args()
@@ -203,11 +210,12 @@ def main():
             root, "examples/kernels/flash_attention%s%s%s.tir" % (
                 "_causal" if args.causal else "", "_gqa" if rest else "",
                 "" if d == 128 else "_d%d" % d))
-        if path not in kernels:
-            text = open(path).read()
-            if args.dtype == "bf16":
-                text = text.replace("<f16>", "<bf16>").replace("<f16,", "<bf16,")
-            kernels[path] = tessel.compile(text, file=path)
+        for f in [path] + args.variants:
+            if f not in kernels:
+                text = open(f).read()
+                if args.dtype == "bf16":
+                    text = text.replace("<f16>", "<bf16>").replace("<f16,", "<bf16,")
+                kernels[f] = tessel.compile(text, file=f)
         kernel = kernels[path]
         torch.manual_seed(b * 7 + h * 13 + l + d)
         q = torch.randn(b, h, l, d, device="cuda", dtype=dtype)
@@ -251,6 +259,17 @@ def main():
         kk, vv = ((flat(t[:, ::h // hkv].contiguous()) for t in (k, v)) if hkv != h
                   else (flat(k), flat(v)))
         fns = [lambda: kernel(flat(q), kk, vv, flat(out))]
+        variant_errs = []  # each variant checked as the kernel is: O poisoned, float64 rows
+        for f in args.variants:
+            ov = torch.full_like(q, float("nan"))
+            kernels[f](flat(q), kk, vv, flat(ov))
+            torch.cuda.synchronize()
+            got_v = flat(ov)[heads][:, rows].double()
+            err_v = (torch.linalg.norm(got_v - want) / torch.linalg.norm(want)).item()
+            ok_v = bool(torch.isfinite(ov).all().item()) and err_v <= tol
+            failures += not ok_v
+            variant_errs.append((err_v, ok_v))
+            fns.append(lambda kv=kernels[f]: kv(flat(q), kk, vv, flat(out)))
         err_t = None
         for name, fn, ref in baselines:
             if name == "triton":  # its own check: against float64 on the sampled rows
@@ -259,6 +278,9 @@ def main():
                 print("%-16s triton rel_err %.2e" % (shape, err_t))
             fns.append(fn)
         times = time_interleaved(fns, 5, args.iterations)
+        nv = len(args.variants)
+        variant_times = times[1:1 + nv]
+        times = times[:1] + times[1 + nv:]
         flops = 4.0 * b * h * l * l * d / (2 if args.causal else 1)
         mine = times[0]
         line = "%-16s %s tessel %.3f ms %6.1f TFLOP/s" % (shape, "causal" if args.causal else "      ",
@@ -280,6 +302,21 @@ def main():
                 r[name + "_ratio"] = t / mine
             with open(args.json, "a") as f:
                 f.write(json.dumps(r) + "\n")
+        for f, t, (err_v, ok_v) in zip(args.variants, variant_times, variant_errs):
+            line = "%-16s %s %-28s %.3f ms %6.1f TFLOP/s" % (
+                shape, "causal" if args.causal else "      ", os.path.basename(f)[:-4][:28], t, flops / t / 1e9)
+            for (name, _, _), tb in zip(baselines, times[1:]):
+                line += "  %s ratio %.3f" % (name, tb / t)
+            print(line + "  rel_err %.2e%s" % (err_v, "" if ok_v else "  FAILED"), flush=True)
+            if args.json:
+                r = {"name": os.path.basename(f)[:-4], "dtype": args.dtype, "shape": shape,
+                     "causal": args.causal, "ms": t, "tflops": flops / t / 1e9, "rel_err": err_v,
+                     "passed": ok_v, "timed_beside": os.path.basename(path)[:-4], **record}
+                for (name, _, _), tb in zip(baselines, times[1:]):
+                    r[name + "_ms"] = tb
+                    r[name + "_ratio"] = tb / t
+                with open(args.json, "a") as fj:
+                    fj.write(json.dumps(r) + "\n")
     return 1 if failures else 0
 
 
