@@ -4,7 +4,8 @@
 # ROUNDS rounds (default 3) at 1K (H = 32) and 4K. Variants by sed on the example's block_grid:
 # g4pp (raster groups of 4, pingpong: 0.998-1.006 at 1K in the two calls before), g2pp, g1pp,
 # g16pp, g4ppdefer (defer_stores = true), g4pprole (stores_by = role), g4ppuv (uniform_roles =
-# values). Each checked against the interpreter at BH = 3, S = 1000 first.
+# values). Each checked against the interpreter at BH = 3, S = 1000 first. ONLY="g1pp g2pp": those
+# alone; SHAPES: other shapes.
 set -u
 source "$(dirname "$0")/common.sh"
 export OUT
@@ -17,6 +18,7 @@ for v in "g4pp:raster_group = 4, pingpong = true" "g2pp:raster_group = 2, pingpo
          "g4pprole:raster_group = 4, pingpong = true, stores_by = role" \
          "g4ppuv:raster_group = 4, pingpong = true, uniform_roles = values"; do
   n=fa_${v%%:*}
+  case " ${ONLY:-${v%%:*}} " in *" ${v%%:*} "*) ;; *) continue ;; esac
   sed -e "s/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {${v#*:}} :/" \
     examples/kernels/flash_attention.tir > $V/$n.tir
   echo "$n BH=3,S=1000: $(timeout 100 build-dev/bin/tessel run $V/$n.tir --gpu --check --size BH=3,S=1000 2>&1 | grep -i 'error\|relative' | head -2)"
