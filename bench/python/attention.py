@@ -35,10 +35,13 @@ float64 rows.
 --variants A.tir B.tir ...: more tessel kernels of the same signature, each checked as the kernel
 is (O poisoned, float64 rows) and timed in the same interleaved loop, so that variants compare
 within one process (their records name the kernel; ratios are to the same library timings).
+--tuned (with --variants) adds tessel.Variants over the kernel and its variants, tuned at each
+shape (Variants.tune records the fastest in the tuning cache; a call then launches it: the
+dispatcher a user gets), timed in the same loop as "tuned:<choice>".
 
 usage: attention.py [--shapes B,H,L,D[,HKV] ...] [--causal] [--dtype f16|bf16] [--json FILE]
                     [--iterations N] [--kernel FILE] [--varlen L1,L2,... H] [--triton]
-                    [--variants FILE ...]
+                    [--variants FILE ...] [--tuned]
 """
 import argparse
 import json
@@ -193,6 +196,8 @@ def main():
     p.add_argument("--varlen", nargs=2, metavar=("L1,L2,...", "H"))
     p.add_argument("--variants", nargs="+", default=[],
                    help="more .tir files timed in the same loop (not with --varlen)")
+    p.add_argument("--tuned", action="store_true",
+                   help="also time tessel.Variants over the kernel and --variants, tuned per shape")
     p.add_argument("--triton", action="store_true",
                    help="also time bench/python/triton_attention.py (a Triton FA2 after the tutorial)")
     args = p.parse_args()
@@ -270,6 +275,19 @@ def main():
             failures += not ok_v
             variant_errs.append((err_v, ok_v))
             fns.append(lambda kv=kernels[f]: kv(flat(q), kk, vv, flat(out)))
+        timed_variants = list(args.variants)
+        if args.tuned and args.variants:  # the measured dispatcher: tune at this shape, call as one
+            names = [os.path.basename(f)[:-4] for f in [path] + args.variants]
+            key = (path,) + tuple(args.variants)
+            if key not in kernels:
+                kernels[key] = tessel.Variants([kernels[f] for f in [path] + args.variants], names=names)
+            dispatch = kernels[key]
+            dispatch.tune(flat(q), kk, vv, flat(out), warmup=3, iterations=20, progress=False)
+            choice = dispatch.choose(flat(q), kk, vv, flat(out))
+            timed_variants.append("tuned:" + choice)
+            at = names.index(choice)
+            variant_errs.append((rel_err, passed) if at == 0 else variant_errs[at - 1])
+            fns.append(lambda: dispatch(flat(q), kk, vv, flat(out)))
         err_t = None
         for name, fn, ref in baselines:
             if name == "triton":  # its own check: against float64 on the sampled rows
@@ -278,7 +296,7 @@ def main():
                 print("%-16s triton rel_err %.2e" % (shape, err_t))
             fns.append(fn)
         times = time_interleaved(fns, 5, args.iterations)
-        nv = len(args.variants)
+        nv = len(timed_variants)
         variant_times = times[1:1 + nv]
         times = times[:1] + times[1 + nv:]
         flops = 4.0 * b * h * l * l * d / (2 if args.causal else 1)
@@ -302,14 +320,15 @@ def main():
                 r[name + "_ratio"] = t / mine
             with open(args.json, "a") as f:
                 f.write(json.dumps(r) + "\n")
-        for f, t, (err_v, ok_v) in zip(args.variants, variant_times, variant_errs):
+        for f, t, (err_v, ok_v) in zip(timed_variants, variant_times, variant_errs):
+            vname = f if f.startswith("tuned:") else os.path.basename(f)[:-4]
             line = "%-16s %s %-28s %.3f ms %6.1f TFLOP/s" % (
-                shape, "causal" if args.causal else "      ", os.path.basename(f)[:-4][:28], t, flops / t / 1e9)
+                shape, "causal" if args.causal else "      ", vname[:34], t, flops / t / 1e9)
             for (name, _, _), tb in zip(baselines, times[1:]):
                 line += "  %s ratio %.3f" % (name, tb / t)
             print(line + "  rel_err %.2e%s" % (err_v, "" if ok_v else "  FAILED"), flush=True)
             if args.json:
-                r = {"name": os.path.basename(f)[:-4], "dtype": args.dtype, "shape": shape,
+                r = {"name": vname, "dtype": args.dtype, "shape": shape,
                      "causal": args.causal, "ms": t, "tflops": flops / t / 1e9, "rel_err": err_v,
                      "passed": ok_v, "timed_beside": os.path.basename(path)[:-4], **record}
                 for (name, _, _), tb in zip(baselines, times[1:]):
