@@ -86,10 +86,11 @@ class KernelVariants {
     std::string variant;
     double median_ms = 0;
   };
-  // Times every variant on `args` (`warmup` launches, then `iterations` timed ones or as many
-  // more as span 3 ms, at most 300: device events, the median), records the fastest for their
-  // shape and returns the timings; `progress` gets one line per variant as it is measured. The
-  // arguments' outputs are overwritten.
+  // Times every variant on `args` (`warmup` launches of each, then `iterations` rounds or as many
+  // more as span 3 ms of the shortest, at most 300; each round launches every variant once, in
+  // order, each between its own device events: the median per variant), records the fastest for
+  // their shape and returns the timings; `progress` gets one line per variant once all are
+  // measured. The arguments' outputs are overwritten.
   std::vector<Timing> tune(const std::vector<KernelArg>& args, CUstream stream, int warmup,
                            int iterations,
                            const std::function<void(const std::string&)>& progress = {});

@@ -79,4 +79,16 @@ std::pair<TimingResult, TimingResult> time_interleaved(const std::function<void(
   return {summarize(std::move(samples[0])), summarize(std::move(samples[1]))};
 }
 
+std::vector<TimingResult> time_all_interleaved(
+    const std::vector<std::function<void(CUstream)>>& kernels, int warmup, int iterations,
+    CUstream stream) {
+  std::vector<const std::function<void(CUstream)>*> pointers;
+  for (const auto& kernel : kernels) pointers.push_back(&kernel);
+  std::vector<TimingResult> results;
+  for (auto& samples : time_rounds(pointers, warmup, iterations, stream)) {
+    results.push_back(summarize(std::move(samples)));
+  }
+  return results;
+}
+
 }  // namespace tessel::runtime

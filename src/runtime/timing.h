@@ -31,6 +31,13 @@ std::pair<TimingResult, TimingResult> time_interleaved(const std::function<void(
                                                        const std::function<void(CUstream)>& second,
                                                        int warmup, int iterations, CUstream stream);
 
+// Times any number of kernels the same way: after `warmup` launches of each, each of `iterations`
+// rounds launches every kernel once in order, each between its own pair of events; one result per
+// kernel, in the order given.
+std::vector<TimingResult> time_all_interleaved(
+    const std::vector<std::function<void(CUstream)>>& kernels, int warmup, int iterations,
+    CUstream stream);
+
 // The median of `samples` (mean of the two middle values for an even count); 0 for none.
 double median(std::vector<double> samples);
 
