@@ -85,7 +85,8 @@ constexpr const char* kUsage =
     "\n"
     "usage: tessel bench attention [--causal] [--shapes B,H,L,D[,HKV] ...] [--dtype f16|bf16]\n"
     "                              [--kernel FILE.tir] [--json FILE] [--iterations N]\n"
-    "                              [--varlen L1,L2,... H]\n"
+    "                              [--varlen L1,L2,... H] [--triton]\n"
+    "                              [--variants FILE.tir ... [--tuned]]\n"
     "Runs the FlashAttention examples (examples/kernels/flash_attention*.tir, by head dim (64,\n"
     "128, 256) and --causal; HKV < H: the GQA kernel) against cuDNN and FlashAttention-2\n"
     "through PyTorch's scaled_dot_product_attention (SDPA backends) in one process: the suite is\n"
@@ -94,7 +95,12 @@ constexpr const char* kUsage =
     "Default shapes 4,32,1024,128 4,32,4096,128 4,32,16384,128; ratio = SDPA time / tessel time.\n"
     "--varlen: one batch of sequences of lengths L1,L2,... with H heads (D = 128) through\n"
     "flash_attention_varlen*.tir, against torch's variable-length FlashAttention-2 and cuDNN on\n"
-    "the padded batch.\n"
+    "the padded batch. --triton: also a Triton FlashAttention-2 after the tutorial's algorithm.\n"
+    "--variants: more kernels of the same parameters, each checked and timed in the same loop;\n"
+    "--tuned: also tessel.Variants over the kernel and its variants, tuned at each shape (what a\n"
+    "user's dispatcher launches), e.g. --variants\n"
+    "bench/kernel-variants/attention/flash_attention_g1pp.tir --tuned (the ping-pong form,\n"
+    "faster at short sequences).\n"
     "\n"
     "usage: tessel bench w4a16 [--shapes MxNxKgG,...] [--variants NAME,...] [--json FILE]\n"
     "                          [--iterations N] [--graph LAUNCHES [--sets S]]\n"
@@ -158,7 +164,7 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
 // SDPA), so the suite is the Python benchmark; this checks the options and runs it.
 int run_attention_bench(const std::vector<std::string>& args) {
   std::vector<std::string> forwarded, shapes;
-  bool causal = false, kernel = false;
+  bool causal = false, kernel = false, variants = false, tuned = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--causal") {
@@ -175,6 +181,21 @@ int run_attention_bench(const std::vector<std::string>& args) {
                    "and a head count H, not '", lengths, " ", heads, "'");
       forwarded.insert(forwarded.end(), {a, lengths, heads});
       i += 2;
+    } else if (a == "--triton" || a == "--tuned") {
+      tuned = tuned || a == "--tuned";
+      forwarded.push_back(a);
+    } else if (a == "--variants") {
+      forwarded.push_back(a);
+      size_t n = 0;
+      for (; i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0; ++i, ++n) {
+        if (!std::ifstream(args[i + 1]))
+          user_error(SourceLocation::unknown(), "bench attention: variant '", args[i + 1],
+                     "' does not exist");
+        forwarded.push_back(args[i + 1]);
+      }
+      if (n == 0)
+        user_error(SourceLocation::unknown(), "bench attention: --variants needs at least one FILE.tir");
+      variants = true;
     } else if (a == "--shapes") {
       forwarded.push_back(a);
       size_t n = 0;
@@ -205,6 +226,9 @@ int run_attention_bench(const std::vector<std::string>& args) {
                  "' (see `tessel help bench`)");
     }
   }
+  if (tuned && !variants)
+    user_error(SourceLocation::unknown(),
+               "bench attention: --tuned needs --variants (the kernels to tune among)");
   // Without --kernel each shape runs the example its head dim, --causal and HKV name (the rule of
   // bench/python/attention.py); a shape no example serves is refused here, before torch starts.
   for (const std::string& shape : shapes) {
