@@ -45,6 +45,19 @@
 cd "$(dirname "${BASH_SOURCE[1]}")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export TESSEL_CACHE_DIR=$(mktemp -d)
+# The records' `commit`: the device tool's copy of the tree keeps the git HEAD of the session's
+# first commit while its files are the latest ones, so `git rev-parse HEAD` named the wrong
+# commit (2026-11-29 records: `commit_recorded`). Where the files differ from HEAD, the records
+# name the tree instead, `tree:<hash>`, the hash of every file git does not ignore; it equals the
+# tree of the commit they were carried from: `git log --format='%H %T' | grep <hash>` finds it.
+if [ -z "${TESSEL_COMMIT:-}" ] && git rev-parse HEAD > /dev/null 2>&1; then
+  tessel_index=$(mktemp -u)
+  if GIT_INDEX_FILE=$tessel_index git add -A . 2> /dev/null; then
+    tessel_tree=$(GIT_INDEX_FILE=$tessel_index git write-tree)
+    [ "$tessel_tree" = "$(git rev-parse 'HEAD^{tree}')" ] || export TESSEL_COMMIT=tree:$tessel_tree
+  fi
+  rm -f $tessel_index
+fi
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 # Logs stay on the device machine (only a few files of $OUT come back; keep those for records).
 LOG=${LOG:-/tmp/tessel-logs}; mkdir -p $LOG
