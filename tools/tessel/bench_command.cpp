@@ -194,7 +194,8 @@ int run_attention_bench(const std::vector<std::string>& args) {
         forwarded.push_back(args[i + 1]);
       }
       if (n == 0)
-        user_error(SourceLocation::unknown(), "bench attention: --variants needs at least one FILE.tir");
+        user_error(SourceLocation::unknown(),
+                   "bench attention: --variants needs at least one FILE.tir");
       variants = true;
     } else if (a == "--shapes") {
       forwarded.push_back(a);
