@@ -18,17 +18,23 @@ def median(xs):
 
 
 def time_interleaved(fns, warmup, iterations):
-    """Median milliseconds of each of `fns`, launched alternately after `warmup` rounds."""
+    """Median milliseconds of each of `fns`, launched alternately after `warmup` rounds. Round i
+    starts at function i mod n, so that each takes every place in the round equally often: on a
+    card at its power limit a launch's time depends on what ran before it (the same 26 ms attention
+    kernel measured 10% faster first in each round, after a slower library kernel, than third,
+    bench/results/2026-11-29-attention-pingpong-h200.md)."""
     for _ in range(warmup):
         for f in fns:
             f()
+    n = len(fns)
     events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                for _ in range(iterations)] for _ in fns]
     for i in range(iterations):
-        for f, ev in zip(fns, events):
-            ev[i][0].record()
-            f()
-            ev[i][1].record()
+        for k in range(n):
+            j = (i + k) % n
+            events[j][i][0].record()
+            fns[j]()
+            events[j][i][1].record()
     torch.cuda.synchronize()
     return [median([a.elapsed_time(b) for a, b in ev]) for ev in events]
 

@@ -87,8 +87,9 @@ class KernelVariants {
     double median_ms = 0;
   };
   // Times every variant on `args` (`warmup` launches of each, then `iterations` rounds or as many
-  // more as span 3 ms of the shortest, at most 300; each round launches every variant once, in
-  // order, each between its own device events: the median per variant), records the fastest for
+  // more as span 3 ms of the shortest, at most 300; each round launches every variant once,
+  // starting at the next one each round, each between its own device events: the median per
+  // variant), records the fastest for
   // their shape and returns the timings; `progress` gets one line per variant once all are
   // measured. The arguments' outputs are overwritten.
   std::vector<Timing> tune(const std::vector<KernelArg>& args, CUstream stream, int warmup,

@@ -30,7 +30,10 @@ TimingResult summarize(std::vector<double> samples) {
 }
 
 // Launches each of `kernels` in turn, `iterations` rounds, each launch between its own events;
-// returns one sample list per kernel.
+// returns one sample list per kernel. Round r starts at kernel r mod n, so that each kernel takes
+// every place in the round equally often: on a card at its power limit a launch's time depends on
+// what ran before it (the same 26 ms attention kernel measured 10% faster first in each round,
+// after a slower library kernel, than third: bench/results/2026-11-29-attention-pingpong-h200.md).
 std::vector<std::vector<double>> time_rounds(
     const std::vector<const std::function<void(CUstream)>*>& kernels, int warmup, int iterations,
     CUstream stream) {
@@ -44,9 +47,13 @@ std::vector<std::vector<double>> time_rounds(
   const std::size_t launches = kernels.size() * static_cast<std::size_t>(iterations);
   std::vector<CUevent> events(2 * launches);
   for (CUevent& event : events) check(api.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+  // Launch `launch` is round launch / n's place launch % n: kernel (round + place) % n. Its events
+  // are at 2 * launch; `kernel_of` maps them back.
+  const std::size_t n = kernels.size();
+  auto kernel_of = [n](std::size_t launch) { return (launch / n + launch % n) % n; };
   for (std::size_t launch = 0; launch < launches; ++launch) {
     check(api.cuEventRecord(events[2 * launch], stream), "cuEventRecord");
-    (*kernels[launch % kernels.size()])(stream);
+    (*kernels[kernel_of(launch)])(stream);
     check(api.cuEventRecord(events[2 * launch + 1], stream), "cuEventRecord");
   }
   CUresult synced = api.cuEventSynchronize(events.back());
@@ -56,7 +63,7 @@ std::vector<std::vector<double>> time_rounds(
       float ms = 0;
       check(api.cuEventElapsedTime(&ms, events[2 * launch], events[2 * launch + 1]),
             "cuEventElapsedTime");
-      samples[launch % kernels.size()].push_back(ms);
+      samples[kernel_of(launch)].push_back(ms);
     }
   }
   for (CUevent event : events) api.cuEventDestroy(event);

@@ -17,23 +17,24 @@ struct TimingResult {
   std::vector<double> samples_ms;  // one per timed launch, in launch order
 };
 
-// Runs `launch(stream)` `warmup` times, then `iterations` times each between its own pair of events,
-// and reports statistics of those event times. Launch gaps are excluded from each sample because the
-// events bracket the device work; asynchronous faults surface as a UserError.
+// Runs `launch(stream)` `warmup` times, then `iterations` times each between its own pair of
+// events, and reports statistics of those event times. Launch gaps are excluded from each sample
+// because the events bracket the device work; asynchronous faults surface as a UserError.
 TimingResult time_launches(const std::function<void(CUstream)>& launch, int warmup, int iterations,
                            CUstream stream);
 
 // Times two kernels side by side: after `warmup` launches of each, each of `iterations` rounds
-// launches `first` then `second`, each between its own pair of events. Interleaving launch by launch
-// exposes both to the same clocks and temperature, so their ratio is steadier than that of two
-// separate timing blocks on a card that moves its clocks under its power limit.
+// launches both (`first` then `second` in even rounds, the other way round in odd ones: each
+// takes each place equally often), each between its own pair of events. Interleaving launch by
+// launch exposes both to the same clocks and temperature, so their ratio is steadier than that
+// of two separate timing blocks on a card that moves its clocks under its power limit.
 std::pair<TimingResult, TimingResult> time_interleaved(const std::function<void(CUstream)>& first,
                                                        const std::function<void(CUstream)>& second,
                                                        int warmup, int iterations, CUstream stream);
 
 // Times any number of kernels the same way: after `warmup` launches of each, each of `iterations`
-// rounds launches every kernel once in order, each between its own pair of events; one result per
-// kernel, in the order given.
+// rounds launches every kernel once, round r starting at kernel r mod n, each between its own
+// pair of events; one result per kernel, in the order given.
 std::vector<TimingResult> time_all_interleaved(
     const std::vector<std::function<void(CUstream)>>& kernels, int warmup, int iterations,
     CUstream stream);
