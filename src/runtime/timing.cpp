@@ -16,6 +16,10 @@ double median(std::vector<double> samples) {
   return samples.size() % 2 == 1 ? samples[middle] : 0.5 * (samples[middle - 1] + samples[middle]);
 }
 
+std::size_t interleaved_kernel(std::size_t launch, std::size_t kernels) {
+  return (launch / kernels + launch % kernels) % kernels;
+}
+
 namespace {
 
 TimingResult summarize(std::vector<double> samples) {
@@ -47,10 +51,10 @@ std::vector<std::vector<double>> time_rounds(
   const std::size_t launches = kernels.size() * static_cast<std::size_t>(iterations);
   std::vector<CUevent> events(2 * launches);
   for (CUevent& event : events) check(api.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
-  // Launch `launch` is round launch / n's place launch % n: kernel (round + place) % n. Its events
-  // are at 2 * launch; `kernel_of` maps them back.
-  const std::size_t n = kernels.size();
-  auto kernel_of = [n](std::size_t launch) { return (launch / n + launch % n) % n; };
+  // Launch `launch`'s events are at 2 * launch; `kernel_of` says whose they are.
+  auto kernel_of = [n = kernels.size()](std::size_t launch) {
+    return interleaved_kernel(launch, n);
+  };
   for (std::size_t launch = 0; launch < launches; ++launch) {
     check(api.cuEventRecord(events[2 * launch], stream), "cuEventRecord");
     (*kernels[kernel_of(launch)])(stream);

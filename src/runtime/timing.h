@@ -3,6 +3,7 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -38,6 +39,11 @@ std::pair<TimingResult, TimingResult> time_interleaved(const std::function<void(
 std::vector<TimingResult> time_all_interleaved(
     const std::vector<std::function<void(CUstream)>>& kernels, int warmup, int iterations,
     CUstream stream);
+
+// Which of `kernels` kernels the interleaved timings launch `launch`-th (counting from 0 after
+// the warm-up): round launch / kernels, its place launch % kernels, each round starting at the
+// next kernel so that every kernel takes every place equally often.
+std::size_t interleaved_kernel(std::size_t launch, std::size_t kernels);
 
 // The median of `samples` (mean of the two middle values for an even count); 0 for none.
 double median(std::vector<double> samples);

@@ -169,6 +169,36 @@ TEST_F(RuntimeGpu, TimingReportsMedianOfPositiveSamples) {
   EXPECT_LT(timing.median_ms, 100);
 }
 
+// time_all_interleaved rotates the order each round; each sample must still land with its own
+// kernel: the same axpy over all, a quarter and all of the elements, the quarter clearly faster.
+TEST_F(RuntimeGpu, InterleavedTimingKeepsEachKernelsSamples) {
+  Module module = compile_and_load(kKernels);
+  Function axpy = module.function("axpy");
+  const int n = 1 << 24;
+  DeviceBuffer x(n * 4), y(n * 4);
+  x.fill_bytes(0);
+  y.fill_bytes(0);
+  CUdeviceptr x_ptr = x.ptr(), y_ptr = y.ptr();
+  float a = 2;
+  Stream stream;
+  auto axpy_over = [&](int count) {
+    return [&, count](CUstream s) mutable {
+      void* args[] = {&y_ptr, &x_ptr, &a, &count};
+      LaunchConfig config;
+      config.grid = {static_cast<unsigned>(count / 256)};
+      config.block = {256};
+      config.stream = s;
+      axpy.launch(config, args);
+    };
+  };
+  std::vector<TimingResult> timings =
+      time_all_interleaved({axpy_over(n), axpy_over(n / 4), axpy_over(n)}, 2, 15, stream.handle());
+  ASSERT_EQ(timings.size(), 3u);
+  for (const TimingResult& t : timings) ASSERT_EQ(t.samples_ms.size(), 15u);
+  EXPECT_LT(timings[1].median_ms * 2, timings[0].median_ms);
+  EXPECT_LT(timings[1].median_ms * 2, timings[2].median_ms);
+}
+
 }  // namespace
 }  // namespace tessel::runtime
 
