@@ -74,6 +74,7 @@ Variants::Variants(nb::sequence kernels, std::optional<std::vector<std::string>>
   const bool gpu = have_gpu();
   std::vector<CompiledKernel> compiled;
   std::vector<std::optional<GemmTraits>> traits;
+  std::vector<std::optional<AttentionTraits>> attention;
   for (Kernel* k : kernels_) {
     if (!k->compiled()) {
       KernelOptions options;
@@ -83,9 +84,10 @@ Variants::Variants(nb::sequence kernels, std::optional<std::vector<std::string>>
     compiled.push_back(k->compiled_kernel());
     // The cost model's view of each variant, as `tessel bench gemm a.tir+b.tir` gives it.
     traits.push_back(gemm_traits(k->op()));
+    attention.push_back(attention_traits(k->op()));
   }
   variants_.emplace(std::move(compiled), names ? *names : default_names(kernels_), TuningCache(),
-                    std::move(traits));
+                    std::move(traits), std::move(attention));
   arguments_.emplace(kernels_[0]->op(), "variants of @" + kernels_[0]->name());
 }
 

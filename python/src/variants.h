@@ -1,7 +1,7 @@
 // tessel.Variants: several kernels with the same parameters, called as one (KernelVariants,
 // src/compile/variants.h). On device tensors a call launches the variant the tuning cache names for
-// the arguments' sizes on this GPU, else the GEMM cost model's choice, else the first; tune()
-// measures them all and records the fastest. On host arrays there is no device to tune for: a call
+// the arguments' sizes on this GPU, else the cost model's (GEMM or attention), else the first;
+// tune() measures them all and records the fastest. On host arrays there is no device to tune for: a call
 // interprets the cost model's choice at the interpreter's SM count.
 //
 // The call path is tessel.Kernel's (argument_reader.h): one reader reused by every call, then

@@ -102,11 +102,13 @@ bool TuningCache::store(const std::string& family, const std::string& device,
 }
 
 KernelVariants::KernelVariants(std::vector<CompiledKernel> variants, std::vector<std::string> names,
-                               TuningCache cache, std::vector<std::optional<GemmTraits>> traits)
+                               TuningCache cache, std::vector<std::optional<GemmTraits>> traits,
+                               std::vector<std::optional<AttentionTraits>> attention)
     : variants_(std::move(variants)),
       names_(std::move(names)),
       cache_(std::move(cache)),
-      traits_(std::move(traits)) {
+      traits_(std::move(traits)),
+      attention_(std::move(attention)) {
   if (variants_.empty()) user_error(SourceLocation::unknown(), "kernel variants: none given");
   if (names_.empty()) {
     for (const CompiledKernel& k : variants_) names_.push_back(k.name());
@@ -178,8 +180,11 @@ size_t gemm_model_choice(const std::vector<std::optional<GemmTraits>>& traits,
 
 size_t KernelVariants::model_choice(const std::map<std::string, int64_t>& sizes,
                                     int64_t sms) const {
-  if (traits_.size() != variants_.size()) return 0;
-  return gemm_model_choice(traits_, sizes, sms);
+  const bool gemm = traits_.size() == variants_.size() &&
+                    std::all_of(traits_.begin(), traits_.end(), [](const auto& t) { return t; });
+  if (gemm) return gemm_model_choice(traits_, sizes, sms);
+  if (attention_.size() == variants_.size()) return attention_model_choice(attention_, sizes);
+  return 0;
 }
 
 void KernelVariants::launch(const std::vector<KernelArg>& args, CUstream stream) {

@@ -19,7 +19,8 @@
 //
 // Before anything is tuned for a shape, a cost model picks: for GEMM variants (each given its
 // GemmTraits, src/compile/gemm_cost.h) the one the model finds cheapest at the shape; for other
-// kernels, or variants given without traits, the base (the first).
+// kernels the attention model (src/compile/attention_cost.h) where every variant has an online-
+// softmax key loop, else the base (the first).
 #pragma once
 
 #include <functional>
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/attention_cost.h"
 #include "compile/compile.h"
 #include "compile/gemm_cost.h"
 
@@ -62,10 +64,12 @@ class KernelVariants {
   // `names` name the variants in messages and the cache (the kernels' names when empty). UserError
   // when there are none, or their parameters differ (count, tensor or scalar, element type,
   // rank).
-  // `traits`: per variant, for the cost model (empty, or any nullopt: no model).
+  // `traits`: per variant, for the GEMM cost model (empty, or any nullopt: no model); `attention`:
+  // per variant, for the attention model where the GEMM model has no traits (same rule).
   explicit KernelVariants(std::vector<CompiledKernel> variants, std::vector<std::string> names = {},
                           TuningCache cache = TuningCache(),
-                          std::vector<std::optional<GemmTraits>> traits = {});
+                          std::vector<std::optional<GemmTraits>> traits = {},
+                          std::vector<std::optional<AttentionTraits>> attention = {});
 
   size_t size() const { return variants_.size(); }
   const std::string& name(size_t i) const { return names_.at(i); }
@@ -78,7 +82,8 @@ class KernelVariants {
   // cost model's (model_choice on the device's SMs).
   size_t choose(const std::vector<KernelArg>& args);
   // The cost model's choice at `sizes` on `sms` SMs: the cheapest variant by gemm_cost when every
-  // variant has traits, else 0.
+  // variant has GEMM traits, else attention_model_choice's when every one has attention traits,
+  // else 0.
   size_t model_choice(const std::map<std::string, int64_t>& sizes, int64_t sms) const;
   void launch(const std::vector<KernelArg>& args, CUstream stream = nullptr);
 
@@ -89,9 +94,8 @@ class KernelVariants {
   // Times every variant on `args` (`warmup` launches of each, then `iterations` rounds or as many
   // more as span 3 ms of the shortest, at most 300; each round launches every variant once,
   // starting at the next one each round, each between its own device events: the median per
-  // variant), records the fastest for
-  // their shape and returns the timings; `progress` gets one line per variant once all are
-  // measured. The arguments' outputs are overwritten.
+  // variant), records the fastest for their shape and returns the timings; `progress` gets one
+  // line per variant once all are measured. The arguments' outputs are overwritten.
   std::vector<Timing> tune(const std::vector<KernelArg>& args, CUstream stream, int warmup,
                            int iterations,
                            const std::function<void(const std::string&)>& progress = {});
@@ -101,6 +105,7 @@ class KernelVariants {
   std::vector<std::string> names_;
   TuningCache cache_;
   std::vector<std::optional<GemmTraits>> traits_;
+  std::vector<std::optional<AttentionTraits>> attention_;
   std::string family_;
   std::map<std::string, size_t> chosen_;  // shape class -> variant, this process's memo
 };

@@ -45,6 +45,7 @@ int run_tune(const std::vector<std::string>& args) {
   std::vector<CompiledKernel> compiled;
   std::vector<std::string> names;
   std::vector<std::optional<GemmTraits>> traits;
+  std::vector<std::optional<AttentionTraits>> attention;
   // Every file is read and checked before the GPU is asked for anything.
   for (const std::string& file : files) {
     modules.push_back(ir::parse_module(read_input_file(file), file));
@@ -64,13 +65,14 @@ int run_tune(const std::vector<std::string>& args) {
     });
     compiled.push_back(compile(kernel, target::cuda::Target::named(target), options));
     traits.push_back(gemm_traits(kernel));
+    attention.push_back(attention_traits(kernel));
     // The file's stem names the variant (variants of one kernel often keep its name inside).
     std::string stem =
         file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
     if (stem.size() > 4 && stem.substr(stem.size() - 4) == ".tir") stem.resize(stem.size() - 4);
     names.push_back(stem);
   }
-  KernelVariants variants(std::move(compiled), names, TuningCache(), traits);
+  KernelVariants variants(std::move(compiled), names, TuningCache(), traits, attention);
   std::cout << "tune: " << variants.size() << " variant(s) of " << names[0] << " (family "
             << variants.family() << ") on " << tuning_device() << ", cache "
             << TuningCache().directory() << "\n";

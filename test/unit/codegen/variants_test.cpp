@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "compile/attention_cost.h"
 #include "compile/gemm_cost.h"
 #include "compile/variants.h"
 #include "ir/parser.h"
@@ -290,6 +291,60 @@ TEST(GemmCost, SeesRingDepthSplitReductionAndMisalignedRows) {
   // empty row of tiles, and its multicast saves nothing the model counts there (1.29x slower
   // measured with B [K,N]).
   EXPECT_LE(cost(tn, 16, 14336, 4096), cost(tn_cluster, 16, 14336, 4096));
+}
+
+}  // namespace
+}  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// The attention model (src/compile/attention_cost.h) reads the example and its ping-pong form
+// (the example with the pins bench/kernel-variants/attention/flash_attention_g1pp.tir adds).
+std::unique_ptr<ir::Module> attention_example(bool pingpong) {
+  std::string text = examples::lowered_kernels().at("flash_attention");
+  if (pingpong) {
+    const std::string grid = "block_grid %BH, %tiles_q :";
+    const size_t at = text.find(grid);
+    EXPECT_NE(at, std::string::npos);
+    text.replace(at, grid.size(), "block_grid %BH, %tiles_q {raster_group = 1, pingpong = true} :");
+  }
+  return ir::parse_module(text, "flash_attention.tir");
+}
+
+TEST(AttentionCost, ReadsTheKeyLoopAndThePingpongPin) {
+  auto plain = attention_example(false), turns = attention_example(true);
+  std::optional<AttentionTraits> a = attention_traits(*plain->kernels.front());
+  std::optional<AttentionTraits> b = attention_traits(*turns->kernels.front());
+  ASSERT_TRUE(a && b);
+  EXPECT_FALSE(a->pingpong);
+  EXPECT_TRUE(b->pingpong);
+  EXPECT_EQ(a->length, "S");
+  EXPECT_EQ(a->key_tile, 128);
+  // A GEMM has no key loop; the causal example's key tile count depends on the query tile
+  // (min(all, i + 1)): neither has traits.
+  auto gemm = ir::parse_module(examples::lowered_kernels().at("gemm"), "gemm.tir");
+  EXPECT_FALSE(attention_traits(*gemm->kernels.front()));
+  auto causal = ir::parse_module(examples::lowered_kernels().at("flash_attention_causal"),
+                                 "flash_attention_causal.tir");
+  EXPECT_FALSE(attention_traits(*causal->kernels.front()));
+}
+
+TEST(AttentionCost, PrefersTurnsUpToEightKeyTiles) {
+  auto plain = attention_example(false), turns = attention_example(true);
+  const std::vector<std::optional<AttentionTraits>> both = {
+      attention_traits(*plain->kernels.front()), attention_traits(*turns->kernels.front())};
+  auto at = [](int64_t s) { return std::map<std::string, int64_t>{{"BH", 128}, {"S", s}}; };
+  EXPECT_EQ(attention_model_choice(both, at(1024)), 1u);  // 8 key tiles: the turns
+  EXPECT_EQ(attention_model_choice(both, at(1000)), 1u);
+  EXPECT_EQ(attention_model_choice(both, at(1025)), 0u);  // 9
+  EXPECT_EQ(attention_model_choice(both, at(16384)), 0u);
+  const std::vector<std::optional<AttentionTraits>> reversed = {both[1], both[0]};
+  EXPECT_EQ(attention_model_choice(reversed, at(1024)), 0u);
+  EXPECT_EQ(attention_model_choice(reversed, at(4096)), 1u);
+  // A variant without traits, or a size not given: no model, the base.
+  EXPECT_EQ(attention_model_choice({both[0], std::nullopt}, at(1024)), 0u);
+  EXPECT_EQ(attention_model_choice(both, {{"BH", 128}}), 0u);
 }
 
 }  // namespace
