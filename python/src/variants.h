@@ -1,8 +1,8 @@
 // tessel.Variants: several kernels with the same parameters, called as one (KernelVariants,
 // src/compile/variants.h). On device tensors a call launches the variant the tuning cache names for
 // the arguments' sizes on this GPU, else the cost model's (GEMM or attention), else the first;
-// tune() measures them all and records the fastest. On host arrays there is no device to tune for: a call
-// interprets the cost model's choice at the interpreter's SM count.
+// tune() measures them all and records the fastest. On host arrays there is no device to tune
+// for: a call interprets the cost model's choice at the interpreter's SM count.
 //
 // The call path is tessel.Kernel's (argument_reader.h): one reader reused by every call, then
 // KernelVariants::launch, whose choice is memoized per shape.
