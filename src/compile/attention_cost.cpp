@@ -21,14 +21,17 @@ std::optional<AttentionTraits> attention_traits(const ir::Operation& kernel) {
     }
     if (mmas == 2 && exponent) key_loop = op;
   });
-  if (!grid || !key_loop || key_loop->num_operands() < 2) return std::nullopt;
+  if (!grid || !key_loop) return std::nullopt;
   // The trip count: cdiv %L, %c with %L a size and %c a constant (the lower bound 0, step 1).
   const Operation* count = key_loop->operand(1)->def();
   if (!count || count->kind() != OpKind::cdiv) return std::nullopt;
   const Operation* length = count->operand(0)->def();
   const std::optional<int64_t> tile = ir::int_constant(count->operand(1));
   if (!length || length->kind() != OpKind::size || !tile || *tile <= 0) return std::nullopt;
-  if (ir::int_constant(key_loop->operand(0)) != 0) return std::nullopt;
+  if (key_loop->num_operands() < 3 || ir::int_constant(key_loop->operand(0)) != 0 ||
+      ir::int_constant(key_loop->operand(2)) != 1) {
+    return std::nullopt;
+  }
   AttentionTraits t;
   t.pingpong = transforms::pinned_flag(*grid, "pingpong").value_or(false);
   t.length = length->str_attr("name");
