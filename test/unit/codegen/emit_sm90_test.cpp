@@ -191,6 +191,10 @@ TEST(EmitSm90, NonSpecializedAttentionIsTheFlashAttention2Schedule) {
   for (const char* name : {"flash_attention", "flash_attention_causal"}) {
     SCOPED_TRACE(name);
     std::string text = examples::lowered_kernels().at(name);
+    // The causal example's turns (pingpong = true) order the warpgroups of a specialized
+    // consumer; the FA2 schedule has none, so they go with the roles.
+    if (size_t turns = text.find(", pingpong = true"); turns != std::string::npos)
+      text.erase(turns, std::string(", pingpong = true").size());
     size_t at = text.find(" : index, index", text.find("block_grid %BH, %tiles_q"));
     ASSERT_NE(at, std::string::npos);
     const bool pinned = text[at - 1] == '}';  // the causal example pins its raster group
