@@ -51,13 +51,10 @@ std::vector<std::vector<double>> time_rounds(
   const std::size_t launches = kernels.size() * static_cast<std::size_t>(iterations);
   std::vector<CUevent> events(2 * launches);
   for (CUevent& event : events) check(api.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
-  // Launch `launch`'s events are at 2 * launch; `kernel_of` says whose they are.
-  auto kernel_of = [n = kernels.size()](std::size_t launch) {
-    return interleaved_kernel(launch, n);
-  };
+  // Launch `launch`'s events are at 2 * launch; interleaved_kernel says whose they are.
   for (std::size_t launch = 0; launch < launches; ++launch) {
     check(api.cuEventRecord(events[2 * launch], stream), "cuEventRecord");
-    (*kernels[kernel_of(launch)])(stream);
+    (*kernels[interleaved_kernel(launch, kernels.size())])(stream);
     check(api.cuEventRecord(events[2 * launch + 1], stream), "cuEventRecord");
   }
   CUresult synced = api.cuEventSynchronize(events.back());
@@ -67,7 +64,7 @@ std::vector<std::vector<double>> time_rounds(
       float ms = 0;
       check(api.cuEventElapsedTime(&ms, events[2 * launch], events[2 * launch + 1]),
             "cuEventElapsedTime");
-      samples[kernel_of(launch)].push_back(ms);
+      samples[interleaved_kernel(launch, kernels.size())].push_back(ms);
     }
   }
   for (CUevent event : events) api.cuEventDestroy(event);

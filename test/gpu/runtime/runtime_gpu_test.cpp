@@ -2,6 +2,7 @@
 // buffers, TMA descriptor encoding, timing.
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "gpu/gpu_test.h"
@@ -37,6 +38,33 @@ extern "C" __global__ void reverse_through_shared(float* data, int n) {
   for (int i = threadIdx.x; i < n; i += blockDim.x) data[i] = staging[n - 1 - i];
 }
 )";
+
+// The timing tests' kernel: axpy over buffers of `elements` floats, launched over `count` of them
+// (at most `elements`) by over(count), as the timing functions take a launch.
+struct AxpyLaunches {
+  explicit AxpyLaunches(int elements) : x(elements * 4), y(elements * 4) {
+    x.fill_bytes(0);
+    y.fill_bytes(0);
+    x_ptr = x.ptr();
+    y_ptr = y.ptr();
+  }
+  std::function<void(CUstream)> over(int count) {
+    return [this, count](CUstream s) {
+      int elements = count;
+      void* args[] = {&y_ptr, &x_ptr, &a, &elements};
+      LaunchConfig config;
+      config.grid = {static_cast<unsigned>((count + 255) / 256)};
+      config.block = {256};
+      config.stream = s;
+      axpy.launch(config, args);
+    };
+  }
+  Module module = compile_and_load(kKernels);
+  Function axpy = module.function("axpy");
+  DeviceBuffer x, y;
+  CUdeviceptr x_ptr = 0, y_ptr = 0;
+  float a = 2;
+};
 
 TEST_F(RuntimeGpu, CompileLaunchAndCheckAgainstHost) {
   Module module = compile_and_load(kKernels);
@@ -140,26 +168,10 @@ TEST_F(RuntimeGpu, TmaDescriptorEncodes) {
 }
 
 TEST_F(RuntimeGpu, TimingReportsMedianOfPositiveSamples) {
-  Module module = compile_and_load(kKernels);
-  Function axpy = module.function("axpy");
   const int n = 1 << 24;
-  DeviceBuffer x(n * 4), y(n * 4);
-  x.fill_bytes(0);
-  y.fill_bytes(0);
-  CUdeviceptr x_ptr = x.ptr(), y_ptr = y.ptr();
-  float a = 2;
-  int count = n;
-  void* args[] = {&y_ptr, &x_ptr, &a, &count};
+  AxpyLaunches axpy(n);
   Stream stream;
-  TimingResult timing = time_launches(
-      [&](CUstream s) {
-        LaunchConfig config;
-        config.grid = {n / 256};
-        config.block = {256};
-        config.stream = s;
-        axpy.launch(config, args);
-      },
-      3, 20, stream.handle());
+  TimingResult timing = time_launches(axpy.over(n), 3, 20, stream.handle());
   ASSERT_EQ(timing.samples_ms.size(), 20u);
   EXPECT_GT(timing.median_ms, 0);
   EXPECT_LE(timing.min_ms, timing.median_ms);
@@ -167,36 +179,6 @@ TEST_F(RuntimeGpu, TimingReportsMedianOfPositiveSamples) {
   // 3 × 64 MiB moved; even at 4 TB/s that is above 0.04 ms, and far below 100 ms.
   EXPECT_GT(timing.median_ms, 0.04);
   EXPECT_LT(timing.median_ms, 100);
-}
-
-// time_all_interleaved rotates the order each round; each sample must still land with its own
-// kernel: the same axpy over all, a quarter and all of the elements, the quarter clearly faster.
-TEST_F(RuntimeGpu, InterleavedTimingKeepsEachKernelsSamples) {
-  Module module = compile_and_load(kKernels);
-  Function axpy = module.function("axpy");
-  const int n = 1 << 24;
-  DeviceBuffer x(n * 4), y(n * 4);
-  x.fill_bytes(0);
-  y.fill_bytes(0);
-  CUdeviceptr x_ptr = x.ptr(), y_ptr = y.ptr();
-  float a = 2;
-  Stream stream;
-  auto axpy_over = [&](int count) {
-    return [&, count](CUstream s) mutable {
-      void* args[] = {&y_ptr, &x_ptr, &a, &count};
-      LaunchConfig config;
-      config.grid = {static_cast<unsigned>(count / 256)};
-      config.block = {256};
-      config.stream = s;
-      axpy.launch(config, args);
-    };
-  };
-  std::vector<TimingResult> timings =
-      time_all_interleaved({axpy_over(n), axpy_over(n / 4), axpy_over(n)}, 2, 15, stream.handle());
-  ASSERT_EQ(timings.size(), 3u);
-  for (const TimingResult& t : timings) ASSERT_EQ(t.samples_ms.size(), 15u);
-  EXPECT_LT(timings[1].median_ms * 2, timings[0].median_ms);
-  EXPECT_LT(timings[1].median_ms * 2, timings[2].median_ms);
 }
 
 }  // namespace
@@ -208,32 +190,29 @@ namespace {
 // Two kernels of known relative cost timed side by side: axpy over n and over 4n elements. The
 // interleaved timings must keep the samples apart (one list per kernel) and see the 4x work.
 TEST_F(RuntimeGpu, InterleavedTimingSeparatesTheTwoKernels) {
-  Module module = compile_and_load(kKernels);
-  Function axpy = module.function("axpy");
   const int n = 1 << 22;
-  DeviceBuffer x(4 * n * 4), y(4 * n * 4);
-  x.fill_bytes(0);
-  y.fill_bytes(0);
-  CUdeviceptr x_ptr = x.ptr(), y_ptr = y.ptr();
-  float a = 2;
-  auto launch_over = [&](int count) {
-    return [&, count](CUstream s) {
-      int elements = count;
-      void* args[] = {&y_ptr, &x_ptr, &a, &elements};
-      LaunchConfig config;
-      config.grid = {static_cast<unsigned>((count + 255) / 256)};
-      config.block = {256};
-      config.stream = s;
-      axpy.launch(config, args);
-    };
-  };
+  AxpyLaunches axpy(4 * n);
   Stream stream;
-  auto [small, large] = time_interleaved(launch_over(n), launch_over(4 * n), 3, 20, stream.handle());
+  auto [small, large] = time_interleaved(axpy.over(n), axpy.over(4 * n), 3, 20, stream.handle());
   ASSERT_EQ(small.samples_ms.size(), 20u);
   ASSERT_EQ(large.samples_ms.size(), 20u);
   double ratio = large.median_ms / small.median_ms;
   EXPECT_GT(ratio, 2.5) << small.median_ms << " vs " << large.median_ms;
   EXPECT_LT(ratio, 6.0) << small.median_ms << " vs " << large.median_ms;
+}
+
+// time_all_interleaved rotates the order each round; each sample must still land with its own
+// kernel: the same axpy over all, a quarter and all of the elements, the quarter clearly faster.
+TEST_F(RuntimeGpu, InterleavedTimingKeepsEachKernelsSamples) {
+  const int n = 1 << 24;
+  AxpyLaunches axpy(n);
+  Stream stream;
+  std::vector<TimingResult> timings =
+      time_all_interleaved({axpy.over(n), axpy.over(n / 4), axpy.over(n)}, 2, 15, stream.handle());
+  ASSERT_EQ(timings.size(), 3u);
+  for (const TimingResult& t : timings) ASSERT_EQ(t.samples_ms.size(), 15u);
+  EXPECT_LT(timings[1].median_ms * 2, timings[0].median_ms);
+  EXPECT_LT(timings[1].median_ms * 2, timings[2].median_ms);
 }
 
 }  // namespace
