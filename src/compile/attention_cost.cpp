@@ -8,10 +8,8 @@ using ir::Operation;
 using ir::OpKind;
 
 std::optional<AttentionTraits> attention_traits(const ir::Operation& kernel) {
-  const Operation* grid = nullptr;
   const Operation* key_loop = nullptr;
   ir::walk(const_cast<Operation*>(&kernel), [&](Operation* op) {
-    if (op->kind() == OpKind::block_grid) grid = op;
     if (op->kind() != OpKind::for_ || key_loop) return;
     int mmas = 0;
     bool exponent = false;
@@ -21,7 +19,7 @@ std::optional<AttentionTraits> attention_traits(const ir::Operation& kernel) {
     }
     if (mmas == 2 && exponent) key_loop = op;
   });
-  if (!grid || !key_loop) return std::nullopt;
+  if (!transforms::kernel_grid(kernel) || !key_loop) return std::nullopt;
   // The trip count: cdiv %L, %c with %L a size and %c a constant (the lower bound 0, step 1).
   const Operation* count = key_loop->operand(1)->def();
   if (!count || count->kind() != OpKind::cdiv) return std::nullopt;
@@ -33,7 +31,7 @@ std::optional<AttentionTraits> attention_traits(const ir::Operation& kernel) {
     return std::nullopt;
   }
   AttentionTraits t;
-  t.pingpong = transforms::pinned_flag(*grid, "pingpong").value_or(false);
+  t.pingpong = transforms::grid_flag(kernel, "pingpong").value_or(false);
   t.length = length->str_attr("name");
   t.key_tile = *tile;
   return t;
