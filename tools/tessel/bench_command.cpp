@@ -160,6 +160,19 @@ BenchArgs parse_args(const std::vector<std::string>& args) {
   return parsed;
 }
 
+// The values after the option at args[i], up to the next option (`--...`); `i` moves to the last
+// of them. A user error naming `what` when there are none.
+std::vector<std::string> option_values(const std::vector<std::string>& args, size_t& i,
+                                       const std::string& what) {
+  std::vector<std::string> values;
+  const std::string& option = args[i];
+  for (; i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0; ++i)
+    values.push_back(args[i + 1]);
+  if (values.empty())
+    user_error(SourceLocation::unknown(), "bench attention: ", option, " needs at least one ", what);
+  return values;
+}
+
 // `tessel bench attention`: the baselines live in PyTorch (cuDNN and FlashAttention-2 through
 // SDPA), so the suite is the Python benchmark; this checks the options and runs it.
 int run_attention_bench(const std::vector<std::string>& args) {
@@ -181,27 +194,23 @@ int run_attention_bench(const std::vector<std::string>& args) {
                    "and a head count H, not '", lengths, " ", heads, "'");
       forwarded.insert(forwarded.end(), {a, lengths, heads});
       i += 2;
-    } else if (a == "--triton" || a == "--tuned") {
-      tuned = tuned || a == "--tuned";
+    } else if (a == "--triton") {
+      forwarded.push_back(a);
+    } else if (a == "--tuned") {
+      tuned = true;
       forwarded.push_back(a);
     } else if (a == "--variants") {
       forwarded.push_back(a);
-      size_t n = 0;
-      for (; i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0; ++i, ++n) {
-        if (!std::ifstream(args[i + 1]))
-          user_error(SourceLocation::unknown(), "bench attention: variant '", args[i + 1],
+      for (const std::string& file : option_values(args, i, "FILE.tir")) {
+        if (!std::ifstream(file))
+          user_error(SourceLocation::unknown(), "bench attention: variant '", file,
                      "' does not exist");
-        forwarded.push_back(args[i + 1]);
+        forwarded.push_back(file);
       }
-      if (n == 0)
-        user_error(SourceLocation::unknown(),
-                   "bench attention: --variants needs at least one FILE.tir");
       variants = true;
     } else if (a == "--shapes") {
       forwarded.push_back(a);
-      size_t n = 0;
-      for (; i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0; ++i, ++n) {
-        const std::string& shape = args[i + 1];
+      for (const std::string& shape : option_values(args, i, "B,H,L,D")) {
         int commas = static_cast<int>(std::count(shape.begin(), shape.end(), ','));
         if (shape.find_first_not_of("0123456789,") != std::string::npos ||
             (commas != 3 && commas != 4))
@@ -210,9 +219,6 @@ int run_attention_bench(const std::vector<std::string>& args) {
         forwarded.push_back(shape);
         shapes.push_back(shape);
       }
-      if (n == 0)
-        user_error(SourceLocation::unknown(),
-                   "bench attention: --shapes needs at least one B,H,L,D");
     } else if (a == "--dtype" || a == "--kernel" || a == "--json" || a == "--iterations") {
       if (i + 1 >= args.size())
         user_error(SourceLocation::unknown(), "bench attention: ", a, " needs a value");
