@@ -169,7 +169,8 @@ std::vector<std::string> option_values(const std::vector<std::string>& args, siz
   for (; i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0; ++i)
     values.push_back(args[i + 1]);
   if (values.empty())
-    user_error(SourceLocation::unknown(), "bench attention: ", option, " needs at least one ", what);
+    user_error(SourceLocation::unknown(), "bench attention: ", option, " needs at least one ",
+               what);
   return values;
 }
 
