@@ -22,8 +22,7 @@ for v in "nospec:specialize_masks = false" "rotate:rotate_tiles = true" \
          "g4pp:raster_group = 4, pingpong = true" \
          "g4rotnospec:raster_group = 4, rotate_tiles = true, specialize_masks = false"; do
   n=${v%%:*}
-  sed -e "s/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {${v#*:}} :/" \
-    examples/kernels/flash_attention.tir > $V/fa_$n.tir
+  attention_variant fa_$n "${v#*:}"
   echo "fa_$n BH=3,S=1000: $(timeout 100 build-dev/bin/tessel run $V/fa_$n.tir --gpu --check --size BH=3,S=1000 2>&1 | grep -i 'error\|relative' | head -2)"
 done
 for tool in racecheck synccheck; do

@@ -19,8 +19,7 @@ for v in "g4pp:raster_group = 4, pingpong = true" "g2pp:raster_group = 2, pingpo
          "g4ppuv:raster_group = 4, pingpong = true, uniform_roles = values"; do
   n=fa_${v%%:*}
   case " ${ONLY:-${v%%:*}} " in *" ${v%%:*} "*) ;; *) continue ;; esac
-  sed -e "s/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {${v#*:}} :/" \
-    examples/kernels/flash_attention.tir > $V/$n.tir
+  attention_variant $n "${v#*:}"
   echo "$n BH=3,S=1000: $(timeout 100 build-dev/bin/tessel run $V/$n.tir --gpu --check --size BH=3,S=1000 2>&1 | grep -i 'error\|relative' | head -2)"
   list="$list $V/$n.tir"
 done

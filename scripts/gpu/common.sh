@@ -41,6 +41,9 @@
 #                             prints summarize_checks' lines (the start of the row A/B calls)
 #   check_fetched_whole_rows  softmax and softmax_exp2 at sizes whose rows are fetched whole into
 #                             shared memory from inside a 128-byte line (N = 16376, 32760)
+#   attention_variant NAME "ATTRS" [EXAMPLE]  build-dev/variants/NAME.tir: examples/kernels/
+#                             EXAMPLE.tir (default flash_attention) with ATTRS added to the
+#                             attributes of its block_grid
 # Both log under $LOG and return non-zero when the build fails.
 cd "$(dirname "${BASH_SOURCE[1]}")/../.."
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -270,6 +273,14 @@ check_rows() {
   shift
   { check_row_programs; "$@"; } > $OUT/check-$call.log 2>&1
   summarize_checks $OUT/check-$call.log
+}
+
+attention_variant() {
+  local name=$1 attrs=$2 example=${3:-flash_attention}
+  mkdir -p build-dev/variants
+  sed -e "s/block_grid %BH, %tiles_q {\([^}]*\)} :/block_grid %BH, %tiles_q {\1, $attrs} :/" \
+      -e "s/block_grid %BH, %tiles_q :/block_grid %BH, %tiles_q {$attrs} :/" \
+      examples/kernels/$example.tir > build-dev/variants/$name.tir
 }
 
 check_fetched_whole_rows() {
