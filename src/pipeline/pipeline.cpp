@@ -85,6 +85,10 @@ std::vector<std::string> lowering_passes() {
   // Two consumer roles take a persistent block's tiles in turns, one's epilogue beside the
   // other's mainloop (opt-in: `alternate_tiles = true` on the grid, until measured on the GPU).
   passes.push_back("alternate-tiles");
+  // A consumer waits for each aref just before it first reads the slot, and releases a slot it
+  // only copies into registers right after the copies (W4A16: the weights dequantized while the
+  // token tiles are in flight, their slot refilled a K tile earlier).
+  passes.push_back("tighten-arefs");
   // Arefs become mbarriers with phases and parities, and setmaxnreg splits the registers; a TMA
   // mainloop left without warp specialization becomes the same level-2 ops (one thread loading
   // ahead into a ring the block reads). After this the IR names every wait and arrive, which the

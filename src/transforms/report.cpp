@@ -24,6 +24,7 @@
 #include "transforms/async/alternate_tiles.h"
 #include "transforms/async/split_roles.h"
 #include "transforms/async/stage_stores.h"
+#include "transforms/async/tighten_arefs.h"
 #include "transforms/async/unswitch_iterations.h"
 #include "transforms/async/warp_specialize.h"
 #include "transforms/layout/schedule_rows.h"
@@ -172,6 +173,10 @@ void register_passes() {
                      "a role's loop that branches on a condition it does not change becomes a "
                      "branch between two copies of the loop",
                      [](ir::Module& m) { unswitch_loops(m); }});
+  ir::register_pass({"tighten-arefs",
+                     "a consumer waits for an aref's slot just before its first read and releases "
+                     "a slot it only copies into registers just after its last read",
+                     [](ir::Module& m) { tighten_arefs(m); }});
   ir::register_pass({"unswitch-iterations",
                      "a loop body's branch where wgmma groups are in flight becomes one branch "
                      "over the whole body (opt-in: unswitch_iterations = true on the grid)",
