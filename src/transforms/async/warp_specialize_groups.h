@@ -20,7 +20,10 @@ namespace tessel::transforms {
 // weights and scales dequantized), the tiles it reads from shared memory (its B) go through an
 // aref of their own and the others through another: coarse-pipeline then computes A of the
 // next iteration (its aref waited for and released) while the wgmma still reads this
-// iteration's B slot.
+// iteration's B slot. The RS rule holds too where the body reads the mmas' results in the
+// iteration but every mma takes A computed from loads alone (W4A16 with each scale group's
+// scale applied after its wgmma): no mma waits for another, so the B tiles of all of them share
+// one aref (one barrier pair) instead of one aref each.
 std::vector<size_t> group_loads(const ir::Operation& loop,
                                 const std::vector<ir::Operation*>& loads);
 
