@@ -76,7 +76,11 @@ void sink_waits(Block& block) {
     const size_t at = *position(block, wait);
     for (size_t i = at + 1; i < block.ops().size(); ++i) {
       Operation* op = block.ops()[i].get();
-      if (!reads_any(op, buffers) && !is_sync(*op)) continue;
+      // Nor past another use of the same aref: each role takes its sequence numbers in order.
+      const bool same_aref = (op->kind() == OpKind::aref_wait ||
+                              op->kind() == OpKind::aref_release) &&
+                             op->operand(0) == wait->operand(0);
+      if (!reads_any(op, buffers) && !is_sync(*op) && !same_aref) continue;
       if (i > at + 1) move_to(block, wait, i);
       break;
     }

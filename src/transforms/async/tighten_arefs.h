@@ -20,7 +20,8 @@
 // async and their waits placed), in every block of every consumer role:
 //   - each `aref_wait` moves down to just before the first op of its block that reads one of its
 //     buffers (or holds such a read in a nested region) or synchronizes the role (role_sync,
-//     block_sync, cluster_sync, a ping-pong turn);
+//     block_sync, cluster_sync, a ping-pong turn) or uses the same aref (sequence numbers stay in
+//     order);
 //   - each `aref_release %ring, %n` whose `aref_wait %ring, %n` stands in the same block, and whose
 //     buffers (and the shared views of them: transposes, slices) are read only by copies into
 //     registers, moves up to just after the last op of the block that reads them or synchronizes
