@@ -29,8 +29,7 @@ prefetch / preload (`preload`: the first ring-depth weight loads issued before t
 default each launch overlaps the one before it and waits for it before its first access that
 may depend on it; `prefetch` also asks for the first weight tiles in L2 before waiting; `off`
 launches as before), `_nt` = tighten_arefs = false (the consumers wait for every slot at the top
-of the K loop and release it at the bottom, as before the pass tighten-arefs), `_nu` =
-uniform_descriptors = false (the wgmma descriptors as computed, not broadcast from lane 0).
+of the K loop and release it at the bottom, as before the pass tighten-arefs).
 Each is the example's text with its tile extents replaced; one that does not compile is reported
 and skipped. `pRxT` is the same over
 examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order that
@@ -117,7 +116,7 @@ def pack_tiled(q, rows, k_tile):
 
 
 def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages=None,
-                 consumers=1, producers=1, overlap=None, tighten=True, uniform=True):
+                 consumers=1, producers=1, overlap=None, tighten=True):
     """The example with R = rows, T = tokens, a K tile of k_tile (one scale per K tile: valid for
     group sizes that are multiples of it), split_k (False, True for auto, or a part count),
     blocks_per_sm (the launch bound and register budget: blocks sharing an SM) and stages (the K
@@ -126,9 +125,7 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
     the warpgroups issuing the loads, producer_split_k) and overlap (the block grid's
     overlap_launches: off, wait, early, late, prefetch or preload; None leaves the default,
     wait) and tighten (False: the block grid pins tighten_arefs = false, the consumers' aref waits
-    and releases where warp-specialize and pipeline-arefs put them) and uniform (False: the block
-    grid pins uniform_descriptors = false, the wgmma descriptors as computed, not broadcast from
-    lane 0)."""
+    and releases where warp-specialize and pipeline-arefs put them)."""
     out = []
     for line in text.splitlines():
         m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)
@@ -170,8 +167,6 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
                 pins.append("overlap_launches = %s" % overlap)
             if not tighten:
                 pins.append("tighten_arefs = false")
-            if not uniform:
-                pins.append("uniform_descriptors = false")
             if pins:
                 line = line.replace(" : index, index", " {%s} : index, index" % ", ".join(pins))
         out.append(line)
@@ -183,16 +178,16 @@ BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir", "z": "examples/kernels/gemm_w4a16_zp.tir"}
 VARIANT = re.compile(r"([tpscz])(\d+)x(\d+)(?:_k(\d+))?(?:_h(\d+))?(_gs)?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?"
-                     r"(?:_p(\d+))?(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch|preload))?(_nt)?(_nu)?")
+                     r"(?:_p(\d+))?(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch|preload))?(_nt)?")
 
 
 def parse_variant(name):
-    """`[tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_nu]` -> dict(
-    prefix, rows, tokens, k_tile, groups, scale_after, split_k, blocks_per_sm, consumers, producers,
-    stages, overlap, tighten, uniform)."""
+    """`[tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt]` -> dict(prefix,
+    rows, tokens, k_tile, groups, scale_after, split_k, blocks_per_sm, consumers, producers, stages,
+    overlap, tighten)."""
     m = VARIANT.fullmatch(name)
     if not m:
-        raise ValueError("variant %r is not [tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_nu]"
+        raise ValueError("variant %r is not [tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt]"
                          % name)
     split = False if m.group(7) is None else (int(m.group(7)) if m.group(7) else True)
     v = {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
@@ -200,7 +195,7 @@ def parse_variant(name):
          "scale_after": m.group(6) is not None, "split_k": split,
          "blocks_per_sm": int(m.group(8) or 1), "consumers": int(m.group(9) or 1),
          "producers": int(m.group(10) or 1), "stages": int(m.group(11)) if m.group(11) else None,
-         "overlap": m.group(12), "tighten": m.group(13) is None, "uniform": m.group(14) is None}
+         "overlap": m.group(12), "tighten": m.group(13) is None}
     if v["groups"] > 1 and (v["prefix"] != "c" or v["rows"] != 64 or v["k_tile"] % (16 * v["groups"])):
         raise ValueError("variant %r: _hH splits a K tile among H scale groups only in the tiled "
                          "64-row kernel (c64x...), into parts of a multiple of 16 columns" % name)
@@ -278,8 +273,7 @@ def named_variant_text(name, root=None):
     with open(os.path.join(root or repository_root(), BASES[v["prefix"]])) as f:
         base = f.read()
     text = variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
-                        v["stages"], v["consumers"], v["producers"], v["overlap"], v["tighten"],
-                        v["uniform"])
+                        v["stages"], v["consumers"], v["producers"], v["overlap"], v["tighten"])
     return (split_groups(text, v["k_tile"], v["groups"], v["tokens"], v["scale_after"])
             if v["groups"] > 1 else text)
 

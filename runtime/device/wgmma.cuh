@@ -153,17 +153,6 @@ struct SmemDescriptor {
   }
 };
 
-// The descriptor as lane 0 of the warp holds it, in every lane. A wgmma reads its descriptors
-// from uniform registers; ptxas computes a value it can prove warp-uniform in them, and moves any
-// other into them by R2UR before every wgmma (with the high word rematerialized each time: four
-// instructions a wgmma in the second and third consumer roles of the W4A16 kernel, which it did
-// not prove uniform, against one or two in the first). A shuffle from lane 0 is such a proof. The
-// value is the same in every lane already (a shared address and constants), so this changes no
-// result.
-__device__ __forceinline__ SmemDescriptor warp_uniform(SmemDescriptor d) {
-  return SmemDescriptor(__shfl_sync(0xffffffffu, d.lo, 0), __shfl_sync(0xffffffffu, d.hi, 0));
-}
-
 // ---------------------------------------------------------------------------------------------
 // The instructions. N is any multiple of 8 from 8 to 256; `d` holds the N/2 f32 accumulators of
 // this thread; scale_d == 0 makes the instruction overwrite D (D = A·B) instead of accumulating.

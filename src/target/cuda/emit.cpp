@@ -94,19 +94,6 @@ EmittedKernel Emitter::run() {
       }
       uniform_roles_ = a->s;
     }
-    // `uniform_descriptors = false` (true unless pinned): the descriptors of wgmmas with A in
-    // registers as computed, not broadcast from lane 0 (an A/B pin: bench/results/
-    // 2026-11-29-w4a16-scale-after-mma-h200.md).
-    if (op->kind() == OpKind::block_grid && op->has_attr("uniform_descriptors")) {
-      const ir::Attribute* a = op->attr("uniform_descriptors");
-      const bool named =
-          a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string;
-      if (!named || (a->s != "true" && a->s != "false")) {
-        user_error(op->loc(), "block_grid: uniform_descriptors must be true or false, not ",
-                   a->kind == ir::Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-      }
-      uniform_descriptors_ = a->s == "true";
-    }
   }
   if (roles_) {
     for (const auto& op : kernel_.region(0)->ops()) {

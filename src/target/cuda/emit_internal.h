@@ -499,9 +499,6 @@ class Emitter {
   // instructions).
   std::string warpgroup_index_ = "tid / 128";
   std::string uniform_roles_ = "all";  // block_grid's `uniform_roles` pin: all, values or off
-  // block_grid's `uniform_descriptors` pin (true unless pinned false): the B descriptors of
-  // wgmmas that take A from registers broadcast from lane 0 (device::warp_uniform).
-  bool uniform_descriptors_ = true;
   int workspaces_ = 0;
   // Ops another op's emission already wrote (an add fused into the load before it).
   std::set<const Operation*> fused_;

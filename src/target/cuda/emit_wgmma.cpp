@@ -386,10 +386,7 @@ void Emitter::wgmma_rs(const Operation& mma, const Reg& a, const SharedTile& b,
                           std::to_string(fb.sbo_bytes()) + ", " + fb.swizzle_mode() + ")"
                     : "tessel::device::make_smem_descriptor_k_major(tessel::device::smem_u32(" +
                           b.base + " + " + col + "), " + fb.swizzle_mode() + ")";
-    // A computed in registers: the role does register work between its wgmmas, and ptxas may
-    // not prove the descriptor uniform (the `uniform_descriptors` pin, on by default).
-    line("const tessel::device::SmemDescriptor desc_b" + std::to_string(i) + " = " +
-         (uniform_descriptors_ ? "tessel::device::warp_uniform(" + desc + ")" : desc) + ";");
+    line("const tessel::device::SmemDescriptor desc_b" + std::to_string(i) + " = " + desc + ";");
   }
   const std::string call = "tessel::device::wgmma_rs<" + std::to_string(atom_n) +
                            ", tessel::device::MmaType::" + type + ", " +
