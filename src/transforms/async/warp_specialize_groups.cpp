@@ -110,7 +110,8 @@ std::vector<size_t> group_loads(const Operation& loop, const std::vector<Operati
     // mma (its result read in the iteration by an fma) the rule still holds: no mma waits for
     // another's result, so attention's reason for an aref per mma (K released before P V
     // retires) does not arise, and one B ring costs one barrier pair where one per tile would
-    // cost a pair each (measured: 5 rings where 2 do, 6% more instructions in the K loop).
+    // cost a pair each (5 rings where 2 do: 10% more SASS instructions in the K loop, and 10%
+    // slower on the H200, bench/results/2026-11-29-w4a16-scale-after-mma-h200.md).
     std::set<const Operation*> mmas;
     for (const auto& op : body->ops())
       if (op->kind() == OpKind::mma) mmas.insert(op.get());
