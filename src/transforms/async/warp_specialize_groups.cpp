@@ -110,8 +110,9 @@ std::vector<size_t> group_loads(const Operation& loop, const std::vector<Operati
     // mma (its result read in the iteration by an fma) the rule still holds: no mma waits for
     // another's result, so attention's reason for an aref per mma (K released before P V
     // retires) does not arise, and one B ring costs one barrier pair where one per tile would
-    // cost a pair each (5 rings where 2 do: 10% more SASS instructions in the K loop, and 10%
-    // slower on the H200, bench/results/2026-11-29-w4a16-scale-after-mma-h200.md).
+    // cost a pair each (W4A16 at M = 1 on the H200: 5 rings, 341 SASS instructions a K tile
+    // and 16.6 µs a launch; 2 rings, 309 and 12.8 µs: 2026-11-28-h200-first-h200.md and
+    // 2026-11-29-w4a16-scale-after-mma-h200.md in bench/results).
     std::set<const Operation*> mmas;
     for (const auto& op : body->ops())
       if (op->kind() == OpKind::mma) mmas.insert(op.get());
