@@ -204,10 +204,15 @@ const Operation* enclosing_role(const Operation& op);
 // The `aref` op that made an aref value (null for a value that is not one).
 const Operation* aref_def(const Value* v);
 
-// The ops in `block` (and nested in it) whose threads read one of `values` themselves, in the
-// order met: every user but an mma (wgmma reads shared memory through the async proxy, retired
-// by its wait) and an aref_release; a transpose is followed (its result is read in its place).
-// lower-arefs and lower-mainloops ask it who reads a ring slot with ordinary loads.
+// `values` (ring slot buffers) and the transposes of them that `block` makes, at any depth and
+// transitively: the values a read of the slot may go through.
+std::vector<const Value*> slot_views(std::vector<const Value*> values, const Block& block);
+
+// The ops in `block` (and nested in it) whose threads read one of `values` themselves, in block
+// order: every user of them or their views (slot_views) but an mma (wgmma reads shared memory
+// through the async proxy, retired by its wait), a transpose (a view) and an aref_release.
+// lower-arefs and lower-mainloops ask it who reads a ring slot with ordinary loads, tighten-arefs
+// where a slot's last such read is.
 std::vector<const Operation*> thread_readers(std::vector<const Value*> values, const Block& block);
 
 // Checks one async op's operands, results, attributes and where it stands (top level, in a

@@ -2,6 +2,8 @@
 // op's operands, results and attributes, and where it may stand. See async.h for their meaning.
 #include "ir/async.h"
 
+#include <algorithm>
+
 namespace tessel::ir {
 namespace {
 
@@ -146,22 +148,37 @@ const Operation* aref_def(const Value* v) {
   return d && d->kind() == OpKind::aref ? d : nullptr;
 }
 
-std::vector<const Operation*> thread_readers(std::vector<const Value*> values, const Block& block) {
-  std::vector<const Operation*> readers;
+std::vector<const Value*> slot_views(std::vector<const Value*> values, const Block& block) {
   for (size_t i = 0; i < values.size(); ++i) {
     const Value* v = values[i];
     for (const auto& op : block.ops()) {
       walk(op.get(), [&](Operation* o) {
-        bool uses = false;
-        for (int k = 0; k < o->num_operands(); ++k) uses = uses || o->operand(k) == v;
-        if (!uses) return;
-        if (o->kind() == OpKind::transpose) {
-          values.push_back(o->result());
-        } else if (o->kind() != OpKind::mma && o->kind() != OpKind::aref_release) {
-          readers.push_back(o);
-        }
+        if (o->kind() != OpKind::transpose) return;
+        for (int k = 0; k < o->num_operands(); ++k)
+          if (o->operand(k) == v) {
+            values.push_back(o->result());
+            return;
+          }
       });
     }
+  }
+  return values;
+}
+
+std::vector<const Operation*> thread_readers(std::vector<const Value*> values, const Block& block) {
+  const std::vector<const Value*> views = slot_views(std::move(values), block);
+  std::vector<const Operation*> readers;
+  for (const auto& op : block.ops()) {
+    walk(op.get(), [&](Operation* o) {
+      if (o->kind() == OpKind::transpose || o->kind() == OpKind::mma ||
+          o->kind() == OpKind::aref_release)
+        return;
+      for (const Value* operand : o->operands())
+        if (std::find(views.begin(), views.end(), operand) != views.end()) {
+          readers.push_back(o);
+          return;
+        }
+    });
   }
   return readers;
 }

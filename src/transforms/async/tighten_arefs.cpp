@@ -3,10 +3,10 @@
 #include "transforms/async/tighten_arefs.h"
 
 #include <cstddef>
-#include <optional>
 #include <set>
 #include <vector>
 
+#include "ir/async.h"
 #include "transforms/pins.h"
 
 namespace tessel::transforms {
@@ -46,21 +46,10 @@ bool is_sync(const Operation& op) {
   }
 }
 
-bool is_shared_view(const Operation& op) {
-  return op.num_results() == 1 && op.result()->type().is_tensor() &&
-         op.result()->type().space() == MemorySpace::shared;
-}
-
-std::optional<size_t> position(const Block& block, const Operation* op) {
-  for (size_t i = 0; i < block.ops().size(); ++i)
-    if (block.ops()[i].get() == op) return i;
-  return std::nullopt;
-}
-
 // Moves `op` of `block` to just before the op now at `before` (an index into the block as it is
 // before the move).
 void move_to(Block& block, Operation* op, size_t before) {
-  const size_t from = *position(block, op);
+  const size_t from = ir::position_in_block(*op);
   std::unique_ptr<Operation> moved = block.remove(op);
   block.insert(before > from ? before - 1 : before, std::move(moved));
 }
@@ -73,7 +62,7 @@ void sink_waits(Block& block) {
   for (Operation* wait : waits) {
     std::set<const Value*> buffers;
     for (const auto& r : wait->results()) buffers.insert(r.get());
-    const size_t at = *position(block, wait);
+    const size_t at = ir::position_in_block(*wait);
     for (size_t i = at + 1; i < block.ops().size(); ++i) {
       Operation* op = block.ops()[i].get();
       // Nor past another use of the same aref: each role takes its sequence numbers in order.
@@ -87,44 +76,25 @@ void sink_waits(Block& block) {
   }
 }
 
-// The buffers of `wait` and the shared views of them that `block` makes (at any depth).
-std::set<const Value*> buffers_and_views(const Operation& wait, Block& block) {
-  std::set<const Value*> out;
-  for (const auto& r : wait.results()) out.insert(r.get());
-  bool grew = true;
-  while (grew) {
-    grew = false;
-    for (const auto& top : block.ops()) {
-      ir::walk(top.get(), [&](Operation* op) {
-        if (!is_shared_view(*op) || out.count(op->result())) return;
-        for (const Value* v : op->operands())
-          if (out.count(v)) {
-            out.insert(op->result());
-            grew = true;
-            return;
-          }
-      });
-    }
-  }
-  return out;
-}
-
-// Whether every op of `block` (at any depth) that reads `values` is a shared view of them or a
-// copy into registers: no mma, nothing that may read the slot after the op itself is done.
-bool only_copied_to_registers(Block& block, const std::set<const Value*>& values) {
-  bool only = true;
+// Whether a slot (its `buffers`, and `views` of them) is read in `block` only by copies into
+// registers: no mma reads a view of it, and every thread's read of it (ir::thread_readers,
+// lower-arefs' notion) is a copy into registers, done when the copy is.
+bool only_copied_to_registers(const std::vector<const Value*>& buffers,
+                              const std::set<const Value*>& views, const Block& block) {
+  bool mma = false;
   for (const auto& top : block.ops()) {
     ir::walk(top.get(), [&](Operation* op) {
-      bool reads = false;
-      for (const Value* v : op->operands()) reads = reads || values.count(v) > 0;
-      if (!reads || is_shared_view(*op)) return;
-      const bool to_registers = op->kind() == OpKind::copy && op->num_results() == 1 &&
-                                op->result()->type().is_tensor() &&
-                                op->result()->type().space() == MemorySpace::reg;
-      if (!to_registers) only = false;
+      if (op->kind() == OpKind::mma && reads_any(op, views)) mma = true;
     });
   }
-  return only;
+  if (mma) return false;
+  for (const Operation* reader : ir::thread_readers(buffers, block)) {
+    const bool to_registers = reader->kind() == OpKind::copy && reader->num_results() == 1 &&
+                              reader->result()->type().is_tensor() &&
+                              reader->result()->type().space() == MemorySpace::reg;
+    if (!to_registers) return false;
+  }
+  return true;
 }
 
 // Each aref_release of `block` whose wait stands in the block and whose buffers are only copied
@@ -134,7 +104,7 @@ void hoist_releases(Block& block) {
   for (const auto& op : block.ops())
     if (op->kind() == OpKind::aref_release) releases.push_back(op.get());
   for (Operation* release : releases) {
-    const size_t at = *position(block, release);
+    const size_t at = ir::position_in_block(*release);
     const Operation* wait = nullptr;
     for (size_t i = 0; i < at; ++i) {
       const Operation* op = block.ops()[i].get();
@@ -143,11 +113,14 @@ void hoist_releases(Block& block) {
         wait = op;
     }
     if (!wait) continue;
-    const std::set<const Value*> buffers = buffers_and_views(*wait, block);
-    if (!only_copied_to_registers(block, buffers)) continue;
-    size_t last = *position(block, wait);
+    std::vector<const Value*> buffers;
+    for (const auto& r : wait->results()) buffers.push_back(r.get());
+    const std::vector<const Value*> view_list = ir::slot_views(buffers, block);
+    const std::set<const Value*> views(view_list.begin(), view_list.end());
+    if (!only_copied_to_registers(buffers, views, block)) continue;
+    size_t last = ir::position_in_block(*wait);
     for (size_t i = last + 1; i < at; ++i)
-      if (reads_any(block.ops()[i].get(), buffers) || is_sync(*block.ops()[i])) last = i;
+      if (reads_any(block.ops()[i].get(), views) || is_sync(*block.ops()[i])) last = i;
     if (last + 1 < at) move_to(block, release, last + 1);
   }
 }
