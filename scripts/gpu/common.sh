@@ -14,6 +14,9 @@
 #                             fails naming the failed build
 #   registers_variant K T B DIR  DIR/K_auto_chunkedT.tir: examples/kernels/K_auto.tir pinned to
 #                             the row in registers over T threads, B blocks a SM (printed)
+#   sanitize NAME FILE SIZE   compute-sanitizer memcheck, racecheck and synccheck on
+#                             `tessel run FILE --gpu --size SIZE`, one "NAME tool rc=... summary"
+#                             line each
 #   w4a16_check_and_bench V SHAPES  W4A16 variants V (comma-separated) checked against the
 #                             interpreter (every one with CHECK_ALL=1, else the first), sanitized
 #                             (SAN=1, the first), then bench/python/w4a16.py at SHAPES as graphs of
@@ -190,6 +193,15 @@ $(grep -h '^rc=' $LOG/$n.*.log | sort | uniq -c | awk '{print $2 " x" $1}' | tr 
   done
 }
 
+sanitize() {
+  local tool
+  for tool in memcheck racecheck synccheck; do
+    timeout ${SAN_TIMEOUT:-100} compute-sanitizer --tool $tool build-dev/bin/tessel run $2 --gpu \
+      --size $3 > $LOG/san.log 2>&1
+    echo "$1 $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san.log)"
+  done
+}
+
 w4a16_check_and_bench() {
   local variants=$1 shapes=$2 T=build-dev/bin/tessel
   write_w4a16_variants "$variants"
@@ -199,12 +211,7 @@ w4a16_check_and_bench() {
     echo "$c against the interpreter ($size): $($T run build-dev/variants/$c.tir --gpu --check --size $size 2>&1 | grep -E 'relative error|error')"
   done
   size=$(w4a16_check_sizes $v)
-  if [ "${SAN:-1}" = 1 ]; then
-    for tool in memcheck racecheck synccheck; do
-      compute-sanitizer --tool $tool $T run build-dev/variants/$v.tir --gpu --size $size > $LOG/san.log 2>&1
-      echo "$v $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san.log)"
-    done
-  fi
+  [ "${SAN:-1}" = 1 ] && sanitize $v build-dev/variants/$v.tir $size
   (export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
    cd bench/python &&
      timeout ${BENCH_TIMEOUT:-360} python3 w4a16.py --json $OUT/w4a16.jsonl --iterations ${ITER:-30} \

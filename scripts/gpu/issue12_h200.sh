@@ -20,16 +20,10 @@ for t in attention_gpu_test decode_gpu_test; do
 done
 G=bench/kernel-variants/attention/flash_attention_g1pp.tir
 for f in examples/kernels/flash_attention.tir examples/kernels/flash_attention_causal.tir $G; do
-  for tool in memcheck racecheck synccheck; do
-    timeout 100 compute-sanitizer --tool $tool build-dev/bin/tessel run $f --gpu --size BH=3,S=300 > $LOG/san.log 2>&1
-    echo "$(basename $f) $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san.log)"
-  done
+  sanitize $(basename $f) $f BH=3,S=300
 done
 for f in flash_decode:BHK=3,G=4,L=1000,NS=3 flash_decode_combine:BH=12,NS=3; do
-  for tool in memcheck racecheck synccheck; do
-    timeout 100 compute-sanitizer --tool $tool build-dev/bin/tessel run examples/kernels/${f%%:*}.tir --gpu --size ${f#*:} > $LOG/san.log 2>&1
-    echo "${f%%:*} $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san.log)"
-  done
+  sanitize ${f%%:*} examples/kernels/${f%%:*}.tir ${f#*:}
 done
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 B="python3 bench/python/attention.py --iterations 30 --json $OUT/attention.jsonl"

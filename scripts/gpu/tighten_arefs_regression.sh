@@ -14,10 +14,7 @@ build_tool_and_python > $LOG/build.log 2>&1 &
 run_gpu_test_binaries
 wait
 for f in mlp:M=300,L=3 flash_attention:BH=3,S=300 flash_decode:BHK=3,G=4,L=1000,NS=3; do
-  for tool in memcheck racecheck synccheck; do
-    timeout 100 compute-sanitizer --tool $tool build-dev/bin/tessel run examples/kernels/${f%%:*}.tir --gpu --size ${f#*:} > $LOG/san.log 2>&1
-    echo "${f%%:*} $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|rror' $LOG/san.log | head -2 | tr '\n' ' ')"
-  done
+  sanitize ${f%%:*} examples/kernels/${f%%:*}.tir ${f#*:}
 done
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 B="python3 bench/python/attention.py --iterations 30 --json $OUT/attention.jsonl"
