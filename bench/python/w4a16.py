@@ -116,7 +116,7 @@ def pack_tiled(q, rows, k_tile):
 
 
 def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages=None,
-                 consumers=1, producers=1, overlap=None, tighten=True):
+                 consumers=1, producers=1, overlap=None, tighten=True, unpack_at_load=False):
     """The example with R = rows, T = tokens, a K tile of k_tile (one scale per K tile: valid for
     group sizes that are multiples of it), split_k (False, True for auto, or a part count),
     blocks_per_sm (the launch bound and register budget: blocks sharing an SM) and stages (the K
@@ -125,7 +125,9 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
     the warpgroups issuing the loads, producer_split_k) and overlap (the block grid's
     overlap_launches: off, wait, early, late, prefetch or preload; None leaves the default,
     wait) and tighten (False: the block grid pins tighten_arefs = false, the consumers' aref waits
-    and releases where warp-specialize and pipeline-arefs put them)."""
+    and releases where warp-specialize and pipeline-arefs put them) and unpack_at_load (True: the
+    block grid pins unpack_at = load, the weights of every part unpacked where they are read from
+    shared memory, as before 2026-11-30, instead of where each part's slice stands)."""
     out = []
     for line in text.splitlines():
         m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)
@@ -167,6 +169,8 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
                 pins.append("overlap_launches = %s" % overlap)
             if not tighten:
                 pins.append("tighten_arefs = false")
+            if unpack_at_load:
+                pins.append("unpack_at = load")
             if pins:
                 line = line.replace(" : index, index", " {%s} : index, index" % ", ".join(pins))
         out.append(line)
@@ -178,16 +182,16 @@ BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir", "z": "examples/kernels/gemm_w4a16_zp.tir"}
 VARIANT = re.compile(r"([tpscz])(\d+)x(\d+)(?:_k(\d+))?(?:_h(\d+))?(_gs)?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?"
-                     r"(?:_p(\d+))?(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch|preload))?(_nt)?")
+                     r"(?:_p(\d+))?(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch|preload))?(_nt)?(_sg)?(_ul)?")
 
 
 def parse_variant(name):
-    """`[tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt]` -> dict(prefix,
+    """`[tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul]` -> dict(prefix,
     rows, tokens, k_tile, groups, scale_after, split_k, blocks_per_sm, consumers, producers, stages,
-    overlap, tighten)."""
+    overlap, tighten, shared_groups, unpack_at_load)."""
     m = VARIANT.fullmatch(name)
     if not m:
-        raise ValueError("variant %r is not [tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt]"
+        raise ValueError("variant %r is not [tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul]"
                          % name)
     split = False if m.group(7) is None else (int(m.group(7)) if m.group(7) else True)
     v = {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
@@ -195,17 +199,20 @@ def parse_variant(name):
          "scale_after": m.group(6) is not None, "split_k": split,
          "blocks_per_sm": int(m.group(8) or 1), "consumers": int(m.group(9) or 1),
          "producers": int(m.group(10) or 1), "stages": int(m.group(11)) if m.group(11) else None,
-         "overlap": m.group(12), "tighten": m.group(13) is None}
+         "overlap": m.group(12), "tighten": m.group(13) is None,
+         "shared_groups": m.group(14) is not None, "unpack_at_load": m.group(15) is not None}
     if v["groups"] > 1 and (v["prefix"] != "c" or v["rows"] != 64 or v["k_tile"] % (16 * v["groups"])):
         raise ValueError("variant %r: _hH splits a K tile among H scale groups only in the tiled "
                          "64-row kernel (c64x...), into parts of a multiple of 16 columns" % name)
+    if v["shared_groups"] and not v["scale_after"]:
+        raise ValueError("variant %r: _sg (parts that share a scale group) goes with _gs" % name)
     if v["scale_after"] and v["groups"] < 2:
         raise ValueError("variant %r: _gs (each group's scale applied after its mma) goes with _hH, "
                          "H >= 2, in the tiled 64-row kernel (c64x..._hH_gs)" % name)
     return v
 
 
-def split_groups(text, k_tile, groups, tokens=16, scale_after=False):
+def split_groups(text, k_tile, groups, tokens=16, scale_after=False, shared_groups=False):
     """The tiled kernel's K loop with H = groups scale groups per K tile of k_tile (groups of
     k_tile / H columns): the dequantized tile split by `slice` into H parts, each scaled by its
     group's row of S and multiplied by its own X tile (a part of k_tile / H columns, `tokens`
@@ -219,7 +226,10 @@ def split_groups(text, k_tile, groups, tokens=16, scale_after=False):
     H200, bench/results/2026-11-28-h200-first-h200.md). The fmas follow all the groups' mmas.
     Rows of S are one scale per weight row, constant along K within a group, which is what makes
     the move exact in real arithmetic; the rounding differs (no f16 rounding of the scaled
-    weights)."""
+    weights).
+    shared_groups (`_sg`, with `_gs`): the H parts need not be scale groups: each part's row of S
+    is the group of its first column, (k KT + i KT / H) KG / K, so parts of 64 columns can take
+    groups of 128 (more wgmma chains a K tile, each with its own accumulator)."""
     part = k_tile // groups
     start = text.index("    %q = copy %sQ :")
     end = text.index("    yield %c_next")
@@ -232,14 +242,25 @@ def split_groups(text, k_tile, groups, tokens=16, scale_after=False):
              "    %g_first = mul %k, %cH : index"]
     acc = "%c"
     scaled = []  # _gs: each group's fma into the sum, after every group's mma (see below)
+    if shared_groups:
+        lines += ["    %k_col = mul %k, %c64 : index"]
     for i in range(groups):
         lines += [
             "    %%ci%d = const {value = %d} : index" % (i, i),
-            "    %%g%d = add %%g_first, %%ci%d : index" % (i, i),
+            "    %%g%d = add %%g_first, %%ci%d : index" % (i, i)]
+        scale_row = "%%g%d" % i
+        if shared_groups:
+            lines += [
+                "    %%cp%d = const {value = %d} : index" % (i, i * part),
+                "    %%col%d = add %%k_col, %%cp%d : index" % (i, i),
+                "    %%colg%d = mul %%col%d, %%KG : index" % (i, i),
+                "    %%gs%d = div %%colg%d, %%K : index" % (i, i)]
+            scale_row = "%%gs%d" % i
+        lines += [
             "    %%qp%d = slice %%qc {offsets = [0,%d], shape = [64,%d]} : register<f16>[64,%d]"
             % (i, i * part, part, part),
-            "    %%S_tile%d = tile %%S, %%g%d, %%bn {masked, pad = 0.0, shape = [1,64], squeeze = [0]} "
-            ": global<f16>[64]" % (i, i),
+            "    %%S_tile%d = tile %%S, %s, %%bn {masked, pad = 0.0, shape = [1,64], squeeze = [0]} "
+            ": global<f16>[64]" % (i, scale_row),
             "    %%sS%d = copy %%S_tile%d : shared<f16>[64]" % (i, i),
             "    %%s%d = copy %%sS%d : register<f16>[64]" % (i, i),
             "    %%X_tile%d = tile %%X, %%bm, %%g%d {masked, pad = 0.0, shape = [%d,%d]} : global<f16>[%d,%d]"
@@ -273,8 +294,9 @@ def named_variant_text(name, root=None):
     with open(os.path.join(root or repository_root(), BASES[v["prefix"]])) as f:
         base = f.read()
     text = variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
-                        v["stages"], v["consumers"], v["producers"], v["overlap"], v["tighten"])
-    return (split_groups(text, v["k_tile"], v["groups"], v["tokens"], v["scale_after"])
+                        v["stages"], v["consumers"], v["producers"], v["overlap"], v["tighten"],
+                        v["unpack_at_load"])
+    return (split_groups(text, v["k_tile"], v["groups"], v["tokens"], v["scale_after"], v["shared_groups"])
             if v["groups"] > 1 else text)
 
 
@@ -338,7 +360,7 @@ def main():
     p.add_argument("--sets", type=int, default=4,
                    help="weight copies a graph rotates over, so that they do not stay in L2")
     args = p.parse_args()
-    kernels, k_tiles, rows_of, groups_of = {}, {}, {}, {}
+    kernels, k_tiles, rows_of, groups_of, shared_of = {}, {}, {}, {}, {}
     for v in args.variants.split(","):
         # NAME@FILE: the kernel in FILE (lowered IR if it ends in .lowered.tir, compiled with the
         # verify pass only: an A/B of a hand-edited kernel), its weights and sizes those of NAME.
@@ -348,6 +370,7 @@ def main():
         except ValueError as e:
             sys.exit("w4a16.py: %s" % e)
         k_tiles[v], rows_of[v], groups_of[v] = choices["k_tile"], choices["rows"], choices["groups"]
+        shared_of[v] = choices["shared_groups"]
         try:
             if path:
                 kernels[v] = tessel.compile_file(
@@ -385,7 +408,11 @@ def main():
             want_z = x[rows_t].double() @ w16z.double().t()
             lib_z = torch.matmul(x, w16z.t())
         for name, kernel in kernels.items():
-            if groups_of[name] > 1 and g * groups_of[name] != k_tiles[name]:
+            if shared_of[name] and g % (k_tiles[name] // groups_of[name]):
+                print("%-20s %-10s skipped: parts of %d columns need groups of a multiple of it"
+                      % (shape, name, k_tiles[name] // groups_of[name]))
+                continue
+            if groups_of[name] > 1 and not shared_of[name] and g * groups_of[name] != k_tiles[name]:
                 print("%-20s %-10s skipped: %d scale groups per K tile of %d need groups of %d"
                       % (shape, name, groups_of[name], k_tiles[name], k_tiles[name] // groups_of[name]))
                 continue

@@ -94,6 +94,20 @@ EmittedKernel Emitter::run() {
       }
       uniform_roles_ = a->s;
     }
+    // `unpack_at = slices | load` (slices unless pinned): where packed 4-bit weights read only
+    // by slices are unpacked (packed_words_to_register): each slice's pairs where the slice
+    // stands, so a part's unpacking follows the wgmma of the part before it and runs under it,
+    // or all at the load (as before 2026-11-30; an A/B pin).
+    if (op->kind() == OpKind::block_grid && op->has_attr("unpack_at")) {
+      const ir::Attribute* a = op->attr("unpack_at");
+      const bool named =
+          a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string;
+      if (!named || (a->s != "slices" && a->s != "load")) {
+        user_error(op->loc(), "block_grid: unpack_at must be slices or load, not ",
+                   a->kind == ir::Attribute::Kind::unit ? std::string("a bare flag") : a->str());
+      }
+      unpack_at_slices_ = a->s == "slices";
+    }
   }
   if (roles_) {
     for (const auto& op : kernel_.region(0)->ops()) {
@@ -305,7 +319,25 @@ std::string Emitter::scalar(const Operation& op, const Value* v) {
 const Reg& Emitter::reg_words(const Operation& op, const Value* v) {
   auto it = regs_.find(v);
   if (it == regs_.end()) unsupported(op, "needs %" + v->name() + " to be a register tensor");
+  emit_deferred_pairs(v);
   return it->second;
+}
+
+void Emitter::emit_deferred_pairs(const Value* v, const std::vector<int64_t>& pairs) {
+  auto it = deferred_pairs_.find(v);
+  if (it == deferred_pairs_.end()) return;
+  std::vector<std::string>& lines = it->second;
+  auto emit = [&](int64_t j) {
+    if (j < 0 || j >= static_cast<int64_t>(lines.size()) || lines[size_t(j)].empty()) return;
+    line(lines[size_t(j)]);
+    lines[size_t(j)].clear();
+  };
+  if (pairs.empty()) {
+    for (int64_t j = 0; j < static_cast<int64_t>(lines.size()); ++j) emit(j);
+    deferred_pairs_.erase(it);
+    return;
+  }
+  for (int64_t j : pairs) emit(j);
 }
 
 const Reg& Emitter::reg(const Operation& op, const Value* v) {

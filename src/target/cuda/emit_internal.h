@@ -502,6 +502,12 @@ class Emitter {
   int workspaces_ = 0;
   // Ops another op's emission already wrote (an add fused into the load before it).
   std::set<const Operation*> fused_;
+  // Packed f16x2 words whose unpacking waits for the slices that read them (unpack_at = slices,
+  // packed_words_to_register): per value, the statement that makes pair j, "" once emitted.
+  std::unordered_map<const Value*, std::vector<std::string>> deferred_pairs_;
+  bool unpack_at_slices_ = true;  // block_grid's `unpack_at = slices | load` pin
+  // Emits the deferred pairs of `v` in `pairs` (all of them when empty) that are not yet emitted.
+  void emit_deferred_pairs(const Value* v, const std::vector<int64_t>& pairs = {});
   const Operation* accumulating_add(
       const Operation& load);  // workspace ops emitted so far (their KernelParam::tensor numbers)
   std::vector<std::string> async_accumulators_;

@@ -631,22 +631,43 @@ void Emitter::packed_words_to_register(const Operation& op, const SharedTile& s,
     line("for (int i = 0; i < " + std::to_string(words) + "; ++i) " + raw +
          "[i] ^= 0x88888888u;  // i4: n ^ 8, 8 more subtracted");
   }
+  // Unpacked where each slice stands when slices in this block are the only readers (a part's
+  // unpacking then follows the wgmma of the part before it and overlaps it: ptxas keeps the
+  // order of the instructions around a wgmma fence); else here.
+  bool defer = unpack_at_slices_;
+  int slices = 0;
+  ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
+    for (const Value* v : user->operands()) {
+      if (v != named) continue;
+      ++slices;
+      defer = defer && user->kind() == OpKind::slice && user->parent_block() == op.parent_block();
+    }
+  });
+  defer = defer && slices > 0;
+  std::vector<std::string> pair_lines;
   for (int64_t j = 0; 2 * j < plan.values; ++j) {
     const int64_t a = nibble(2 * j), b = nibble(2 * j + 1);
     const std::string slot = r.name + "[" + std::to_string(j) + "]";
     if (interleaved) {
       const int64_t p = a % 8;
-      line(slot + " = tessel::device::u4_pair_to_f16x2(" + raw + "[" + std::to_string(a / 8) +
-           "], " + std::to_string(p) + ", " + f16x2_word(p % 2 ? -(64 + c) : 1024 + c) + ");");
+      pair_lines.push_back(slot + " = tessel::device::u4_pair_to_f16x2(" + raw + "[" +
+                           std::to_string(a / 8) + "], " + std::to_string(p) + ", " +
+                           f16x2_word(p % 2 ? -(64 + c) : 1024 + c) + ");");
     } else {
       auto at = [&](int64_t x) {
         return "((" + raw + "[" + std::to_string(x / 8) + "] >> " + std::to_string(4 * (x % 8)) +
                ") & 15u)";
       };
-      line("asm(\"sub.rn.f16x2 %0, %1, %2;\" : \"=r\"(" + slot + ") : \"r\"(" + at(a) + " | (" +
-           at(b) + " << 16) | 0x64006400u), \"r\"(" + f16x2_word(1024 + c) + "));");
+      pair_lines.push_back("asm(\"sub.rn.f16x2 %0, %1, %2;\" : \"=r\"(" + slot + ") : \"r\"(" +
+                           at(a) + " | (" + at(b) + " << 16) | 0x64006400u), \"r\"(" +
+                           f16x2_word(1024 + c) + "));");
     }
   }
+  if (defer) {
+    deferred_pairs_[named] = std::move(pair_lines);
+    return;
+  }
+  for (const std::string& l : pair_lines) line(l);
 }
 
 }  // namespace tessel::target::cuda::detail

@@ -52,7 +52,10 @@ std::optional<int64_t> shared_offset_value(const std::string& layout, int64_t ro
 }
 
 void Emitter::slice(const Operation& op) {
-  const Reg& src = reg_words(op, op.operand(0));
+  auto found = regs_.find(op.operand(0));
+  if (found == regs_.end())
+    unsupported(op, "needs %" + op.operand(0)->name() + " to be a register tensor");
+  const Reg& src = found->second;
   const Plan& from = *src.plan;
   const Plan* to = plan_for(op, op.result()->type());
   const auto& offsets = op.ints_attr("offsets");
@@ -78,6 +81,9 @@ void Emitter::slice(const Operation& op) {
   for (int64_t v = 0; pairs && v < to->values; v += 2)
     pairs = map[v] % 2 == 0 && map[v + 1] == map[v] + 1;
   if (pairs) {
+    std::vector<int64_t> needed;
+    for (int64_t v = 0; v < to->values; v += 2) needed.push_back(map[v] / 2);
+    emit_deferred_pairs(op.operand(0), needed);
     Reg r{fresh(op.result()->name()), to, src.element, true};
     line("unsigned " + r.name + "[" + std::to_string(to->values / 2) + "];  // part of " +
          src.name);
