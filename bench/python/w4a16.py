@@ -29,7 +29,11 @@ prefetch / preload (`preload`: the first ring-depth weight loads issued before t
 default each launch overlaps the one before it and waits for it before its first access that
 may depend on it; `prefetch` also asks for the first weight tiles in L2 before waiting; `off`
 launches as before), `_nt` = tighten_arefs = false (the consumers wait for every slot at the top
-of the K loop and release it at the bottom, as before the pass tighten-arefs).
+of the K loop and release it at the bottom, as before the pass tighten-arefs), `_sg` (with `_gs`)
+= the `_hH` parts need not be scale groups: each part takes the scale row of its first column, so
+parts of 64 columns can share groups of 128, `_ul` = unpack_at = load (each part's weights
+unpacked where the tile is read from shared memory instead of where its slice stands, as before
+the seventeenth session).
 Each is the example's text with its tile extents replaced; one that does not compile is reported
 and skipped. `pRxT` is the same over
 examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order that
@@ -127,7 +131,7 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
     wait) and tighten (False: the block grid pins tighten_arefs = false, the consumers' aref waits
     and releases where warp-specialize and pipeline-arefs put them) and unpack_at_load (True: the
     block grid pins unpack_at = load, the weights of every part unpacked where they are read from
-    shared memory, as before 2026-11-30, instead of where each part's slice stands)."""
+    shared memory, as before the seventeenth session (2026-11-29), instead of where each part's slice stands)."""
     out = []
     for line in text.splitlines():
         m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # W4A16 with each part's weights unpacked where its slice stands (the emitter's unpack_at =
-# slices, seventeenth session, 2026-11-30) against the same kernels pinned unpack_at = load
+# slices, seventeenth session, 2026-11-29) against the same kernels pinned unpack_at = load
 # (`_ul`), and K tiles in four 64-column parts that share groups of 128 (`_h4_gs_sg`: four wgmma
 # chains a K tile), at M = 1 / 8 / 16, N = K = 8192 and at K = 32768, as graphs of 8 launches
 # (records $OUT/w4a16.jsonl; every kernel's output checked against float64 and cuBLAS by the

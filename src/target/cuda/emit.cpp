@@ -97,7 +97,7 @@ EmittedKernel Emitter::run() {
     // `unpack_at = slices | load` (slices unless pinned): where packed 4-bit weights read only
     // by slices are unpacked (packed_words_to_register): each slice's pairs where the slice
     // stands, so a part's unpacking follows the wgmma of the part before it and runs under it,
-    // or all at the load (as before 2026-11-30; an A/B pin).
+    // or all at the load (as before the seventeenth session, 2026-11-29; an A/B pin).
     if (op->kind() == OpKind::block_grid && op->has_attr("unpack_at")) {
       const ir::Attribute* a = op->attr("unpack_at");
       const bool named =

@@ -632,8 +632,8 @@ void Emitter::packed_words_to_register(const Operation& op, const SharedTile& s,
          "[i] ^= 0x88888888u;  // i4: n ^ 8, 8 more subtracted");
   }
   // Unpacked where each slice stands when slices in this block are the only readers (a part's
-  // unpacking then follows the wgmma of the part before it and overlaps it: ptxas keeps the
-  // order of the instructions around a wgmma fence); else here.
+  // unpacking then follows the wgmmas of the part before it and runs under them: ptxas
+  // interleaves it with those wgmmas and does not hoist it above their fence); else here.
   bool defer = unpack_at_slices_;
   int slices = 0;
   ir::walk(const_cast<Operation*>(&kernel_), [&](Operation* user) {
