@@ -33,7 +33,9 @@ of the K loop and release it at the bottom, as before the pass tighten-arefs), `
 = the `_hH` parts need not be scale groups: each part takes the scale row of its first column, so
 parts of 64 columns can share groups of 128, `_ul` = unpack_at = load (each part's weights
 unpacked where the tile is read from shared memory instead of where its slice stands, as before
-the seventeenth session).
+the seventeenth session), `_ns` = share_role_code = false (each consumer role of `_wW` emitted
+with its own copy of the K loop, as before the seventeenth session; by default roles that begin
+alike share one copy, src/target/cuda/emit_shared_roles.cpp).
 Each is the example's text with its tile extents replaced; one that does not compile is reported
 and skipped. `pRxT` is the same over
 examples/kernels/gemm_w4a16_packed.tir: the weights passed in the packed order that
@@ -120,7 +122,8 @@ def pack_tiled(q, rows, k_tile):
 
 
 def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages=None,
-                 consumers=1, producers=1, overlap=None, tighten=True, unpack_at_load=False):
+                 consumers=1, producers=1, overlap=None, tighten=True, unpack_at_load=False,
+                 apart=False):
     """The example with R = rows, T = tokens, a K tile of k_tile (one scale per K tile: valid for
     group sizes that are multiples of it), split_k (False, True for auto, or a part count),
     blocks_per_sm (the launch bound and register budget: blocks sharing an SM) and stages (the K
@@ -175,6 +178,8 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
                 pins.append("tighten_arefs = false")
             if unpack_at_load:
                 pins.append("unpack_at = load")
+            if apart:
+                pins.append("share_role_code = false")
             if pins:
                 line = line.replace(" : index, index", " {%s} : index, index" % ", ".join(pins))
         out.append(line)
@@ -186,16 +191,16 @@ BASES = {"t": "examples/kernels/gemm_w4a16.tir", "p": "examples/kernels/gemm_w4a
          "s": "bench/kernel-variants/gemm_w4a16_packed_group_scale.tir",
          "c": "bench/kernel-variants/gemm_w4a16_tiled.tir", "z": "examples/kernels/gemm_w4a16_zp.tir"}
 VARIANT = re.compile(r"([tpscz])(\d+)x(\d+)(?:_k(\d+))?(?:_h(\d+))?(_gs)?(?:_sk(\d*))?(?:_b(\d+))?(?:_w(\d+))?"
-                     r"(?:_p(\d+))?(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch|preload))?(_nt)?(_sg)?(_ul)?")
+                     r"(?:_p(\d+))?(?:_st(\d+))?(?:_ov(off|wait|early|late|prefetch|preload))?(_nt)?(_sg)?(_ul)?(_ns)?")
 
 
 def parse_variant(name):
-    """`[tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul]` -> dict(prefix,
+    """`[tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul][_ns]` -> dict(prefix,
     rows, tokens, k_tile, groups, scale_after, split_k, blocks_per_sm, consumers, producers, stages,
-    overlap, tighten, shared_groups, unpack_at_load)."""
+    overlap, tighten, shared_groups, unpack_at_load, apart)."""
     m = VARIANT.fullmatch(name)
     if not m:
-        raise ValueError("variant %r is not [tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul]"
+        raise ValueError("variant %r is not [tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul][_ns]"
                          % name)
     split = False if m.group(7) is None else (int(m.group(7)) if m.group(7) else True)
     v = {"prefix": m.group(1), "rows": int(m.group(2)), "tokens": int(m.group(3)),
@@ -204,7 +209,8 @@ def parse_variant(name):
          "blocks_per_sm": int(m.group(8) or 1), "consumers": int(m.group(9) or 1),
          "producers": int(m.group(10) or 1), "stages": int(m.group(11)) if m.group(11) else None,
          "overlap": m.group(12), "tighten": m.group(13) is None,
-         "shared_groups": m.group(14) is not None, "unpack_at_load": m.group(15) is not None}
+         "shared_groups": m.group(14) is not None, "unpack_at_load": m.group(15) is not None,
+         "apart": m.group(16) is not None}
     if v["groups"] > 1 and (v["prefix"] != "c" or v["rows"] != 64 or v["k_tile"] % (16 * v["groups"])):
         raise ValueError("variant %r: _hH splits a K tile among H scale groups only in the tiled "
                          "64-row kernel (c64x...), into parts of a multiple of 16 columns" % name)
@@ -299,7 +305,7 @@ def named_variant_text(name, root=None):
         base = f.read()
     text = variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
                         v["stages"], v["consumers"], v["producers"], v["overlap"], v["tighten"],
-                        v["unpack_at_load"])
+                        v["unpack_at_load"], v["apart"])
     return (split_groups(text, v["k_tile"], v["groups"], v["tokens"], v["scale_after"], v["shared_groups"])
             if v["groups"] > 1 else text)
 

@@ -105,7 +105,7 @@ constexpr const char* kUsage =
     "usage: tessel bench w4a16 [--shapes MxNxKgG,...] [--variants NAME,...] [--json FILE]\n"
     "                          [--iterations N] [--graph LAUNCHES [--sets S]]\n"
     "fp16 x int4 GEMM (examples/kernels/gemm_w4a16*.tir and their tile variants, names\n"
-    "[tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul] as\n"
+    "[tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul][_ns] as\n"
     "bench/python/w4a16.py's docstring gives them) against cuBLAS f16 on the dequantized weights\n"
     "and a copy of the packed weights, in one process: the suite is bench/python/w4a16.py, run as\n"
     "attention's is. --graph also times each as a CUDA graph of LAUNCHES launches rotating over S\n"

@@ -79,8 +79,8 @@ int run_w4a16_bench(const std::vector<std::string>& args) {
        {"--variants",
         list_of("[tpscz][1-9][0-9]*x[1-9][0-9]*(_k[1-9][0-9]*)?(_h[1-9][0-9]*)?(_gs)?"
                 "(_sk[0-9]*)?(_b[1-9][0-9]*)?(_w[1-9][0-9]*)?(_p[1-9][0-9]*)?(_st[1-9][0-9]*)?"
-                "(_ov(off|wait|early|late|prefetch|preload))?(_nt)?(_sg)?(_ul)?"),
-        "variant names [tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul] "
+                "(_ov(off|wait|early|late|prefetch|preload))?(_nt)?(_sg)?(_ul)?(_ns)?"),
+        "variant names [tpscz]RxT[_kKT][_hH][_gs][_sk[S]][_bB][_wW][_pP][_stN][_ovMODE][_nt][_sg][_ul][_ns] "
         "separated by commas"},
        {"--json", ".+", "a file"},
        {"--iterations", kPositive, "a positive count"},

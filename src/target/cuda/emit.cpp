@@ -108,6 +108,18 @@ EmittedKernel Emitter::run() {
       }
       unpack_at_slices_ = a->s == "slices";
     }
+    // `share_role_code = false` emits every role with its own copy of its code (an A/B pin;
+    // emit_shared_roles.cpp).
+    if (op->kind() == OpKind::block_grid && op->has_attr("share_role_code")) {
+      const ir::Attribute* a = op->attr("share_role_code");
+      const bool named =
+          a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string;
+      if (!named || (a->s != "true" && a->s != "false")) {
+        user_error(op->loc(), "block_grid: share_role_code must be true or false, not ",
+                   a->kind == ir::Attribute::Kind::unit ? std::string("a bare flag") : a->str());
+      }
+      share_role_code_ = a->s == "true";
+    }
   }
   if (roles_) {
     for (const auto& op : kernel_.region(0)->ops()) {
@@ -421,6 +433,14 @@ void Emitter::block_ops(const ir::Block& b, const std::function<void(const Opera
     if (ops[i]->kind() == OpKind::yield) {
       yield(*ops[i]);
       continue;
+    }
+    if (ops[i]->kind() == OpKind::warp_group && &b == kernel_.region(0)) {
+      const size_t roles = shared_roles(b, i);
+      if (roles > 1) {
+        emit_shared_roles(b, i, roles);
+        i += roles - 1;
+        continue;
+      }
     }
     const ChunkedRun run = chunked_run(b, i);
     if (run.end > i) {

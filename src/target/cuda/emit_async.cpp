@@ -313,21 +313,7 @@ void Emitter::warp_group(const Operation& op) {
          ") / 4;  // the warpgroup's index in its role (tid / 128), warp-uniform");
     warpgroup_index_ = "tsl_wg";
   }
-  // The role's register layouts as index arithmetic of the role-local tid.
-  std::set<const Plan*> used;
-  ir::walk(const_cast<Operation*>(&op), [&](Operation* inner) {
-    for (const auto& r : inner->results()) {
-      if (const Plan* p = plan_for(*inner, r->type())) used.insert(p);
-    }
-  });
-  for (const auto& plan : plans_) {
-    if (!used.count(plan.get())) continue;
-    line("// layout " + std::to_string(plan->id) + ": " + plan->text);
-    for (size_t d = 0; d < plan->tile.size(); ++d) {
-      if (plan->var[d] == "0") continue;
-      line("const int " + plan->var[d] + " = " + thread_expr(*plan, d) + ";");
-    }
-  }
+  role_layouts({&op});
   const ir::Block& body = *op.region(0);
   size_t i = 0;
   for (; i < body.ops().size() && body.ops()[i]->kind() == OpKind::setmaxnreg; ++i) {
@@ -358,6 +344,25 @@ void Emitter::warp_group(const Operation& op) {
   }
   --indent_;
   line("}");
+}
+
+void Emitter::role_layouts(const std::vector<const Operation*>& roles) {
+  std::set<const Plan*> used;
+  for (const Operation* role : roles) {
+    ir::walk(const_cast<Operation*>(role), [&](Operation* inner) {
+      for (const auto& r : inner->results()) {
+        if (const Plan* p = plan_for(*inner, r->type())) used.insert(p);
+      }
+    });
+  }
+  for (const auto& plan : plans_) {
+    if (!used.count(plan.get())) continue;
+    line("// layout " + std::to_string(plan->id) + ": " + plan->text);
+    for (size_t d = 0; d < plan->tile.size(); ++d) {
+      if (plan->var[d] == "0") continue;
+      line("const int " + plan->var[d] + " = " + thread_expr(*plan, d) + ";");
+    }
+  }
 }
 
 void Emitter::aref(const Operation& op) {

@@ -397,6 +397,14 @@ class Emitter {
   int64_t threads_of(const Operation& op) const;
   void async_op(const Operation& op);
   void warp_group(const Operation& op);
+  // The register layouts the ops of `roles` use, as index arithmetic of the role-local tid.
+  void role_layouts(const std::vector<const Operation*>& roles);
+  // emit_shared_roles.cpp: consecutive roles whose code begins alike (split-roles' consumers, one
+  // per turn of a K loop) emitted with one copy of that beginning. shared_roles: how many roles
+  // from top.ops()[first] do (1: none to share with).
+  size_t shared_roles(const ir::Block& top, size_t first);
+  void emit_shared_roles(const ir::Block& top, size_t first, size_t count);
+  bool share_role_code_ = true;  // block_grid's `share_role_code` pin
   void aref(const Operation& op);
   void copy_async_rows(const Operation& op, const Operation& tile, const View& g,
                        const SharedTile& dst, int64_t rows, int64_t cols, int64_t swizzle);
