@@ -5,7 +5,7 @@
 # compute-sanitizer, then timed in one process against the same kernels pinned
 # share_role_code = false: W4A16 (`_ns`, graphs of 8 launches, M = 1 / 8 / 16 and K = 32768) and
 # the split-roles GEMMs at their few-token shapes (tessel bench gemm, each kernel against
-# cuBLAS).
+# cuBLAS). CHECK_ONLY=1 stops after the checks against the interpreter ($OUT/checks.txt).
 set -u
 source "$(dirname "$0")/common.sh"
 build_tool_and_python > $LOG/build.log 2>&1 || { tail -20 $LOG/build.log; exit 1; }
@@ -15,7 +15,7 @@ for f in examples/kernels/*.tir bench/kernel-variants/*.tir bench/kernel-variant
   case $f in *sm80*) continue ;; esac
   $T compile $f --emit=cuda 2>/dev/null | grep -q "their common code once" && SHARED="$SHARED $f"
 done
-echo "kernels whose roles share code:$(echo $SHARED | wc -w)"
+echo "kernels whose roles share code:$(echo $SHARED | wc -w)" | tee $OUT/checks.txt
 for f in $SHARED; do
   case $f in
     *w4a16*k512*) s=M=70,N=384,K=1536,KG=12,NQ=1152 ;;
@@ -23,7 +23,8 @@ for f in $SHARED; do
     *) s=M=100,N=328,K=1000 ;;
   esac
   echo "$(basename $f .tir) ($s): $($T run $f --gpu --check --size $s 2>&1 | grep -E 'relative error|rror' | head -1)"
-done
+done | tee -a $OUT/checks.txt
+[ "${CHECK_ONLY:-0}" = 1 ] && exit 0
 sanitize gemm_m64_n32_s16_f4_w2_p2 bench/kernel-variants/gemm_m64_n32_s16_f4_w2_p2.tir M=100,N=328,K=1000
 B=c64x8_k256_h2_gs_w3_p1_st8_ovpreload
 write_w4a16_variants $B
