@@ -137,15 +137,22 @@ void check(const std::string& name, bool lowered, int64_t M, int64_t N, int64_t 
   EXPECT_EQ(bad, 0);
 }
 
-TEST(W4A16, MatchesPlainLoopsBitForBit) {
-  for (const char* name : {"gemm_w4a16", "gemm_w4a16_packed", "gemm_w4a16_zp"}) {
-    for (bool lowered : {false, true}) check(name, lowered, 70, 200, 256, 128, "round-robin");
-    check(name, true, 1, 136, 192, 64, "producer-first");
-    check(name, true, 130, 72, 128, 64, "random:5");
-    // Split-K: 3 parts of 1, 1 and 2 K blocks, the scale groups (G = 64: one per block) shifted
-    // with them; more SMs than tiles so parts of one tile interleave.
-    check(name, true, 70, 200, 256, 64, "random:7", 3);
-  }
+// One kernel's cases as written and lowered, under three schedules and split-k (one test per
+// kernel, so that CTest spreads them over the cores: together they took 23 s).
+void check_plain_loops(const char* name) {
+  for (bool lowered : {false, true}) check(name, lowered, 70, 200, 256, 128, "round-robin");
+  check(name, true, 1, 136, 192, 64, "producer-first");
+  check(name, true, 130, 72, 128, 64, "random:5");
+  // Split-K: 3 parts of 1, 1 and 2 K blocks, the scale groups (G = 64: one per block) shifted
+  // with them; more SMs than tiles so parts of one tile interleave.
+  check(name, true, 70, 200, 256, 64, "random:7", 3);
+}
+
+TEST(W4A16, MatchesPlainLoopsBitForBit) { check_plain_loops("gemm_w4a16"); }
+TEST(W4A16, PackedMatchesPlainLoopsBitForBit) { check_plain_loops("gemm_w4a16_packed"); }
+TEST(W4A16, ZeroPointsMatchPlainLoopsBitForBit) { check_plain_loops("gemm_w4a16_zp"); }
+
+TEST(W4A16, TiledWeightsMatchPlainLoopsBitForBit) {
   // The weights stored tile by tile: the tile coordinate bn * K + k keeps the whole K under
   // split-k while the loop counts the part's blocks.
   check("gemm_w4a16_tiled", false, 70, 256, 256, 64, "round-robin");
