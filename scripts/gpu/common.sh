@@ -17,6 +17,7 @@
 #   sanitize NAME FILE SIZE   compute-sanitizer memcheck, racecheck and synccheck on
 #                             `tessel run FILE --gpu --size SIZE`, one "NAME tool rc=... summary"
 #                             line each
+#   cache_substitute V CUBIN  (probes) CUBIN launched for W4A16 variant V from $TESSEL_CACHE_DIR
 #   w4a16_check_and_bench V SHAPES  W4A16 variants V (comma-separated) checked against the
 #                             interpreter (every one with CHECK_ALL=1, else the first), sanitized
 #                             (SAN=1, the first), then bench/python/w4a16.py at SHAPES as graphs of
@@ -200,6 +201,26 @@ sanitize() {
       --size $3 > $LOG/san.log 2>&1
     echo "$1 $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $LOG/san.log)"
   done
+}
+
+# Probes only: the kernel cache entry of W4A16 variant $1 (compiled alone into an empty directory
+# through the Python package, as the bench compiles it) replaced by cubin $2 under
+# $TESSEL_CACHE_DIR, so that a bench run with that cache launches $2 for the variant (it must
+# launch alike: the same kernel name, parameters, threads and shared memory).
+cache_substitute() {
+  local d=$LOG/cache_$1 key
+  rm -rf $d
+  TESSEL_CACHE_DIR=$d python3 -c "import tessel, w4a16; tessel.compile(w4a16.named_variant_text('$1'), file='gemm_w4a16_$1.tir')"
+  key=$(ls $d | grep cubin | head -1)
+  python3 - $2 $TESSEL_CACHE_DIR/$key <<'PY'
+import hashlib, os, sys
+payload = open(sys.argv[1], "rb").read()
+os.makedirs(os.path.dirname(sys.argv[2]), exist_ok=True)
+with open(sys.argv[2], "wb") as f:
+    f.write(b"tessel-cubin v1 %s %d\n" % (hashlib.sha256(payload).hexdigest().encode(), len(payload)))
+    f.write(payload)
+PY
+  echo "$1 -> $2 ($key)"
 }
 
 w4a16_check_and_bench() {

@@ -6,15 +6,16 @@
 # in place of two variants that launch alike (`_nt`: the control; `_sg`: the merged kernel), the
 # NVRTC-built kernel beside them; every kernel's output checked by the bench (float64, cuBLAS),
 # the merged one also against the interpreter on ragged sizes and under compute-sanitizer, and
-# its warps' stall reasons by ncu.
+# its warps' stall reasons by ncu. Since e7a12e6 the emitter itself shares the roles' code
+# (src/target/cuda/emit_shared_roles.cpp): the kernel is emitted apart here (`_ns`) for the probe.
 set -u
 source "$(dirname "$0")/common.sh"
 build_tool_and_python > $LOG/build.log 2>&1 || { tail -20 $LOG/build.log; exit 1; }
 T=build-dev/bin/tessel
 # B: the kernels (w4a16.py names, `_w3`), one after another; PROFILE=0 skips the sanitizer and ncu.
 for B in ${B:-c64x8_k256_h2_gs_w3_p1_st8_ovpreload}; do
-write_w4a16_variants $B,${B}_nt,${B}_sg
-$T compile build-dev/variants/$B.tir --emit=cuda > $LOG/emitted.cu
+write_w4a16_variants $B,${B}_nt,${B}_sg,${B}_ns
+$T compile build-dev/variants/${B}_ns.tir --emit=cuda > $LOG/emitted.cu
 python3 scripts/gpu/merge_consumer_roles.py $LOG/emitted.cu $LOG/merged.cu
 for f in emitted merged; do
   nvcc -O3 -std=c++17 -arch=sm_90a -cubin -Iruntime/device $LOG/$f.cu -o $LOG/$f.cubin 2>&1 | grep -i error
@@ -22,20 +23,8 @@ done
 export TESSEL_CACHE_DIR=$LOG/cache; rm -rf $TESSEL_CACHE_DIR
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 # The cache entries of the two stand-in variants, each compiled alone into an empty directory.
-for pair in nt:emitted sg:merged; do
-  v=${B}_${pair%%:*}; d=$LOG/cache_$v; rm -rf $d
-  TESSEL_CACHE_DIR=$d python3 -c "import tessel, w4a16; tessel.compile(w4a16.named_variant_text('$v'), file='gemm_w4a16_$v.tir')"
-  key=$(ls $d | grep cubin | head -1)
-  python3 - $LOG/${pair##*:}.cubin $TESSEL_CACHE_DIR/$key <<'PY'
-import hashlib, os, sys
-payload = open(sys.argv[1], "rb").read()
-os.makedirs(os.path.dirname(sys.argv[2]), exist_ok=True)
-with open(sys.argv[2], "wb") as f:
-    f.write(b"tessel-cubin v1 %s %d\n" % (hashlib.sha256(payload).hexdigest().encode(), len(payload)))
-    f.write(payload)
-PY
-  echo "$v -> ${pair##*:}.cubin ($key)"
-done
+cache_substitute ${B}_nt $LOG/emitted.cubin
+cache_substitute ${B}_sg $LOG/merged.cubin
 S=M=70,N=384,K=1280,KG=10,NQ=1920
 echo "merged against the interpreter: $($T run build-dev/variants/${B}_sg.tir --gpu --check --size $S 2>&1 | grep -E 'relative error|error')"
 echo "control against the interpreter: $($T run build-dev/variants/${B}_nt.tir --gpu --check --size $S 2>&1 | grep -E 'relative error|error')"
