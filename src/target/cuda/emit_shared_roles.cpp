@@ -8,17 +8,21 @@
 // before every wgmma) where it kept the first copy's uniform; one copy: 2% of stalls, every
 // descriptor uniform, 1-4% faster (bench/results/2026-11-29-w4a16-unpack-merged-roles-h200.md).
 //
-// So consecutive roles with the same name and threads, none issued by one thread, whose bodies
-// begin alike through their first loop, are emitted as one `if` over all their threads: the
-// common beginning once, `tsl_role` (the role's index among them, from the warp index: warp-
-// uniform) choosing each constant that differs, the role-local `tid` as in a role; then each
-// role's rest behind `if (tsl_role == r)`, its values of the common part named as role 0's.
+// So consecutive roles over consecutive threads with the same attributes (name, threads, pins;
+// none issued by one thread) whose bodies begin alike through their first loop are emitted as
+// one `if` over all their threads: the common beginning once, `tsl_role` (the role's index among
+// them, from the warp index: warp-uniform) choosing each constant that differs, the role-local
+// `tid` as in a role; then each role's rest behind `if (tsl_role == r)`, its values of the common
+// part named as role 0's (the rest may take only the common part's loop results and scalars).
 // "Alike": op for op the same kind, attributes (a constant's value aside), result types and
 // region shapes, each operand the same value or the corresponding one; a differing constant
 // only read by scalar arithmetic (never taken as a compile-time value); no op whose emission
 // depends on which role it is in (role and warpgroup syncs, turns, shared allocations, TMA
 // issue, workspaces). This is emission only: the ops, their synchronization and every barrier
 // are the IR's, and block_grid's `share_role_code = false` emits each role on its own.
+#include <algorithm>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "target/cuda/emit_internal.h"
@@ -132,10 +136,15 @@ Sharing find_sharing(const ir::Block& top, size_t first) {
   const int64_t threads = r0.int_attr("threads");
   int64_t next_thread = r0.int_attr("first_thread") + threads;
   s.roles.push_back(&r0);
+  // Every attribute of a role but its first thread the same (its name, threads, any pins).
+  auto attributes_but_first = [](const Operation& role) {
+    std::map<std::string, ir::Attribute> a = role.attributes();
+    a.erase("first_thread");
+    return a;
+  };
   for (size_t i = first + 1; i < top.ops().size(); ++i) {
     const Operation& r = *top.ops()[i];
-    if (r.kind() != OpKind::warp_group || r.has_attr("issue") ||
-        r.str_attr("role") != r0.str_attr("role") || r.int_attr("threads") != threads ||
+    if (r.kind() != OpKind::warp_group || attributes_but_first(r) != attributes_but_first(r0) ||
         r.int_attr("first_thread") != next_thread)
       break;
     s.roles.push_back(&r);
@@ -168,6 +177,27 @@ Sharing find_sharing(const ir::Block& top, size_t first) {
     return s;
   }
   s.common = last_loop + 1;
+  // What a role's rest takes from the shared part: loop results and scalars only, whose names
+  // carry over as they are (a register tensor's packing or a fused unpacking would not).
+  for (const Operation* role : s.roles) {
+    const auto& ops = role->region(0)->ops();
+    std::set<const Value*> shared_values;
+    for (size_t i = 0; i < s.common; ++i)
+      for (const auto& v : ops[i]->results()) shared_values.insert(v.get());
+    bool plain = true;
+    for (size_t i = s.common; i < ops.size(); ++i) {
+      ir::walk(ops[i].get(), [&](Operation* user) {
+        for (const Value* v : user->operands()) {
+          if (shared_values.count(v) && v->def()->kind() != OpKind::for_ && !v->type().is_scalar())
+            plain = false;
+        }
+      });
+    }
+    if (!plain) {
+      s.roles.resize(1);
+      return s;
+    }
+  }
   for (size_t r = 1; r < s.roles.size(); ++r) {
     for (const Operation* k : s.per_role[r].varying) {
       const auto pos = std::find_if(ops0.begin(), ops0.end(),
