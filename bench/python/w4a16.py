@@ -134,7 +134,9 @@ def variant_text(text, rows, tokens, split_k, k_tile=64, blocks_per_sm=1, stages
     wait) and tighten (False: the block grid pins tighten_arefs = false, the consumers' aref waits
     and releases where warp-specialize and pipeline-arefs put them) and unpack_at_load (True: the
     block grid pins unpack_at = load, the weights of every part unpacked where they are read from
-    shared memory, as before the seventeenth session (2026-11-29), instead of where each part's slice stands)."""
+    shared memory, as before the seventeenth session (2026-11-29), instead of where each part's
+    slice stands) and apart (True: the block grid pins share_role_code = false, each consumer
+    role with its own copy of the K loop, as before the seventeenth session)."""
     out = []
     for line in text.splitlines():
         m = re.match(r"\s*(%\w+)(?:, %\w+)*\s*=", line)
@@ -306,7 +308,8 @@ def named_variant_text(name, root=None):
     text = variant_text(base, v["rows"], v["tokens"], v["split_k"], v["k_tile"], v["blocks_per_sm"],
                         v["stages"], v["consumers"], v["producers"], v["overlap"], v["tighten"],
                         v["unpack_at_load"], v["apart"])
-    return (split_groups(text, v["k_tile"], v["groups"], v["tokens"], v["scale_after"], v["shared_groups"])
+    return (split_groups(text, v["k_tile"], v["groups"], v["tokens"], v["scale_after"],
+                         v["shared_groups"])
             if v["groups"] > 1 else text)
 
 
