@@ -1,52 +1,14 @@
-// Pins: attributes a tile program writes on an op (most on its block_grid) to fix a choice a
-// pass would otherwise make (`pingpong = true`, `stores_by = role`, ...). One reading of them for
-// every pass, with one message for a bad value.
+// Pins (src/ir/pins.h) as the passes name them: a tile program's attributes that fix a choice a
+// pass would otherwise make, read the same way by every pass and by the emitter.
 #pragma once
 
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "ir/ir.h"
-#include "support/diagnostics.h"
+#include "ir/pins.h"
 
 namespace tessel::transforms {
 
-// The kernel's block_grid (an op at its top level), or null.
-inline const ir::Operation* kernel_grid(const ir::Operation& kernel) {
-  for (const auto& op : kernel.region(0)->ops())
-    if (op->kind() == ir::OpKind::block_grid) return op.get();
-  return nullptr;
-}
-
-// `key` on `op` as one of `choices` (an identifier or a string); "" when absent. Any other value
-// is a user error at the op: "<op>: <key> must be a, b or c, not <value>".
-inline std::string pinned_choice(const ir::Operation& op, const std::string& key,
-                                 const std::vector<std::string>& choices) {
-  const ir::Attribute* a = op.attr(key);
-  if (!a) return "";
-  if (a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string) {
-    for (const std::string& c : choices)
-      if (a->s == c) return c;
-  }
-  std::string list;
-  for (size_t i = 0; i < choices.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
-  user_error(op.loc(), std::string(op.name()), ": ", key, " must be ", list, ", not ",
-             a->kind == ir::Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-}
-
-// `key` on `op` pinned true or false; nullopt when absent.
-inline std::optional<bool> pinned_flag(const ir::Operation& op, const std::string& key) {
-  const std::string v = pinned_choice(op, key, {"true", "false"});
-  if (v.empty()) return std::nullopt;
-  return v == "true";
-}
-
-// `key` pinned true or false on the kernel's block_grid; nullopt when absent.
-inline std::optional<bool> grid_flag(const ir::Operation& kernel, const std::string& key) {
-  const ir::Operation* grid = kernel_grid(kernel);
-  return grid ? pinned_flag(*grid, key) : std::nullopt;
-}
+using ir::grid_flag;
+using ir::kernel_grid;
+using ir::pinned_choice;
+using ir::pinned_flag;
 
 }  // namespace tessel::transforms

@@ -6,6 +6,7 @@
 
 #include "ir/async.h"
 #include "ir/column_blocks.h"
+#include "ir/pins.h"
 #include "target/cuda/emit_internal.h"
 
 namespace tessel::target::cuda {
@@ -77,49 +78,24 @@ EmittedKernel Emitter::run() {
   ir::walk(const_cast<Operation*>(&kernel_),
            [&](Operation* op) { has_mma_ = has_mma_ || op->kind() == OpKind::mma; });
   for (const auto& op : kernel_.region(0)->ops()) {
-    if (op->kind() == OpKind::block_grid && op->has_attr("blocks_per_sm"))
-      blocks_per_sm_ = op->int_attr("blocks_per_sm");
+    if (op->kind() != OpKind::block_grid) continue;
+    if (op->has_attr("blocks_per_sm")) blocks_per_sm_ = op->int_attr("blocks_per_sm");
+    // The emitter's pins (read by ir/pins.h, as the passes read theirs).
     // `uniform_roles = all | values | off` (all unless pinned): what the roles take from the
     // warp-uniform warp index (warpgroup_index_): their branch and per-warpgroup values, only
     // the values, or neither (the thread index, as before 2026-11-28; an A/B pin:
     // bench/results/2026-11-28-uniform-roles-h200.md measured attention at 1K 1.8% slower with the
     // uniform branch alone).
-    if (op->kind() == OpKind::block_grid && op->has_attr("uniform_roles")) {
-      const ir::Attribute* a = op->attr("uniform_roles");
-      const bool named =
-          a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string;
-      if (!named || (a->s != "all" && a->s != "values" && a->s != "off")) {
-        user_error(op->loc(), "block_grid: uniform_roles must be all, values or off, not ",
-                   a->kind == ir::Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-      }
-      uniform_roles_ = a->s;
-    }
+    const std::string uniform = ir::pinned_choice(*op, "uniform_roles", {"all", "values", "off"});
+    if (!uniform.empty()) uniform_roles_ = uniform;
     // `unpack_at = slices | load` (slices unless pinned): where packed 4-bit weights read only
     // by slices are unpacked (packed_words_to_register): each slice's pairs where the slice
     // stands, so a part's unpacking follows the wgmma of the part before it and runs under it,
     // or all at the load (as before the seventeenth session, 2026-11-29; an A/B pin).
-    if (op->kind() == OpKind::block_grid && op->has_attr("unpack_at")) {
-      const ir::Attribute* a = op->attr("unpack_at");
-      const bool named =
-          a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string;
-      if (!named || (a->s != "slices" && a->s != "load")) {
-        user_error(op->loc(), "block_grid: unpack_at must be slices or load, not ",
-                   a->kind == ir::Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-      }
-      unpack_at_slices_ = a->s == "slices";
-    }
+    unpack_at_slices_ = ir::pinned_choice(*op, "unpack_at", {"slices", "load"}) != "load";
     // `share_role_code = false` emits every role with its own copy of its code (an A/B pin;
     // emit_shared_roles.cpp).
-    if (op->kind() == OpKind::block_grid && op->has_attr("share_role_code")) {
-      const ir::Attribute* a = op->attr("share_role_code");
-      const bool named =
-          a->kind == ir::Attribute::Kind::ident || a->kind == ir::Attribute::Kind::string;
-      if (!named || (a->s != "true" && a->s != "false")) {
-        user_error(op->loc(), "block_grid: share_role_code must be true or false, not ",
-                   a->kind == ir::Attribute::Kind::unit ? std::string("a bare flag") : a->str());
-      }
-      share_role_code_ = a->s == "true";
-    }
+    share_role_code_ = ir::pinned_flag(*op, "share_role_code").value_or(true);
   }
   if (roles_) {
     for (const auto& op : kernel_.region(0)->ops()) {

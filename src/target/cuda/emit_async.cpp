@@ -297,12 +297,7 @@ void Emitter::warp_group(const Operation& op) {
     unsupported(op, "a role of threads [" + std::to_string(first) + ", " +
                         std::to_string(first + threads) + ") that is not whole warpgroups");
   }
-  const std::string range =
-      uniform_roles_ == "all"
-          ? "tsl_warp >= " + std::to_string(first / 32) + " && tsl_warp < " +
-                std::to_string((first + threads) / 32)
-          : "tid >= " + std::to_string(first) + " && tid < " + std::to_string(first + threads);
-  line("if (" + range + ") {  // role " + role + ": threads [" + std::to_string(first) + ", " +
+  line("if (" + role_condition(first, first + threads) + ") {  // role " + role + ": threads [" + std::to_string(first) + ", " +
        std::to_string(first + threads) + ")" +
        (op.has_attr("issue") ? ", issued by one thread" : ""));
   ++indent_;
@@ -327,11 +322,7 @@ void Emitter::warp_group(const Operation& op) {
   issue_one_ = one;
   role_threads_ = threads;
   role_first_thread_ = first;
-  role_index_ = 0;
-  for (const auto& other : kernel_.region(0)->ops()) {
-    if (other.get() == &op) break;
-    role_index_ += other->kind() == OpKind::warp_group;
-  }
+  role_index_ = role_position(op);
   async_accumulators_.clear();
   for (; i < body.ops().size(); ++i) emit(*body.ops()[i]);
   issue_one_ = false;
@@ -344,6 +335,25 @@ void Emitter::warp_group(const Operation& op) {
   }
   --indent_;
   line("}");
+}
+
+// Whether the thread runs the role(s) of threads [first, end): by the warp index from lane 0,
+// which ptxas takes as warp-uniform (uniform_roles = all), or by the thread index.
+std::string Emitter::role_condition(int64_t first, int64_t end) const {
+  return uniform_roles_ == "all"
+             ? "tsl_warp >= " + std::to_string(first / 32) + " && tsl_warp < " +
+                   std::to_string(end / 32)
+             : "tid >= " + std::to_string(first) + " && tid < " + std::to_string(end);
+}
+
+// How many roles come before `role` in the kernel (its named barrier's index).
+int Emitter::role_position(const Operation& role) const {
+  int position = 0;
+  for (const auto& other : kernel_.region(0)->ops()) {
+    if (other.get() == &role) break;
+    position += other->kind() == OpKind::warp_group;
+  }
+  return position;
 }
 
 void Emitter::role_layouts(const std::vector<const Operation*>& roles) {

@@ -397,6 +397,8 @@ class Emitter {
   int64_t threads_of(const Operation& op) const;
   void async_op(const Operation& op);
   void warp_group(const Operation& op);
+  std::string role_condition(int64_t first, int64_t end) const;
+  int role_position(const Operation& role) const;
   // The register layouts the ops of `roles` use, as index arithmetic of the role-local tid.
   void role_layouts(const std::vector<const Operation*>& roles);
   // emit_shared_roles.cpp: consecutive roles whose code begins alike (split-roles' consumers, one

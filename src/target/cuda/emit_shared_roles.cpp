@@ -236,12 +236,7 @@ void Emitter::emit_shared_roles(const ir::Block& top, size_t first, size_t count
   const int64_t first_thread = r0.int_attr("first_thread");
   const int64_t end_thread = first_thread + threads * static_cast<int64_t>(count);
   const std::string role = r0.str_attr("role");
-  const std::string range =
-      uniform_roles_ == "all"
-          ? "tsl_warp >= " + std::to_string(first_thread / 32) + " && tsl_warp < " +
-                std::to_string(end_thread / 32)
-          : "tid >= " + std::to_string(first_thread) + " && tid < " + std::to_string(end_thread);
-  line("if (" + range + ") {  // " + std::to_string(count) + " roles " + role + " of " +
+  line("if (" + role_condition(first_thread, end_thread) + ") {  // " + std::to_string(count) + " roles " + role + " of " +
        std::to_string(threads) + " threads: [" + std::to_string(first_thread) + ", " +
        std::to_string(end_thread) + "), their common code once (emit_shared_roles.cpp)");
   ++indent_;
@@ -259,11 +254,7 @@ void Emitter::emit_shared_roles(const ir::Block& top, size_t first, size_t count
   role_layouts(s.roles);
   role_threads_ = threads;
   role_first_thread_ = first_thread;
-  role_index_ = 0;
-  for (const auto& other : kernel_.region(0)->ops()) {
-    if (other.get() == &r0) break;
-    role_index_ += other->kind() == OpKind::warp_group;
-  }
+  role_index_ = role_position(r0);
   const int first_index = role_index_;
   async_accumulators_.clear();
   // The common part, with each differing constant chosen by the role.
