@@ -17,6 +17,7 @@
 #   sanitize NAME FILE SIZE   compute-sanitizer memcheck, racecheck and synccheck on
 #                             `tessel run FILE --gpu --size SIZE`, one "NAME tool rc=... summary"
 #                             line each
+#   nvcc_cubin SRC.cu OUT     (probes) an emitted kernel's CUDA built by nvcc
 #   cache_substitute V CUBIN  (probes) CUBIN launched for W4A16 variant V from $TESSEL_CACHE_DIR
 #   w4a16_check_and_bench V SHAPES  W4A16 variants V (comma-separated) checked against the
 #                             interpreter (every one with CHECK_ALL=1, else the first), sanitized
@@ -207,6 +208,11 @@ sanitize() {
 # through the Python package, as the bench compiles it) replaced by cubin $2 under
 # $TESSEL_CACHE_DIR, so that a bench run with that cache launches $2 for the variant (it must
 # launch alike: the same kernel name, parameters, threads and shared memory).
+# Probes only: CUDA source $1 (tessel's emitted form, maybe edited) built by nvcc into cubin $2.
+nvcc_cubin() {
+  nvcc -O3 -std=c++17 -arch=sm_90a -cubin -Iruntime/device $1 -o $2 2>&1 | grep -i error
+}
+
 cache_substitute() {
   local d=$LOG/cache_$1 key
   rm -rf $d

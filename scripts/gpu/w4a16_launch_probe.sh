@@ -18,9 +18,7 @@ $T compile build-dev/variants/$B.tir --emit=cuda > $LOG/emitted.cu
 grep -v "grid_dependency_wait();" $LOG/emitted.cu > $LOG/nowait.cu
 grep -v "launch_dependents();" $LOG/nowait.cu > $LOG/serial.cu
 echo "lines: $(wc -l < $LOG/emitted.cu) $(wc -l < $LOG/nowait.cu) $(wc -l < $LOG/serial.cu)"
-for f in emitted nowait serial; do
-  nvcc -O3 -std=c++17 -arch=sm_90a -cubin -Iruntime/device $LOG/$f.cu -o $LOG/$f.cubin 2>&1 | grep -i error
-done
+for f in emitted nowait serial; do nvcc_cubin $LOG/$f.cu $LOG/$f.cubin; done
 export TESSEL_CACHE_DIR=$LOG/cache; rm -rf $TESSEL_CACHE_DIR
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 cache_substitute ${B}_nt $LOG/emitted.cubin

@@ -17,9 +17,7 @@ for B in ${B:-c64x8_k256_h2_gs_w3_p1_st8_ovpreload}; do
 write_w4a16_variants $B,${B}_nt,${B}_sg,${B}_ns
 $T compile build-dev/variants/${B}_ns.tir --emit=cuda > $LOG/emitted.cu
 python3 scripts/gpu/merge_consumer_roles.py $LOG/emitted.cu $LOG/merged.cu
-for f in emitted merged; do
-  nvcc -O3 -std=c++17 -arch=sm_90a -cubin -Iruntime/device $LOG/$f.cu -o $LOG/$f.cubin 2>&1 | grep -i error
-done
+for f in emitted merged; do nvcc_cubin $LOG/$f.cu $LOG/$f.cubin; done
 export TESSEL_CACHE_DIR=$LOG/cache; rm -rf $TESSEL_CACHE_DIR
 export PYTHONPATH=$PWD/build-py/python:$PWD/bench/python
 # The cache entries of the two stand-in variants, each compiled alone into an empty directory.

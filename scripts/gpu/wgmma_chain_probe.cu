@@ -154,53 +154,45 @@ __global__ void __launch_bounds__(384) alu_and_mma(float* out, long long* cycles
   if (tid % 128 == 0) cycles[blockIdx.x * 3 + tid / 128] = stop - start;
 }
 
-template <int R, bool SS>
-int run_alu(int sms, int warpgroups) {
+// Launches `kernel` (a warm-up, then the timed launch) on every SM with `warpgroups` warpgroups
+// a block and `smem` bytes of dynamic shared memory: the median over the warpgroups of cycles a
+// group, or -1 on an error.
+template <typename Kernel>
+double median_cycles(Kernel kernel, int sms, int warpgroups, int smem) {
   float* out;
   long long* cycles;
-  const int bytes = 4096 + 32768 * 3;
-  CHECK(cudaMalloc(&out, sizeof(float) * sms * 384));
-  CHECK(cudaMalloc(&cycles, sizeof(long long) * sms * 3));
-  CHECK(cudaFuncSetAttribute(alu_and_mma<R, SS>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  alu_and_mma<R, SS><<<sms, 128 * warpgroups, bytes>>>(out, cycles);
-  alu_and_mma<R, SS><<<sms, 128 * warpgroups, bytes>>>(out, cycles);
-  CHECK(cudaDeviceSynchronize());
+  if (cudaMalloc(&out, sizeof(float) * sms * 384) != cudaSuccess ||
+      cudaMalloc(&cycles, sizeof(long long) * sms * 3) != cudaSuccess ||
+      cudaMemset(cycles, 0, sizeof(long long) * sms * 3) != cudaSuccess ||
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+    return -1;
+  kernel<<<sms, 128 * warpgroups, smem>>>(out, cycles);
+  kernel<<<sms, 128 * warpgroups, smem>>>(out, cycles);
   std::vector<long long> h(sms * 3);
-  CHECK(cudaMemcpy(h.data(), cycles, sizeof(long long) * sms * 3, cudaMemcpyDeviceToHost));
+  if (cudaDeviceSynchronize() != cudaSuccess ||
+      cudaMemcpy(h.data(), cycles, sizeof(long long) * sms * 3, cudaMemcpyDeviceToHost) != cudaSuccess)
+    return -1;
   std::vector<long long> v;
   for (int b = 0; b < sms; ++b)
     for (int w = 0; w < warpgroups; ++w) v.push_back(h[b * 3 + w]);
   std::sort(v.begin(), v.end());
-  printf("%s, %d ALU round(s) (%3d instructions), %d warpgroup(s) an SM: %7.1f cycles a group\n",
-         SS ? "SS (A stored to shared)" : "RS (A in registers)   ", R, 64 + 128 * R, warpgroups,
-         double(v[v.size() / 2]) / kIter);
   cudaFree(out);
   cudaFree(cycles);
-  return 0;
+  return double(v[v.size() / 2]) / kIter;
+}
+
+template <int R, bool SS>
+void run_alu(int sms, int warpgroups) {
+  const double c = median_cycles(alu_and_mma<R, SS>, sms, warpgroups, 4096 + 32768 * 3);
+  printf("%s, %d ALU round(s) (%3d instructions), %d warpgroup(s) an SM: %7.1f cycles a group\n",
+         SS ? "SS (A stored to shared)" : "RS (A in registers)   ", R, 64 + 128 * R, warpgroups, c);
 }
 
 template <int N, int C>
-int run(int sms, int warpgroups) {
-  float* out;
-  long long* cycles;
-  CHECK(cudaMalloc(&out, sizeof(float) * sms * 384));
-  CHECK(cudaMalloc(&cycles, sizeof(long long) * sms * 3));
-  CHECK(cudaMemset(cycles, 0, sizeof(long long) * sms * 3));
-  CHECK(cudaFuncSetAttribute(chain<N, C>, cudaFuncAttributeMaxDynamicSharedMemorySize, 32768));
-  chain<N, C><<<sms, 128 * warpgroups, 32768>>>(out, cycles);  // warm-up
-  chain<N, C><<<sms, 128 * warpgroups, 32768>>>(out, cycles);
-  CHECK(cudaDeviceSynchronize());
-  std::vector<long long> h(sms * 3);
-  CHECK(cudaMemcpy(h.data(), cycles, sizeof(long long) * sms * 3, cudaMemcpyDeviceToHost));
-  std::vector<long long> v;
-  for (int b = 0; b < sms; ++b)
-    for (int w = 0; w < warpgroups; ++w) v.push_back(h[b * 3 + w]);
-  std::sort(v.begin(), v.end());
+void run(int sms, int warpgroups) {
+  const double c = median_cycles(chain<N, C>, sms, warpgroups, 32768);
   printf("N = %2d, %2d chain(s), %d warpgroup(s) an SM: %7.1f cycles a group of 16 wgmmas (%.1f a wgmma)\n",
-         N, C, warpgroups, double(v[v.size() / 2]) / kIter, double(v[v.size() / 2]) / kIter / 16);
-  cudaFree(out);
-  cudaFree(cycles);
-  return 0;
+         N, C, warpgroups, c, c / 16);
 }
 
 int main() {
